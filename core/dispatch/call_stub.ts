@@ -1,0 +1,171 @@
+/**
+ * Per-operator unboxed call stubs: the dispatcher's hot path.
+ *
+ * Note [Generated call stubs]
+ * An unboxed call must (1) OR the keyset words of the tensor arguments, (2) add the agent's include set,
+ * remove its exclude set and mask out fallthrough keys, (3) find the table slot with two `Math.clz32`, and
+ * (4) call the kernel with the keyset words and the arguments, all without allocating. A generic function
+ * over `...args` allocates an array per call and makes every call site megamorphic. So each operator gets
+ * its own small function, generated from its schema once at registration: fixed parameters, the dispatch
+ * arguments read by position (a `Tensor[]` argument gets a loop), and the table row's base offset baked in
+ * as a constant. Each operator's kernel call site then sees one kernel and the engine can inline it.
+ * Operators without a schema (impl before def) use the generic closure below until their def arrives.
+ *
+ * @module
+ */
+import { FUNCTIONALITY_MASKS, FUNCTIONALITY_OFFSETS } from './dispatch_key_set.ts';
+import type { FunctionSchema } from './function_schema.ts';
+import { isDispatchKeySource } from './ivalue.ts';
+import type { UnboxedKernel } from './kernel_function.ts';
+import { localKeys } from './local_dispatch_key_set.ts';
+import { ROW_ENTRIES, ROW_NFT_HI, ROW_PER_BACKEND, ROW_PER_BACKEND_FLAG } from './table_store.ts';
+
+/** Everything a stub closes over. */
+export interface StubContext {
+  /** The chunk words of the operator's table row. */
+  readonly words: Int32Array;
+  /** The row's first word. */
+  readonly base: number;
+  /** Unboxed kernel functions by kernel id (undefined: boxed-only, fallthrough or missing). */
+  readonly unboxed: ReadonlyArray<UnboxedKernel | undefined>;
+  /** Handles ids without an unboxed function: boxes the arguments or reports the error. */
+  readonly slow: (id: number, hi: number, lo: number, ...args: unknown[]) => unknown;
+  /** When set, called before the kernel with the label and keyset; returns after the kernel. */
+  readonly trace?: { enter(label: string, hi: number, lo: number): void; exit(): void };
+}
+
+/** A generated unboxed entry point. */
+// deno-lint-ignore no-explicit-any
+export type CallStub = (...args: any[]) => any;
+
+/** The arguments the dispatcher reads keys from, by position. */
+export interface DispatchArgument {
+  readonly index: number;
+  readonly isList: boolean;
+}
+
+/** The dispatch arguments of a schema: Tensor, Tensor?, Tensor[], Tensor?[] and Generator arguments. */
+export function dispatchArguments(schema: FunctionSchema): DispatchArgument[] {
+  return schema.dispatchArgumentIndices.map((index) => {
+    const type = schema.arguments[index].type;
+    const inner = type.kind === 'Optional' ? type.elem : type;
+    return { index, isList: inner.kind === 'List' };
+  });
+}
+
+const SHARED = ['T', 'R', 'O', 'M', 'L', 'U', 'S', 'TR'];
+
+function sharedValues(ctx: StubContext): unknown[] {
+  return [ctx.words, ctx.base, FUNCTIONALITY_OFFSETS, FUNCTIONALITY_MASKS, localKeys, ctx.unboxed, ctx.slow, ctx.trace];
+}
+
+function lookupAndCall(params: string, label: string, traced: boolean): string {
+  const call = `const u = U[id];\n` +
+    `return u !== undefined ? u(h, l${params}) : S(id, h, l${params});\n`;
+  const lookup = `const f = 32 - Math.clz32(h);\n` +
+    `const id = T[R + ${ROW_ENTRIES} + O[f] + (32 - Math.clz32((l & M[f]) >>> 1))];\n`;
+  if (!traced) return lookup + call;
+  return lookup + `TR.enter(${JSON.stringify(label)}, h, l);\ntry {\n${call}} finally {\n  TR.exit();\n}\n`;
+}
+
+function maskAndLocalKeys(): string {
+  // Per-backend masks are indexed by the arguments' highest backend (before the include set is added),
+  // exactly as PyTorch indexes `nonFallthroughKeysPerBackend_` with the argument keyset's backend index.
+  return `const m = T[R + ${ROW_PER_BACKEND_FLAG}] === 0 ? T[R + ${ROW_NFT_HI}] : ` +
+    `T[R + ${ROW_PER_BACKEND} + 2 * (32 - Math.clz32(l >>> 1))];\n` +
+    `h = (h | L.includedHi) & ~L.excludedHi & m;\n` +
+    `l |= L.includedLo;\n`;
+}
+
+/**
+ * Builds the `call` stub of an operator with a schema.
+ *
+ * @example
+ * ```ts
+ * // Inside the dispatcher: op.call = makeCallStub(ctx, schema, traced);
+ * ```
+ */
+export function makeCallStub(ctx: StubContext, schema: FunctionSchema, traced: boolean): CallStub {
+  const n = schema.arguments.length;
+  const params = Array.from({ length: n }, (_, i) => `a${i}`);
+  let extract = 'let h = 0, l = 0;\n';
+  for (const arg of dispatchArguments(schema)) {
+    const a = `a${arg.index}`;
+    extract += arg.isList
+      ? `if (${a} != null) for (let i = 0; i < ${a}.length; i++) { const t = ${a}[i]; ` +
+        `if (t != null) { h |= t.keySetHi; l |= t.keySetLo; } }\n`
+      : `if (${a} != null) { h |= ${a}.keySetHi; l |= ${a}.keySetLo; }\n`;
+  }
+  const rest = params.map((p) => `, ${p}`).join('');
+  const body = `return function call(${params.join(', ')}) {\n${extract}${maskAndLocalKeys()}` +
+    `${lookupAndCall(rest, '[call]', traced)}};`;
+  return new Function(...SHARED, body)(...sharedValues(ctx)) as CallStub;
+}
+
+/**
+ * Builds the `redispatch` stub: `(ksHi, ksLo, ...args)`, a pure table lookup with the keyset as given (no
+ * local keys, no fallthrough mask), as PyTorch's `Dispatcher::redispatch`.
+ */
+export function makeRedispatchStub(ctx: StubContext, arity: number, traced: boolean): CallStub {
+  const params = Array.from({ length: arity }, (_, i) => `a${i}`);
+  const rest = params.map((p) => `, ${p}`).join('');
+  const body = `return function redispatch(h, l${rest}) {\nh |= 0; l |= 0;\n` +
+    `${lookupAndCall(rest, '[redispatch]', traced)}};`;
+  return new Function(...SHARED, body)(...sharedValues(ctx)) as CallStub;
+}
+
+/** The `call` of an operator without a schema: scans every argument (and arrays) for keyset words. */
+export function makeGenericCall(ctx: StubContext, traced: boolean): CallStub {
+  const { words: T, base: R, unboxed: U, slow: S, trace } = ctx;
+  return (...args: unknown[]) => {
+    let h = 0, l = 0;
+    for (const a of args) {
+      if (isDispatchKeySource(a)) {
+        h |= a.keySetHi;
+        l |= a.keySetLo;
+      } else if (Array.isArray(a)) {
+        for (const t of a) {
+          if (isDispatchKeySource(t)) {
+            h |= t.keySetHi;
+            l |= t.keySetLo;
+          }
+        }
+      }
+    }
+    const m = T[R + ROW_PER_BACKEND_FLAG] === 0
+      ? T[R + ROW_NFT_HI]
+      : T[R + ROW_PER_BACKEND + 2 * (32 - Math.clz32(l >>> 1))];
+    h = (h | localKeys.includedHi) & ~localKeys.excludedHi & m;
+    l |= localKeys.includedLo;
+    return genericLookup(T, R, U, S, traced ? trace : undefined, '[call]', h, l, args);
+  };
+}
+
+/** The `redispatch` of an operator without a schema. */
+export function makeGenericRedispatch(ctx: StubContext, traced: boolean): CallStub {
+  const { words: T, base: R, unboxed: U, slow: S, trace } = ctx;
+  return (h: number, l: number, ...args: unknown[]) =>
+    genericLookup(T, R, U, S, traced ? trace : undefined, '[redispatch]', h | 0, l | 0, args);
+}
+
+function genericLookup(
+  T: Int32Array,
+  R: number,
+  U: ReadonlyArray<UnboxedKernel | undefined>,
+  S: StubContext['slow'],
+  trace: StubContext['trace'],
+  label: string,
+  h: number,
+  l: number,
+  args: unknown[],
+): unknown {
+  const f = 32 - Math.clz32(h);
+  const id = T[R + ROW_ENTRIES + FUNCTIONALITY_OFFSETS[f] + (32 - Math.clz32((l & FUNCTIONALITY_MASKS[f]) >>> 1))];
+  const u = U[id];
+  trace?.enter(label, h, l);
+  try {
+    return u !== undefined ? u(h, l, ...args) : S(id, h, l, ...args);
+  } finally {
+    trace?.exit();
+  }
+}

@@ -1,0 +1,571 @@
+/**
+ * The Dispatcher: operator registry, backend fallbacks, the table store, and the calling conventions.
+ *
+ * @module
+ */
+import { makeStubs, type OperatorState, reportDispatchError, schemaMismatch } from './dispatcher_internals.ts';
+import { DispatchKey, dispatchKeyName, isAliasDispatchKey, isRuntimeDispatchKey } from './dispatch_key.ts';
+import {
+  DispatchKeySet,
+  dispatchTableIndex,
+  dispatchTableIndexForKey,
+  NUM_RUNTIME_ENTRIES,
+} from './dispatch_key_set.ts';
+import { RuntimeError } from './errors.ts';
+import type { FunctionSchema } from './function_schema.ts';
+import { boxArguments, isDispatchKeySource, type Stack } from './ivalue.ts';
+import { type BoxedKernel, KernelFunction, popReturns, type UnboxedKernel } from './kernel_function.ts';
+import { localKeys } from './local_dispatch_key_set.ts';
+import { type AnnotatedKernel, type EntryContext, OperatorEntry } from './operator_entry.ts';
+import { type ComputedTableRow, OperatorHandle, type OperatorHost } from './operator_handle.ts';
+import { ROW_ENTRIES, ROW_NFT_HI, ROW_PER_BACKEND, ROW_PER_BACKEND_FLAG, TableStore } from './table_store.ts';
+import { type DispatchTrace, readTraceSetting } from './trace.ts';
+
+/**
+ * A registration that can be undone. Disposing it (or `using` it) deregisters; disposing twice is a no-op.
+ *
+ * @example
+ * ```ts
+ * import { Dispatcher } from './dispatcher.ts';
+ * const d = new Dispatcher();
+ * const handle = d.registerLibrary('mine', 'registered at demo');
+ * handle.dispose();
+ * ```
+ */
+export class RegistrationHandle implements Disposable {
+  #undo: (() => void) | undefined;
+  /** Wraps the undo action. */
+  constructor(undo: () => void) {
+    this.#undo = undo;
+  }
+  /** Deregisters. */
+  dispose(): void {
+    const undo = this.#undo;
+    this.#undo = undefined;
+    undo?.();
+  }
+  /** Deregisters. */
+  [Symbol.dispose](): void {
+    this.dispose();
+  }
+}
+
+/** Options of {@linkcode Dispatcher.registerImpl}. */
+export interface ImplOptions {
+  /** Debug string shown in dumps (default: `registered at <unknown>`). */
+  readonly debug?: string;
+  /** The kernel's own schema, checked against the operator's def (PyTorch's inferred schema). */
+  readonly inferredSchema?: FunctionSchema;
+}
+
+/** Options of {@linkcode Dispatcher}'s constructor. */
+export interface DispatcherOptions {
+  /** Register PyTorch's framework fallthrough fallbacks (default true). */
+  readonly frameworkFallbacks?: boolean;
+  /** Where warnings go (default `console.warn`). */
+  readonly onWarning?: (message: string) => void;
+  /** Where the dispatch trace goes (default `console.error`). */
+  readonly traceSink?: (line: string) => void;
+  /** Turn the dispatch trace on or off (default: the `SWITCHYARD_SHOW_DISPATCH_TRACE` environment variable). */
+  readonly trace?: boolean;
+}
+
+/**
+ * Keys whose framework fallback is a fallthrough, as in PyTorch 1.13 (BackendSelect, ADInplaceOrView,
+ * AutogradOther, the autograd keys of the real devices, Autocast, VmapMode). AutogradMeta and the
+ * PrivateUse autograd keys have none, so an operator needs an autograd kernel for them, as in PyTorch.
+ */
+export const FRAMEWORK_FALLTHROUGH_KEYS: readonly DispatchKey[] = [
+  DispatchKey.BackendSelect,
+  DispatchKey.ADInplaceOrView,
+  DispatchKey.AutogradOther,
+  DispatchKey.AutogradCPU,
+  DispatchKey.AutogradWebGPU,
+  DispatchKey.AutocastCPU,
+  DispatchKey.AutocastWebGPU,
+  DispatchKey.VmapMode,
+];
+
+let defaultDispatcher: Dispatcher | undefined;
+
+/**
+ * The operator registry and router. Fresh instances are independent (useful in tests and tools); the
+ * library's operators live in {@linkcode Dispatcher.singleton}.
+ *
+ * @example
+ * ```ts
+ * import { Dispatcher, Library, DispatchKey } from '../../mod.ts';
+ * const d = new Dispatcher();
+ * using lib = new Library('ex', 'DEF', undefined, { dispatcher: d });
+ * const op = lib.define('ex::inc(int x) -> int');
+ * lib.impl('inc', (_hi: number, _lo: number, x: number) => x + 1, DispatchKey.CompositeImplicitAutograd);
+ * op.call(1); // 2
+ * ```
+ */
+export class Dispatcher implements OperatorHost, EntryContext {
+  readonly #ops = new Map<string, OperatorState>();
+  readonly #states = new WeakMap<OperatorHandle, OperatorState>();
+  readonly #libraries = new Map<string, string>();
+  readonly #fallbacks: Array<AnnotatedKernel | undefined> = new Array(NUM_RUNTIME_ENTRIES).fill(undefined);
+  // Kernel registry: id -> function. Id 0 is "missing"; freed ids are reused.
+  readonly #unboxed: Array<UnboxedKernel | undefined> = [undefined];
+  readonly #boxed: Array<BoxedKernel | undefined> = [undefined];
+  readonly #kernelNames: string[] = ['missing'];
+  readonly #freeIds: number[] = [];
+  readonly #store = new TableStore();
+  readonly #trace: DispatchTrace;
+  readonly #onWarning: (message: string) => void;
+  /** PyTorch's ambiguity kernel for AutogradOther (see {@linkcode OperatorEntry.computeEntry}). */
+  readonly ambiguousAutogradOther: AnnotatedKernel;
+
+  /** Creates an empty dispatcher (with the framework fallbacks unless disabled). */
+  constructor(options: DispatcherOptions = {}) {
+    this.#onWarning = options.onWarning ?? ((m) => console.warn(m));
+    this.#trace = readTraceSetting(
+      options.trace,
+      options.traceSink ?? ((line) => console.error(line)),
+      this.#onWarning,
+    );
+    this.ambiguousAutogradOther = this.#annotate(
+      KernelFunction.fromBoxed((op) => {
+        throw new RuntimeError(
+          `${op.name} has kernels registered to both CompositeImplicitAutograd and a backend mapped to ` +
+            'AutogradOther. This makes the backend kernel unreachable; the dispatcher will always prefer the ' +
+            'CompositeImplicitAutograd lowering (see Note [Ambiguity in AutogradOther kernel]). If you want to ' +
+            'override CompositeImplicitAutograd, please open an issue to request a dedicated Autograd dispatch key ' +
+            'for the backend.',
+        );
+      }),
+      'ambiguous_autogradother',
+      undefined,
+    );
+    if (options.frameworkFallbacks ?? true) {
+      for (const k of FRAMEWORK_FALLTHROUGH_KEYS) {
+        this.registerFallback(k, KernelFunction.fallthrough(), 'registered in switchyard framework');
+      }
+    }
+  }
+
+  /** The dispatcher every library operator is registered with. */
+  static singleton(): Dispatcher {
+    return defaultDispatcher ??= new Dispatcher();
+  }
+
+  /** The SharedArrayBuffer table store (what an attached Worker reads). */
+  get tableStore(): TableStore {
+    return this.#store;
+  }
+
+  /** Whether calls print a dispatch trace. */
+  get traceEnabled(): boolean {
+    return this.#trace.enabled;
+  }
+  /** Switches the dispatch trace on or off; regenerates every operator's call stubs. */
+  set traceEnabled(on: boolean) {
+    if (this.#trace.enabled === on) return;
+    this.#trace.enabled = on;
+    for (const state of this.#ops.values()) this.#rebuildStubs(state);
+  }
+
+  // ---- lookup ----
+
+  /** The operator with a schema of that name (`ns::op` or `ns::op.overload`), if defined. */
+  findSchema(name: string, overloadName?: string): OperatorHandle | undefined {
+    const state = this.#ops.get(fullName(name, overloadName));
+    return state?.entry.schema !== undefined ? state.handle : undefined;
+  }
+
+  /** Like {@linkcode findSchema} but throws PyTorch's error when the operator is not defined. */
+  findSchemaOrThrow(name: string, overloadName?: string): OperatorHandle {
+    const op = this.findSchema(name, overloadName);
+    if (op === undefined) {
+      const full = fullName(name, overloadName);
+      const exists = this.#ops.has(full);
+      throw new RuntimeError(
+        exists
+          ? `Could not find schema for ${full} but we found an implementation; did you forget to def() the operator?`
+          : `Could not find schema for ${full}`,
+      );
+    }
+    return op;
+  }
+
+  /** The operator of that name, whether or not it has a schema yet (an impl creates it too). */
+  findOp(name: string, overloadName?: string): OperatorHandle | undefined {
+    return this.#ops.get(fullName(name, overloadName))?.handle;
+  }
+
+  /** Names of every registered operator. */
+  operatorNames(): string[] {
+    return [...this.#ops.keys()];
+  }
+
+  // ---- registration ----
+
+  /** Claims a namespace for one DEF library (PyTorch's `registerLibrary`). */
+  registerLibrary(ns: string, debug: string): RegistrationHandle {
+    const previous = this.#libraries.get(ns);
+    if (previous !== undefined) {
+      throw new RuntimeError(
+        `Only a single TORCH_LIBRARY can be used to register the namespace ${ns}; please put all of your ` +
+          'definitions in a single TORCH_LIBRARY block.  If you were trying to specify implementations, consider ' +
+          'using TORCH_LIBRARY_IMPL (which can be duplicated).  If you really intended to define operators for a ' +
+          'single namespace in a distributed way, you can use TORCH_LIBRARY_FRAGMENT to explicitly indicate ' +
+          `this.  Previous registration of TORCH_LIBRARY was ${previous}; latest registration was ${debug}`,
+      );
+    }
+    this.#libraries.set(ns, debug);
+    return new RegistrationHandle(() => this.#libraries.delete(ns));
+  }
+
+  /** Defines an operator's schema (PyTorch's `registerDef`). */
+  registerDef(schema: FunctionSchema, debug: string, aliasAnalysis = 'FROM_SCHEMA'): RegistrationHandle {
+    const state = this.#findOrRegisterName(schema.fullName);
+    const entry = state.entry;
+    if (entry.defCount !== 0) {
+      throw new RuntimeError(
+        `Tried to register an operator (${schema}) with the same name and overload name multiple times. Each ` +
+          "overload's schema should only be registered with a single call to def(). Duplicate registration: " +
+          `${debug}. Original registration: ${entry.schema?.debug}`,
+      );
+    }
+    for (const list of entry.kernels.values()) {
+      for (const kernel of list) this.#checkKernelSchema(state, schema, debug, kernel);
+    }
+    entry.schema = { schema, debug, aliasAnalysis };
+    entry.defCount++;
+    entry.defAndImplCount++;
+    this.#rebuildStubs(state);
+    return new RegistrationHandle(() => {
+      entry.defCount--;
+      entry.defAndImplCount--;
+      if (entry.defCount === 0) entry.schema = undefined;
+      if (!this.#cleanup(state)) this.#rebuildStubs(state);
+    });
+  }
+
+  /**
+   * Registers a kernel for an operator at a runtime or alias key; `key` undefined is the catch-all, stored
+   * as CompositeImplicitAutograd (PyTorch's `registerImpl`). The newest registration for a key wins;
+   * disposing it restores the previous one.
+   */
+  registerImpl(
+    name: string,
+    key: DispatchKey | undefined,
+    kernel: KernelFunction,
+    options: ImplOptions = {},
+  ): RegistrationHandle {
+    if (key !== undefined && !isRuntimeDispatchKey(key) && !isAliasDispatchKey(key)) {
+      throw new RuntimeError(
+        `registerImpl: ${dispatchKeyName(key)} is not a dispatch key kernels can be registered at`,
+      );
+    }
+    const debug = options.debug ?? 'registered at <unknown>';
+    const state = this.#findOrRegisterName(name);
+    const entry = state.entry;
+    const stored = key ?? DispatchKey.CompositeImplicitAutograd;
+    const annotated = this.#annotate(kernel, debug, options.inferredSchema);
+    try {
+      if (entry.schema !== undefined) {
+        this.#checkKernelSchema(state, entry.schema.schema, entry.schema.debug, annotated);
+      }
+    } catch (e) {
+      this.#releaseId(annotated.id);
+      this.#cleanup(state);
+      throw e;
+    }
+    let list = entry.kernels.get(stored);
+    if (list === undefined) {
+      list = [];
+      entry.kernels.set(stored, list);
+    } else if (list.length > 0) {
+      this.#onWarning(
+        'Overriding a previously registered kernel for the same operator and the same dispatch key\n' +
+          `  operator: ${entry.schema?.schema ?? name}\n` +
+          `    ${entry.schema?.debug ?? 'no debug info'}\n` +
+          `  dispatch key: ${key === undefined ? '(catch all)' : dispatchKeyName(key)}\n` +
+          `  previous kernel: ${list[0].debug}\n` +
+          `       new kernel: ${debug}`,
+      );
+    }
+    list.unshift(annotated);
+    entry.defAndImplCount++;
+    this.#updateTable(state);
+    return new RegistrationHandle(() => {
+      const current = entry.kernels.get(stored)!;
+      current.splice(current.indexOf(annotated), 1);
+      if (current.length === 0) entry.kernels.delete(stored);
+      this.#releaseId(annotated.id);
+      entry.defAndImplCount--;
+      if (!this.#cleanup(state)) this.#updateTable(state);
+    });
+  }
+
+  /** Registers a backend fallback for one runtime key, for every operator (PyTorch's `registerFallback`). */
+  registerFallback(key: DispatchKey, kernel: KernelFunction, debug: string): RegistrationHandle {
+    if (!isRuntimeDispatchKey(key) || key === DispatchKey.Undefined) {
+      throw new RuntimeError(`registerFallback: ${dispatchKeyName(key)} is not a runtime dispatch key`);
+    }
+    const slot = dispatchTableIndexForKey(key);
+    const previous = this.#fallbacks[slot];
+    if (previous !== undefined) {
+      throw new RuntimeError(
+        `Tried to register multiple backend fallbacks for the same dispatch key ${dispatchKeyName(key)}; ` +
+          `previous registration ${previous.debug}, new registration ${debug}`,
+      );
+    }
+    const annotated = this.#annotate(kernel, debug, undefined);
+    this.#fallbacks[slot] = annotated;
+    for (const state of this.#ops.values()) this.#updateTable(state);
+    return new RegistrationHandle(() => {
+      this.#fallbacks[slot] = undefined;
+      this.#releaseId(annotated.id);
+      for (const state of this.#ops.values()) this.#updateTable(state);
+    });
+  }
+
+  /** The backend fallback of a table slot (part of {@linkcode EntryContext}). */
+  fallbackAt(slot: number): AnnotatedKernel | undefined {
+    return this.#fallbacks[slot];
+  }
+
+  // ---- calling conventions ----
+
+  /** Unboxed call: same as `op.call(...args)`. */
+  call(op: OperatorHandle, ...args: unknown[]): unknown {
+    return op.call(...args);
+  }
+
+  /** Boxed call: the op's arguments are the top of `stack`; they are replaced by its returns. */
+  callBoxed(op: OperatorHandle, stack: Stack): void {
+    const state = this.#state(op);
+    let hi = 0, lo = 0;
+    const schema = state.entry.schema?.schema;
+    const n = schema === undefined ? stack.length : schema.arguments.length;
+    const first = stack.length - n;
+    const indices = schema === undefined ? stack.map((_, i) => i) : schema.dispatchArgumentIndices;
+    for (const i of indices) {
+      const v = stack[first + i];
+      if (v === undefined) continue;
+      const items = v.isList() ? v.toList() : [v];
+      for (const item of items) {
+        if (item.isTensor()) {
+          const t = item.toTensor();
+          hi |= t.keySetHi;
+          lo |= t.keySetLo;
+        }
+      }
+    }
+    const { words, base } = state.row;
+    const mask = words[base + ROW_PER_BACKEND_FLAG] === 0
+      ? words[base + ROW_NFT_HI]
+      : words[base + ROW_PER_BACKEND + 2 * (32 - Math.clz32(lo >>> 1))];
+    hi = (hi | localKeys.includedHi) & ~localKeys.excludedHi & mask;
+    lo |= localKeys.includedLo;
+    this.#runBoxed(state, '[callBoxed]', hi, lo, stack);
+  }
+
+  /** Boxed redispatch with an explicit keyset (no local keys, no fallthrough mask). */
+  redispatchBoxed(op: OperatorHandle, ks: DispatchKeySet, stack: Stack): void {
+    this.#runBoxed(this.#state(op), '[redispatchBoxed]', ks.hi, ks.lo, stack);
+  }
+
+  /**
+   * Calls the kernel registered at `key` for this operator, else the backend fallback for `key`, without
+   * consulting the computed table (PyTorch's `callBoxedForDispatchKey`).
+   */
+  callBoxedForDispatchKey(op: OperatorHandle, key: DispatchKey, stack: Stack): void {
+    const state = this.#state(op);
+    const direct = state.entry.kernels.get(key)?.[0];
+    const kernel = direct ?? (isRuntimeDispatchKey(key) ? this.#fallbacks[dispatchTableIndexForKey(key)] : undefined);
+    if (kernel === undefined) {
+      throw new RuntimeError(
+        `callBoxedForDispatchKey: '${op.name}' has no kernel registered at dispatch key '${dispatchKeyName(key)}' ` +
+          'and there is no backend fallback for it',
+      );
+    }
+    let hi = 0, lo = 0;
+    for (const v of stack) {
+      const items = v.isList() ? v.toList() : [v];
+      for (const item of items) {
+        const t = item.payload;
+        if (isDispatchKeySource(t)) {
+          hi |= t.keySetHi;
+          lo |= t.keySetLo;
+        }
+      }
+    }
+    hi = (hi | localKeys.includedHi) & ~localKeys.excludedHi;
+    lo |= localKeys.includedLo;
+    kernel.kernel.boxed!(op, new DispatchKeySet(hi, lo), stack);
+  }
+
+  // ---- observability ----
+
+  /** The operator's schema (part of {@linkcode OperatorHost}). */
+  schemaOf(op: OperatorHandle): FunctionSchema | undefined {
+    return this.#states.get(op)?.entry.schema?.schema;
+  }
+  /** PyTorch's `_dispatch_dump` of an operator (empty once the operator is gone). */
+  dumpState(op: OperatorHandle): string {
+    const state = this.#states.get(op);
+    return state === undefined || state.dead ? '' : state.entry.dumpState();
+  }
+  /** PyTorch's `_dispatch_dump_table` of an operator. */
+  dumpComputedTable(op: OperatorHandle): string {
+    return this.#state(op).entry.dumpComputedTable(this);
+  }
+  /** The computed table as data: `{key, kernel, source, fallthrough}` per valid slot. */
+  computedTable(op: OperatorHandle): ComputedTableRow[] {
+    return this.#state(op).entry.computedTable(this);
+  }
+  /** Whether a kernel is registered directly at `key`. */
+  hasKernelForDispatchKey(op: OperatorHandle, key: DispatchKey): boolean {
+    return (this.#states.get(op)?.entry.kernels.get(key)?.length ?? 0) > 0;
+  }
+
+  /**
+   * PyTorch's `_dispatch_check_invariants`, made strict: the stored SharedArrayBuffer row of every operator
+   * must equal a from-scratch recomputation. Throws naming the first differing slot.
+   */
+  checkInvariants(): void {
+    for (const [name, state] of this.#ops) {
+      const expected = state.entry.computeRow(this);
+      const stored = this.#store.readRow(state.row.row);
+      for (let i = 0; i < NUM_RUNTIME_ENTRIES; i++) {
+        if (expected.ids[i] !== stored.ids[i]) {
+          throw new RuntimeError(`Stored dispatch table of ${name} differs from the computed one at slot ${i}`);
+        }
+      }
+      if (
+        expected.requiresPerBackend !== stored.requiresPerBackend ||
+        expected.nonFallthrough[0] !== stored.nonFallthrough[0] ||
+        expected.perBackend.some((m, i) => m[0] !== stored.perBackend[i][0])
+      ) {
+        throw new RuntimeError(`Stored fallthrough masks of ${name} differ from the computed ones`);
+      }
+    }
+  }
+
+  /** Name of the kernel behind a kernel id (stable across agents). */
+  kernelName(id: number): string | undefined {
+    return this.#kernelNames[id];
+  }
+
+  // ---- internals ----
+
+  #state(op: OperatorHandle): OperatorState {
+    const state = this.#states.get(op);
+    if (state === undefined || state.dead) {
+      throw new RuntimeError(
+        `Operator ${op.name} is not registered with this dispatcher (it may have been deregistered)`,
+      );
+    }
+    return state;
+  }
+
+  #findOrRegisterName(name: string): OperatorState {
+    const existing = this.#ops.get(name);
+    if (existing !== undefined) return existing;
+    const entry = new OperatorEntry(name);
+    const row = this.#store.allocateRow();
+    const state: OperatorState = { entry, row, handle: undefined!, dead: false };
+    const stubs = makeStubs(entry, this.#stubContext(state), this.#trace.enabled);
+    state.handle = new OperatorHandle(this, name, stubs.call, stubs.redispatch);
+    this.#states.set(state.handle, state);
+    this.#ops.set(name, state);
+    this.#updateTable(state);
+    return state;
+  }
+
+  #stubContext(state: OperatorState) {
+    return {
+      words: state.row.words,
+      base: state.row.base,
+      unboxed: this.#unboxed,
+      slow: (id: number, hi: number, lo: number, ...args: unknown[]) => this.#slowPath(state, id, hi, lo, args),
+      trace: {
+        enter: (label: string, hi: number, lo: number) => this.#trace.enter(label, state.handle.name, hi, lo),
+        exit: () => this.#trace.exit(),
+      },
+    };
+  }
+
+  #rebuildStubs(state: OperatorState): void {
+    const fresh = makeStubs(state.entry, this.#stubContext(state), this.#trace.enabled);
+    state.handle.call = fresh.call;
+    state.handle.redispatch = fresh.redispatch;
+  }
+
+  #updateTable(state: OperatorState): void {
+    this.#store.writeRow(state.row, state.entry.computeRow(this));
+  }
+
+  /** Drops an operator whose last def and impl are gone; returns whether it did. */
+  #cleanup(state: OperatorState): boolean {
+    if (state.entry.defAndImplCount !== 0) return false;
+    this.#ops.delete(state.entry.name);
+    this.#store.freeRow(state.row.row);
+    state.dead = true;
+    const gone = () => {
+      throw new RuntimeError(`Operator ${state.entry.name} has been deregistered`);
+    };
+    state.handle.call = gone;
+    state.handle.redispatch = gone;
+    return true;
+  }
+
+  #annotate(kernel: KernelFunction, debug: string, inferredSchema: FunctionSchema | undefined): AnnotatedKernel {
+    const id = this.#freeIds.pop() ?? this.#unboxed.length;
+    this.#unboxed[id] = kernel.unboxed;
+    this.#boxed[id] = kernel.boxed;
+    this.#kernelNames[id] = debug;
+    return { kernel, debug, inferredSchema, id };
+  }
+
+  #releaseId(id: number): void {
+    this.#unboxed[id] = undefined;
+    this.#boxed[id] = undefined;
+    this.#kernelNames[id] = '';
+    this.#freeIds.push(id);
+  }
+
+  #checkKernelSchema(state: OperatorState, schema: FunctionSchema, schemaDebug: string, kernel: AnnotatedKernel): void {
+    const reason = schemaMismatch(schema, kernel);
+    if (reason === undefined) return;
+    throw new RuntimeError(
+      "Inferred operator schema for a kernel function doesn't match the expected function schema.\n" +
+        `  operator: ${state.entry.name}\n` +
+        `  expected schema: ${schema}\n    ${schemaDebug}\n` +
+        `  inferred schema: ${kernel.inferredSchema ?? '(none)'}\n    ${kernel.debug}\n` +
+        `  reason: ${reason}`,
+    );
+  }
+
+  /** Unboxed call of a slot without an unboxed function: box through the schema, or report the error. */
+  #slowPath(state: OperatorState, id: number, hi: number, lo: number, args: unknown[]): unknown {
+    const boxed = this.#boxed[id];
+    if (boxed === undefined) throw reportDispatchError(this, state, this.#store.readRow(state.row.row).ids, hi, lo);
+    const stack = boxArguments(state.entry.schema?.schema.arguments, args, state.entry.name);
+    boxed(state.handle, new DispatchKeySet(hi, lo), stack);
+    return popReturns(state.handle, stack);
+  }
+
+  #runBoxed(state: OperatorState, label: string, hi: number, lo: number, stack: Stack): void {
+    const { words, base } = state.row;
+    const id = words[base + ROW_ENTRIES + dispatchTableIndex(hi, lo)];
+    const boxed = this.#boxed[id];
+    if (boxed === undefined) throw reportDispatchError(this, state, this.#store.readRow(state.row.row).ids, hi, lo);
+    if (!this.#trace.enabled) return boxed(state.handle, new DispatchKeySet(hi, lo), stack);
+    this.#trace.enter(label, state.handle.name, hi, lo);
+    try {
+      boxed(state.handle, new DispatchKeySet(hi, lo), stack);
+    } finally {
+      this.#trace.exit();
+    }
+  }
+}
+
+function fullName(name: string, overloadName?: string): string {
+  return overloadName === undefined || overloadName === '' ? name : `${name}.${overloadName}`;
+}

@@ -1,0 +1,44 @@
+/**
+ * Error classes with PyTorch's names, so callers can tell a missing kernel from a registration mistake.
+ *
+ * @module
+ */
+
+/**
+ * PyTorch's `RuntimeError` (what `TORCH_CHECK` raises): registration mistakes, bad arguments.
+ *
+ * @example
+ * ```ts
+ * import { RuntimeError } from './errors.ts';
+ * try {
+ *   throw new RuntimeError('Tried to register an operator twice');
+ * } catch (e) {
+ *   e instanceof RuntimeError; // true
+ * }
+ * ```
+ */
+export class RuntimeError extends Error {
+  /** Creates the error. */
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'RuntimeError';
+  }
+}
+
+/**
+ * PyTorch's `NotImplementedError` (what `TORCH_CHECK_NOT_IMPLEMENTED` raises): no kernel for the keys an
+ * operator was called with, or a dtype a kernel does not handle.
+ *
+ * @example
+ * ```ts
+ * import { NotImplementedError, RuntimeError } from './errors.ts';
+ * new NotImplementedError('x') instanceof RuntimeError; // true
+ * ```
+ */
+export class NotImplementedError extends RuntimeError {
+  /** Creates the error. */
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'NotImplementedError';
+  }
+}

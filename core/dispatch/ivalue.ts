@@ -1,0 +1,254 @@
+/**
+ * IValue: the tagged value of the boxed calling convention, and the stack boxed kernels work on.
+ *
+ * A boxed kernel sees an operator's arguments as a `Stack` of IValues: it pops its arguments and pushes
+ * its returns. Each IValue carries a tag from the schema type it was boxed as and the original JavaScript
+ * payload, so unboxing returns the very object that was boxed (a tensor stays the same tensor).
+ *
+ * @module
+ */
+import type { Argument, SchemaType } from './function_schema.ts';
+
+/** The tag of an IValue: one per schema type, plus None, GenericList and Tuple. */
+export type IValueTag =
+  | 'None'
+  | 'Tensor'
+  | 'Int'
+  | 'SymInt'
+  | 'Double'
+  | 'Bool'
+  | 'String'
+  | 'Scalar'
+  | 'ScalarType'
+  | 'Layout'
+  | 'MemoryFormat'
+  | 'Device'
+  | 'Generator'
+  | 'Dimname'
+  | 'Storage'
+  | 'GenericList'
+  | 'Tuple'
+  | 'Any';
+
+/** An object the dispatcher extracts dispatch keys from: anything carrying the two keyset words. */
+export interface DispatchKeySource {
+  /** Functionality bits of the object's keyset. */
+  readonly keySetHi: number;
+  /** Backend bits of the object's keyset. */
+  readonly keySetLo: number;
+}
+
+/**
+ * Whether `v` carries keyset words (is tensor-like for the dispatcher).
+ *
+ * @example
+ * ```ts
+ * import { isDispatchKeySource } from './ivalue.ts';
+ * isDispatchKeySource({ keySetHi: 1, keySetLo: 1 }); // true
+ * ```
+ */
+export function isDispatchKeySource(v: unknown): v is DispatchKeySource {
+  return typeof v === 'object' && v !== null && typeof (v as DispatchKeySource).keySetHi === 'number' &&
+    typeof (v as DispatchKeySource).keySetLo === 'number';
+}
+
+/**
+ * A boxed value.
+ *
+ * @example
+ * ```ts
+ * import { IValue } from './ivalue.ts';
+ * const v = IValue.int(3);
+ * v.tag; // 'Int'
+ * v.toInt(); // 3
+ * ```
+ */
+export class IValue {
+  /** What the payload is. */
+  readonly tag: IValueTag;
+  /** The JavaScript value (a list's payload is an array of IValues). */
+  readonly payload: unknown;
+
+  /** A raw IValue; prefer the typed constructors or {@linkcode IValue.fromSchema}. */
+  constructor(tag: IValueTag, payload: unknown) {
+    this.tag = tag;
+    this.payload = payload;
+  }
+
+  /** None. */
+  static readonly NONE: IValue = new IValue('None', null);
+  /** An int. */
+  static int(v: number): IValue {
+    return new IValue('Int', v);
+  }
+  /** A float (PyTorch's Double). */
+  static double(v: number): IValue {
+    return new IValue('Double', v);
+  }
+  /** A bool. */
+  static bool(v: boolean): IValue {
+    return new IValue('Bool', v);
+  }
+  /** A string. */
+  static string(v: string): IValue {
+    return new IValue('String', v);
+  }
+  /** A tensor (anything carrying keyset words). */
+  static tensor(v: DispatchKeySource): IValue {
+    return new IValue('Tensor', v);
+  }
+  /** A list of IValues. */
+  static list(items: IValue[]): IValue {
+    return new IValue('GenericList', items);
+  }
+
+  /**
+   * Boxes a JavaScript value as the given schema type, checking that it fits.
+   *
+   * @throws {TypeError} naming the argument and the expected type when the value does not fit.
+   */
+  static fromSchema(type: SchemaType, value: unknown, what = 'value'): IValue {
+    switch (type.kind) {
+      case 'Optional':
+        return value === null || value === undefined ? IValue.NONE : IValue.fromSchema(type.elem, value, what);
+      case 'List': {
+        if (!Array.isArray(value)) throw typeMismatch(what, type, value);
+        return IValue.list(value.map((item, i) => IValue.fromSchema(type.elem, item, `${what}[${i}]`)));
+      }
+      case 'Tensor':
+        if (!isDispatchKeySource(value)) throw typeMismatch(what, type, value);
+        return new IValue('Tensor', value);
+      case 'int':
+      case 'SymInt':
+        if (typeof value !== 'number' || !Number.isInteger(value)) throw typeMismatch(what, type, value);
+        return new IValue(type.kind === 'int' ? 'Int' : 'SymInt', value);
+      case 'float':
+        if (typeof value !== 'number') throw typeMismatch(what, type, value);
+        return new IValue('Double', value);
+      case 'bool':
+        if (typeof value !== 'boolean') throw typeMismatch(what, type, value);
+        return new IValue('Bool', value);
+      case 'str':
+        if (typeof value !== 'string') throw typeMismatch(what, type, value);
+        return new IValue('String', value);
+      case 'Scalar':
+        if (typeof value !== 'number' && typeof value !== 'boolean' && typeof value !== 'bigint') {
+          throw typeMismatch(what, type, value);
+        }
+        return new IValue('Scalar', value);
+      case 'Any':
+        return IValue.infer(value);
+      default:
+        // ScalarType, Layout, MemoryFormat, Device, Generator, Dimname, Storage: their representation belongs
+        // to the layers above the dispatcher, so any defined value is accepted as is.
+        if (value === undefined || value === null) throw typeMismatch(what, type, value);
+        return new IValue(type.kind, value);
+    }
+  }
+
+  /** Boxes a value whose schema type is unknown (an operator registered without a schema). */
+  static infer(value: unknown): IValue {
+    if (value === null || value === undefined) return IValue.NONE;
+    if (isDispatchKeySource(value)) return new IValue('Tensor', value);
+    if (Array.isArray(value)) return IValue.list(value.map((v) => IValue.infer(v)));
+    switch (typeof value) {
+      case 'number':
+        return Number.isInteger(value) ? IValue.int(value) : IValue.double(value);
+      case 'boolean':
+        return IValue.bool(value);
+      case 'string':
+        return IValue.string(value);
+      default:
+        return new IValue('Any', value);
+    }
+  }
+
+  /** Whether this is None. */
+  isNone(): boolean {
+    return this.tag === 'None';
+  }
+  /** Whether this is a tensor. */
+  isTensor(): boolean {
+    return this.tag === 'Tensor';
+  }
+  /** Whether this is a list. */
+  isList(): boolean {
+    return this.tag === 'GenericList';
+  }
+  /** The tensor payload; throws when this is not a tensor. */
+  toTensor<T extends DispatchKeySource = DispatchKeySource>(): T {
+    if (this.tag !== 'Tensor') throw new TypeError(`Expected Tensor but got ${this.tag}`);
+    return this.payload as T;
+  }
+  /** The int payload; throws when this is not an int. */
+  toInt(): number {
+    if (this.tag !== 'Int' && this.tag !== 'SymInt') throw new TypeError(`Expected Int but got ${this.tag}`);
+    return this.payload as number;
+  }
+  /** The list items; throws when this is not a list. */
+  toList(): IValue[] {
+    if (this.tag !== 'GenericList') throw new TypeError(`Expected GenericList but got ${this.tag}`);
+    return this.payload as IValue[];
+  }
+
+  /** The JavaScript value this IValue boxes, recursively unboxing lists. */
+  toJS(): unknown {
+    if (this.tag === 'None') return null;
+    if (this.tag === 'GenericList' || this.tag === 'Tuple') return (this.payload as IValue[]).map((v) => v.toJS());
+    return this.payload;
+  }
+
+  /** A short description, e.g. `Int(3)`. */
+  toString(): string {
+    if (this.tag === 'None') return 'None';
+    if (this.tag === 'GenericList') return `[${(this.payload as IValue[]).join(', ')}]`;
+    if (this.tag === 'Tensor') return 'Tensor';
+    return `${this.tag}(${String(this.payload)})`;
+  }
+}
+
+/** The boxed calling convention's stack: arguments are pushed in order, returns replace them. */
+export type Stack = IValue[];
+
+function describe(value: unknown): string {
+  if (value === null) return 'None';
+  if (Array.isArray(value)) return 'list';
+  if (isDispatchKeySource(value)) return 'Tensor';
+  return typeof value;
+}
+
+function typeName(type: SchemaType): string {
+  if (type.kind === 'Optional') return `${typeName(type.elem)}?`;
+  if (type.kind === 'List') return `${typeName(type.elem)}[]`;
+  return type.kind;
+}
+
+function typeMismatch(what: string, type: SchemaType, value: unknown): TypeError {
+  return new TypeError(
+    `Expected a value of type '${typeName(type)}' for argument '${what}' but instead found type '${describe(value)}'`,
+  );
+}
+
+/**
+ * Boxes positional arguments onto a stack using the schema's argument types (or inference without one).
+ *
+ * @example
+ * ```ts
+ * import { boxArguments } from './ivalue.ts';
+ * boxArguments(undefined, [1, 'x']).map(String); // ['Int(1)', 'String(x)']
+ * ```
+ */
+export function boxArguments(args: readonly Argument[] | undefined, values: readonly unknown[], opName = 'op'): Stack {
+  const stack: Stack = [];
+  if (args === undefined) {
+    for (const v of values) stack.push(IValue.infer(v));
+    return stack;
+  }
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    let v = values[i];
+    if (v === undefined && arg.defaultValue !== undefined) v = arg.defaultValue.value;
+    stack.push(IValue.fromSchema(arg.type, v, `${arg.name}' of '${opName}`));
+  }
+  return stack;
+}

@@ -1,0 +1,140 @@
+/**
+ * KernelFunction: what a dispatch table slot points at. A kernel is unboxed (a plain function taking the
+ * keyset words and then the schema's arguments), boxed (a function over an IValue stack), or the special
+ * fallthrough kernel that tells the dispatcher to skip its key.
+ *
+ * Note [Unboxed and boxed kernels]
+ * Unboxed kernels are the fast path: the dispatcher calls them with `(ksHi, ksLo, ...args)` and builds no
+ * IValues. Boxed kernels `(op, ks, stack)` are what generic code (fallbacks such as a profiler or a tracer)
+ * writes once for every operator. Registering either gives the other through an adapter derived from the
+ * operator's schema: `boxUnboxedKernel` pops the arguments off the stack and pushes the result, while the
+ * reverse direction (boxing positional arguments) lives in the operator's slow path, which knows the schema.
+ *
+ * @module
+ */
+import type { DispatchKeySet } from './dispatch_key_set.ts';
+import type { Stack } from './ivalue.ts';
+import { IValue } from './ivalue.ts';
+import type { OperatorHandle } from './operator_handle.ts';
+
+/**
+ * An unboxed kernel: the masked keyset words, then the schema's arguments in order (keyword-only ones
+ * included). Returns a single value, an array for several returns, or undefined for `-> ()`.
+ */
+// deno-lint-ignore no-explicit-any
+export type UnboxedKernel = (ksHi: number, ksLo: number, ...args: any[]) => any;
+
+/** A boxed kernel: pops the operator's arguments from the top of `stack` and pushes its returns. */
+export type BoxedKernel = (op: OperatorHandle, ks: DispatchKeySet, stack: Stack) => void;
+
+/** The message PyTorch gives when a fallthrough kernel is actually invoked. */
+export const FALLTHROUGH_EXECUTED_MESSAGE =
+  'fallthrough_kernel was executed but it should have been short-circuited by the dispatcher. ' +
+  'This could occur if you registered a fallthrough kernel as a override for a specific operator ' +
+  '(as opposed to a backend fallback); this is NOT currently supported, and we do not intend to ' +
+  'add support for it in the near future.  If you do find yourself in need of this, ' +
+  'let us know in the bug tracker.';
+
+/**
+ * A kernel as the dispatcher stores it.
+ *
+ * @example
+ * ```ts
+ * import { KernelFunction } from './kernel_function.ts';
+ * const k = KernelFunction.fromUnboxed((_hi, _lo, x) => x);
+ * k.dumpState(); // 'boxed unboxed '
+ * ```
+ */
+export class KernelFunction {
+  /** The unboxed function, when the kernel was written unboxed. */
+  readonly unboxed: UnboxedKernel | undefined;
+  /** The boxed function: written boxed, or the adapter around the unboxed function. */
+  readonly boxed: BoxedKernel | undefined;
+  /** Whether this is the fallthrough kernel. */
+  readonly isFallthrough: boolean;
+
+  private constructor(unboxed: UnboxedKernel | undefined, boxed: BoxedKernel | undefined, isFallthrough: boolean) {
+    this.unboxed = unboxed;
+    this.boxed = boxed;
+    this.isFallthrough = isFallthrough;
+  }
+
+  /** Wraps an unboxed kernel (its boxed form is an adapter). */
+  static fromUnboxed(fn: UnboxedKernel): KernelFunction {
+    if (typeof fn !== 'function') throw new TypeError('KernelFunction.fromUnboxed: expected a function');
+    return new KernelFunction(fn, boxUnboxedKernel(fn), false);
+  }
+
+  /** Wraps a boxed kernel (unboxed calls reach it through the operator's boxing adapter). */
+  static fromBoxed(fn: BoxedKernel): KernelFunction {
+    if (typeof fn !== 'function') throw new TypeError('KernelFunction.fromBoxed: expected a function');
+    return new KernelFunction(undefined, fn, false);
+  }
+
+  static readonly #fallthrough: KernelFunction = new KernelFunction(undefined, () => {
+    throw new Error(FALLTHROUGH_EXECUTED_MESSAGE);
+  }, true);
+
+  /** The fallthrough kernel: a slot holding it is skipped by dispatch (PyTorch's `makeFallthrough`). */
+  static fallthrough(): KernelFunction {
+    return KernelFunction.#fallthrough;
+  }
+
+  /** Whether the slot holds a real kernel (PyTorch's `isValid`): every KernelFunction does. */
+  isValid(): boolean {
+    return this.boxed !== undefined;
+  }
+
+  /** PyTorch's `KernelFunction::dumpState`: which forms the kernel has. */
+  dumpState(): string {
+    return (this.isFallthrough ? 'fallthrough ' : '') + 'boxed ' + (this.unboxed !== undefined ? 'unboxed ' : '');
+  }
+}
+
+/**
+ * The boxed adapter of an unboxed kernel: pops the arguments the operator's schema declares (or the whole
+ * stack for an operator without a schema), calls the kernel and pushes its returns.
+ *
+ * @example
+ * ```ts
+ * import { boxUnboxedKernel } from './kernel_function.ts';
+ * const boxed = boxUnboxedKernel((_hi, _lo, a: number) => a + 1);
+ * ```
+ */
+export function boxUnboxedKernel(fn: UnboxedKernel): BoxedKernel {
+  return (op, ks, stack) => {
+    const schema = op.schema;
+    const n = schema === undefined ? stack.length : schema.arguments.length;
+    const args = stack.splice(stack.length - n, n).map((v) => v.toJS());
+    const result = fn(ks.hi, ks.lo, ...args);
+    pushReturns(op, stack, result);
+  };
+}
+
+/** Pushes a kernel's JavaScript result onto the stack as the schema's returns. */
+export function pushReturns(op: OperatorHandle, stack: Stack, result: unknown): void {
+  const returns = op.schema?.returns;
+  if (returns === undefined) {
+    if (result !== undefined) stack.push(IValue.infer(result));
+    return;
+  }
+  if (returns.length === 1) {
+    stack.push(IValue.fromSchema(returns[0].type, result, `return of '${op.name}'`));
+  } else if (returns.length > 1) {
+    if (!Array.isArray(result) || result.length !== returns.length) {
+      throw new TypeError(`Kernel for '${op.name}' must return an array of ${returns.length} values`);
+    }
+    for (let i = 0; i < returns.length; i++) {
+      stack.push(IValue.fromSchema(returns[i].type, result[i], `return ${i} of '${op.name}'`));
+    }
+  }
+}
+
+/** Pops an operator's returns off the stack and gives them back in the unboxed convention. */
+export function popReturns(op: OperatorHandle, stack: Stack): unknown {
+  const returns = op.schema?.returns;
+  const n = returns === undefined ? Math.min(stack.length, 1) : returns.length;
+  const values = stack.splice(stack.length - n, n).map((v) => v.toJS());
+  if (returns === undefined || n === 1) return values[0];
+  return n === 0 ? undefined : values;
+}

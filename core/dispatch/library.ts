@@ -1,0 +1,260 @@
+/**
+ * Library: the registration API, mirroring PyTorch's `TORCH_LIBRARY` / `TORCH_LIBRARY_IMPL` /
+ * `TORCH_LIBRARY_FRAGMENT` blocks and `torch.library.Library`.
+ *
+ * @module
+ */
+import { DispatchKey, dispatchKeyName, parseDispatchKey } from './dispatch_key.ts';
+import { runtimeKeysOf } from './dispatch_key_set.ts';
+import { Dispatcher, type RegistrationHandle } from './dispatcher.ts';
+import { RuntimeError } from './errors.ts';
+import { type FunctionSchema, withNamespace } from './function_schema.ts';
+import { type BoxedKernel, KernelFunction, type UnboxedKernel } from './kernel_function.ts';
+import type { OperatorHandle } from './operator_handle.ts';
+import { parseSchema, parseSchemaOrName } from './schema_parser.ts';
+
+/** The three kinds of registration block. */
+export type LibraryKind = 'DEF' | 'IMPL' | 'FRAGMENT';
+
+/** A kernel as `impl` accepts it: a plain unboxed function, or a {@linkcode KernelFunction}. */
+export type KernelLike = UnboxedKernel | KernelFunction;
+
+/** Options of the {@linkcode Library} constructor. */
+export interface LibraryOptions {
+  /** The dispatcher to register with (default: {@linkcode Dispatcher.singleton}). */
+  readonly dispatcher?: Dispatcher;
+  /** Where the block is, as `file:line` (default: the caller's location from the stack). */
+  readonly location?: string;
+}
+
+/** Options of {@linkcode Library.impl}. */
+export interface ImplKernelOptions {
+  /** Debug string in dumps (default `registered at <library location>`). */
+  readonly debug?: string;
+  /** The kernel's own schema (`(Tensor x) -> Tensor`), checked against the operator's def. */
+  readonly schema?: string;
+}
+
+/** Options of {@linkcode Library.define}. */
+export interface DefineOptions {
+  /** Alias analysis kind printed by dumps: FROM_SCHEMA (default), CONSERVATIVE or PURE_FUNCTION. */
+  readonly aliasAnalysis?: 'FROM_SCHEMA' | 'CONSERVATIVE' | 'PURE_FUNCTION';
+  /** A catch-all kernel registered with the def, as PyTorch's `m.def(schema, fn)`. */
+  readonly impl?: KernelLike;
+}
+
+const KIND_NAMES: Readonly<Record<LibraryKind, string>> = {
+  DEF: 'TORCH_LIBRARY',
+  IMPL: 'TORCH_LIBRARY_IMPL',
+  FRAGMENT: 'TORCH_LIBRARY_FRAGMENT',
+};
+
+/** The fallthrough kernel, for `impl` and `fallback` (PyTorch's `torch.library.fallthrough_kernel`). */
+export const fallthroughKernel: KernelFunction = KernelFunction.fallthrough();
+
+/**
+ * Marks a function as a boxed kernel `(op, ks, stack)` for `impl`.
+ *
+ * @example
+ * ```ts
+ * import { boxed } from './library.ts';
+ * const k = boxed((_op, _ks, stack) => { stack.length = stack.length; });
+ * ```
+ */
+export function boxed(fn: BoxedKernel): KernelFunction {
+  return KernelFunction.fromBoxed(fn);
+}
+
+function toKernelFunction(fn: KernelLike): KernelFunction {
+  return fn instanceof KernelFunction ? fn : KernelFunction.fromUnboxed(fn);
+}
+
+function toKey(key: DispatchKey | string | undefined): DispatchKey | undefined {
+  const k = typeof key === 'string' ? (key === '' ? undefined : parseDispatchKey(key)) : key;
+  return k === DispatchKey.Undefined ? undefined : k;
+}
+
+function callerLocation(): string {
+  const stack = new Error().stack?.split('\n') ?? [];
+  for (const line of stack.slice(1)) {
+    if (line.includes('library.ts')) continue;
+    const m = /((?:file:\/\/|https?:\/\/|\/)[^\s()]+?):(\d+):\d+\)?\s*$/.exec(line);
+    if (m !== null) return `${m[1]}:${m[2]}`;
+  }
+  return '<unknown>:0';
+}
+
+/**
+ * A block of registrations for one namespace. Everything it registers is deregistered by `dispose()`
+ * (or at the end of a `using` scope).
+ *
+ * - `DEF`: the one block that defines a namespace's operators (a second DEF for a namespace is an error);
+ * - `FRAGMENT`: more definitions for a namespace;
+ * - `IMPL`: kernels for existing operators, optionally all at one dispatch key; the namespace `_` holds
+ *   backend fallbacks.
+ *
+ * @example
+ * ```ts
+ * import { Dispatcher, DispatchKey, Library } from '../../mod.ts';
+ * const d = new Dispatcher();
+ * using def = new Library('myops', 'DEF', undefined, { dispatcher: d });
+ * const op = def.define('myops::scale(Tensor x, float s) -> Tensor');
+ * using cpu = new Library('myops', 'IMPL', DispatchKey.CPU, { dispatcher: d });
+ * cpu.impl('scale', (_hi: number, _lo: number, x: unknown, _s: number) => x);
+ * ```
+ */
+export class Library implements Disposable {
+  /** The namespace (`_` for a fallback block). */
+  readonly ns: string;
+  /** The block kind. */
+  readonly kind: LibraryKind;
+  /** The block's dispatch key, if any. */
+  readonly dispatchKey: DispatchKey | undefined;
+  /** Where the block was created (`file:line`). */
+  readonly location: string;
+  /** The dispatcher it registers with. */
+  readonly dispatcher: Dispatcher;
+  readonly #handles: RegistrationHandle[] = [];
+
+  /** Opens a block; a DEF block claims the namespace. */
+  constructor(ns: string, kind: LibraryKind, dispatchKey?: DispatchKey | string, options: LibraryOptions = {}) {
+    if (!(kind in KIND_NAMES)) throw new RuntimeError(`Unsupported kind: ${kind}`);
+    this.ns = ns;
+    this.kind = kind;
+    this.dispatchKey = toKey(dispatchKey);
+    this.location = options.location ?? callerLocation();
+    this.dispatcher = options.dispatcher ?? Dispatcher.singleton();
+    if (kind !== 'IMPL') {
+      if (ns === '_') {
+        const k = KIND_NAMES[kind];
+        throw new RuntimeError(
+          `${k}: cannot define ${k} with the wildcard namespace _ (every ${k} defines operators for a distinct ` +
+            `namespace!) Did you mean to use TORCH_LIBRARY_IMPL instead?  ${this.#context()}`,
+        );
+      }
+      if (this.dispatchKey !== undefined) {
+        throw new RuntimeError(`${KIND_NAMES[kind]} blocks take no dispatch key.  ${this.#context()}`);
+      }
+    }
+    if (kind === 'DEF') this.#handles.push(this.dispatcher.registerLibrary(ns, `registered at ${this.location}`));
+  }
+
+  #context(): string {
+    return `(Error occurred while processing ${KIND_NAMES[this.kind]} block at ${this.location})`;
+  }
+
+  /** Defines an operator from its schema; returns its handle. */
+  define(schemaText: string, options: DefineOptions = {}): OperatorHandle {
+    let schema: FunctionSchema = parseSchema(schemaText);
+    if (this.kind === 'IMPL') {
+      throw new RuntimeError(
+        `def("${schema.fullName}"): Cannot define an operator inside of a ${KIND_NAMES[this.kind]} block.  ` +
+          `All def()s should be placed in the (unique) TORCH_LIBRARY block for their namespace.  ${this.#context()}`,
+      );
+    }
+    if (schema.namespace === '') {
+      schema = withNamespace(schema, this.ns);
+    } else if (schema.namespace !== this.ns) {
+      throw new RuntimeError(
+        `Explicitly provided namespace (${schema.namespace}) in schema string does not match namespace of ` +
+          `enclosing ${KIND_NAMES[this.kind]} block (${this.ns}).  Move this definition to the (unique) ` +
+          'TORCH_LIBRARY block corresponding to this namespace (and consider deleting the namespace from your ' +
+          `schema string.)  ${this.#context()}`,
+      );
+    }
+    this.#handles.push(this.dispatcher.registerDef(schema, `registered at ${this.location}`, options.aliasAnalysis));
+    if (options.impl !== undefined) {
+      this.#handles.push(
+        this.dispatcher.registerImpl(schema.fullName, this.dispatchKey, toKernelFunction(options.impl), {
+          debug: `registered at ${this.location}`,
+        }),
+      );
+    }
+    return this.dispatcher.findOp(schema.fullName)!;
+  }
+
+  /**
+   * Registers a kernel for operator `name` (`op`, `op.overload` or `ns::op.overload`) at `dispatchKey`
+   * (a runtime or alias key, or its name); without a key, the block's key; without either, the catch-all.
+   */
+  impl(name: string, fn: KernelLike, dispatchKey?: DispatchKey | string, options: ImplKernelOptions = {}): this {
+    const parsed = parseSchemaOrName(name);
+    const prelude = `impl("${name}", ...): `;
+    let ns = 'arguments' in parsed ? parsed.namespace : namespaceOf(parsed.name);
+    let full = 'arguments' in parsed ? parsed.fullName : parsed.toString();
+    if (ns === '') {
+      ns = this.ns;
+      full = `${this.ns}::${full}`;
+    } else if (ns !== this.ns) {
+      throw new RuntimeError(
+        `${prelude}Explicitly provided namespace (${ns}) in operator name does not match namespace of enclosing ` +
+          `${KIND_NAMES[this.kind]} block (${this.ns}).  Move this definition to the ${KIND_NAMES[this.kind]} block ` +
+          `corresponding to this namespace (and consider deleting the namespace from your schema string.)  ` +
+          this.#context(),
+      );
+    }
+    const explicit = toKey(dispatchKey);
+    if (explicit !== undefined && this.dispatchKey !== undefined && explicit !== this.dispatchKey) {
+      throw new RuntimeError(
+        `${prelude}Explicitly provided dispatch key (${dispatchKeyName(explicit)}) is inconsistent with the dispatch ` +
+          `key of the enclosing ${KIND_NAMES[this.kind]} block (${dispatchKeyName(this.dispatchKey)}).  Please ` +
+          `declare a separate ${KIND_NAMES[this.kind]} block for this dispatch key and move your impl() there.  ` +
+          this.#context(),
+      );
+    }
+    const key = explicit ?? this.dispatchKey;
+    const inferredSchema = options.schema === undefined ? undefined : parseSchema(`${full}${options.schema}`);
+    this.#handles.push(
+      this.dispatcher.registerImpl(full, key, toKernelFunction(fn), {
+        debug: options.debug ?? `registered at ${this.location}`,
+        inferredSchema,
+      }),
+    );
+    return this;
+  }
+
+  /**
+   * Registers a backend fallback for the block's dispatch key, for every operator. Only in an IMPL block of
+   * namespace `_`; an alias key registers one fallback per runtime key it stands for.
+   */
+  fallback(fn: BoxedKernel | KernelFunction, options: { debug?: string } = {}): this {
+    if (this.kind !== 'IMPL') {
+      throw new RuntimeError(
+        `fallback(...): Cannot define an operator inside of a ${KIND_NAMES[this.kind]} block.  Did you mean to ` +
+          `call this function inside a TORCH_LIBRARY_IMPL block?  ${this.#context()}`,
+      );
+    }
+    if (this.dispatchKey === undefined) {
+      throw new RuntimeError(`fallback(...): a fallback needs the block's dispatch key.  ${this.#context()}`);
+    }
+    if (this.ns !== '_') {
+      throw new RuntimeError(
+        `fallback(...): Fallback functions which apply to only a single namespace (you specified ${this.ns}) are ` +
+          'not supported.  If you intended to apply this fallback function globally, please define a separate ' +
+          `block:\n\n    TORCH_LIBRARY_IMPL(_, ${dispatchKeyName(this.dispatchKey)}, m) { m.fallback(...); }\n\n` +
+          this.#context(),
+      );
+    }
+    const kernel = fn instanceof KernelFunction ? fn : KernelFunction.fromBoxed(fn);
+    const debug = options.debug ?? `registered at ${this.location}`;
+    for (const k of runtimeKeysOf(this.dispatchKey)) {
+      this.#handles.push(this.dispatcher.registerFallback(k, kernel, debug));
+    }
+    return this;
+  }
+
+  /** Deregisters everything this block registered, newest first. */
+  dispose(): void {
+    while (this.#handles.length > 0) this.#handles.pop()!.dispose();
+  }
+
+  /** Same as {@linkcode dispose}. */
+  [Symbol.dispose](): void {
+    this.dispose();
+  }
+}
+
+function namespaceOf(name: string): string {
+  const i = name.indexOf('::');
+  return i < 0 ? '' : name.slice(0, i);
+}

@@ -1,0 +1,56 @@
+/**
+ * The Switchyard dispatcher: a PyTorch-c10-style operator dispatcher.
+ *
+ * Every operator call computes a dispatch keyset (two uint32 words) from its tensor arguments and the agent's
+ * include/exclude sets, and selects its kernel in O(1) from a per-operator table packed in a
+ * SharedArrayBuffer. Registration (`Library`) mirrors PyTorch's: schemas, kernels per key, alias keys,
+ * fallbacks, fallthrough, deregistration, boxed and unboxed kernels, redispatch.
+ *
+ * This module knows nothing of tensors: anything carrying `keySetHi`/`keySetLo` words dispatches.
+ *
+ * @example
+ * ```ts
+ * import { Dispatcher, DispatchKey, Library } from './mod.ts';
+ * const d = new Dispatcher();
+ * using lib = new Library('demo', 'DEF', undefined, { dispatcher: d });
+ * const op = lib.define('demo::double(int x) -> int');
+ * lib.impl('double', (_hi: number, _lo: number, x: number) => 2 * x, DispatchKey.CompositeExplicitAutograd);
+ * op.call(21); // 42
+ * ```
+ *
+ * @module
+ */
+export * from './dispatch_key.ts';
+export * from './dispatch_key_set.ts';
+export * from './local_dispatch_key_set.ts';
+export * from './function_schema.ts';
+export { parseSchema, parseSchemaOrName } from './schema_parser.ts';
+export * from './ivalue.ts';
+export {
+  type BoxedKernel,
+  FALLTHROUGH_EXECUTED_MESSAGE,
+  KernelFunction,
+  type UnboxedKernel,
+} from './kernel_function.ts';
+export type { AnnotatedKernel, ComputedEntry, EntrySource } from './operator_entry.ts';
+export { type ComputedTableRow, OperatorHandle } from './operator_handle.ts';
+export { TableStore } from './table_store.ts';
+export {
+  Dispatcher,
+  type DispatcherOptions,
+  FRAMEWORK_FALLTHROUGH_KEYS,
+  type ImplOptions,
+  RegistrationHandle,
+} from './dispatcher.ts';
+export {
+  boxed,
+  type DefineOptions,
+  fallthroughKernel,
+  type ImplKernelOptions,
+  type KernelLike,
+  Library,
+  type LibraryKind,
+  type LibraryOptions,
+} from './library.ts';
+export { NotImplementedError, RuntimeError } from './errors.ts';
+export { TRACE_ENV_VAR } from './trace.ts';

@@ -1,0 +1,117 @@
+/**
+ * OperatorHandle: the public face of one operator, with its calling conventions.
+ *
+ * @module
+ */
+import type { DispatchKey } from './dispatch_key.ts';
+import type { DispatchKeySet } from './dispatch_key_set.ts';
+import type { FunctionSchema } from './function_schema.ts';
+import type { Stack } from './ivalue.ts';
+import type { CallStub } from './call_stub.ts';
+import type { EntrySource } from './operator_entry.ts';
+
+/** One row of {@linkcode OperatorHandle.computedTable}: a valid slot of the computed dispatch table. */
+export interface ComputedTableRow {
+  /** Runtime key name (`AutogradCPU`). */
+  readonly key: string;
+  /** The kernel's debug string. */
+  readonly kernel: string;
+  /** Why the slot holds it (PyTorch's provenance tag). */
+  readonly source: EntrySource;
+  /** Whether the kernel is the fallthrough kernel. */
+  readonly fallthrough: boolean;
+}
+
+/** What a handle delegates to: its dispatcher. */
+export interface OperatorHost {
+  callBoxed(op: OperatorHandle, stack: Stack): void;
+  redispatchBoxed(op: OperatorHandle, ks: DispatchKeySet, stack: Stack): void;
+  callBoxedForDispatchKey(op: OperatorHandle, key: DispatchKey, stack: Stack): void;
+  schemaOf(op: OperatorHandle): FunctionSchema | undefined;
+  dumpState(op: OperatorHandle): string;
+  dumpComputedTable(op: OperatorHandle): string;
+  computedTable(op: OperatorHandle): ComputedTableRow[];
+  hasKernelForDispatchKey(op: OperatorHandle, key: DispatchKey): boolean;
+}
+
+/**
+ * An operator registered with a {@linkcode Dispatcher}. `call` is the unboxed hot path: pass the schema's
+ * arguments positionally. Call it as a method (`op.call(...)`): the dispatcher replaces the function when
+ * the operator's schema arrives or tracing is switched.
+ *
+ * @example
+ * ```ts
+ * import { Dispatcher, Library, DispatchKey } from '../../mod.ts';
+ * const d = new Dispatcher();
+ * using lib = new Library('demo', 'DEF', undefined, { dispatcher: d });
+ * const op = lib.define('demo::twice(int x) -> int');
+ * lib.impl('twice', (_hi: number, _lo: number, x: number) => 2 * x, DispatchKey.CompositeExplicitAutograd);
+ * op.call(21); // 42
+ * ```
+ */
+export class OperatorHandle {
+  /** Full name, `ns::op` or `ns::op.overload`. */
+  readonly name: string;
+  /** The unboxed entry point: `(...args)` computes the keyset and calls the selected kernel. */
+  call: CallStub;
+  /** `(ksHi, ksLo, ...args)`: calls the kernel the given keyset selects, without local keys or masks. */
+  redispatch: CallStub;
+  readonly #host: OperatorHost;
+
+  /** Made by the dispatcher; user code gets handles from `findSchema`/`findOp` or `Library.define`. */
+  constructor(host: OperatorHost, name: string, call: CallStub, redispatch: CallStub) {
+    this.#host = host;
+    this.name = name;
+    this.call = call;
+    this.redispatch = redispatch;
+  }
+
+  /** The schema, once defined. */
+  get schema(): FunctionSchema | undefined {
+    return this.#host.schemaOf(this);
+  }
+  /** Namespace part of the name. */
+  get namespace(): string {
+    return this.name.slice(0, Math.max(0, this.name.indexOf('::')));
+  }
+  /** Overload name (empty for none). */
+  get overloadName(): string {
+    const dot = this.name.indexOf('.', this.name.indexOf('::') + 2);
+    return dot < 0 ? '' : this.name.slice(dot + 1);
+  }
+  /** The boxed entry point: arguments on `stack`, returns replace them. */
+  callBoxed(stack: Stack): void {
+    this.#host.callBoxed(this, stack);
+  }
+  /** Boxed redispatch with an explicit keyset. */
+  redispatchBoxed(ks: DispatchKeySet, stack: Stack): void {
+    this.#host.redispatchBoxed(this, ks, stack);
+  }
+  /**
+   * Calls the kernel registered at `key` itself (or the backend fallback for it), bypassing the computed
+   * table. Throws a clear error when there is none.
+   */
+  callBoxedForDispatchKey(key: DispatchKey, stack: Stack): void {
+    this.#host.callBoxedForDispatchKey(this, key, stack);
+  }
+  /** PyTorch's `_dispatch_dump`: the registrations. */
+  dump(): string {
+    return this.#host.dumpState(this);
+  }
+  /** PyTorch's `_dispatch_dump_table`: the computed table as text. */
+  dumpComputedTable(): string {
+    return this.#host.dumpComputedTable(this);
+  }
+  /** The computed table as data. */
+  computedTable(): ComputedTableRow[] {
+    return this.#host.computedTable(this);
+  }
+  /** Whether a kernel is registered directly at `key` (runtime or alias key). */
+  hasKernelForDispatchKey(key: DispatchKey): boolean {
+    return this.#host.hasKernelForDispatchKey(this, key);
+  }
+  /** The name. */
+  toString(): string {
+    return this.name;
+  }
+}
