@@ -17,7 +17,13 @@ import { boxArguments, isDispatchKeySource, type Stack } from './ivalue.ts';
 import { type BoxedKernel, KernelFunction, popReturns, type UnboxedKernel } from './kernel_function.ts';
 import { localKeys } from './local_dispatch_key_set.ts';
 import { type AnnotatedKernel, type EntryContext, OperatorEntry } from './operator_entry.ts';
-import { type ComputedTableRow, OperatorHandle, type OperatorHost } from './operator_handle.ts';
+import {
+  type ComputedTableRow,
+  handleInternal,
+  OperatorHandle,
+  type OperatorHost,
+  setHandleSchema,
+} from './operator_handle.ts';
 import { ROW_ENTRIES, ROW_NFT_HI, ROW_PER_BACKEND, ROW_PER_BACKEND_FLAG, TableStore } from './table_store.ts';
 import { type DispatchTrace, readTraceSetting } from './trace.ts';
 
@@ -104,7 +110,6 @@ let defaultDispatcher: Dispatcher | undefined;
  */
 export class Dispatcher implements OperatorHost, EntryContext {
   readonly #ops = new Map<string, OperatorState>();
-  readonly #states = new WeakMap<OperatorHandle, OperatorState>();
   readonly #libraries = new Map<string, string>();
   readonly #fallbacks: Array<AnnotatedKernel | undefined> = new Array(NUM_RUNTIME_ENTRIES).fill(undefined);
   // Kernel registry: id -> function. Id 0 is "missing"; freed ids are reused.
@@ -362,12 +367,12 @@ export class Dispatcher implements OperatorHost, EntryContext {
       : words[base + ROW_PER_BACKEND + 2 * (32 - Math.clz32(lo >>> 1))];
     hi = (hi | localKeys.includedHi) & ~localKeys.excludedHi & mask;
     lo |= localKeys.includedLo;
-    this.#runBoxed(state, '[callBoxed]', hi, lo, stack);
+    this.#runBoxed(state, '[callBoxed]', new DispatchKeySet(hi, lo), stack);
   }
 
   /** Boxed redispatch with an explicit keyset (no local keys, no fallthrough mask). */
   redispatchBoxed(op: OperatorHandle, ks: DispatchKeySet, stack: Stack): void {
-    this.#runBoxed(this.#state(op), '[redispatchBoxed]', ks.hi, ks.lo, stack);
+    this.#runBoxed(this.#state(op), '[redispatchBoxed]', ks, stack);
   }
 
   /**
@@ -402,13 +407,9 @@ export class Dispatcher implements OperatorHost, EntryContext {
 
   // ---- observability ----
 
-  /** The operator's schema (part of {@linkcode OperatorHost}). */
-  schemaOf(op: OperatorHandle): FunctionSchema | undefined {
-    return this.#states.get(op)?.entry.schema?.schema;
-  }
   /** PyTorch's `_dispatch_dump` of an operator (empty once the operator is gone). */
   dumpState(op: OperatorHandle): string {
-    const state = this.#states.get(op);
+    const state = this.#stateOrUndefined(op);
     return state === undefined || state.dead ? '' : state.entry.dumpState();
   }
   /** PyTorch's `_dispatch_dump_table` of an operator. */
@@ -421,7 +422,7 @@ export class Dispatcher implements OperatorHost, EntryContext {
   }
   /** Whether a kernel is registered directly at `key`. */
   hasKernelForDispatchKey(op: OperatorHandle, key: DispatchKey): boolean {
-    return (this.#states.get(op)?.entry.kernels.get(key)?.length ?? 0) > 0;
+    return (this.#stateOrUndefined(op)?.entry.kernels.get(key)?.length ?? 0) > 0;
   }
 
   /**
@@ -454,8 +455,13 @@ export class Dispatcher implements OperatorHost, EntryContext {
 
   // ---- internals ----
 
+  #stateOrUndefined(op: OperatorHandle): OperatorState | undefined {
+    const state = handleInternal(op) as OperatorState | undefined;
+    return state?.handle === op && state.host === this ? state : undefined;
+  }
+
   #state(op: OperatorHandle): OperatorState {
-    const state = this.#states.get(op);
+    const state = this.#stateOrUndefined(op);
     if (state === undefined || state.dead) {
       throw new RuntimeError(
         `Operator ${op.name} is not registered with this dispatcher (it may have been deregistered)`,
@@ -469,10 +475,9 @@ export class Dispatcher implements OperatorHost, EntryContext {
     if (existing !== undefined) return existing;
     const entry = new OperatorEntry(name);
     const row = this.#store.allocateRow();
-    const state: OperatorState = { entry, row, handle: undefined!, dead: false };
+    const state: OperatorState = { entry, row, handle: undefined!, dead: false, host: this };
     const stubs = makeStubs(entry, this.#stubContext(state), this.#trace.enabled);
-    state.handle = new OperatorHandle(this, name, stubs.call, stubs.redispatch);
-    this.#states.set(state.handle, state);
+    state.handle = new OperatorHandle(this, name, stubs.call, stubs.redispatch, state);
     this.#ops.set(name, state);
     this.#updateTable(state);
     return state;
@@ -492,6 +497,7 @@ export class Dispatcher implements OperatorHost, EntryContext {
   }
 
   #rebuildStubs(state: OperatorState): void {
+    setHandleSchema(state.handle, state.entry.schema?.schema);
     const fresh = makeStubs(state.entry, this.#stubContext(state), this.#trace.enabled);
     state.handle.call = fresh.call;
     state.handle.redispatch = fresh.redispatch;
@@ -551,15 +557,17 @@ export class Dispatcher implements OperatorHost, EntryContext {
     return popReturns(state.handle, stack);
   }
 
-  #runBoxed(state: OperatorState, label: string, hi: number, lo: number, stack: Stack): void {
+  #runBoxed(state: OperatorState, label: string, ks: DispatchKeySet, stack: Stack): void {
     const { words, base } = state.row;
-    const id = words[base + ROW_ENTRIES + dispatchTableIndex(hi, lo)];
+    const id = words[base + ROW_ENTRIES + dispatchTableIndex(ks.hi, ks.lo)];
     const boxed = this.#boxed[id];
-    if (boxed === undefined) throw reportDispatchError(this, state, this.#store.readRow(state.row.row).ids, hi, lo);
-    if (!this.#trace.enabled) return boxed(state.handle, new DispatchKeySet(hi, lo), stack);
-    this.#trace.enter(label, state.handle.name, hi, lo);
+    if (boxed === undefined) {
+      throw reportDispatchError(this, state, this.#store.readRow(state.row.row).ids, ks.hi, ks.lo);
+    }
+    if (!this.#trace.enabled) return boxed(state.handle, ks, stack);
+    this.#trace.enter(label, state.handle.name, ks.hi, ks.lo);
     try {
-      boxed(state.handle, new DispatchKeySet(hi, lo), stack);
+      boxed(state.handle, ks, stack);
     } finally {
       this.#trace.exit();
     }

@@ -26,6 +26,8 @@ export interface OperatorState {
   readonly row: RowRef;
   handle: OperatorHandle;
   dead: boolean;
+  /** The dispatcher that owns the operator. */
+  readonly host: object;
 }
 
 /** The call and redispatch stubs for an operator's current schema (generic ones without a schema). */

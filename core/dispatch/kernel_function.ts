@@ -105,8 +105,28 @@ export function boxUnboxedKernel(fn: UnboxedKernel): BoxedKernel {
   return (op, ks, stack) => {
     const schema = op.schema;
     const n = schema === undefined ? stack.length : schema.arguments.length;
-    const args = stack.splice(stack.length - n, n).map((v) => v.toJS());
-    const result = fn(ks.hi, ks.lo, ...args);
+    const first = stack.length - n;
+    const hi = ks.hi, lo = ks.lo;
+    // Fixed arities avoid building an argument array: the round trip through a boxed fallback is hot for
+    // profilers and tracers.
+    let result: unknown;
+    switch (n) {
+      case 0:
+        result = fn(hi, lo);
+        break;
+      case 1:
+        result = fn(hi, lo, stack[first].toJS());
+        break;
+      case 2:
+        result = fn(hi, lo, stack[first].toJS(), stack[first + 1].toJS());
+        break;
+      case 3:
+        result = fn(hi, lo, stack[first].toJS(), stack[first + 1].toJS(), stack[first + 2].toJS());
+        break;
+      default:
+        result = fn(hi, lo, ...stack.slice(first).map((v) => v.toJS()));
+    }
+    stack.length = first;
     pushReturns(op, stack, result);
   };
 }
@@ -134,7 +154,7 @@ export function pushReturns(op: OperatorHandle, stack: Stack, result: unknown): 
 export function popReturns(op: OperatorHandle, stack: Stack): unknown {
   const returns = op.schema?.returns;
   const n = returns === undefined ? Math.min(stack.length, 1) : returns.length;
-  const values = stack.splice(stack.length - n, n).map((v) => v.toJS());
-  if (returns === undefined || n === 1) return values[0];
-  return n === 0 ? undefined : values;
+  if (returns === undefined || n === 1) return n === 0 ? undefined : stack.pop()!.toJS();
+  if (n === 0) return undefined;
+  return stack.splice(stack.length - n, n).map((v) => v.toJS());
 }

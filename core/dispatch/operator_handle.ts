@@ -27,12 +27,14 @@ export interface OperatorHost {
   callBoxed(op: OperatorHandle, stack: Stack): void;
   redispatchBoxed(op: OperatorHandle, ks: DispatchKeySet, stack: Stack): void;
   callBoxedForDispatchKey(op: OperatorHandle, key: DispatchKey, stack: Stack): void;
-  schemaOf(op: OperatorHandle): FunctionSchema | undefined;
   dumpState(op: OperatorHandle): string;
   dumpComputedTable(op: OperatorHandle): string;
   computedTable(op: OperatorHandle): ComputedTableRow[];
   hasKernelForDispatchKey(op: OperatorHandle, key: DispatchKey): boolean;
 }
+
+let internalOf: (op: OperatorHandle) => unknown;
+let setSchema: (op: OperatorHandle, schema: FunctionSchema | undefined) => void;
 
 /**
  * An operator registered with a {@linkcode Dispatcher}. `call` is the unboxed hot path: pass the schema's
@@ -57,18 +59,32 @@ export class OperatorHandle {
   /** `(ksHi, ksLo, ...args)`: calls the kernel the given keyset selects, without local keys or masks. */
   redispatch: CallStub;
   readonly #host: OperatorHost;
+  readonly #internal: unknown;
+  #schema: FunctionSchema | undefined;
 
-  /** Made by the dispatcher; user code gets handles from `findSchema`/`findOp` or `Library.define`. */
-  constructor(host: OperatorHost, name: string, call: CallStub, redispatch: CallStub) {
+  /**
+   * Made by the dispatcher; user code gets handles from `findSchema`/`findOp` or `Library.define`.
+   * `internal` is the dispatcher's per-operator state, handed back by {@linkcode handleInternal}.
+   */
+  constructor(host: OperatorHost, name: string, call: CallStub, redispatch: CallStub, internal: unknown) {
     this.#host = host;
     this.name = name;
     this.call = call;
     this.redispatch = redispatch;
+    this.#internal = internal;
+  }
+
+  static {
+    // Module-private access for the dispatcher: a handle's state and schema are not part of its public API.
+    internalOf = (op) => op.#internal;
+    setSchema = (op, schema) => {
+      op.#schema = schema;
+    };
   }
 
   /** The schema, once defined. */
   get schema(): FunctionSchema | undefined {
-    return this.#host.schemaOf(this);
+    return this.#schema;
   }
   /** Namespace part of the name. */
   get namespace(): string {
@@ -114,4 +130,14 @@ export class OperatorHandle {
   toString(): string {
     return this.name;
   }
+}
+
+/** The dispatcher's state object for a handle (for the dispatcher only). */
+export function handleInternal(op: OperatorHandle): unknown {
+  return internalOf(op);
+}
+
+/** Records the handle's schema (for the dispatcher only). */
+export function setHandleSchema(op: OperatorHandle, schema: FunctionSchema | undefined): void {
+  setSchema(op, schema);
 }
