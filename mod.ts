@@ -4,14 +4,23 @@
  *
  * @example
  * ```ts
- * import { Dispatcher, DispatchKey, Library } from './mod.ts';
- * const d = new Dispatcher();
- * using lib = new Library('demo', 'DEF', undefined, { dispatcher: d });
- * const op = lib.define('demo::inc(int x) -> int');
- * lib.impl('inc', (_hi: number, _lo: number, x: number) => x + 1, DispatchKey.CompositeImplicitAutograd);
- * op.call(41); // 42
+ * import { add, tensor } from './mod.ts';
+ * const y = add(tensor([1.5, 2.5]), tensor([1, 2]), { alpha: 2 });
+ * console.log(String(y)); // tensor([3.5000, 6.5000])
  * ```
  *
  * @module
  */
+import { registerCpuBackend } from './core/cpu/register.ts';
+import { installTensorMethods } from './core/ops/generated_api.ts';
+
+// Importing the package gives a working runtime: both calls are idempotent.
+registerCpuBackend();
+installTensorMethods();
+
 export * from './core/dispatch/mod.ts';
+export * from './core/tensor/mod.ts';
+export * from './core/ops/generated_api.ts';
+export { tensor, type TensorData, type TensorOptions } from './core/ops/creation.ts';
+export { registerOperators } from './core/ops/registry.ts';
+export { configureCpu } from './core/cpu/runtime.ts';

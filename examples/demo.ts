@@ -20,7 +20,9 @@ import {
 class Box {
   readonly keySetHi: number;
   readonly keySetLo: number;
-  constructor(readonly value: number, backend: number) {
+  readonly value: number;
+  constructor(value: number, backend: number) {
+    this.value = value;
     const b = DispatchKeySet.of(backend);
     const ks = b.or(getAutogradRelatedKeySetFromBackend(b.highestBackendKey()))
       .or(getAutocastRelatedKeySetFromBackend(b.highestBackendKey()));

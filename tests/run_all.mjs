@@ -37,9 +37,11 @@ if (extraArgs.length === 0) {
   if (existsSync(join(root, 'kernels_as', 'build.mjs'))) {
     check('wasm is fresh', process.execPath, ['kernels_as/build.mjs', '--check']);
   }
+  check('generated API is fresh', bin('deno'), ['run', '-A', '--quiet', 'core/ops/codegen.ts', '--check']);
   check('deno check', bin('deno'), ['check', '--quiet', ...sourceDirs]);
   check('deno lint', bin('deno'), ['lint', '--quiet']);
   check('deno fmt --check', bin('deno'), ['fmt', '--check', '--quiet']);
+  check('deno publish --dry-run', bin('deno'), ['publish', '--dry-run', '--allow-dirty', '--quiet']);
 }
 
 // Deno: count leaf tests from its JUnit report (describe blocks are steps there, `it`s are nested steps).

@@ -7,8 +7,8 @@
  * which follows PyTorch's `operator<<` for FunctionSchema and Argument (`aten/src/ATen/core/function_schema.h`).
  *
  * Note [Printable schemas]
- * Every schema the FunctionSchema constructor accepts prints to text that `parseSchema` reads back into an
- * equal schema: the constructor normalises what text cannot tell apart (repeated alias sets, the write flag
+ * Every schema the FunctionSchema constructor accepts (with defaults built by the parser or `defaultValueOf`)
+ * prints to text that `parseSchema` reads back into an equal schema: the constructor normalises what text cannot tell apart (repeated alias sets, the write flag
  * of a bare list container) and rejects what text cannot express. Where PyTorch's printer writes text its
  * own parser rejects, or loses information, we print the parseable spelling instead:
  * - `Dimname` prints as `Dimname` (PyTorch parses it as `str` and so prints `str`);
@@ -23,7 +23,15 @@
  */
 import { RuntimeError } from './errors.ts';
 
-/** The base types of the schema language, spelled as in schema text. */
+/**
+ * The base types of the schema language, spelled as in schema text.
+ *
+ * @example
+ * ```ts
+ * import { BASE_TYPE_KINDS } from './function_schema.ts';
+ * BASE_TYPE_KINDS.includes('SymInt'); // true
+ * ```
+ */
 export const BASE_TYPE_KINDS = [
   'Tensor',
   'int',
@@ -42,7 +50,15 @@ export const BASE_TYPE_KINDS = [
   'Any',
 ] as const;
 
-/** A base type's name (see {@linkcode BASE_TYPE_KINDS}). */
+/**
+ * A base type's name (see {@linkcode BASE_TYPE_KINDS}).
+ *
+ * @example
+ * ```ts
+ * import type { BaseTypeKind } from './function_schema.ts';
+ * const kind: BaseTypeKind = 'Tensor';
+ * ```
+ */
 export type BaseTypeKind = typeof BASE_TYPE_KINDS[number];
 
 /**
@@ -70,13 +86,25 @@ export type SchemaType =
  * ```
  */
 export interface AliasInfo {
+  /** Sets the value may alias on entry (`a` in `Tensor(a)`); empty for a list annotated only through its elements. */
   readonly beforeSets: readonly string[];
+  /** Sets it may alias on exit (`*` in `Tensor(a -> *)`); the before-sets when no `->` is written. */
   readonly afterSets: readonly string[];
+  /** Whether the operator writes the value (`!`). */
   readonly isWrite: boolean;
+  /** For a list, the annotation of its elements (`Tensor(a!)[]`); at most one entry. */
   readonly containedTypes: readonly AliasInfo[];
 }
 
-/** A default's JavaScript value: ints beyond 2^53 are bigints, None is null. */
+/**
+ * A default's JavaScript value: ints beyond 2^53 are bigints, None is null, lists are frozen arrays.
+ *
+ * @example
+ * ```ts
+ * import type { DefaultValueData } from './function_schema.ts';
+ * const values: DefaultValueData[] = [1, 1e-5, 9223372036854775807n, true, 'mean', null, [0, 1]];
+ * ```
+ */
 export type DefaultValueData = number | bigint | boolean | string | null | readonly (number | bigint | boolean)[];
 
 /**
@@ -89,7 +117,9 @@ export type DefaultValueData = number | bigint | boolean | string | null | reado
  * ```
  */
 export interface DefaultValue {
+  /** The canonical text, as PyTorch prints the value (`1.`, `"mean"`, `[0, 1]`, `None`). */
   readonly text: string;
+  /** The value itself (ScalarType, Layout, MemoryFormat and reduction names are their enum ints). */
   readonly value: DefaultValueData;
 }
 
@@ -109,20 +139,50 @@ export interface DefaultValue {
  * ```
  */
 export interface Argument {
+  /** The name; `''` for an unnamed return. */
   readonly name: string;
+  /** The type, without alias annotations. */
   readonly type: SchemaType;
   /** The static size of a sized list, `int[2]`. */
   readonly N?: number;
+  /** The default, for arguments that have one. */
   readonly defaultValue?: DefaultValue;
+  /** Whether the argument follows `*` and so can only be passed by keyword. */
   readonly kwargOnly: boolean;
+  /** The alias annotation, if any. */
   readonly aliasInfo?: AliasInfo;
 }
 
-/** The wildcard alias set, which may alias anything. */
+/**
+ * The wildcard alias set, which may alias anything: `Tensor(a -> *)`.
+ *
+ * @example
+ * ```ts
+ * import { WILDCARD_ALIAS_SET } from './function_schema.ts';
+ * WILDCARD_ALIAS_SET; // '*'
+ * ```
+ */
 export const WILDCARD_ALIAS_SET = '*';
-/** Wrapper types (`?`, `[]`) one type may nest; deeper text is rejected so hostile input stays cheap. */
+/**
+ * How many wrappers (`?`, `[]`) one type may nest; deeper text is rejected so that hostile input stays cheap
+ * and recursion over types stays shallow.
+ *
+ * @example
+ * ```ts
+ * import { MAX_TYPE_NESTING } from './function_schema.ts';
+ * MAX_TYPE_NESTING; // 32
+ * ```
+ */
 export const MAX_TYPE_NESTING = 32;
-/** The largest static list size; a bigger `int[N]` default would allocate N elements. */
+/**
+ * The largest static list size N; `int[N] x=1` expands to N elements.
+ *
+ * @example
+ * ```ts
+ * import { MAX_LIST_SIZE } from './function_schema.ts';
+ * MAX_LIST_SIZE; // 65536
+ * ```
+ */
 export const MAX_LIST_SIZE = 65536;
 
 /**
@@ -187,13 +247,27 @@ export class OperatorName {
   }
 }
 
-/** What `new FunctionSchema` takes; the flags and the overload name are optional. */
+/**
+ * What `new FunctionSchema` takes; the flags and the overload name are optional.
+ *
+ * @example
+ * ```ts
+ * import type { FunctionSchemaInit } from './function_schema.ts';
+ * const init: FunctionSchemaInit = { name: 'prim::Print', arguments: [], returns: [], isVararg: true };
+ * ```
+ */
 export interface FunctionSchemaInit {
+  /** The operator name, `ns::op` or `op`. */
   readonly name: string;
+  /** The overload name; `''` (the default) for none. */
   readonly overloadName?: string;
+  /** The arguments, positional ones first. */
   readonly arguments: readonly Argument[];
+  /** The returns. */
   readonly returns: readonly Argument[];
+  /** Whether the argument list ends in `...`. */
   readonly isVararg?: boolean;
+  /** Whether the returns end in `...`. */
   readonly isVarret?: boolean;
 }
 
@@ -207,8 +281,11 @@ export interface FunctionSchemaInit {
  * ```
  */
 export interface SchemaProblem {
+  /** Where the culprit is. */
   readonly list: 'name' | 'arguments' | 'returns';
+  /** Its index in that list. */
   readonly index: number;
+  /** What is wrong, naming the culprit. */
   readonly message: string;
 }
 
@@ -233,7 +310,9 @@ export class FunctionSchema {
   readonly name: string;
   /** The overload name, `''` for the default overload. */
   readonly overloadName: string;
+  /** The arguments, normalised and frozen. */
   readonly arguments: readonly Argument[];
+  /** The returns, normalised and frozen. */
   readonly returns: readonly Argument[];
   /** Whether the schema takes any number of further arguments (`...` in the argument list). */
   readonly isVararg: boolean;

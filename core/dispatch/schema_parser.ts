@@ -53,8 +53,11 @@ import {
 export class SchemaParseError extends Error {
   /** The text being parsed. */
   readonly schema: string;
+  /** The 0-based offset of the culprit. */
   readonly position: number;
+  /** What would have been accepted there, e.g. `')'` or `an argument name`. */
   readonly expected: string;
+  /** What was there, quoted, or `end of input`. */
   readonly found: string;
 
   /** Creates the error; `detail` is the message before ` at position …`. */
@@ -129,8 +132,17 @@ export function parseOperatorName(text: string): OperatorName {
 // ---------------------------------------------------------------------------------------------------------
 // Default values
 
-/** A constant as written in schema text, before it meets its argument's type. */
+/**
+ * A constant as written in schema text, before it meets its argument's type.
+ *
+ * @example
+ * ```ts
+ * import type { SchemaConstant } from './schema_parser.ts';
+ * const oneDot: SchemaConstant = { value: 1, isFloat: true }; // `1.`
+ * ```
+ */
 export interface SchemaConstant {
+  /** The constant: a number (a bigint beyond 2^53), a bool, a string, or null for None. */
   readonly value: number | bigint | boolean | string | null;
   /** Whether a number was written as a float (with `.` or an exponent): `Scalar alpha=1.` is a double. */
   readonly isFloat: boolean;
@@ -168,6 +180,7 @@ export function checkDefaultValue(
   }
   if (type.kind === 'List') {
     const elem = type.elem;
+    if (N !== undefined && !(Number.isInteger(N) && N >= 0 && N <= MAX_LIST_SIZE)) return `invalid list size ${N}`;
     if (elem.kind !== 'float' && elem.kind !== 'bool' && !INT_LIKE.has(elem.kind)) {
       return `list defaults are only supported for int, float and bool lists`;
     }
@@ -375,6 +388,7 @@ export function quoteString(s: string): string {
 // ---------------------------------------------------------------------------------------------------------
 // Lexer
 
+const PUNCTUATION = '()[],:.?!|=*-';
 type TokenKind =
   | 'ident'
   | 'keyword'
@@ -384,19 +398,7 @@ type TokenKind =
   | 'error'
   | '->'
   | '...'
-  | '('
-  | ')'
-  | '['
-  | ']'
-  | ','
-  | ':'
-  | '.'
-  | '?'
-  | '!'
-  | '|'
-  | '='
-  | '*'
-  | '-';
+  | typeof PUNCTUATION[number];
 
 interface Token {
   readonly kind: TokenKind;
@@ -405,7 +407,6 @@ interface Token {
   readonly error?: SchemaParseError;
 }
 
-const PUNCTUATION = '()[],:.?!|=*-';
 const NUMBER = /(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?/y;
 const IDENT = /[A-Za-z_][A-Za-z0-9_]*/y;
 const SPACE = /(?:[ \t\n\r\v\f]|#[^\n]*)*/y;
@@ -452,7 +453,12 @@ function lex(text: string): Token[] {
         j += text[j] === '\\' ? 2 : 1;
       }
       if (j >= text.length || !text.startsWith(quote, j)) {
-        return fail(start, 'Unterminated string literal', `a closing ${quote}`, 'end of line');
+        return fail(
+          start,
+          'Unterminated string literal',
+          `a closing ${quote}`,
+          j < text.length ? 'end of line' : 'end of input',
+        );
       }
       tokens.push({ kind: 'string', text: text.slice(start, j + quote.length), start });
     } else if (text.startsWith('->', i) || text.startsWith('...', i)) {
@@ -504,25 +510,10 @@ const ENUM_DEFAULTS: ReadonlyMap<string, number> = new Map([
   ['contiguous_format', 0],
 ]);
 
-const PYTORCH_ONLY_TYPES: ReadonlySet<string> = new Set([
-  'complex',
-  'QScheme',
-  'Quantizer',
-  'ConstQuantizerPtr',
-  'DeviceIndex',
-  'Stream',
-  'Capsule',
-  'AnyClassType',
-  'AnyEnumType',
-  'NoneType',
-  'None',
-  'Future',
-  'RRef',
-  'Await',
-  'Dict',
-  'Union',
-  '__torch__',
-]);
+const PYTORCH_ONLY_TYPES: ReadonlySet<string> = new Set(
+  ('complex QScheme Quantizer ConstQuantizerPtr DeviceIndex Stream Capsule AnyClassType AnyEnumType NoneType ' +
+    'None Future RRef Await Dict Union __torch__').split(' '),
+);
 
 interface TypeAndAlias {
   type: SchemaType;
@@ -544,14 +535,15 @@ class Parser {
   parseDeclaration(allowName: boolean): FunctionSchema | OperatorName {
     const { name, overloadName } = this.#parseName();
     if (this.#peek().kind !== '(') {
-      if (!allowName) {
-        throw this.#expected("'(' (tried to parse a function schema but only the operator name was given)");
+      if (!allowName && this.#peek().kind === 'eof') {
+        throw this.#fail(this.#peek(), 'Tried to parse a function schema but only the operator name was given', "'('");
       }
+      if (!allowName) throw this.#expected("'('");
       this.#expectEnd();
       return new OperatorName(name, overloadName);
     }
     const args: Argument[] = [];
-    const argStarts: number[] = [];
+    const argRanges: [number, number][] = [];
     let kwargOnly = false;
     let isVararg = false;
     this.#next();
@@ -565,24 +557,25 @@ class Parser {
         } else if (this.#nextIf('...')) {
           isVararg = true;
         } else {
-          argStarts.push(token.start);
           args.push(this.#parseArgument(false, kwargOnly));
+          argRanges.push([token.start, this.#lastEnd]);
         }
       } while (this.#nextIf(','));
     }
     this.#expect(')');
     this.#expect('->');
-    const { returns, returnStarts, isVarret } = this.#parseReturns();
+    const { returns, returnRanges, isVarret } = this.#parseReturns();
     this.#expectEnd();
     const init = { name, overloadName, arguments: args, returns, isVararg, isVarret };
     const problem = findSchemaProblem(init);
     if (problem !== undefined) {
-      const position = problem.list === 'arguments'
-        ? argStarts[problem.index]
+      const [start, end] = problem.list === 'arguments'
+        ? argRanges[problem.index]
         : problem.list === 'returns'
-        ? returnStarts[problem.index]
-        : 0;
-      throw new SchemaParseError(problem.message, this.#text, position, 'a valid schema', this.#sourceFrom(position));
+        ? returnRanges[problem.index]
+        : [0, this.#text.indexOf('(')];
+      const found = `'${this.#text.slice(start, end)}'`;
+      throw new SchemaParseError(problem.message, this.#text, start, 'a valid schema', found);
     }
     return new FunctionSchema(init);
   }
@@ -605,15 +598,16 @@ class Parser {
     return { name, overloadName };
   }
 
-  #parseReturns(): { returns: Argument[]; returnStarts: number[]; isVarret: boolean } {
+  #parseReturns(): { returns: Argument[]; returnRanges: [number, number][]; isVarret: boolean } {
     const returns: Argument[] = [];
-    const returnStarts: number[] = [];
+    const returnRanges: [number, number][] = [];
     let isVarret = false;
-    if (this.#nextIf('...')) return { returns, returnStarts, isVarret: true };
+    if (this.#nextIf('...')) return { returns, returnRanges, isVarret: true };
     if (this.#peek().kind !== '(') {
-      returnStarts.push(this.#peek().start);
+      const start = this.#peek().start;
       returns.push(this.#parseArgument(true, false));
-      return { returns, returnStarts, isVarret };
+      returnRanges.push([start, this.#lastEnd]);
+      return { returns, returnRanges, isVarret };
     }
     this.#next();
     if (this.#peek().kind !== ')') {
@@ -623,13 +617,13 @@ class Parser {
         if (this.#nextIf('...')) {
           isVarret = true;
         } else {
-          returnStarts.push(token.start);
           returns.push(this.#parseArgument(true, false));
+          returnRanges.push([token.start, this.#lastEnd]);
         }
       } while (this.#nextIf(','));
     }
     this.#expect(')');
-    return { returns, returnStarts, isVarret };
+    return { returns, returnRanges, isVarret };
   }
 
   #parseArgument(isReturn: boolean, kwargOnly: boolean): Argument {
@@ -666,7 +660,7 @@ class Parser {
   #parseType(): TypeAndAlias {
     const token = this.#peek();
     if (token.kind === '(') throw this.#fail(token, 'Tuple types are not supported', 'a type');
-    if (token.kind !== 'ident' && token.text !== 'None') throw this.#expected('a type');
+    if (token.kind !== 'ident' && !(token.kind === 'keyword' && token.text === 'None')) throw this.#expected('a type');
     const kind = token.text;
     if (!(BASE_TYPE_KINDS as readonly string[]).includes(kind)) throw this.#unknownType(token);
     this.#next();
@@ -853,13 +847,7 @@ class Parser {
     return new SchemaParseError(`Expected ${what} but found ${found}`, this.#text, token.start, what, found);
   }
   #fail(token: Token, detail: string, expected: string): SchemaParseError {
-    return new SchemaParseError(
-      detail,
-      this.#text,
-      token.start,
-      expected,
-      token.kind === 'eof' ? 'end of input' : `'${token.text}'`,
-    );
+    return new SchemaParseError(detail, this.#text, token.start, expected, describeToken(token));
   }
   #sourceFrom(position: number): string {
     return `'${this.#text.slice(position, Math.max(position, this.#lastEnd))}'`;

@@ -1,0 +1,127 @@
+/**
+ * TensorIterator-like machinery for CPU kernels: data addresses, broadcasting operands to the output shape,
+ * dimension coalescing, and the strided descriptor the wasm kernels read.
+ *
+ * Note [Elementwise plan]
+ * Every operand is viewed at the output's shape (broadcast dimensions get stride 0). When all operands are
+ * contiguous at that shape, the kernel's `*_contig` variant runs over `numel` elements with SIMD. Otherwise
+ * the dimensions are coalesced (adjacent dims that are contiguous in every operand merge, size-1 dims drop)
+ * and written to the scratch descriptor `[ndim, sizes..., strides of operand 0..., strides of operand 1...]`
+ * for the `*_strided` variant, whose innermost loop runs over the last (usually longest) dimension.
+ *
+ * @module
+ */
+import { Device } from '../tensor/device.ts';
+import type { DType } from '../tensor/dtype.ts';
+import { coalesceDims, contiguousStrides, expandStrides, isContiguousLayout, numelOf } from '../tensor/shape.ts';
+import { Storage } from '../tensor/storage.ts';
+import { Tensor } from '../tensor/tensor.ts';
+import { checkStatus, cpuRuntime } from './runtime.ts';
+
+/** Byte address of element [0, ..., 0] of a CPU tensor. */
+export function dataPtr(t: Tensor): number {
+  return t.storage.ptr + t.storageOffset * t.dtype.itemSize;
+}
+
+/**
+ * A new contiguous CPU tensor (uninitialised memory).
+ *
+ * @example
+ * ```ts
+ * import { emptyCpu } from './iterator.ts';
+ * import { float32 } from '../tensor/dtype.ts';
+ * emptyCpu([2, 3], float32).dispose();
+ * ```
+ */
+export function emptyCpu(shape: readonly number[], dtype: DType): Tensor {
+  const storage = Storage.allocate(Device.cpu, numelOf(shape) * dtype.itemSize);
+  return new Tensor({ storage, shape, dtype });
+}
+
+/** How to run an elementwise kernel over operands viewed at one shape. */
+export interface ElementwisePlan {
+  /** All operands contiguous at the output shape: run the `_contig` variant over `numel` elements. */
+  readonly contiguous: boolean;
+  readonly numel: number;
+  /** Descriptor address for the `_strided` variant (valid until the next plan). */
+  readonly desc: number;
+}
+
+/**
+ * Plans an elementwise loop over `operands` (output first) viewed at `shape`; writes the strided descriptor
+ * to scratch memory when needed.
+ */
+export function planElementwise(shape: readonly number[], operands: readonly Tensor[]): ElementwisePlan {
+  const numel = numelOf(shape);
+  let contiguous = true;
+  for (const t of operands) {
+    if (!sameShape(t.shape, shape) || !isContiguousLayout(t.shape, t.stride())) {
+      contiguous = false;
+      break;
+    }
+  }
+  if (contiguous || numel === 0) return { contiguous: true, numel, desc: 0 };
+  const strides = operands.map((t) => expandStrides(t.shape, t.stride(), shape));
+  const c = coalesceDims(shape, strides);
+  const rt = cpuRuntime();
+  const words = new Int32Array(rt.memory.buffer, rt.scratch, 1 + c.shape.length * (1 + operands.length));
+  words[0] = c.shape.length;
+  words.set(c.shape, 1);
+  for (let k = 0; k < operands.length; k++) words.set(c.strides[k], 1 + c.shape.length * (1 + k));
+  return { contiguous: false, numel, desc: rt.scratch };
+}
+
+function sameShape(a: readonly number[], b: readonly number[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/**
+ * Casts a CPU tensor to `dtype` into a new contiguous tensor (strided source allowed); returns the input
+ * itself when no cast is needed and it is already contiguous... only when `dtype` matches.
+ */
+export function castCpu(t: Tensor, dtype: DType): Tensor {
+  const out = emptyCpu(t.shape, dtype);
+  copyIntoCpu(out, t);
+  return out;
+}
+
+/**
+ * Copies `src` into `dst` with broadcasting and dtype conversion (`dst.copy_(src)` on the CPU).
+ */
+export function copyIntoCpu(dst: Tensor, src: Tensor): void {
+  const k = cpuRuntime().kernels;
+  const plan = planElementwise(dst.shape, [dst, src]);
+  if (plan.numel === 0) return;
+  const sameType = dst.dtype === src.dtype;
+  let status: number;
+  if (plan.contiguous) {
+    status = sameType
+      ? k.copy_contig(dst.dtype.scalarType, dataPtr(dst), dataPtr(src), plan.numel)
+      : k.cast_contig(src.dtype.scalarType, dst.dtype.scalarType, dataPtr(dst), dataPtr(src), plan.numel);
+  } else {
+    status = sameType
+      ? k.copy_strided(dst.dtype.scalarType, dataPtr(dst), dataPtr(src), plan.desc)
+      : k.cast_strided(src.dtype.scalarType, dst.dtype.scalarType, dataPtr(dst), dataPtr(src), plan.desc);
+  }
+  checkStatus(status, 'copy_', src.dtype.scalarType);
+}
+
+/**
+ * `t` itself when it already has `dtype`, else a converted contiguous copy (which the caller must dispose:
+ * check `result !== t`).
+ */
+export function asDtype(t: Tensor, dtype: DType): Tensor {
+  return t.dtype === dtype ? t : castCpu(t, dtype);
+}
+
+/** Whether writing to `t` could write one memory location twice (an expanded tensor). */
+export function hasInternalOverlap(t: Tensor): boolean {
+  const strides = t.stride();
+  for (let i = 0; i < t.shape.length; i++) if (strides[i] === 0 && t.shape[i] > 1) return true;
+  return false;
+}
+
+/** Contiguous strides of a shape, re-exported for kernels. */
+export { contiguousStrides };

@@ -1,0 +1,10 @@
+/**
+ * The typed surface of the AssemblyScript kernel module: the union of what each kernel family exports.
+ *
+ * @module
+ */
+import type { ElementwiseExports } from './exports_elementwise.ts';
+import type { LinalgExports } from './exports_linalg.ts';
+
+/** Every function and value the kernel wasm module exports. */
+export type KernelExports = ElementwiseExports & LinalgExports;

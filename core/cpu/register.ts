@@ -1,0 +1,44 @@
+/**
+ * Registers the CPU backend: its allocators, and a kernel at the CPU key for every backend operator. The
+ * kernel table is typed over every backend operator name, so a declared operator without a CPU kernel is a
+ * compile error.
+ *
+ * @module
+ */
+import { DispatchKey } from '../dispatch/dispatch_key.ts';
+import { Dispatcher } from '../dispatch/dispatcher.ts';
+import { Library } from '../dispatch/library.ts';
+import type { BackendOpName } from '../ops/declarations.ts';
+import { CPU_ELEMENTWISE_KERNELS } from './elementwise.ts';
+import { CPU_FACTORY_KERNELS } from './factories.ts';
+import { registerCpuAllocators } from './runtime.ts';
+
+type Kernel = (hi: number, lo: number, ...args: never[]) => unknown;
+
+/** Every CPU kernel, keyed by operator name. */
+export const CPU_KERNELS: { readonly [K in BackendOpName]: Kernel } = {
+  ...CPU_ELEMENTWISE_KERNELS,
+  ...CPU_FACTORY_KERNELS,
+};
+
+let library: Library | undefined;
+
+/**
+ * Registers the CPU backend with the default dispatcher (idempotent).
+ *
+ * @example
+ * ```ts
+ * import { registerCpuBackend } from './register.ts';
+ * registerCpuBackend();
+ * ```
+ */
+export function registerCpuBackend(dispatcher: Dispatcher = Dispatcher.singleton()): void {
+  if (library !== undefined) return;
+  registerCpuAllocators();
+  library = new Library('aten', 'IMPL', DispatchKey.CPU, { dispatcher, location: 'core/cpu/register.ts' });
+  for (const [name, kernel] of Object.entries(CPU_KERNELS)) {
+    library.impl(name, kernel as (hi: number, lo: number, ...args: unknown[]) => unknown, undefined, {
+      debug: `cpu kernel ${name}`,
+    });
+  }
+}

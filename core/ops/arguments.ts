@@ -1,0 +1,35 @@
+import { type DType, type DTypeLike, toDType } from '../tensor/dtype.ts';
+import { type Device, type DeviceLike, toDevice } from '../tensor/device.ts';
+/**
+ * Normalization of public argument values into what kernels receive.
+ *
+ * @module
+ */
+
+/**
+ * An int-list argument as an array (PyTorch also accepts a single int where an int list is expected).
+ *
+ * @example
+ * ```ts
+ * import { intList } from './arguments.ts';
+ * intList(3); // [3]
+ * ```
+ */
+export function intList(v: number | readonly number[]): readonly number[] {
+  return typeof v === 'number' ? [v] : v;
+}
+
+/** An optional int list (None stays null). */
+export function optionalIntList(v: number | readonly number[] | null): readonly number[] | null {
+  return v === null ? null : intList(v);
+}
+
+/** An optional dtype argument as a DType (None stays null; ScalarType codes accepted). */
+export function optionalDType(v: DTypeLike | number | null): DType | null {
+  return v === null ? null : toDType(v);
+}
+
+/** An optional device argument as a Device (None stays null). */
+export function optionalDevice(v: DeviceLike | null): Device | null {
+  return v === null ? null : toDevice(v);
+}

@@ -1,0 +1,106 @@
+/**
+ * Registers every declared operator with the dispatcher: its schema in namespace `aten`, its Meta kernel
+ * (from the declaration's `meta`), its composite or BackendSelect kernel, and a per-operator Autograd
+ * fallthrough until the operator gets a derivative. Backends register their own kernels (`core/cpu`).
+ *
+ * @module
+ */
+import { DispatchKey } from '../dispatch/dispatch_key.ts';
+import { DispatchKeySet } from '../dispatch/dispatch_key_set.ts';
+import { Dispatcher } from '../dispatch/dispatcher.ts';
+import { fallthroughKernel, Library } from '../dispatch/library.ts';
+import type { OperatorHandle } from '../dispatch/operator_handle.ts';
+import { Device } from '../tensor/device.ts';
+import { Storage } from '../tensor/storage.ts';
+import { Tensor } from '../tensor/tensor.ts';
+import { type OpName, OPS } from './declarations.ts';
+import type { OpDecl, TensorMeta } from './op_decl.ts';
+import { backendSelectKernel } from './backend_select.ts';
+
+/** Operator handles by declaration name (`add.Tensor`). */
+export type OpHandles = { readonly [K in OpName]: OperatorHandle };
+
+let handles: OpHandles | undefined;
+const libraries: Library[] = [];
+
+/** A new meta tensor with the given metadata (Meta kernels return these). */
+export function emptyMeta(meta: TensorMeta): Tensor {
+  return new Tensor({ storage: Storage.allocate(Device.meta, 0), shape: meta.shape, dtype: meta.dtype });
+}
+
+function metaKernel(meta: (...args: unknown[]) => TensorMeta | readonly TensorMeta[]) {
+  return (_hi: number, _lo: number, ...args: unknown[]) => {
+    const m = meta(...args);
+    return Array.isArray(m) ? m.map(emptyMeta) : emptyMeta(m as TensorMeta);
+  };
+}
+
+/**
+ * Defines every declared operator in the default dispatcher (idempotent) and returns their handles.
+ *
+ * @example
+ * ```ts
+ * import { registerOperators } from './registry.ts';
+ * registerOperators()['add.Tensor'].name; // 'aten::add.Tensor'
+ * ```
+ */
+export function registerOperators(dispatcher: Dispatcher = Dispatcher.singleton()): OpHandles {
+  if (handles !== undefined) return handles;
+  const location = 'core/ops/declarations.ts';
+  const def = new Library('aten', 'FRAGMENT', undefined, { dispatcher, location });
+  const impl = new Library('aten', 'IMPL', undefined, { dispatcher, location });
+  libraries.push(def, impl);
+  const out: Record<string, OperatorHandle> = {};
+  for (const [name, decl] of Object.entries(OPS) as Array<[string, OpDecl]>) {
+    const op = def.define(decl.schema);
+    out[name] = op;
+    const opts = { debug: `${decl.kind} kernel from ${location}` };
+    switch (decl.kind) {
+      case 'backend':
+        impl.impl(name, metaKernel(decl.meta!), DispatchKey.Meta, opts);
+        break;
+      case 'factory':
+        impl.impl(name, metaKernel(decl.meta!), DispatchKey.Meta, opts);
+        impl.impl(name, backendSelectKernel(op), DispatchKey.BackendSelect, opts);
+        break;
+      case 'composite-implicit':
+        impl.impl(name, dropKeySet(decl.impl!), DispatchKey.CompositeImplicitAutograd, opts);
+        break;
+      case 'composite-explicit':
+        impl.impl(name, dropKeySet(decl.impl!), DispatchKey.CompositeExplicitAutograd, opts);
+        break;
+    }
+    if (op.schema!.isMutable) impl.impl(name, bumpVersions(op), DispatchKey.ADInplaceOrView, opts);
+    // Until autograd gives the operator a derivative, autograd keys (AutogradMeta has no framework
+    // fallthrough, as in PyTorch) pass straight to the backend.
+    if (decl.kind !== 'composite-implicit') impl.impl(name, fallthroughKernel, DispatchKey.Autograd, opts);
+  }
+  handles = out as OpHandles;
+  return handles;
+}
+
+const BELOW_AD_INPLACE_OR_VIEW = DispatchKeySet.fullAfter(DispatchKey.ADInplaceOrView);
+
+/**
+ * The ADInplaceOrView kernel of an in-place operator: after the kernels below it ran, bump the version
+ * counter of every argument the schema marks as written (`Tensor(a!)`), as PyTorch's ADInplaceOrView kernels
+ * do. Autograd compares versions to detect in-place changes to saved tensors.
+ */
+function bumpVersions(op: OperatorHandle) {
+  const written = op.schema!.arguments.flatMap((a, i) => (a.aliasInfo?.isWrite ? [i] : []));
+  return (hi: number, lo: number, ...args: unknown[]) => {
+    const result = op.redispatch(hi & BELOW_AD_INPLACE_OR_VIEW.hi, lo, ...args);
+    for (const i of written) {
+      const t = args[i];
+      if (t instanceof Tensor) t.versionCounter.version++;
+    }
+    return result;
+  };
+}
+
+// deno-lint-ignore no-explicit-any
+function dropKeySet(fn: (...args: any[]) => unknown) {
+  // Composite kernels call public operators, which dispatch afresh, so they ignore the keyset.
+  // deno-lint-ignore no-explicit-any
+  return (_hi: number, _lo: number, ...args: any[]) => fn(...args);
+}

@@ -1,0 +1,13 @@
+/**
+ * Tensors: dtypes and promotion, devices, storage, the Tensor class, printing, lifetime and generators.
+ *
+ * @module
+ */
+export * from './dtype.ts';
+export * from './promotion.ts';
+export { Device, type DeviceLike, type DeviceType, toDevice } from './device.ts';
+export { type AutogradMeta, Tensor, type TensorInit, type VersionCounter } from './tensor.ts';
+export { keep, type MemoryStats, memoryStats, scope } from './lifetime.ts';
+export { getPrintOptions, type PrintOptions, setPrintOptions } from './format.ts';
+export { defaultCpuGenerator, Generator, manualSeed } from './generator.ts';
+export { broadcastShapes } from './shape.ts';

@@ -1,0 +1,115 @@
+/**
+ * Storage: a reference-counted block of device memory that tensors (and their views) share, and the
+ * per-device allocators that backends register.
+ *
+ * @module
+ */
+import type { Device, DeviceType } from './device.ts';
+
+/** What a backend provides to hold tensor data on its device. */
+export interface DeviceAllocator {
+  /** Allocates `nbytes`; returns the block's address (a byte offset for the CPU). */
+  allocate(nbytes: number): number;
+  /** Frees a block returned by `allocate`. */
+  free(ptr: number): void;
+  /** A host view of the block's bytes (CPU); throws for devices without host-visible memory. */
+  bytes(ptr: number, nbytes: number): Uint8Array;
+}
+
+const allocators = new Map<DeviceType, DeviceAllocator>();
+let liveBytes = 0;
+let peakBytes = 0;
+let liveStorages = 0;
+
+/**
+ * Registers the allocator of a device type (a backend calls this once when it loads).
+ *
+ * @example
+ * ```ts
+ * import { registerDeviceAllocator } from './storage.ts';
+ * registerDeviceAllocator('meta', { allocate: () => 0, free: () => {}, bytes: () => new Uint8Array(0) });
+ * ```
+ */
+export function registerDeviceAllocator(type: DeviceType, allocator: DeviceAllocator): void {
+  allocators.set(type, allocator);
+}
+
+/** The allocator registered for a device type. */
+export function deviceAllocator(type: DeviceType): DeviceAllocator {
+  const allocator = allocators.get(type);
+  if (allocator === undefined) throw new Error(`No backend is loaded for device type ${type}`);
+  return allocator;
+}
+
+/**
+ * A block of memory on a device, shared by a tensor and its views. Freed when the last reference goes.
+ *
+ * @example
+ * ```ts
+ * import { Device } from './device.ts';
+ * import { registerDeviceAllocator, Storage } from './storage.ts';
+ * registerDeviceAllocator('meta', { allocate: () => 0, free: () => {}, bytes: () => new Uint8Array(0) });
+ * const s = Storage.allocate(Device.meta, 16);
+ * s.release();
+ * ```
+ */
+export class Storage {
+  /** Where the data lives. */
+  readonly device: Device;
+  /** Address of the block (a byte offset into the kernels' memory for the CPU). */
+  readonly ptr: number;
+  /** Size of the block. */
+  readonly nbytes: number;
+  readonly #allocator: DeviceAllocator;
+  #refs = 1;
+
+  private constructor(device: Device, ptr: number, nbytes: number, allocator: DeviceAllocator) {
+    this.device = device;
+    this.ptr = ptr;
+    this.nbytes = nbytes;
+    this.#allocator = allocator;
+  }
+
+  /** Allocates a new block with one reference. */
+  static allocate(device: Device, nbytes: number): Storage {
+    const allocator = deviceAllocator(device.type);
+    const ptr = allocator.allocate(nbytes);
+    liveBytes += nbytes;
+    liveStorages++;
+    if (liveBytes > peakBytes) peakBytes = liveBytes;
+    return new Storage(device, ptr, nbytes, allocator);
+  }
+
+  /** Whether the block has been freed. */
+  get isReleased(): boolean {
+    return this.#refs === 0;
+  }
+  /** Adds a reference (a new view). */
+  retain(): void {
+    if (this.#refs === 0) throw new Error('Storage was already freed');
+    this.#refs++;
+  }
+  /** Drops a reference; the last one frees the block. */
+  release(): void {
+    if (this.#refs === 0) return;
+    if (--this.#refs === 0) {
+      this.#allocator.free(this.ptr);
+      liveBytes -= this.nbytes;
+      liveStorages--;
+    }
+  }
+  /** Host view of the bytes (valid until the memory grows; re-fetch after allocating). */
+  bytes(): Uint8Array {
+    return this.#allocator.bytes(this.ptr, this.nbytes);
+  }
+}
+
+/** Bytes held by live storages, their peak, and how many storages are live. */
+export function storageStats(): { bytes: number; peakBytes: number; storages: number } {
+  return { bytes: liveBytes, peakBytes, storages: liveStorages };
+}
+
+/** Restarts peak tracking from the current level. */
+export function resetPeakStorageBytes(): void {
+  peakBytes = liveBytes;
+}

@@ -1,0 +1,10 @@
+// Entry point of the kernel module: re-exports every kernel family.
+export * from './common';
+export * from './elementwise';
+export * from './unary';
+export * from './binary';
+export * from './ternary';
+export * from './cast';
+export * from './reduce';
+export * from './matmul';
+export * from './softmax';
