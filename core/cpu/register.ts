@@ -11,6 +11,11 @@ import { Library } from '../dispatch/library.ts';
 import type { BackendOpName } from '../ops/declarations.ts';
 import { CPU_ELEMENTWISE_KERNELS } from './elementwise.ts';
 import { CPU_FACTORY_KERNELS } from './factories.ts';
+import { CPU_LINALG_KERNELS } from './linalg.ts';
+import { CPU_NN_KERNELS } from './nn.ts';
+import { CPU_RANDOM_KERNELS } from './random.ts';
+import { CPU_REDUCTION_KERNELS } from './reductions.ts';
+import { CPU_VIEW_KERNELS } from './views.ts';
 import { registerCpuAllocators } from './runtime.ts';
 
 type Kernel = (hi: number, lo: number, ...args: never[]) => unknown;
@@ -19,6 +24,11 @@ type Kernel = (hi: number, lo: number, ...args: never[]) => unknown;
 export const CPU_KERNELS: { readonly [K in BackendOpName]: Kernel } = {
   ...CPU_ELEMENTWISE_KERNELS,
   ...CPU_FACTORY_KERNELS,
+  ...CPU_VIEW_KERNELS,
+  ...CPU_REDUCTION_KERNELS,
+  ...CPU_LINALG_KERNELS,
+  ...CPU_NN_KERNELS,
+  ...CPU_RANDOM_KERNELS,
 };
 
 let library: Library | undefined;

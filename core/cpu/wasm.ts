@@ -144,7 +144,7 @@ export function kernelModule(flavor: KernelFlavor = kernelFlavor()): WebAssembly
   let module = compiled.get(flavor);
   if (module === undefined) {
     if (flavor === 'relaxed-simd' && kernelFlavor() !== 'relaxed-simd') {
-      throw new Error('This engine does not support relaxed SIMD; use the \'simd\' kernel flavor');
+      throw new Error("This engine does not support relaxed SIMD; use the 'simd' kernel flavor");
     }
     const base64 = flavor === 'relaxed-simd' ? KERNELS_WASM_RELAXED_BASE64 : KERNELS_WASM_SIMD_BASE64;
     module = new WebAssembly.Module(decodeBase64(base64));

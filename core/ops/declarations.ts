@@ -1,20 +1,47 @@
 /**
  * The operator table: every operator overload Switchyard defines, in the spirit of PyTorch's
  * `native_functions.yaml`. Registration (`registry.ts`), Meta kernels and the typed API (`codegen.ts`) are
- * derived from it; backends provide kernels for the `backend` entries, keyed by the same names.
+ * derived from it; backends provide kernels for the `backend` and `factory` entries, keyed by the same names.
  *
  * @module
  */
-import { ELEMENTWISE_OPS } from './decl_elementwise.ts';
-import { FACTORY_OPS } from './decl_factories.ts';
+import { ELEMENTWISE_OPS, type ElementwiseOpName } from './decl_elementwise.ts';
+import { FACTORY_OPS, type FactoryOpName } from './decl_factories.ts';
+import { LINALG_OPS, type LinalgBackendOpName, type LinalgCompositeOpName } from './decl_linalg.ts';
+import { NN_OPS, type NnBackendOpName, type NnCompositeOpName } from './decl_nn.ts';
+import { RANDOM_OPS, type RandomBackendOpName, type RandomCompositeOpName } from './decl_random.ts';
+import { REDUCTION_OPS, type ReductionBackendOpName, type ReductionCompositeOpName } from './decl_reductions.ts';
+import { VIEW_OPS, type ViewBackendOpName, type ViewCompositeOpName } from './decl_views.ts';
+import type { OpDecl } from './op_decl.ts';
 
-/** Every operator declaration, keyed by `name.overload`. */
-export const OPS = { ...ELEMENTWISE_OPS, ...FACTORY_OPS };
+/** Names of operators every backend implements (the compiler checks each backend's kernel table). */
+export type BackendOpName =
+  | ElementwiseOpName
+  | FactoryOpName
+  | ViewBackendOpName
+  | ReductionBackendOpName
+  | LinalgBackendOpName
+  | NnBackendOpName
+  | RandomBackendOpName;
+
+/** Names of operators implemented once for all backends (composites and views). */
+export type CompositeOpName =
+  | ViewCompositeOpName
+  | ReductionCompositeOpName
+  | LinalgCompositeOpName
+  | NnCompositeOpName
+  | RandomCompositeOpName;
 
 /** Names of all declared operators. */
-export type OpName = keyof typeof OPS;
+export type OpName = BackendOpName | CompositeOpName;
 
-/** Names of operators that need a kernel from every backend. */
-export type BackendOpName = {
-  [K in OpName]: (typeof OPS)[K]['kind'] extends 'backend' | 'factory' ? K : never;
-}[OpName];
+/** Every operator declaration, keyed by `name.overload`. */
+export const OPS: { readonly [K in OpName]: OpDecl } = {
+  ...ELEMENTWISE_OPS,
+  ...FACTORY_OPS,
+  ...VIEW_OPS,
+  ...REDUCTION_OPS,
+  ...LINALG_OPS,
+  ...NN_OPS,
+  ...RANDOM_OPS,
+};
