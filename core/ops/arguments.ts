@@ -1,5 +1,5 @@
-import { type DType, type DTypeLike, toDType } from '../tensor/dtype.ts';
-import { type Device, type DeviceLike, toDevice } from '../tensor/device.ts';
+import { DType, type DTypeLike, dtypeFromName, toDType } from '../tensor/dtype.ts';
+import { Device, type DeviceLike, toDevice } from '../tensor/device.ts';
 /**
  * Normalization of public argument values into what kernels receive.
  *
@@ -32,4 +32,21 @@ export function optionalDType(v: DTypeLike | number | null): DType | null {
 /** An optional device argument as a Device (None stays null). */
 export function optionalDevice(v: DeviceLike | null): Device | null {
   return v === null ? null : toDevice(v);
+}
+
+/** Whether a value names a dtype (a DType or one of its names): how overloads taking a dtype are told apart. */
+export function isDTypeLike(v: unknown): boolean {
+  if (v instanceof DType) return true;
+  if (typeof v !== 'string') return false;
+  try {
+    dtypeFromName(v);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether a value names a device (a Device, `cpu`, `meta`, `webgpu`, `webgpu:N`). */
+export function isDeviceLike(v: unknown): boolean {
+  return v instanceof Device || v === 'cpu' || v === 'meta' || (typeof v === 'string' && /^webgpu(:\d+)?$/.test(v));
 }

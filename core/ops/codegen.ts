@@ -83,6 +83,12 @@ function predicate(v: string, t: SchemaType): string | undefined {
       return `${v} instanceof Tensor`;
     case 'Scalar':
       return `(typeof ${v} === 'number' || typeof ${v} === 'boolean')`;
+    case 'ScalarType':
+      return `isDTypeLike(${v})`;
+    case 'Device':
+      return `isDeviceLike(${v})`;
+    case 'List':
+      return `Array.isArray(${v})`;
     case 'Optional': {
       const inner = predicate(v, t.elem);
       return inner === undefined ? undefined : `(${v} == null || ${inner})`;
@@ -282,7 +288,7 @@ export function generateApi(): string {
     [['type DTypeLike', 'toDType'], '../tensor/dtype.ts'],
     [['type DeviceLike', 'toDevice'], '../tensor/device.ts'],
     [['type Generator'], '../tensor/generator.ts'],
-    [['intList', 'optionalDevice', 'optionalDType', 'optionalIntList'], './arguments.ts'],
+    [['intList', 'isDeviceLike', 'isDTypeLike', 'optionalDevice', 'optionalDType', 'optionalIntList'], './arguments.ts'],
   ];
   for (const [names, from] of imports) {
     const used = pick(names);
