@@ -24,7 +24,14 @@ import {
   type OperatorHost,
   setHandleSchema,
 } from './operator_handle.ts';
-import { ROW_ENTRIES, ROW_NFT_HI, ROW_PER_BACKEND, ROW_PER_BACKEND_FLAG, TableStore } from './table_store.ts';
+import {
+  ROW_ENTRIES,
+  ROW_NFT_HI,
+  ROW_PER_BACKEND,
+  ROW_PER_BACKEND_FLAG,
+  type RowRef,
+  TableStore,
+} from './table_store.ts';
 import { type DispatchTrace, readTraceSetting } from './trace.ts';
 
 /**
@@ -118,6 +125,7 @@ export class Dispatcher implements OperatorHost, EntryContext {
   readonly #kernelNames: string[] = ['missing'];
   readonly #freeIds: number[] = [];
   readonly #store = new TableStore();
+  readonly #retiredRows = new Map<string, RowRef>();
   readonly #trace: DispatchTrace;
   readonly #onWarning: (message: string) => void;
   /** PyTorch's ambiguity kernel for AutogradOther (see {@linkcode OperatorEntry.computeEntry}). */
@@ -474,7 +482,11 @@ export class Dispatcher implements OperatorHost, EntryContext {
     const existing = this.#ops.get(name);
     if (existing !== undefined) return existing;
     const entry = new OperatorEntry(name);
-    const row = this.#store.allocateRow();
+    // Note [Rows outlive operators]: a call stub captured from a handle (`const f = op.call`) keeps reading
+    // its row after the operator is deregistered, so a row is never handed to another operator: it stays
+    // with its operator name (cleared to "missing") and is reused only if that name is registered again.
+    const row = this.#retiredRows.get(name) ?? this.#store.allocateRow();
+    this.#retiredRows.delete(name);
     const state: OperatorState = { entry, row, handle: undefined!, dead: false, host: this };
     const stubs = makeStubs(entry, this.#stubContext(state), this.#trace.enabled);
     state.handle = new OperatorHandle(this, name, stubs.call, stubs.redispatch, state);
@@ -511,7 +523,8 @@ export class Dispatcher implements OperatorHost, EntryContext {
   #cleanup(state: OperatorState): boolean {
     if (state.entry.defAndImplCount !== 0) return false;
     this.#ops.delete(state.entry.name);
-    this.#store.freeRow(state.row.row);
+    this.#store.clearRow(state.row);
+    this.#retiredRows.set(state.entry.name, state.row);
     state.dead = true;
     const gone = () => {
       throw new RuntimeError(`Operator ${state.entry.name} has been deregistered`);

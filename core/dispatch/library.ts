@@ -237,9 +237,16 @@ export class Library implements Disposable {
     }
     const kernel = fn instanceof KernelFunction ? fn : KernelFunction.fromBoxed(fn);
     const debug = options.debug ?? `registered at ${this.location}`;
-    for (const k of runtimeKeysOf(this.dispatchKey)) {
-      this.#handles.push(this.dispatcher.registerFallback(k, kernel, debug));
+    // An alias key registers one fallback per runtime key. Unlike PyTorch's loop, a failure part-way undoes
+    // the ones already made, so a throwing call leaves dispatch unchanged.
+    const made: RegistrationHandle[] = [];
+    try {
+      for (const k of runtimeKeysOf(this.dispatchKey)) made.push(this.dispatcher.registerFallback(k, kernel, debug));
+    } catch (e) {
+      for (const h of made.reverse()) h.dispose();
+      throw e;
     }
+    this.#handles.push(...made);
     return this;
   }
 

@@ -101,15 +101,19 @@ export class TableStore {
     return ref;
   }
 
-  /** Returns a row for reuse. */
-  freeRow(row: number): void {
-    const ref = this.ref(row);
+  /** Sets every slot of a row to kernel id 0 ("missing"), keeping the row allocated. */
+  clearRow(ref: RowRef): void {
     this.writeRow(ref, {
       ids: new Int32Array(NUM_RUNTIME_ENTRIES),
       nonFallthrough: [0, 0],
       perBackend: [],
       requiresPerBackend: false,
     });
+  }
+
+  /** Clears a row and returns it for reuse by any operator. */
+  freeRow(row: number): void {
+    this.clearRow(this.ref(row));
     this.#freeRows.push(row);
   }
 

@@ -59,6 +59,13 @@ export function tensorKeySet(device: Device, inference: boolean): DispatchKeySet
   return ks.or(getAutocastRelatedKeySetFromBackend(b));
 }
 
+// Tensor creation is on every operator's path: the keyset words per (backend, inference) are computed once.
+const KEYSET_CACHE: Array<DispatchKeySet | undefined> = [];
+function cachedKeySet(device: Device, inference: boolean): DispatchKeySet {
+  const slot = device.backend * 2 + (inference ? 1 : 0);
+  return KEYSET_CACHE[slot] ??= tensorKeySet(device, inference);
+}
+
 // The operators' methods (`t.add(u)`, ...) are generated from the operator table and installed on the
 // prototype by `installTensorMethods()`; this declaration merge gives them their types.
 export interface Tensor extends TensorMethods {}
@@ -101,13 +108,14 @@ export class Tensor implements DispatchKeySource {
   /** Wraps a storage; takes over one reference to it. Use the factory functions instead. */
   constructor(init: TensorInit) {
     this.storage = init.storage;
-    this.shape = Object.freeze([...init.shape]);
-    this.#strides = Object.freeze(init.strides !== undefined ? [...init.strides] : contiguousStrides(init.shape));
+    // Copies, so callers may reuse their arrays; typed readonly rather than frozen (freezing costs on every op).
+    this.shape = init.shape.slice();
+    this.#strides = init.strides !== undefined ? init.strides.slice() : contiguousStrides(init.shape);
     this.storageOffset = init.storageOffset ?? 0;
     this.dtype = init.dtype;
     this.versionCounter = init.version ?? { version: 0 };
     this.base = init.base;
-    const ks = tensorKeySet(init.storage.device, init.inference ?? false);
+    const ks = cachedKeySet(init.storage.device, init.inference ?? false);
     this.keySetHi = ks.hi;
     this.keySetLo = ks.lo;
     this.autograd = undefined;

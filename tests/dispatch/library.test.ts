@@ -490,11 +490,7 @@ describe('fallback errors', () => {
   });
 
   it(
-    'an alias fallback that fails part-way leaves none of its runtime keys registered',
-    {
-      todo: "bug: Library.fallback keeps the fallbacks it registered before the failing runtime key (as PyTorch's " +
-        '_fallback loop does), so a call that throws still changes dispatch for every operator',
-    },
+    'an alias fallback that fails part-way leaves none of its runtime keys registered (unlike PyTorch)',
     () => {
       const { d, lib } = newDispatcher({ frameworkFallbacks: false });
       using def = lib('test', 'DEF');
@@ -508,7 +504,6 @@ describe('fallback errors', () => {
         () => autograd.fallback(() => {}),
         /multiple backend fallbacks for the same dispatch key AutogradMeta/,
       );
-      // Fails today: AutogradOther, AutogradCPU and AutogradWebGPU now hold the failed block's fallback.
       assert.equal(snapshot(d, op), before);
     },
   );
@@ -543,6 +538,29 @@ describe('lifetime', () => {
     assert.throws(() => op.call(cpu()), /has been deregistered/);
     assertUsable(d);
   });
+
+  it(
+    "a call function captured from a handle never runs another operator's kernels after deregistration",
+    () => {
+      const { d, lib } = newDispatcher();
+      const def = lib('a', 'DEF');
+      const a = def.define('f(Tensor x) -> str');
+      const impl = lib('a', 'IMPL', 'CPU');
+      impl.impl('f', () => 'a::f');
+      const capturedCall = a.call;
+      const capturedRedispatch = a.redispatch;
+      impl.dispose();
+      def.dispose();
+      using def2 = lib('b', 'DEF');
+      def2.define('g(Tensor x) -> str');
+      using impl2 = lib('b', 'IMPL', 'CPU');
+      impl2.impl('g', () => 'b::g');
+      assert.equal(d.tableStore.rowCount, 2, 'b::g does not take the row a::f had');
+      const ks = DispatchKeySet.of(K.CPU);
+      assert.throws(() => capturedCall(cpu()), /a::f/);
+      assert.throws(() => capturedRedispatch(ks.hi, ks.lo, cpu()), /a::f/);
+    },
+  );
 
   it('`using` deregisters everything a block registered when the scope ends', () => {
     const { d, lib } = newDispatcher();

@@ -9,16 +9,19 @@ import {
   Dispatcher,
   DispatchKey,
   dispatchKeyName,
+  DispatchKeySet,
   fallthroughKernel,
   FRAMEWORK_FALLTHROUGH_KEYS,
   IValue,
   Library,
   NotImplementedError,
   type OperatorHandle,
+  RuntimeError,
   type Stack,
   withExcludedKeys,
   withIncludedKeys,
 } from '../../core/dispatch/mod.ts';
+import { fakeTensor } from './_fake_tensor.ts';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Reference model. It works on key *names* and plain sets and shares no code with the dispatcher: the only facts
@@ -368,6 +371,16 @@ describe('the reference model itself', () => {
       [...FRAMEWORK_FALLTHROUGH_KEYS],
     );
   });
+
+  it('builds the same tensor keysets as the shared fake tensors (SEMANTICS §1.6)', () => {
+    for (const key of TENSOR_KEYS) {
+      for (const inference of [false, true]) {
+        const t = fakeTensor(DispatchKey[key], { inference, extra: [DispatchKey.Tracer] });
+        const words = toWords(modelTensor({ key, inference, extra: ['Tracer'] }));
+        assert.deepEqual([words.keySetHi, words.keySetLo], [t.keySetHi, t.keySetLo], `${key} inference=${inference}`);
+      }
+    }
+  });
 });
 
 describe('registration properties', () => {
@@ -430,7 +443,7 @@ describe('registration properties', () => {
           d.checkInvariants();
         },
       ),
-      { seed: 42, numRuns: 120 },
+      { seed: 42, numRuns: 100 },
     );
   });
 
@@ -597,6 +610,32 @@ describe('(c) deregistration restores the previous kernel', () => {
     catchAll.dispose();
     d.checkInvariants();
     assert.throws(() => op.call([]), /There were no tensor arguments/);
+  });
+
+  it('the AutogradOther ambiguity kernel comes and goes with the backend kernel and fails when reached', () => {
+    const { d, op, reg, x } = setup();
+    const cia = reg('CompositeImplicitAutograd', 'cia');
+    const quantized = reg('QuantizedCPU', 'quantized');
+    const autogradOther = DispatchKeySet.of(DispatchKey.AutogradOther);
+    assert.throws(
+      () => op.redispatch(autogradOther.hi, autogradOther.lo, x),
+      (e: unknown) => {
+        assert.ok(e instanceof RuntimeError);
+        assert.equal(
+          e.message,
+          'test::foo has kernels registered to both CompositeImplicitAutograd and a backend mapped to AutogradOther. ' +
+            'This makes the backend kernel unreachable; the dispatcher will always prefer the ' +
+            'CompositeImplicitAutograd lowering (see Note [Ambiguity in AutogradOther kernel]). If you want to ' +
+            'override CompositeImplicitAutograd, please open an issue to request a dedicated Autograd dispatch key ' +
+            'for the backend.',
+        );
+        return true;
+      },
+    );
+    quantized.dispose();
+    d.checkInvariants();
+    assert.equal(op.redispatch(autogradOther.hi, autogradOther.lo, x), 'cia');
+    cia.dispose();
   });
 
   it('a fallthrough kernel at the top of a stack hides the kernel below it until it is disposed', () => {
