@@ -13,14 +13,17 @@
  */
 import { registerCpuBackend } from './core/cpu/register.ts';
 import { installTensorMethods } from './core/ops/generated_api.ts';
+import { installAutogradMethods } from './core/autograd/tensor_autograd.ts';
 
-// Importing the package gives a working runtime: both calls are idempotent.
+// Importing the package gives a working runtime: every call is idempotent.
 registerCpuBackend();
 installTensorMethods();
+installAutogradMethods();
 
 export * from './core/dispatch/mod.ts';
 export * from './core/tensor/mod.ts';
 export * from './core/ops/generated_api.ts';
+export * from './core/autograd/mod.ts';
 export { tensor, type TensorData, type TensorOptions } from './core/ops/creation.ts';
 export { registerOperators } from './core/ops/registry.ts';
 export { configureCpu } from './core/cpu/runtime.ts';

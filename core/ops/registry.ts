@@ -1,7 +1,8 @@
 /**
  * Registers every declared operator with the dispatcher: its schema in namespace `aten`, its Meta kernel
- * (from the declaration's `meta`), its composite or BackendSelect kernel, and a per-operator Autograd
- * fallthrough until the operator gets a derivative. Backends register their own kernels (`core/cpu`).
+ * (from the declaration's `meta`), its composite or BackendSelect kernel, its ADInplaceOrView kernel when it
+ * mutates an argument, and its Autograd kernel (recording with its derivative formula, or a fallthrough when
+ * it is not differentiable). Backends register their own kernels (`core/cpu`).
  *
  * @module
  */
@@ -14,6 +15,9 @@ import { Device } from '../tensor/device.ts';
 import { Storage } from '../tensor/storage.ts';
 import { Tensor } from '../tensor/tensor.ts';
 import { type OpName, OPS } from './declarations.ts';
+import { DERIVATIVES, reduceGradient } from './derivatives.ts';
+import { makeAutogradKernel } from '../autograd/autograd_kernel.ts';
+import { setEngineOps } from '../autograd/engine.ts';
 import type { OpDecl, TensorMeta } from './op_decl.ts';
 import { backendSelectKernel } from './backend_select.ts';
 
@@ -71,11 +75,23 @@ export function registerOperators(dispatcher: Dispatcher = Dispatcher.singleton(
         break;
     }
     if (op.schema!.isMutable) impl.impl(name, bumpVersions(op), DispatchKey.ADInplaceOrView, opts);
-    // Until autograd gives the operator a derivative, autograd keys (AutogradMeta has no framework
-    // fallthrough, as in PyTorch) pass straight to the backend.
-    if (decl.kind !== 'composite-implicit') impl.impl(name, fallthroughKernel, DispatchKey.Autograd, opts);
+    // Autograd is a dispatch key: operators with a derivative get a recording kernel at the Autograd alias.
+    // The others (not differentiable, or composite-implicit, which differentiate through their
+    // decomposition) fall through, also at AutogradMeta, which has no framework fallthrough in PyTorch.
+    const derivative = DERIVATIVES[name as OpName];
+    if (derivative !== undefined) {
+      impl.impl(name, makeAutogradKernel(op, derivative, reduceGradient), DispatchKey.Autograd, opts);
+    } else if (decl.kind !== 'composite-implicit') {
+      impl.impl(name, fallthroughKernel, DispatchKey.Autograd, opts);
+    }
   }
   handles = out as OpHandles;
+  setEngineOps({
+    add: (a, b) => a.add(b),
+    addInPlace: (into, g) => void into.add_(g),
+    onesLike: (t) => handles!['ones'].call(t.shape, t.dtype, null, t.device, null) as Tensor,
+    clone: (t) => t.mul(1),
+  });
   return handles;
 }
 

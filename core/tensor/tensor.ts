@@ -18,6 +18,7 @@ import { formatTensor } from './format.ts';
 import { trackTensor, untrackTensor } from './lifetime.ts';
 import { contiguousStrides, isContiguousLayout, numelOf, wrapDim } from './shape.ts';
 import type { TensorMethods } from '../ops/generated_api.ts';
+import type { AutogradTensorMethods } from '../autograd/tensor_autograd.ts';
 import type { Storage } from './storage.ts';
 
 /** A counter shared by a tensor and its views, bumped by every in-place change (autograd checks it). */
@@ -59,6 +60,21 @@ export function tensorKeySet(device: Device, inference: boolean): DispatchKeySet
   return ks.or(getAutocastRelatedKeySetFromBackend(b));
 }
 
+let inferenceModeDepth = 0;
+
+/**
+ * Enters (+1) or leaves (-1) inference mode for tensor creation: tensors made inside are inference tensors
+ * (no autograd keys). `core/autograd`'s `inferenceMode()` guard drives this together with the key sets.
+ */
+export function adjustInferenceMode(delta: 1 | -1): void {
+  inferenceModeDepth += delta;
+}
+
+/** Whether tensors created now are inference tensors. */
+export function isInferenceModeEnabled(): boolean {
+  return inferenceModeDepth > 0;
+}
+
 // Tensor creation is on every operator's path: the keyset words per (backend, inference) are computed once.
 const KEYSET_CACHE: Array<DispatchKeySet | undefined> = [];
 function cachedKeySet(device: Device, inference: boolean): DispatchKeySet {
@@ -68,7 +84,7 @@ function cachedKeySet(device: Device, inference: boolean): DispatchKeySet {
 
 // The operators' methods (`t.add(u)`, ...) are generated from the operator table and installed on the
 // prototype by `installTensorMethods()`; this declaration merge gives them their types.
-export interface Tensor extends TensorMethods {}
+export interface Tensor extends TensorMethods, AutogradTensorMethods {}
 
 /**
  * An n-dimensional array on a device. Views (`view`, `transpose`, `narrow`, ...) share storage and
@@ -115,7 +131,7 @@ export class Tensor implements DispatchKeySource {
     this.dtype = init.dtype;
     this.versionCounter = init.version ?? { version: 0 };
     this.base = init.base;
-    const ks = cachedKeySet(init.storage.device, init.inference ?? false);
+    const ks = cachedKeySet(init.storage.device, init.inference ?? inferenceModeDepth > 0);
     this.keySetHi = ks.hi;
     this.keySetLo = ks.lo;
     this.autograd = undefined;

@@ -1,0 +1,132 @@
+/**
+ * Grad modes: `noGrad` / `enableGrad` (PyTorch's thread-local GradMode, per agent here) and `inferenceMode`
+ * (which works through the per-agent dispatch key sets: it excludes the autograd keys and ADInplaceOrView, so
+ * autograd kernels do not even run, and tensors made inside carry no autograd keys).
+ *
+ * @module
+ */
+import { DispatchKey } from '../dispatch/dispatch_key.ts';
+import { AUTOGRAD_DISPATCH_KEYSET, DispatchKeySet } from '../dispatch/dispatch_key_set.ts';
+import { excludeKeys } from '../dispatch/local_dispatch_key_set.ts';
+import { adjustInferenceMode } from '../tensor/tensor.ts';
+
+let gradEnabled = true;
+
+/**
+ * Whether autograd records operations (false inside `noGrad`).
+ *
+ * @example
+ * ```ts
+ * import { isGradEnabled, noGrad } from './grad_mode.ts';
+ * noGrad(() => isGradEnabled()); // false
+ * ```
+ */
+export function isGradEnabled(): boolean {
+  return gradEnabled;
+}
+
+/** A scope that sets the grad mode and restores the previous one when disposed. */
+export class GradModeGuard implements Disposable {
+  readonly #previous: boolean;
+  #active = true;
+  /** Sets grad mode to `enabled`. */
+  constructor(enabled: boolean) {
+    this.#previous = gradEnabled;
+    gradEnabled = enabled;
+  }
+  /** Restores the previous mode; idempotent. */
+  [Symbol.dispose](): void {
+    if (!this.#active) return;
+    this.#active = false;
+    gradEnabled = this.#previous;
+  }
+}
+
+/**
+ * Disables gradient recording: as a guard (`using _ = noGrad()`) or around a callback (`noGrad(() => ...)`).
+ *
+ * @example
+ * ```ts
+ * import { noGrad } from './grad_mode.ts';
+ * {
+ *   using _g = noGrad();
+ *   // optimizer updates here are not recorded
+ * }
+ * ```
+ */
+export function noGrad(): GradModeGuard;
+export function noGrad<T>(fn: () => T): T;
+export function noGrad<T>(fn?: () => T): GradModeGuard | T {
+  return withMode(false, fn);
+}
+
+/**
+ * Re-enables gradient recording inside a `noGrad` region, as a guard or around a callback.
+ *
+ * @example
+ * ```ts
+ * import { enableGrad, isGradEnabled, noGrad } from './grad_mode.ts';
+ * noGrad(() => enableGrad(() => isGradEnabled())); // true
+ * ```
+ */
+export function enableGrad(): GradModeGuard;
+export function enableGrad<T>(fn: () => T): T;
+export function enableGrad<T>(fn?: () => T): GradModeGuard | T {
+  return withMode(true, fn);
+}
+
+function withMode<T>(enabled: boolean, fn?: () => T): GradModeGuard | T {
+  const guard = new GradModeGuard(enabled);
+  if (fn === undefined) return guard;
+  try {
+    return fn();
+  } finally {
+    guard[Symbol.dispose]();
+  }
+}
+
+/** Keys inference mode removes: autograd and ADInplaceOrView (PyTorch's `InferenceMode` guard). */
+const INFERENCE_EXCLUDED = AUTOGRAD_DISPATCH_KEYSET.or(DispatchKeySet.of(DispatchKey.ADInplaceOrView));
+
+/** A scope of inference mode; restores everything when disposed. */
+export class InferenceModeGuard implements Disposable {
+  readonly #keys: Disposable;
+  readonly #grad: GradModeGuard;
+  #active = true;
+  /** Enters inference mode. */
+  constructor() {
+    this.#keys = excludeKeys(INFERENCE_EXCLUDED);
+    this.#grad = new GradModeGuard(false);
+    adjustInferenceMode(1);
+  }
+  /** Leaves inference mode; idempotent. */
+  [Symbol.dispose](): void {
+    if (!this.#active) return;
+    this.#active = false;
+    adjustInferenceMode(-1);
+    this.#grad[Symbol.dispose]();
+    this.#keys[Symbol.dispose]();
+  }
+}
+
+/**
+ * Inference mode (`torch.inference_mode`): no recording, no version counting, and tensors created inside are
+ * inference tensors. As a guard or around a callback.
+ *
+ * @example
+ * ```ts
+ * import { inferenceMode } from './grad_mode.ts';
+ * const y = inferenceMode(() => 42);
+ * ```
+ */
+export function inferenceMode(): InferenceModeGuard;
+export function inferenceMode<T>(fn: () => T): T;
+export function inferenceMode<T>(fn?: () => T): InferenceModeGuard | T {
+  const guard = new InferenceModeGuard();
+  if (fn === undefined) return guard;
+  try {
+    return fn();
+  } finally {
+    guard[Symbol.dispose]();
+  }
+}
