@@ -1,9 +1,10 @@
 // Builds the AssemblyScript kernels twice (plain SIMD and relaxed SIMD) and inlines both as base64 into the
 // generated module core/cpu/kernels_wasm.ts, stamped with a hash of the sources.
 //
-//   node kernels_as/build.mjs          build (needs assemblyscript from node_modules; < 30 s)
+//   node kernels_as/build.mjs          build, unless the embedded hash already matches the sources
+//   node kernels_as/build.mjs --force  build even when up to date (needs assemblyscript; ~20 s on 2 idle cores)
 //   node kernels_as/build.mjs --check  exit 1 if core/cpu/kernels_wasm.ts is stale (no compiler needed: CI)
-//   node kernels_as/build.mjs --wat    also write kernels_as/build/*.wat for inspection (git-ignored)
+//   node kernels_as/build.mjs --wat    also write kernels_as/build/*.wat for inspection (git-ignored; implies --force)
 //
 // Why base64 in a .ts module: it is the only loading method that works from a Deno URL import, in Bun and in
 // Node alike (shared/reference/TOOLCHAIN.md, Q3).
@@ -152,6 +153,8 @@ if (!isMainThread) {
   const argv = process.argv.slice(2);
   if (argv.includes('--check')) {
     process.exit(check());
+  } else if (!argv.includes('--force') && !argv.includes('--wat') && embeddedHash() === sourceHash()) {
+    console.log(`core/cpu/kernels_wasm.ts is up to date (${sourceHash().slice(0, 12)}); --force rebuilds`);
   } else {
     try {
       await build(argv.includes('--wat'));

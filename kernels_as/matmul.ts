@@ -29,7 +29,7 @@
 // and wrap on store; wrapping + and * commute with truncation, so this equals PyTorch's accumulation in the
 // type itself. Bool is unsupported (PyTorch: "addmm_impl_cpu_" not implemented for 'Bool').
 //
-// beta = 0 never reads C (it may hold NaN or garbage), as in BLAS and PyTorch.
+// beta = 0 never reads C (it may hold NaN or garbage) and alpha = 0 never reads A or B, as in BLAS.
 import {
   DT_BF16,
   DT_F16,
@@ -304,7 +304,7 @@ function writeRow<V>(p: usize, c0: v128, c1: v128, va: v128, vb: v128, readC: bo
   v128.store(p, r1, 16);
 }
 
-/** C = beta * C for K = 0 (an empty sum); beta = 0 writes zeros without reading C. */
+/** C = beta * C (K = 0 or alpha = 0); beta = 0 writes zeros without reading C. */
 function scaleC<S, V>(M: i32, N: i32, beta: V, C: usize, sCm: i32, sCn: i32): void {
   const es = elemBytes<S>();
   for (let i = 0; i < M; i++) {
@@ -334,7 +334,8 @@ function gemmPacked<S, V>(
   work: usize,
 ): void {
   if (M <= 0 || N <= 0) return;
-  if (K <= 0) {
+  if (K <= 0 || alpha == 0) {
+    // An empty sum, or BLAS's rule that alpha = 0 leaves A and B unread (so their NaNs do not reach C).
     scaleC<S, V>(M, N, beta, C, sCm, sCn);
     return;
   }

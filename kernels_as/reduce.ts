@@ -16,8 +16,9 @@
 // (512 f32), block results go to a level-0 vector, every 64 blocks level 0 is added into level 1, every 64
 // level-1 additions into level 2. Each term then passes through ~16 + 3 + 64 + 64 + n / 2^21 additions
 // instead of n / 32, which keeps a 16M-element f32 sum within a few ulps of the f64 result. Column sums
-// (inner > 1) use the same scheme over rows with blocks of 64 rows. The vector accumulators are also what
-// makes the row sum bandwidth-bound rather than latency-bound (8 independent add chains).
+// (inner > 1) use the same scheme over rows with blocks of 64 rows (except wide rows: Note [Wide column sums]).
+// The vector accumulators are also what makes the row sum bandwidth-bound rather than latency-bound (8
+// independent add chains).
 import {
   DT_BF16,
   DT_BOOL,
@@ -38,7 +39,8 @@ import {
 } from './common';
 import { copyElem, loadVec, STATUS_EMPTY_REDUCTION, storeVec } from './linalg_util';
 
-// Reduction operators, as marker types resolved at compile time (see linalg_util.ts for the technique).
+// Reduction operators as marker types: `changetype<Op>(0) instanceof OpSum` is decided at compile time, so each
+// instantiation keeps only its own branch (AssemblyScript generics take types, not values).
 @final @unmanaged class OpSum {}
 @final @unmanaged class OpProd {}
 @final @unmanaged class OpMean {}
@@ -304,7 +306,8 @@ const WIDE_ROW_BYTES: usize = 4096;
 // @ts-ignore: decorator
 @inline
 function storedAsComputed<T, V>(): bool {
-  return sizeof<T>() == sizeof<V>() && isFloat<T>() == isFloat<V>() && isSigned<T>() == isSigned<V>() && !isBoolean<T>();
+  const sameKind = isFloat<T>() == isFloat<V>() && isSigned<T>() == isSigned<V>();
+  return sizeof<T>() == sizeof<V>() && sameKind && !isBoolean<T>();
 }
 
 /**

@@ -9,9 +9,11 @@
 //
 // Note [Vector exp]: exp for f32 lanes is Cephes' expf: n = round(x log2 e) by the 1.5 * 2^23 trick (whose bits
 // also hold n + 127, so shifting them left by 23 builds 2^n), r = x - n ln 2 in two parts, a degree-6
-// polynomial, about 1 ulp. Arguments are clamped to [ln 2^-126, 88]; below the clamp the result is masked to 0
-// (exp(-inf) = 0 exactly, which masked-out logits need). Its 14 constants live in EXP_CONSTANTS and are loaded
-// into locals once per call (linalg_util.ts Note [Constants in hot loops]). f64 lanes use the scalar Math.exp.
+// polynomial, about 1 ulp. Lanes below ln 2^-126 are masked to 0 (so exp(-inf) = 0 exactly, which masked-out
+// logits need); there is no upper clamp because every caller passes x <= 0 (x - max, or a log-probability):
+// above 88.7 the result would be garbage, not inf. No min / max clamps: wasm's NaN-propagating f32x4.min / max
+// cost ~8 instructions each on x64 and doubled the cost of the whole exp. The constants live in EXP_CONSTANTS
+// (linalg_util.ts Note [Constants in hot loops]). f64 lanes use the scalar Math.exp.
 import {
   DT_BF16,
   DT_F16,
@@ -42,71 +44,42 @@ const EXP_CONSTANTS: usize = memory.data<f32>(
     5.0000001201e-1, 5.0000001201e-1, 5.0000001201e-1, 5.0000001201e-1, // p5
     1.0, 1.0, 1.0, 1.0,
     -87.336544750553102, -87.336544750553102, -87.336544750553102, -87.336544750553102, // ln 2^-126
-    88.0, 88.0, 88.0, 88.0,
   ],
   16,
 );
 
 /**
- * exp of 4 f32 lanes (Note [Vector exp]); the caller loads `k` = EXP_CONSTANTS' vectors into locals first,
- * through the LOAD_EXP_CONSTANTS pattern below, and passes them in.
+ * exp of 4 f32 lanes (Note [Vector exp]). The caller loads six constants into locals once (each kernel below
+ * starts with the same six v128.load lines); the six polynomial coefficients are loaded from EXP_CONSTANTS at
+ * each use instead, which keeps the live vectors within JSC's registers (Bun ran this 2x slower when all 13
+ * stayed live).
  */
 // @ts-ignore: decorator
 @inline
-function expF32x4(
-  x: v128,
-  log2e: v128,
-  magic: v128,
-  ln2Hi: v128,
-  ln2Lo: v128,
-  p0: v128,
-  p1: v128,
-  p2: v128,
-  p3: v128,
-  p4: v128,
-  p5: v128,
-  one: v128,
-  lo: v128,
-  hi: v128,
-): v128 {
-  const xc = f32x4.min(f32x4.max(x, lo), hi);
-  const t = madd<f32>(xc, log2e, magic);
+function expF32x4(x: v128, log2e: v128, magic: v128, ln2Hi: v128, ln2Lo: v128, one: v128, lo: v128): v128 {
+  const t = madd<f32>(x, log2e, magic);
   const n = f32x4.sub(t, magic);
-  let r = madd<f32>(n, ln2Hi, xc);
+  let r = madd<f32>(n, ln2Hi, x);
   r = madd<f32>(n, ln2Lo, r);
-  let y = madd<f32>(p0, r, p1);
-  y = madd<f32>(y, r, p2);
-  y = madd<f32>(y, r, p3);
-  y = madd<f32>(y, r, p4);
-  y = madd<f32>(y, r, p5);
+  let y = madd<f32>(v128.load(EXP_CONSTANTS, 64), r, v128.load(EXP_CONSTANTS, 80));
+  y = madd<f32>(y, r, v128.load(EXP_CONSTANTS, 96));
+  y = madd<f32>(y, r, v128.load(EXP_CONSTANTS, 112));
+  y = madd<f32>(y, r, v128.load(EXP_CONSTANTS, 128));
+  y = madd<f32>(y, r, v128.load(EXP_CONSTANTS, 144));
   y = f32x4.add(madd<f32>(y, f32x4.mul(r, r), r), one);
-  const res = f32x4.mul(y, i32x4.shl(t, 23));
-  return v128.andnot(res, f32x4.lt(x, lo));
+  // Below ln 2^-126 the exponent field underflows into garbage: mask those lanes to 0 (NaN lanes compare
+  // false and stay NaN).
+  return v128.andnot(f32x4.mul(y, i32x4.shl(t, 23)), f32x4.lt(x, lo));
 }
 
 /** exp of each lane of a vector of V: expF32x4 for f32, the scalar Math.exp per lane for f64. */
 // @ts-ignore: decorator
 @inline
-function expVec<V>(
-  x: v128,
-  log2e: v128,
-  magic: v128,
-  ln2Hi: v128,
-  ln2Lo: v128,
-  p0: v128,
-  p1: v128,
-  p2: v128,
-  p3: v128,
-  p4: v128,
-  p5: v128,
-  one: v128,
-  lo: v128,
-  hi: v128,
-): v128 {
+function expVec<V>(x: v128, log2e: v128, magic: v128, ln2Hi: v128, ln2Lo: v128, one: v128, lo: v128): v128 {
   if (sizeof<V>() == 8) {
     return f64x2.replace_lane(f64x2.splat(Math.exp(f64x2.extract_lane(x, 0))), 1, Math.exp(f64x2.extract_lane(x, 1)));
   }
-  return expF32x4(x, log2e, magic, ln2Hi, ln2Lo, p0, p1, p2, p3, p4, p5, one, lo, hi);
+  return expF32x4(x, log2e, magic, ln2Hi, ln2Lo, one, lo);
 }
 
 /** Scalar exp in V (the row tails and the strided column path). */
@@ -176,19 +149,32 @@ function softmaxRow<T, V>(out: usize, a: usize, n: i32, log: bool): void {
   const es = elemBytes<T>();
   const vecBytes = <usize>lanes * es;
   const vecEnd = n - n % lanes;
-  // Pass 1: max, 4 vector accumulators.
+  // Pass 1: max, 4 vector accumulators. pmax (one instruction; it never lets NaN in) plus a NaN flag is ~3x
+  // cheaper than the NaN-propagating max (Note [Vector exp]); a NaN anywhere makes m NaN afterwards.
   const first = v128.splat<V>(ld<T, V>(a));
   let m0 = first, m1 = first, m2 = first, m3 = first;
+  let nan = v128.splat<i32>(0);
   let i = 0;
   for (; i + 4 * lanes <= n; i += 4 * lanes) {
     const p = a + <usize>i * es;
-    m0 = v128.max<V>(m0, loadVec<T, V>(p));
-    m1 = v128.max<V>(m1, loadVec<T, V>(p + vecBytes));
-    m2 = v128.max<V>(m2, loadVec<T, V>(p + vecBytes * 2));
-    m3 = v128.max<V>(m3, loadVec<T, V>(p + vecBytes * 3));
+    const x0 = loadVec<T, V>(p);
+    const x1 = loadVec<T, V>(p + vecBytes);
+    const x2 = loadVec<T, V>(p + vecBytes * 2);
+    const x3 = loadVec<T, V>(p + vecBytes * 3);
+    m0 = v128.pmax<V>(m0, x0);
+    m1 = v128.pmax<V>(m1, x1);
+    m2 = v128.pmax<V>(m2, x2);
+    m3 = v128.pmax<V>(m3, x3);
+    const nan01 = v128.or(v128.ne<V>(x0, x0), v128.ne<V>(x1, x1));
+    nan = v128.or(nan, v128.or(nan01, v128.or(v128.ne<V>(x2, x2), v128.ne<V>(x3, x3))));
   }
-  for (; i < vecEnd; i += lanes) m0 = v128.max<V>(m0, loadVec<T, V>(a + <usize>i * es));
+  for (; i < vecEnd; i += lanes) {
+    const x = loadVec<T, V>(a + <usize>i * es);
+    m0 = v128.pmax<V>(m0, x);
+    nan = v128.or(nan, v128.ne<V>(x, x));
+  }
   let m = maxLanes<V>(v128.max<V>(v128.max<V>(m0, m1), v128.max<V>(m2, m3)));
+  if (v128.any_true(nan)) m = <V>NaN;
   for (; i < n; i++) m = max<V>(m, ld<T, V>(a + <usize>i * es));
   const mv = v128.splat<V>(m);
 
@@ -196,15 +182,8 @@ function softmaxRow<T, V>(out: usize, a: usize, n: i32, log: bool): void {
   const magic = v128.load(EXP_CONSTANTS, 16);
   const ln2Hi = v128.load(EXP_CONSTANTS, 32);
   const ln2Lo = v128.load(EXP_CONSTANTS, 48);
-  const p0 = v128.load(EXP_CONSTANTS, 64);
-  const p1 = v128.load(EXP_CONSTANTS, 80);
-  const p2 = v128.load(EXP_CONSTANTS, 96);
-  const p3 = v128.load(EXP_CONSTANTS, 112);
-  const p4 = v128.load(EXP_CONSTANTS, 128);
-  const p5 = v128.load(EXP_CONSTANTS, 144);
   const one = v128.load(EXP_CONSTANTS, 160);
   const lo = v128.load(EXP_CONSTANTS, 176);
-  const hi = v128.load(EXP_CONSTANTS, 192);
 
   // Pass 2: sum of exp(x - m); softmax keeps the exps in `out` when it can hold them exactly.
   const keep = !log && storesCompute<T>();
@@ -213,11 +192,9 @@ function softmaxRow<T, V>(out: usize, a: usize, n: i32, log: bool): void {
   i = 0;
   for (; i + 2 * lanes <= n; i += 2 * lanes) {
     const p = a + <usize>i * es;
-    const e0 = expVec<V>(v128.sub<V>(loadVec<T, V>(p), mv), log2e, magic, ln2Hi, ln2Lo, p0, p1, p2, p3, p4, p5, one, lo, hi);
+    const e0 = expVec<V>(v128.sub<V>(loadVec<T, V>(p), mv), log2e, magic, ln2Hi, ln2Lo, one, lo);
     const e1 = expVec<V>(
-      v128.sub<V>(loadVec<T, V>(p + vecBytes), mv),
-      log2e, magic, ln2Hi, ln2Lo, p0, p1, p2, p3, p4, p5, one, lo, hi,
-    );
+      v128.sub<V>(loadVec<T, V>(p + vecBytes), mv), log2e, magic, ln2Hi, ln2Lo, one, lo);
     s0 = v128.add<V>(s0, e0);
     s1 = v128.add<V>(s1, e1);
     if (keep) {
@@ -227,9 +204,7 @@ function softmaxRow<T, V>(out: usize, a: usize, n: i32, log: bool): void {
   }
   for (; i < vecEnd; i += lanes) {
     const e0 = expVec<V>(
-      v128.sub<V>(loadVec<T, V>(a + <usize>i * es), mv),
-      log2e, magic, ln2Hi, ln2Lo, p0, p1, p2, p3, p4, p5, one, lo, hi,
-    );
+      v128.sub<V>(loadVec<T, V>(a + <usize>i * es), mv), log2e, magic, ln2Hi, ln2Lo, one, lo);
     s0 = v128.add<V>(s0, e0);
     if (keep) v128.store(out + <usize>i * es, e0);
   }
@@ -257,7 +232,7 @@ function softmaxRow<T, V>(out: usize, a: usize, n: i32, log: bool): void {
     const p = <usize>i * es;
     const e = keep
       ? v128.load(out + p)
-      : expVec<V>(v128.sub<V>(loadVec<T, V>(a + p), mv), log2e, magic, ln2Hi, ln2Lo, p0, p1, p2, p3, p4, p5, one, lo, hi);
+      : expVec<V>(v128.sub<V>(loadVec<T, V>(a + p), mv), log2e, magic, ln2Hi, ln2Lo, one, lo);
     storeVec<T, V>(out + p, v128.mul<V>(e, iv));
   }
   for (; i < n; i++) {
@@ -296,15 +271,8 @@ function softmaxColumns<T, V>(out: usize, a: usize, R: i32, inner: i32, log: boo
   const magic = v128.load(EXP_CONSTANTS, 16);
   const ln2Hi = v128.load(EXP_CONSTANTS, 32);
   const ln2Lo = v128.load(EXP_CONSTANTS, 48);
-  const p0 = v128.load(EXP_CONSTANTS, 64);
-  const p1 = v128.load(EXP_CONSTANTS, 80);
-  const p2 = v128.load(EXP_CONSTANTS, 96);
-  const p3 = v128.load(EXP_CONSTANTS, 112);
-  const p4 = v128.load(EXP_CONSTANTS, 128);
-  const p5 = v128.load(EXP_CONSTANTS, 144);
   const one = v128.load(EXP_CONSTANTS, 160);
   const lo = v128.load(EXP_CONSTANTS, 176);
-  const hi = v128.load(EXP_CONSTANTS, 192);
   const keep = !log && storesCompute<T>();
   let j = 0;
   for (; j + lanes <= inner; j += lanes) {
@@ -315,7 +283,7 @@ function softmaxColumns<T, V>(out: usize, a: usize, R: i32, inner: i32, log: boo
     let sv = v128.splat<V>(0);
     for (let r = 0; r < R; r++) {
       const p = <usize>r * rowBytes;
-      const e = expVec<V>(v128.sub<V>(loadVec<T, V>(src + p), mv), log2e, magic, ln2Hi, ln2Lo, p0, p1, p2, p3, p4, p5, one, lo, hi);
+      const e = expVec<V>(v128.sub<V>(loadVec<T, V>(src + p), mv), log2e, magic, ln2Hi, ln2Lo, one, lo);
       sv = v128.add<V>(sv, e);
       if (keep) v128.store(dst + p, e);
     }
@@ -331,7 +299,7 @@ function softmaxColumns<T, V>(out: usize, a: usize, R: i32, inner: i32, log: boo
         const p = <usize>r * rowBytes;
         const e = keep
           ? v128.load(dst + p)
-          : expVec<V>(v128.sub<V>(loadVec<T, V>(src + p), mv), log2e, magic, ln2Hi, ln2Lo, p0, p1, p2, p3, p4, p5, one, lo, hi);
+          : expVec<V>(v128.sub<V>(loadVec<T, V>(src + p), mv), log2e, magic, ln2Hi, ln2Lo, one, lo);
         storeVec<T, V>(dst + p, v128.mul<V>(e, iv));
       }
     }
@@ -381,15 +349,8 @@ function softmaxBackwardVec<T, V>(gi: usize, g: usize, y: usize, R: i32, stride:
   const magic = v128.load(EXP_CONSTANTS, 16);
   const ln2Hi = v128.load(EXP_CONSTANTS, 32);
   const ln2Lo = v128.load(EXP_CONSTANTS, 48);
-  const p0 = v128.load(EXP_CONSTANTS, 64);
-  const p1 = v128.load(EXP_CONSTANTS, 80);
-  const p2 = v128.load(EXP_CONSTANTS, 96);
-  const p3 = v128.load(EXP_CONSTANTS, 112);
-  const p4 = v128.load(EXP_CONSTANTS, 128);
-  const p5 = v128.load(EXP_CONSTANTS, 144);
   const one = v128.load(EXP_CONSTANTS, 160);
   const lo = v128.load(EXP_CONSTANTS, 176);
-  const hi = v128.load(EXP_CONSTANTS, 192);
   let sv = v128.splat<V>(0);
   for (let r = 0; r < R; r++) {
     const p = <usize>r * stride;
@@ -401,7 +362,7 @@ function softmaxBackwardVec<T, V>(gi: usize, g: usize, y: usize, R: i32, stride:
     const gv = loadVec<T, V>(g + p);
     const yv = loadVec<T, V>(y + p);
     if (log) {
-      const e = expVec<V>(yv, log2e, magic, ln2Hi, ln2Lo, p0, p1, p2, p3, p4, p5, one, lo, hi);
+      const e = expVec<V>(yv, log2e, magic, ln2Hi, ln2Lo, one, lo);
       storeVec<T, V>(gi + p, v128.sub<V>(gv, v128.mul<V>(e, sv)));
     } else {
       storeVec<T, V>(gi + p, v128.mul<V>(yv, v128.sub<V>(gv, sv)));
@@ -456,22 +417,15 @@ function softmaxBackwardRow<T, V>(gi: usize, g: usize, y: usize, n: i32, log: bo
   const magic = v128.load(EXP_CONSTANTS, 16);
   const ln2Hi = v128.load(EXP_CONSTANTS, 32);
   const ln2Lo = v128.load(EXP_CONSTANTS, 48);
-  const p0 = v128.load(EXP_CONSTANTS, 64);
-  const p1 = v128.load(EXP_CONSTANTS, 80);
-  const p2 = v128.load(EXP_CONSTANTS, 96);
-  const p3 = v128.load(EXP_CONSTANTS, 112);
-  const p4 = v128.load(EXP_CONSTANTS, 128);
-  const p5 = v128.load(EXP_CONSTANTS, 144);
   const one = v128.load(EXP_CONSTANTS, 160);
   const lo = v128.load(EXP_CONSTANTS, 176);
-  const hi = v128.load(EXP_CONSTANTS, 192);
   const sv = v128.splat<V>(s);
   for (i = 0; i < vecEnd; i += lanes) {
     const p = <usize>i * es;
     const gv = loadVec<T, V>(g + p);
     const yv = loadVec<T, V>(y + p);
     if (log) {
-      const e = expVec<V>(yv, log2e, magic, ln2Hi, ln2Lo, p0, p1, p2, p3, p4, p5, one, lo, hi);
+      const e = expVec<V>(yv, log2e, magic, ln2Hi, ln2Lo, one, lo);
       storeVec<T, V>(gi + p, v128.sub<V>(gv, v128.mul<V>(e, sv)));
     } else {
       storeVec<T, V>(gi + p, v128.mul<V>(yv, v128.sub<V>(gv, sv)));

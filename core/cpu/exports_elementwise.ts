@@ -129,7 +129,21 @@ export type BinaryOp = typeof BinaryOp[keyof typeof BinaryOp];
  */
 export const ClampFlags = { min: 1, max: 2 } as const;
 
-/** Exports of the elementwise kernel families. All pointers are byte offsets into the kernel memory. */
+/**
+ * Exports of the elementwise kernel families. All pointers are byte offsets into the kernel memory.
+ *
+ * @example
+ * ```ts
+ * import { createKernelMemory, instantiateKernels } from './wasm.ts';
+ * import { BinaryOp } from './exports_elementwise.ts';
+ * const memory = createKernelMemory();
+ * const k = instantiateKernels(memory);
+ * const x = k.heapBase();
+ * new Float32Array(memory.buffer as unknown as ArrayBuffer, x, 3).set([1, 2, 3]);
+ * k.binary_scalar_contig(BinaryOp.add, 6, x, x, 1, 3, 1); // x += 1 in place (6 = float32)
+ * console.log(new Float32Array(memory.buffer as unknown as ArrayBuffer, x, 3)); // Float32Array [2, 3, 4]
+ * ```
+ */
 export interface ElementwiseExports {
   /** First byte the TypeScript allocator may hand out (after the module's static data), 64-byte aligned. */
   heapBase(): number;

@@ -79,7 +79,8 @@ export type ReduceWithIndicesKernel = (
  * The signature of `gemm_f32` / `gemm_f64`: `C = alpha * A @ B + beta * C` with A `M x K` (element strides
  * `sAm`, `sAk`), B `K x N` (`sBk`, `sBn`), C `M x N` (`sCm`, `sCn`). Any strides: a transposed operand is the
  * same matrix with its strides swapped and runs at the same speed (both operands are packed). `beta = 0` never
- * reads C. `work` must hold `gemm_workspace_bytes(dtype, M, N, K)` bytes.
+ * reads C and `alpha = 0` never reads A or B (BLAS rules: their NaNs do not propagate). C must not overlap A or
+ * B. `work` must hold `gemm_workspace_bytes(dtype, M, N, K)` bytes.
  */
 export type GemmKernel = (
   M: number,

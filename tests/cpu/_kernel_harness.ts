@@ -16,7 +16,7 @@
  *
  * @module
  */
-import { type KernelFlavor, createKernelMemory, instantiateKernels } from '../../core/cpu/wasm.ts';
+import { createKernelMemory, instantiateKernels, type KernelFlavor } from '../../core/cpu/wasm.ts';
 import type { KernelExports } from '../../core/cpu/kernel_exports.ts';
 
 /** PyTorch ScalarType codes by short name. */
@@ -26,7 +26,18 @@ export const DT = { u8: 0, i8: 1, i16: 2, i32: 3, i64: 4, f16: 5, f32: 6, f64: 7
 export type Dtype = typeof DT[keyof typeof DT];
 
 /** Every dtype code, in ScalarType order. */
-export const ALL_DTYPES: readonly Dtype[] = [DT.u8, DT.i8, DT.i16, DT.i32, DT.i64, DT.f16, DT.f32, DT.f64, DT.bool, DT.bf16];
+export const ALL_DTYPES: readonly Dtype[] = [
+  DT.u8,
+  DT.i8,
+  DT.i16,
+  DT.i32,
+  DT.i64,
+  DT.f16,
+  DT.f32,
+  DT.f64,
+  DT.bool,
+  DT.bf16,
+];
 
 /** The float dtypes. */
 export const FLOAT_DTYPES: readonly Dtype[] = [DT.f16, DT.bf16, DT.f32, DT.f64];
@@ -125,16 +136,22 @@ export function harness(options: { flavor?: KernelFlavor; maximumPages?: number 
       switch (dtype) {
         case DT.u8:
         case DT.bool:
-          new Uint8Array(buf(), ptr, n).set(Array.from(values, (v) => Number(BigInt.asUintN(8, BigInt(Math.trunc(v))))));
+          new Uint8Array(buf(), ptr, n).set(
+            Array.from(values, (v) => Number(BigInt.asUintN(8, BigInt(Math.trunc(v))))),
+          );
           break;
         case DT.i8:
           new Int8Array(buf(), ptr, n).set(Array.from(values, (v) => Number(BigInt.asIntN(8, BigInt(Math.trunc(v))))));
           break;
         case DT.i16:
-          new Int16Array(buf(), ptr, n).set(Array.from(values, (v) => Number(BigInt.asIntN(16, BigInt(Math.trunc(v))))));
+          new Int16Array(buf(), ptr, n).set(
+            Array.from(values, (v) => Number(BigInt.asIntN(16, BigInt(Math.trunc(v))))),
+          );
           break;
         case DT.i32:
-          new Int32Array(buf(), ptr, n).set(Array.from(values, (v) => Number(BigInt.asIntN(32, BigInt(Math.trunc(v))))));
+          new Int32Array(buf(), ptr, n).set(
+            Array.from(values, (v) => Number(BigInt.asIntN(32, BigInt(Math.trunc(v))))),
+          );
           break;
         case DT.i64:
           new BigInt64Array(buf(), ptr, n).set(Array.from(values, (v) => BigInt.asIntN(64, BigInt(Math.trunc(v)))));

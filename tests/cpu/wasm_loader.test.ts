@@ -1,0 +1,91 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  createKernelMemory,
+  decodeBase64,
+  instantiateKernels,
+  KERNEL_MAX_PAGES,
+  kernelFlavor,
+  kernelModule,
+} from '../../core/cpu/wasm.ts';
+import { BinaryOp, ClampFlags, KernelStatus, UnaryOp } from '../../core/cpu/exports_elementwise.ts';
+import { KERNELS_SOURCE_HASH, KERNELS_WASM_SIMD_BASE64 } from '../../core/cpu/kernels_wasm.ts';
+
+/** The snake-case global name of a camelCase opcode key (`divFloor` -> `DIV_FLOOR`). */
+const globalName = (key: string) => key.replace(/[A-Z]/g, (c) => '_' + c).toUpperCase();
+
+describe('kernel loader', () => {
+  it("creates a shared memory within the module's limits and rejects bad sizes", () => {
+    const m = createKernelMemory({ initialPages: 2, maximumPages: 64 });
+    assert.ok(m.buffer instanceof SharedArrayBuffer);
+    assert.equal(m.buffer.byteLength, 2 * 65536);
+    assert.throws(() => createKernelMemory({ maximumPages: KERNEL_MAX_PAGES + 1 }), RangeError);
+    assert.throws(() => createKernelMemory({ initialPages: 0 }), RangeError);
+    assert.throws(() => createKernelMemory({ initialPages: 8, maximumPages: 4 }), RangeError);
+    assert.throws(() => createKernelMemory({ initialPages: 1.5 }), RangeError);
+  });
+
+  it('accepts the default 4 GiB maximum', () => {
+    const m = createKernelMemory();
+    const k = instantiateKernels(m);
+    assert.equal(k.itemSize(6), 4);
+  });
+
+  it('picks the relaxed build exactly when the engine validates relaxed SIMD', () => {
+    const flavor = kernelFlavor();
+    assert.ok(flavor === 'relaxed-simd' || flavor === 'simd');
+    const k = instantiateKernels(createKernelMemory({ maximumPages: 16 }));
+    assert.equal(k.relaxedSimdBuild(), flavor === 'relaxed-simd' ? 1 : 0);
+    const plain = instantiateKernels(createKernelMemory({ maximumPages: 16 }), { flavor: 'simd' });
+    assert.equal(plain.relaxedSimdBuild(), 0);
+    if (flavor === 'simd') {
+      assert.throws(() => kernelModule('relaxed-simd'), /relaxed SIMD/);
+    }
+  });
+
+  it('compiles each build once and imports only env.memory', () => {
+    assert.equal(kernelModule('simd'), kernelModule('simd'));
+    const imports = WebAssembly.Module.imports(kernelModule('simd'));
+    assert.deepEqual(imports.map((i) => `${i.module}.${i.name}:${i.kind}`), ['env.memory:memory']);
+  });
+
+  it('reports a 64-byte aligned heap base inside the initial memory', () => {
+    const memory = createKernelMemory({ initialPages: 1, maximumPages: 16 });
+    const k = instantiateKernels(memory);
+    const base = k.heapBase();
+    assert.equal(base % 64, 0);
+    assert.ok(base > 0 && base < 65536, `heapBase ${base}`);
+  });
+
+  it('mirrors the opcode numbers of the wasm module', () => {
+    const k = instantiateKernels(createKernelMemory({ maximumPages: 16 })) as unknown as Record<string, unknown>;
+    const value = (name: string) => (k[name] as WebAssembly.Global).value as number;
+    for (const [key, op] of Object.entries(UnaryOp)) assert.equal(value(`UNARY_${globalName(key)}`), op, key);
+    for (const [key, op] of Object.entries(BinaryOp)) assert.equal(value(`BINARY_${globalName(key)}`), op, key);
+    assert.equal(value('UNARY_OP_COUNT'), Object.keys(UnaryOp).length);
+    assert.equal(value('BINARY_OP_COUNT'), Object.keys(BinaryOp).length);
+    assert.equal(value('CLAMP_HAS_MIN'), ClampFlags.min);
+    assert.equal(value('CLAMP_HAS_MAX'), ClampFlags.max);
+    assert.equal(value('STATUS_OK'), KernelStatus.ok);
+    assert.equal(value('STATUS_UNSUPPORTED'), KernelStatus.unsupported);
+    assert.equal(value('STATUS_BAD_ARGUMENT'), KernelStatus.badArgument);
+  });
+
+  it('lets two instances (as two workers would) share one memory, including after it grows', () => {
+    const memory = createKernelMemory({ initialPages: 1, maximumPages: 64 });
+    const a = instantiateKernels(memory);
+    const b = instantiateKernels(memory, { module: kernelModule() });
+    const base = a.heapBase();
+    memory.grow(2);
+    const far = 2 * 65536 + 128; // only exists after the grow
+    assert.equal(a.fill_contig(6, far, 1.5, 4), KernelStatus.ok);
+    assert.equal(b.binary_scalar_contig(BinaryOp.mul, 6, base, far, 2, 4, 1), KernelStatus.ok);
+    assert.deepEqual([...new Float32Array(memory.buffer as unknown as ArrayBuffer, base, 4)], [3, 3, 3, 3]);
+  });
+
+  it('decodes base64 to the wasm magic number', () => {
+    assert.deepEqual([...decodeBase64('AGFzbQEAAAA=')], [0, 0x61, 0x73, 0x6d, 1, 0, 0, 0]);
+    assert.deepEqual([...decodeBase64(KERNELS_WASM_SIMD_BASE64).subarray(0, 4)], [0, 0x61, 0x73, 0x6d]);
+    assert.match(KERNELS_SOURCE_HASH, /^[0-9a-f]{64}$/);
+  });
+});
