@@ -18,31 +18,41 @@ import type { OperatorHandle } from '../dispatch/operator_handle.ts';
 import type { DType } from '../tensor/dtype.ts';
 import { Tensor } from '../tensor/tensor.ts';
 import { gradientEdge } from './engine.ts';
-import { isGradEnabled } from './grad_mode.ts';
+import { gradMode } from './grad_mode.ts';
 import { type Edge, Node, SavedVariable } from './node.ts';
 
 /** Saved state a formula reads: saved tensors unpacked, plus the non-tensor arguments. */
 export type SavedValues = Record<string, unknown> & { readonly result?: Tensor };
 
 /**
+ * The gradient of one differentiable input given the output gradient `grad` (the first output's), the saved
+ * values, and the gradients of every output (for operators with several outputs; null where an output got
+ * none). For a `Tensor[]` argument it returns one gradient per element.
+ */
+export type GradFormula = (grad: Tensor, saved: SavedValues, grads: ReadonlyArray<Tensor | null>) => Tensor | Tensor[];
+
+/**
  * A derivative formula (the role of one `derivatives.yaml` entry). `grads` maps each differentiable input
- * argument to its gradient given the output gradient; broadcasting is reduced back to the input's shape and
- * dtype by the kernel.
+ * argument to its gradient; broadcasting is reduced back to each input's shape and dtype by the node.
  */
 export interface Derivative {
   /** Backward node name, PyTorch's (e.g. `MulBackward0`). */
   readonly name: string;
-  /** Tensor arguments to save (by schema name), and `result` to save the output. */
+  /** Arguments to save (by schema name), `result` for the (first) output, `result1`... for the others. */
   readonly save?: readonly string[];
   /** Gradient per differentiable input (by schema name). */
-  readonly grads: Readonly<Record<string, (grad: Tensor, saved: SavedValues) => Tensor>>;
+  readonly grads: Readonly<Record<string, GradFormula>>;
+  /** Outputs that carry gradient, for operators returning several (default: all of a list, the first of a tuple). */
+  readonly outputs?: readonly number[];
 }
 
 /** Reduces a gradient to an input's shape and dtype (the broadcasting reduction PyTorch does per input). */
 export type ShapeReducer = (grad: Tensor, shape: readonly number[], dtype: DType) => Tensor;
 
+/** One differentiable input edge: argument name, element index for `Tensor[]` arguments, metadata. */
 interface InputInfo {
   readonly name: string;
+  readonly element: number;
   readonly shape: readonly number[];
   readonly dtype: DType;
 }
@@ -64,8 +74,9 @@ export class FormulaNode extends Node {
     saved: Map<string, SavedVariable>,
     values: Record<string, unknown>,
     reduce: ShapeReducer,
+    numOutputs: number,
   ) {
-    super(edges, 1);
+    super(edges, numOutputs);
     this.#derivative = derivative;
     this.#inputs = inputs;
     this.#saved = saved;
@@ -80,14 +91,20 @@ export class FormulaNode extends Node {
 
   /** Gradients of the differentiable inputs. */
   apply(grads: Array<Tensor | null>): Array<Tensor | null> {
-    const grad = grads[0];
-    if (grad === null) return this.#inputs.map(() => null);
+    const first = grads.find((g) => g !== null) ?? null;
+    if (first === null) return this.#inputs.map(() => null);
     const saved: Record<string, unknown> = { ...this.#values };
     for (const [name, variable] of this.#saved) saved[name] = variable.unpack(this);
+    const computed = new Map<string, Tensor | Tensor[]>();
     return this.#inputs.map((input, i) => {
       if (this.nextEdges[i] === null) return null;
-      const g = this.#derivative.grads[input.name](grad, saved);
-      return this.#reduce(g, input.shape, input.dtype);
+      let g = computed.get(input.name);
+      if (g === undefined) {
+        g = this.#derivative.grads[input.name](grads[0] ?? first, saved, grads);
+        computed.set(input.name, g);
+      }
+      const own = Array.isArray(g) ? g[input.element] : g;
+      return this.#reduce(own, input.shape, input.dtype);
     });
   }
 
@@ -102,7 +119,17 @@ export class FormulaNode extends Node {
 const BELOW_AUTOGRAD_HI = AFTER_AUTOGRAD_KEYSET.hi;
 
 function requiresGrad(v: unknown): boolean {
-  return v instanceof Tensor && v.autograd?.requiresGrad === true;
+  if (v instanceof Tensor) return v.autograd?.requiresGrad === true;
+  if (Array.isArray(v)) {
+    for (const t of v) {
+      if (t instanceof Tensor && t.autograd?.requiresGrad === true) return true;
+    }
+  }
+  return false;
+}
+
+function autogradMetaOf(t: Tensor) {
+  return t.autograd ??= { requiresGrad: false, grad: null, gradFn: null, outputNr: 0, retainsGrad: false, hooks: [] };
 }
 
 /**
@@ -123,13 +150,9 @@ export function makeAutogradKernel(op: OperatorHandle, derivative: Derivative, r
   });
   const inPlace = schema.arguments[0]?.aliasInfo?.isWrite === true;
   const saveNames = derivative.save ?? [];
+  const returnsList = schema.returns.length === 1 && schema.returns[0].type.kind === 'List';
 
-  return (hi: number, lo: number, ...args: unknown[]): unknown => {
-    let record = false;
-    if (isGradEnabled()) { for (const d of differentiable) if (requiresGrad(args[d.index])) record = true; }
-    // Nothing to record: pass straight through (no guard: inputs that need no grad cannot make nested calls
-    // record either).
-    if (!record) return op.redispatch(hi & BELOW_AUTOGRAD_HI, lo, ...args);
+  const record = (hi: number, lo: number, args: unknown[]): unknown => {
     const self = args[0];
     if (
       inPlace && self instanceof Tensor && self.autograd?.requiresGrad && !self.autograd.gradFn &&
@@ -144,39 +167,93 @@ export function makeAutogradKernel(op: OperatorHandle, derivative: Derivative, r
       const v = args[i];
       if (v instanceof Tensor) {
         if (saveNames.includes(name)) saved.set(name, new SavedVariable(v));
-      } else {
+        values[`${name}_shape`] = v.shape;
+      } else if (!Array.isArray(v) || !v.some((x) => x instanceof Tensor)) {
         values[name] = v;
+      } else {
+        // A Tensor[] argument: formulas get the shapes (cat splits its gradient by them).
+        values[name] = v.map((x: Tensor) => x.shape);
       }
     });
-    const edges = differentiable.map((d) => {
+    const edges: Array<Edge | null> = [];
+    const inputs: InputInfo[] = [];
+    for (const d of differentiable) {
       const v = args[d.index];
-      return v instanceof Tensor ? gradientEdge(v) : null;
-    });
-    const inputs = differentiable.map((d) => {
-      const v = args[d.index] as Tensor | number;
-      return v instanceof Tensor
-        ? { name: d.name, shape: v.shape, dtype: v.dtype }
-        : { name: d.name, shape: [], dtype: undefined as unknown as DType };
-    });
+      const list = Array.isArray(v) ? v : [v];
+      list.forEach((x, element) => {
+        const isTensor = x instanceof Tensor;
+        edges.push(isTensor ? gradientEdge(x) : null);
+        inputs.push({
+          name: d.name,
+          element,
+          shape: isTensor ? x.shape : [],
+          dtype: isTensor ? x.dtype : (undefined as unknown as DType),
+        });
+      });
+    }
     let out: unknown;
     {
       using _below = excludeKeys(AUTOGRAD_DISPATCH_KEYSET);
       out = op.redispatch(hi & BELOW_AUTOGRAD_HI, lo, ...args);
     }
-    if (!(out instanceof Tensor)) return out;
-    if (saveNames.includes('result')) saved.set('result', new SavedVariable(out, true));
-    const node = new FormulaNode(derivative, edges, inputs, saved, values, reduce);
-    const meta = out.autograd ?? (out.autograd = {
-      requiresGrad: false,
-      grad: null,
-      gradFn: null,
-      outputNr: 0,
-      retainsGrad: false,
-      hooks: [],
+    const outputs = Array.isArray(out) ? out as Tensor[] : out instanceof Tensor ? [out] : [];
+    if (outputs.length === 0) return out;
+    outputs.forEach((t, i) => {
+      const key = i === 0 ? 'result' : `result${i}`;
+      if (saveNames.includes(key)) saved.set(key, new SavedVariable(t, true));
     });
-    meta.requiresGrad = true;
-    meta.gradFn = node;
-    meta.outputNr = 0;
+    const node = new FormulaNode(derivative, edges, inputs, saved, values, reduce, outputs.length);
+    const differentiableOutputs = derivative.outputs ?? (returnsList ? outputs.map((_, i) => i) : [0]);
+    for (const i of differentiableOutputs) {
+      const t = outputs[i];
+      if (!(t instanceof Tensor) || !t.dtype.isFloatingPoint) continue;
+      const meta = autogradMetaOf(t);
+      meta.requiresGrad = true;
+      meta.gradFn = node;
+      meta.outputNr = i;
+    }
     return out;
   };
+  return fixedArityKernel(op, schema.arguments.length, differentiable.map((d) => d.index), record);
+}
+
+// Note [Fixed-arity autograd kernels]
+// Every call of a differentiable operator passes through its autograd kernel, so the path that records
+// nothing must cost almost nothing: a generated function with the schema's exact parameters checks grad mode
+// and the differentiable arguments' requiresGrad, then redispatches below autograd. Only a call that records
+// builds an argument array.
+const kernelFactories = new Map<string, (...deps: unknown[]) => unknown>();
+
+function fixedArityKernel(
+  op: OperatorHandle,
+  arity: number,
+  differentiable: readonly number[],
+  record: (hi: number, lo: number, args: unknown[]) => unknown,
+) {
+  const key = `${arity}:${differentiable.join(',')}`;
+  let factory = kernelFactories.get(key);
+  if (factory === undefined) {
+    const params = Array.from({ length: arity }, (_, i) => `a${i}`);
+    const checks = differentiable.map((i) => `R(a${i})`).join(' || ') || 'false';
+    const rest = params.map((p) => `, ${p}`).join('');
+    factory = new Function(
+      'G',
+      'R',
+      'OP',
+      'B',
+      'REC',
+      `return function autograd(h, l${rest}) {
+` +
+        `  if (G.enabled && (${checks})) return REC(h, l, [${params.join(', ')}]);
+` +
+        `  return OP.redispatch(h & B, l${rest});
+};`,
+    ) as (...deps: unknown[]) => unknown;
+    kernelFactories.set(key, factory);
+  }
+  return factory(gradMode, requiresGrad, op, BELOW_AUTOGRAD_HI, record) as (
+    hi: number,
+    lo: number,
+    ...args: unknown[]
+  ) => unknown;
 }

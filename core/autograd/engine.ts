@@ -67,7 +67,9 @@ export class AccumulateGrad extends Node {
     if (existing === null || existing.isDisposed) {
       // A gradient object may reach several leaves (AddBackward passes one object on to both inputs):
       // each leaf gets its own, because later accumulation is in place.
-      const own = this.owned?.has(g) ? ops().clone(g) : g;
+      // It is also copied when it is a view or not contiguous (an expanded gradient has stride 0), since the
+      // leaf's grad is later accumulated in place (PyTorch's AccumulateGrad layout contract).
+      const own = this.owned?.has(g) || g.base !== undefined || !g.isContiguous() ? ops().clone(g) : g;
       this.owned?.add(own);
       meta.grad = keep(own);
     } else {

@@ -10,7 +10,8 @@ import { AUTOGRAD_DISPATCH_KEYSET, DispatchKeySet } from '../dispatch/dispatch_k
 import { excludeKeys } from '../dispatch/local_dispatch_key_set.ts';
 import { adjustInferenceMode } from '../tensor/tensor.ts';
 
-let gradEnabled = true;
+/** The per-agent grad mode, read directly by the generated autograd kernels (see autograd_kernel.ts). */
+export const gradMode: { enabled: boolean } = { enabled: true };
 
 /**
  * Whether autograd records operations (false inside `noGrad`).
@@ -22,7 +23,7 @@ let gradEnabled = true;
  * ```
  */
 export function isGradEnabled(): boolean {
-  return gradEnabled;
+  return gradMode.enabled;
 }
 
 /** A scope that sets the grad mode and restores the previous one when disposed. */
@@ -31,14 +32,14 @@ export class GradModeGuard implements Disposable {
   #active = true;
   /** Sets grad mode to `enabled`. */
   constructor(enabled: boolean) {
-    this.#previous = gradEnabled;
-    gradEnabled = enabled;
+    this.#previous = gradMode.enabled;
+    gradMode.enabled = enabled;
   }
   /** Restores the previous mode; idempotent. */
   [Symbol.dispose](): void {
     if (!this.#active) return;
     this.#active = false;
-    gradEnabled = this.#previous;
+    gradMode.enabled = this.#previous;
   }
 }
 

@@ -6,7 +6,8 @@
 export { AccumulateGrad, gradientEdge } from './engine.ts';
 export { enableGrad, GradModeGuard, inferenceMode, InferenceModeGuard, isGradEnabled, noGrad } from './grad_mode.ts';
 export { type Edge, FREED_GRAPH_MESSAGE, type GradHook, Node, SavedVariable } from './node.ts';
-export { type Derivative, FormulaNode, type SavedValues } from './autograd_kernel.ts';
+export { type Derivative, FormulaNode, type GradFormula, type SavedValues } from './autograd_kernel.ts';
+export { gradcheck, type GradcheckOptions } from './gradcheck.ts';
 export {
   type AutogradTensorMethods,
   backward,

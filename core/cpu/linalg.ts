@@ -1,11 +1,207 @@
 /**
- * CPU kernels of the linalg operators (filled in with the operators).
+ * CPU kernels of the matrix products. Every product is one call of the wasm gemm (kernels_as/matmul.ts), which
+ * takes each operand with its own strides and packs it, so transposed and strided operands are never copied
+ * here. The packing workspace is taken from the allocator for the call and given back after it.
  *
  * @module
  */
+import { bool, type DType } from '../tensor/dtype.ts';
+import type { Tensor } from '../tensor/tensor.ts';
 import type { LinalgBackendOpName } from '../ops/decl_linalg.ts';
+import { addmmMeta, bmmShapes, checkSameScalarType, dotMeta, mmShapes, mvShapes } from '../ops/meta_linalg.ts';
+import { KernelStatus } from './exports_elementwise.ts';
+import { copyIntoCpu, dataPtr, emptyCpu } from './iterator.ts';
+import { checkStatus, cpuRuntime } from './runtime.ts';
 
 type Kernel = (hi: number, lo: number, ...args: never[]) => unknown;
 
-/** CPU kernels of the linalg operators. */
-export const CPU_LINALG_KERNELS: { readonly [K in LinalgBackendOpName]: Kernel } = {};
+/** One operand of a product: address and element strides of a rows x cols matrix. */
+interface Operand {
+  readonly ptr: number;
+  readonly rowStride: number;
+  readonly colStride: number;
+}
+
+const matrix = (t: Tensor, rowStride = t.stride(0), colStride = t.stride(1)): Operand => ({
+  ptr: dataPtr(t),
+  rowStride,
+  colStride,
+});
+
+const scalarValue = (s: number | boolean): number => (typeof s === 'boolean' ? (s ? 1 : 0) : s);
+
+/** PyTorch's unsupported-dtype error, raised before the dtype comparison as PyTorch's kernels do. */
+function checkSupported(name: string, dtype: DType): void {
+  if (dtype === bool) checkStatus(KernelStatus.unsupported, name, dtype.scalarType);
+}
+
+/** Runs `fn` with a gemm workspace for an M x N x K product of `dtype`. */
+function withWorkspace<T>(dtype: DType, M: number, N: number, K: number, fn: (work: number) => T): T {
+  const rt = cpuRuntime();
+  const bytes = rt.kernels.gemm_workspace_bytes(dtype.scalarType, M, N, K);
+  const work = rt.allocator.alloc(bytes);
+  try {
+    return fn(work);
+  } finally {
+    rt.allocator.free(work);
+  }
+}
+
+/** `C = alpha * A @ B + beta * C` for M x K times K x N (beta = 0 never reads C). */
+function gemm(
+  name: string,
+  dtype: DType,
+  M: number,
+  N: number,
+  K: number,
+  alpha: number,
+  a: Operand,
+  b: Operand,
+  beta: number,
+  c: Operand,
+): void {
+  if (M === 0 || N === 0) return;
+  const k = cpuRuntime().kernels;
+  const code = dtype.scalarType;
+  const status = withWorkspace(dtype, M, N, K, (work) => {
+    const args = [M, N, K, alpha, a.ptr, a.rowStride, a.colStride, b.ptr, b.rowStride, b.colStride, beta] as const;
+    if (dtype.name === 'float32') return k.gemm_f32(...args, c.ptr, c.rowStride, c.colStride, work);
+    if (dtype.name === 'float64') return k.gemm_f64(...args, c.ptr, c.rowStride, c.colStride, work);
+    return k.gemm_generic(code, ...args, c.ptr, c.rowStride, c.colStride, work);
+  });
+  checkStatus(status, name, code);
+}
+
+/** Allocates the result, runs `fill` on it, and frees it if `fill` throws. */
+function produce(shape: readonly number[], dtype: DType, fill: (out: Tensor) => void): Tensor {
+  const out = emptyCpu(shape, dtype);
+  try {
+    fill(out);
+  } catch (e) {
+    out.dispose();
+    throw e;
+  }
+  return out;
+}
+
+function mm(_hi: number, _lo: number, self: Tensor, mat2: Tensor): Tensor {
+  const shape = mmShapes(self, mat2);
+  checkSupported('addmm_impl_cpu_', self.dtype);
+  checkSameScalarType(self.dtype, mat2.dtype);
+  const [M, K] = self.shape;
+  return produce(shape, self.dtype, (out) => {
+    gemm('addmm_impl_cpu_', self.dtype, M, shape[1], K, 1, matrix(self), matrix(mat2), 0, matrix(out));
+  });
+}
+
+function addmm(
+  _hi: number,
+  _lo: number,
+  self: Tensor,
+  mat1: Tensor,
+  mat2: Tensor,
+  beta: number | boolean,
+  alpha: number | boolean,
+): Tensor {
+  const m = addmmMeta(self, mat1, mat2);
+  checkSupported('addmm_impl_cpu_', m.dtype);
+  const b = scalarValue(beta);
+  return produce(m.shape, m.dtype, (out) => {
+    if (b !== 0) copyIntoCpu(out, self);
+    const [M, N] = m.shape;
+    gemm(
+      'addmm_impl_cpu_',
+      m.dtype,
+      M,
+      N,
+      mat1.shape[1],
+      scalarValue(alpha),
+      matrix(mat1),
+      matrix(mat2),
+      b,
+      matrix(out),
+    );
+  });
+}
+
+function bmm(_hi: number, _lo: number, self: Tensor, mat2: Tensor): Tensor {
+  const shape = bmmShapes(self, mat2);
+  checkSupported('bmm', self.dtype);
+  checkSameScalarType(self.dtype, mat2.dtype);
+  const [batch, M, N] = shape, K = self.shape[2];
+  return produce(shape, self.dtype, (out) => {
+    if (batch * M * N === 0) return;
+    const k = cpuRuntime().kernels;
+    const code = self.dtype.scalarType;
+    const [sAb, sAm, sAk] = self.stride(), [sBb, sBk, sBn] = mat2.stride(), [sCb, sCm, sCn] = out.stride();
+    const status = withWorkspace(self.dtype, M, N, K, (work) =>
+      k.bmm(
+        code,
+        batch,
+        M,
+        N,
+        K,
+        1,
+        dataPtr(self),
+        sAb,
+        sAm,
+        sAk,
+        dataPtr(mat2),
+        sBb,
+        sBk,
+        sBn,
+        0,
+        dataPtr(out),
+        sCb,
+        sCm,
+        sCn,
+        work,
+      ));
+    checkStatus(status, 'bmm', code);
+  });
+}
+
+function dot(_hi: number, _lo: number, self: Tensor, tensor: Tensor): Tensor {
+  const m = dotMeta(self, tensor);
+  checkSupported('dot', self.dtype);
+  const K = self.shape[0];
+  return produce(m.shape, m.dtype, (out) => {
+    // A 1 x K row times a K x 1 column; the strides of the size-1 dims are never used.
+    gemm('dot', m.dtype, 1, 1, K, 1, matrix(self, 1, self.stride(0)), matrix(tensor, tensor.stride(0), 1), 0, {
+      ptr: dataPtr(out),
+      rowStride: 1,
+      colStride: 1,
+    });
+  });
+}
+
+function mv(_hi: number, _lo: number, self: Tensor, vec: Tensor): Tensor {
+  const shape = mvShapes(self, vec);
+  checkSupported('addmv_impl_cpu', self.dtype);
+  checkSameScalarType(self.dtype, vec.dtype);
+  const [M, K] = self.shape;
+  return produce(shape, self.dtype, (out) => {
+    gemm('addmv_impl_cpu', self.dtype, M, 1, K, 1, matrix(self), matrix(vec, vec.stride(0), 1), 0, {
+      ptr: dataPtr(out),
+      rowStride: 1,
+      colStride: 1,
+    });
+  });
+}
+
+/**
+ * CPU kernels of the matrix products.
+ *
+ * @example
+ * ```ts
+ * import { CPU_LINALG_KERNELS } from './linalg.ts';
+ * typeof CPU_LINALG_KERNELS['mm']; // 'function'
+ * ```
+ */
+export const CPU_LINALG_KERNELS: { readonly [K in LinalgBackendOpName]: Kernel } = {
+  'mm': mm as Kernel,
+  'bmm': bmm as Kernel,
+  'addmm': addmm as Kernel,
+  'dot': dot as Kernel,
+  'mv': mv as Kernel,
+};

@@ -1,4 +1,4 @@
-import { DType, type DTypeLike, dtypeFromName, toDType } from '../tensor/dtype.ts';
+import { DType, dtypeFromName, type DTypeLike, toDType } from '../tensor/dtype.ts';
 import { Device, type DeviceLike, toDevice } from '../tensor/device.ts';
 /**
  * Normalization of public argument values into what kernels receive.
@@ -35,7 +35,7 @@ export function optionalDevice(v: DeviceLike | null): Device | null {
 }
 
 /** Whether a value names a dtype (a DType or one of its names): how overloads taking a dtype are told apart. */
-export function isDTypeLike(v: unknown): boolean {
+export function isDTypeLike(v: unknown): v is DTypeLike {
   if (v instanceof DType) return true;
   if (typeof v !== 'string') return false;
   try {
@@ -47,6 +47,33 @@ export function isDTypeLike(v: unknown): boolean {
 }
 
 /** Whether a value names a device (a Device, `cpu`, `meta`, `webgpu`, `webgpu:N`). */
-export function isDeviceLike(v: unknown): boolean {
+export function isDeviceLike(v: unknown): v is DeviceLike {
   return v instanceof Device || v === 'cpu' || v === 'meta' || (typeof v === 'string' && /^webgpu(:\d+)?$/.test(v));
+}
+
+/**
+ * Whether a value is an options object (a plain object literal): how the generated API tells a trailing
+ * options argument from positional ones.
+ *
+ * @example
+ * ```ts
+ * import { isOptions } from './arguments.ts';
+ * isOptions({ alpha: 2 }); // true
+ * ```
+ */
+export function isOptions(v: unknown): boolean {
+  return typeof v === 'object' && v !== null && Object.getPrototypeOf(v) === Object.prototype;
+}
+
+/**
+ * PyTorch's error for a call that matches no overload (`add() received an invalid combination of arguments`).
+ *
+ * @example
+ * ```ts
+ * import { invalidArguments } from './arguments.ts';
+ * invalidArguments('add', '  * (self, other)').message;
+ * ```
+ */
+export function invalidArguments(name: string, expected: string): TypeError {
+  return new TypeError(`${name}() received an invalid combination of arguments - expected one of:\n${expected}`);
 }

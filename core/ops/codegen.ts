@@ -88,7 +88,10 @@ function predicate(v: string, t: SchemaType): string | undefined {
     case 'Device':
       return `isDeviceLike(${v})`;
     case 'List':
-      return `Array.isArray(${v})`;
+      // PyTorch accepts one int where an int list is expected (`sum(x, 1)`).
+      return t.elem.kind === 'int' || t.elem.kind === 'SymInt'
+        ? `(typeof ${v} === 'number' || Array.isArray(${v}))`
+        : `Array.isArray(${v})`;
     case 'Optional': {
       const inner = predicate(v, t.elem);
       return inner === undefined ? undefined : `(${v} == null || ${inner})`;
@@ -129,84 +132,161 @@ function positionalArgs(s: FunctionSchema): Argument[] {
   return s.arguments.filter((a) => !a.kwargOnly);
 }
 
-function generateFunction(fnName: string, group: Overload[], self: 'function' | 'method'): string {
-  const primary = group[0].schema;
-  const positional = positionalArgs(primary);
-  // Positional parameters: the primary overload's, in the method form without `self`.
-  const params = self === 'method' ? positional.slice(1) : positional;
-  const paramNames = new Set(params.map((a) => a.name));
-  const optionArgs = new Map<string, Argument[]>();
-  for (const o of group) {
-    for (const a of o.schema.arguments) {
-      if (paramNames.has(a.name) || (self === 'method' && a === o.schema.arguments[0])) continue;
-      const list = optionArgs.get(a.name) ?? [];
-      list.push(a);
-      optionArgs.set(a.name, list);
+interface Generated {
+  /** TypeScript overload signatures (without `export function` / trailing `;`) and their one-line docs. */
+  readonly signatures: Array<{ sig: string; doc: string }>;
+  /** The implementation: a function named `name` with untyped fixed parameters. */
+  readonly impl: string;
+}
+
+/** Arguments of an overload as the public API takes them: positionals (minus `self` for methods), options. */
+function apiArgs(o: Overload, self: 'function' | 'method') {
+  const positional = positionalArgs(o.schema).slice(self === 'method' ? 1 : 0);
+  const required = positional.filter((a) => a.defaultValue === undefined && a.type.kind !== 'Optional').length;
+  const options = o.schema.arguments.filter((a) =>
+    (a.kwargOnly || (!positional.includes(a) && a.defaultValue !== undefined)) &&
+    !(self === 'method' && a === o.schema.arguments[0])
+  ).concat(positional.filter((a) => a.defaultValue !== undefined || a.type.kind === 'Optional'));
+  return { positional, required, options: [...new Set(options)] };
+}
+
+/**
+ * TypeScript signatures of one overload: the required positionals, then for each prefix of the optional
+ * positionals one signature whose options object holds the keyword-only arguments and the optional
+ * positionals not given positionally (`sum(x, 1, true)` and `sum(x, 1, { keepdim: true })` both type-check).
+ */
+function signaturesOf(name: string, o: Overload, self: 'function' | 'method'): string[] {
+  const { positional, required } = apiArgs(o, self);
+  const kwargOnly = o.schema.arguments.filter((a) => a.kwargOnly);
+  const isRequiredKwarg = (a: Argument) => a.kwargOnly && a.defaultValue === undefined && a.type.kind !== 'Optional';
+  const out: string[] = [];
+  for (let given = required; given <= positional.length; given++) {
+    const params = positional.slice(0, given).map((a) => `${camel(a.name)}: ${tsType(a.type)}`);
+    const fieldsArgs = [...positional.slice(given), ...kwargOnly];
+    if (fieldsArgs.length > 0) {
+      const anyRequired = fieldsArgs.some(isRequiredKwarg);
+      const fields = fieldsArgs.map((a) => `${camel(a.name)}${isRequiredKwarg(a) ? '' : '?'}: ${tsType(a.type)}`);
+      params.push(`options${anyRequired ? '' : '?'}: { ${fields.join('; ')} }`);
     }
+    const all = self === 'method' ? ['this: Tensor', ...params] : params;
+    out.push(`${name}(${all.join(', ')}): ${returnType(o.schema)}`);
   }
-  const sig: string[] = [];
-  params.forEach((a, i) => {
+  return out;
+}
+
+/** Keyword-only arguments without a default: an overload taking one is chosen only when it is given. */
+function selectingKwargs(o: Overload): Argument[] {
+  return o.schema.arguments.filter((a) => a.kwargOnly && a.defaultValue === undefined);
+}
+
+/**
+ * A last overload accepting what any overload accepts, position by position, so that callers holding a
+ * union (`Tensor | number`) type-check; the run-time binding still picks the exact overload.
+ */
+function unionSignature(name: string, group: Overload[], self: 'function' | 'method'): string {
+  const all = group.map((o) => apiArgs(o, self));
+  const width = Math.max(...all.map((a) => a.positional.length));
+  const params: string[] = [];
+  const usedNames = new Set<string>();
+  for (let i = 0; i < width; i++) {
     const types = new Set<string>();
-    for (const o of group) {
-      const pa = positionalArgs(o.schema)[self === 'method' ? i + 1 : i];
-      if (pa !== undefined) types.add(tsType(pa.type));
+    let optional = false;
+    let pname = '';
+    for (const a of all) {
+      const arg = a.positional[i];
+      if (arg === undefined || i >= a.required) optional = true;
+      if (arg !== undefined) {
+        types.add(tsType(arg.type));
+        pname ||= camel(arg.name);
+      }
     }
-    const optional = group.some((o) => {
-      const pa = positionalArgs(o.schema)[self === 'method' ? i + 1 : i];
-      return pa === undefined || pa.defaultValue !== undefined;
-    });
-    sig.push(`${camel(a.name)}${optional ? '?' : ''}: ${[...types].join(' | ')}`);
-  });
-  if (optionArgs.size > 0) {
-    const fields = [...optionArgs.entries()].map(([name, args]) =>
-      `${camel(name)}?: ${[...new Set(args.map((a) => tsType(a.type)))].join(' | ')}`
+    // Overloads may name a position differently (`arange(end)` / `arange(start, end)`).
+    if (usedNames.has(pname)) pname = `arg${i}`;
+    usedNames.add(pname);
+    params.push(
+      `${pname}${optional ? '?' : ''}: ${[...new Set([...types].flatMap((t) => t.split(' | ')))].join(' | ')}`,
     );
-    sig.push(`options?: { ${fields.join('; ')} }`);
   }
-  const ret = returnType(primary);
-  const valueOf = (name: string) => {
-    if (self === 'method' && name === primary.arguments[0].name) return 'this';
-    return paramNames.has(name) ? camel(name) : `options?.${camel(name)}`;
-  };
-  // Overloads that need an option to be present (`div.Tensor_mode` needs `rounding_mode`) are tried first.
-  const requiredOptions = (o: Overload) =>
-    o.schema.arguments.filter((a) =>
-      !paramNames.has(a.name) && a.defaultValue === undefined && !(self === 'method' && a === o.schema.arguments[0])
-    );
-  const ordered = [...group].sort((x, y) => requiredOptions(y).length - requiredOptions(x).length);
-  const positionPredicates = (o: Overload) =>
-    positionalArgs(o.schema).map((
-      a,
-      i,
-    ) => (self === 'method' && i === 0 ? undefined : predicate(valueOf(a.name), a.type)));
-  const calls: string[] = [];
+  const fields = new Map<string, Set<string>>();
+  for (const a of all) {
+    for (const arg of a.options) {
+      const set = fields.get(camel(arg.name)) ?? new Set<string>();
+      set.add(tsType(arg.type));
+      fields.set(camel(arg.name), set);
+    }
+  }
+  if (fields.size > 0) {
+    params.push(`options?: { ${[...fields].map(([f, t]) => `${f}?: ${[...t].join(' | ')}`).join('; ')} }`);
+  }
+  const ret = [...new Set(group.map((o) => returnType(o.schema)))].join(' | ');
+  return `${name}(${self === 'method' ? ['this: Tensor', ...params].join(', ') : params.join(', ')}): ${ret}`;
+}
+
+/**
+ * One function for an overload group: TS overload signatures, and an implementation that binds the call to
+ * the first overload whose positional count and argument kinds match (Note [Overload groups]).
+ */
+function generateFunction(fnName: string, group: Overload[], self: 'function' | 'method'): Generated {
+  const signatures = group.flatMap((o) => signaturesOf(fnName, o, self).map((sig) => ({ sig, doc: o.decl.doc })));
+  if (group.length > 1) {
+    signatures.push({ sig: unionSignature(fnName, group, self), doc: `${group[0].decl.doc} (any overload)` });
+  }
+  const maxPositional = Math.max(...group.map((o) => apiArgs(o, self).positional.length));
+  const params = Array.from({ length: maxPositional + 1 }, (_, i) => `p${i}`);
+  const lines: string[] = [];
+  // n = number of positional arguments given; o = the options object that follows them, if any.
+  const count = params.map((p, i) => `${p} === undefined || isOptions(${p}) ? ${i}`).join(' : ') +
+    ` : ${params.length}`;
+  lines.push(`const n: number = ${count};`);
+  lines.push(`const o = (${params.map((p, i) => `n === ${i} ? ${p}`).join(' : ')} : undefined) as any;`);
+  const weight = (o: Overload) => apiArgs(o, self).required + selectingKwargs(o).length;
+  const ordered = [...group].sort((x, y) => weight(y) - weight(x));
+  const predicatesAt = (o: Overload) => apiArgs(o, self).positional.map((a, i) => predicate(`p${i}`, a.type));
   for (let g = 0; g < ordered.length; g++) {
     const o = ordered[g];
-    const conds: string[] = requiredOptions(o).map((a) => `${valueOf(a.name)} !== undefined`);
-    positionPredicates(o).forEach((p, i) => {
-      // Test a position only where the overloads disagree about its type.
-      if (p !== undefined && ordered.some((other) => positionPredicates(other)[i] !== p)) conds.push(p);
-    });
+    const { positional, required } = apiArgs(o, self);
+    const conds: string[] = [];
+    if (group.length > 1) {
+      conds.push(
+        required === positional.length ? `n === ${required}` : `n >= ${required} && n <= ${positional.length}`,
+      );
+      predicatesAt(o).forEach((p, i) => {
+        if (p === undefined) return;
+        if (!ordered.some((other) => predicatesAt(other)[i] !== p)) return; // same kind in every overload
+        conds.push(i < required ? p : `(n <= ${i} || ${p})`);
+      });
+      // A keyword-only argument without a default (even an optional one, `str? rounding_mode`) selects its
+      // overload only when given.
+      for (const a of selectingKwargs(o)) conds.push(`o?.${camel(a.name)} !== undefined`);
+    }
     const args = o.schema.arguments.map((a) => {
-      let v = valueOf(a.name);
+      if (self === 'method' && a === o.schema.arguments[0]) return 'this';
+      const i = positional.indexOf(a);
+      let v: string;
+      if (i >= 0 && i < required) v = `p${i}`;
+      else if (i >= 0) v = `(n > ${i} ? p${i} : o?.${camel(a.name)})`;
+      else v = `o?.${camel(a.name)}`;
       if (a.defaultValue !== undefined) v = `(${v} ?? ${defaultLiteral(a)})`;
       else if (a.type.kind === 'Optional') v = `(${v} ?? null)`;
       return normalize(v, a.type);
     });
-    const call = `return ops[${JSON.stringify(o.key)}].call(${args.join(', ')}) as ${ret};`;
-    const last = g === ordered.length - 1;
-    calls.push(conds.length > 0 && !last ? `if (${conds.join(' && ')}) ${call}` : call);
-    if (conds.length === 0 && !last) break;
+    const call = `return ops[${JSON.stringify(o.key)}].call(${args.join(', ')});`;
+    lines.push(conds.length > 0 ? `if (${conds.join(' && ')}) ${call}` : call);
   }
-  const doc = group[0].decl.doc;
-  const schemas = group.map((o) => ` * - \`${o.schema}\``).join('\n');
-  const example = exampleFor(fnName, primary, self);
-  const head = self === 'method'
-    ? `${fnName}(this: Tensor, ${sig.join(', ')}): ${ret}`
-    : `export function ${fnName}(${sig.join(', ')}): ${ret}`;
-  return `/**\n * ${doc}\n *\n * Schemas:\n${schemas}\n *\n * @example\n * \`\`\`ts\n${example}\n * \`\`\`\n */\n${
-    self === 'method' ? '  ' : ''
-  }${head.replace('(this: Tensor, )', '(this: Tensor)')} {\n  ${calls.join('\n  ')}\n}\n`;
+  if (group.length > 1) {
+    const expected = group.map((o) => `  * (${o.schema.arguments.map((a) => a.name).join(', ')})`).join('\\n');
+    lines.push(`throw invalidArguments('${fnName}', '${expected}');`);
+  }
+  // Drop the positional count and options lookup where no overload needs them (e.g. `relu(self)`).
+  const rest = lines.slice(2).join('\n');
+  const usesOptions = /\bo\?\./.test(rest);
+  if (!usesOptions) lines.splice(1, 1);
+  if (!usesOptions && !/\bn\b/.test(rest)) lines.splice(0, 1);
+  const used = params.filter((p) => new RegExp(`\\b${p}\\b`).test(lines.join('\n')));
+  const head = self === 'method' ? `function ${fnName}(this: Tensor, ` : `function ${fnName}(`;
+  const declared = usesOptions ? params : params.slice(0, Math.max(0, ...used.map((p) => Number(p.slice(1)) + 1)));
+  const impl = `${head}${declared.map((p) => `${p}?: any`).join(', ')}): any {\n  ${lines.join('\n  ')}\n}\n`;
+  return { signatures, impl };
 }
 
 /** A short usage example for the generated JSDoc. */
@@ -248,6 +328,7 @@ function groups(kind: 'function' | 'method'): Map<string, Overload[]> {
         continue;
       }
     }
+    if (kind === 'method' && schema.arguments[0]?.type.kind !== 'Tensor') continue;
     const list = out.get(name) ?? [];
     list.push({ key, decl, schema });
     out.set(name, list);
@@ -260,35 +341,57 @@ export function generateApi(): string {
   const fns = groups('function');
   const methods = groups('method');
   let body = 'const ops = registerOperators();\n\n';
-  for (const [name, group] of fns) body += generateFunction(name, group, 'function') + '\n';
+  for (const [name, group] of fns) {
+    const { signatures, impl } = generateFunction(name, group, 'function');
+    const primary = group[0];
+    const schemas = group.map((o) => ` * - \`${o.schema}\``).join('\n');
+    const example = exampleFor(name, primary.schema, 'function');
+    body +=
+      `/**\n * ${primary.decl.doc}\n *\n * Schemas:\n${schemas}\n *\n * @example\n * \`\`\`ts\n${example}\n * \`\`\`\n */\n`;
+    body += signatures.map(({ sig, doc }, i) => (i === 0 ? '' : `/** ${doc} */\n`) + `export function ${sig};\n`)
+      .join('');
+    body += `export ${impl}\n`;
+  }
   body +=
     '/** Methods every Tensor has, generated from the operator declarations. */\nexport interface TensorMethods {\n';
+  const impls: string[] = [];
   for (const [name, group] of methods) {
-    const text = generateFunction(name, group, 'method');
-    const sigLine = text.split('\n').find((l) => l.startsWith(`  ${name}(`))!;
-    const doc = group[0].decl.doc;
-    body += `  /** ${doc} */\n${sigLine.replace(/ \{$/, ';')}\n`;
+    const { signatures, impl } = generateFunction(name, group, 'method');
+    for (const { sig, doc } of signatures) body += `  /** ${doc} */\n  ${sig};\n`;
+    impls.push(impl);
   }
   body += '}\n\n';
+  body += '// The method implementations (typed by TensorMethods above).\n';
+  body += impls.map((impl) => impl.replace(/^function (\w+)/, 'function method_$1')).join('\n');
   body +=
-    '/**\n * Installs the generated methods on Tensor.prototype (idempotent).\n *\n * @example\n * ```ts\n * installTensorMethods();\n * ```\n */\nexport function installTensorMethods(): void {\n';
-  body += '  const methods: TensorMethods & ThisType<Tensor> = {\n';
-  for (const [name, group] of methods) {
-    body += generateFunction(name, group, 'method').split('\n').map((l) => (l === '' ? l : `  ${l}`)).join('\n')
-      .replace(/\n {2}\}\n$/, '\n  },\n');
-  }
-  body += '  };\n  Object.assign(Tensor.prototype, methods);\n}\n';
+    '\n/**\n * Installs the generated methods on Tensor.prototype (idempotent).\n *\n * @example\n * ```ts\n * installTensorMethods();\n * ```\n */\nexport function installTensorMethods(): void {\n';
+  body += `  Object.assign(Tensor.prototype, {\n${
+    [...methods.keys()].map((n) => `    ${n}: method_${n},`).join('\n')
+  }\n  });\n}\n`;
   const uses = (name: string) => new RegExp(`\\b${name}\\b`).test(body);
   const pick = (names: string[]) => names.filter((n) => uses(n.replace(/^type /, '')));
   let out = '// @generated by core/ops/codegen.ts from core/ops/declarations.ts; do not edit\n';
   out +=
     '/**\n * The typed functional API and Tensor methods, generated from the operator declarations.\n *\n * @module\n */\n';
+  out += '// deno-lint-ignore-file no-explicit-any\n';
   out += "import { Tensor } from '../tensor/tensor.ts';\n";
   const imports: Array<[string[], string]> = [
     [['type DTypeLike', 'toDType'], '../tensor/dtype.ts'],
     [['type DeviceLike', 'toDevice'], '../tensor/device.ts'],
     [['type Generator'], '../tensor/generator.ts'],
-    [['intList', 'isDeviceLike', 'isDTypeLike', 'optionalDevice', 'optionalDType', 'optionalIntList'], './arguments.ts'],
+    [
+      [
+        'intList',
+        'invalidArguments',
+        'isDeviceLike',
+        'isDTypeLike',
+        'isOptions',
+        'optionalDevice',
+        'optionalDType',
+        'optionalIntList',
+      ],
+      './arguments.ts',
+    ],
   ];
   for (const [names, from] of imports) {
     const used = pick(names);

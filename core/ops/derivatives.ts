@@ -8,7 +8,7 @@
  */
 import type { Derivative, SavedValues } from '../autograd/autograd_kernel.ts';
 import { Dispatcher } from '../dispatch/dispatcher.ts';
-import type { DType } from '../tensor/dtype.ts';
+import { type DType, int64 } from '../tensor/dtype.ts';
 import type { Tensor } from '../tensor/tensor.ts';
 import type { OpName } from './declarations.ts';
 
@@ -17,6 +17,50 @@ const n = (s: SavedValues, name: string) => s[name] as number;
 
 function op(name: string, overload = '') {
   return Dispatcher.singleton().findSchemaOrThrow(`aten::${name}`, overload);
+}
+
+const shape = (s: SavedValues, name: string) => s[`${name}_shape`] as readonly number[];
+const notImplemented = (name: string) => () => {
+  throw new Error(`the derivative for '${name}' is not implemented.`);
+};
+
+/** All dims of a rank, or `dim` wrapped and sorted. */
+function reducedDims(dim: readonly number[] | null | undefined, rank: number): number[] {
+  if (dim === null || dim === undefined || dim.length === 0) return Array.from({ length: rank }, (_, i) => i);
+  return [...new Set(dim.map((d) => (d < 0 ? d + rank : d)))].sort((a, b) => a - b);
+}
+
+/** A reduction's gradient broadcast back over the reduced dims (the inverse of sum's shape change). */
+function unreduce(g: Tensor, full: readonly number[], dims: readonly number[], keepdim: boolean): Tensor {
+  let out = g;
+  if (!keepdim) { for (const d of dims) out = out.unsqueeze(d); }
+  return out.expand(full);
+}
+
+/** A zero tensor of `full` shape with `g` written into the view `select` picks (select/slice/diagonal). */
+function scatterInto(g: Tensor, full: readonly number[], select: (z: Tensor) => Tensor): Tensor {
+  const z = op('zeros').call(full, g.dtype, null, g.device, null) as Tensor;
+  select(z).copy_(g);
+  return z;
+}
+
+/** One-hot mask over `dim` of `full` marking `indices` (the positions max.dim/min.dim chose). */
+function indexMask(indices: Tensor, full: readonly number[], dim: number, keepdim: boolean): Tensor {
+  const idx = keepdim ? indices : indices.unsqueeze(dim);
+  const positions = op('arange', '').call(full[dim], int64, null, idx.device, null) as Tensor;
+  const view = full.map((_, i) => (i === dim ? full[dim] : 1));
+  return positions.view(view).eq(idx);
+}
+
+/** The gradient of a list of outputs (split, unbind): the pieces concatenated, zeros where none arrived. */
+function joinPieces(
+  grads: ReadonlyArray<Tensor | null>,
+  pieces: readonly (readonly number[])[],
+  dim: number,
+  like: Tensor,
+): Tensor {
+  const parts = pieces.map((p, i) => grads[i] ?? (op('zeros').call(p, like.dtype, null, like.device, null) as Tensor));
+  return op('cat').call(parts, dim) as Tensor;
 }
 
 const SQRT_2_OVER_PI = Math.sqrt(2 / Math.PI);
@@ -39,6 +83,8 @@ function geluBackward(g: Tensor, x: Tensor, approximate: string): Tensor {
   const pdf = x.mul(x).mul(-0.5).exp().mul(INV_SQRT_2PI);
   return g.mul(cdf.add(x.mul(pdf)));
 }
+
+const wrap = (d: number, rank: number) => (d < 0 ? d + Math.max(rank, 1) : d);
 
 /** Derivatives of the differentiable operators, keyed like the operator table. */
 export const DERIVATIVES: { readonly [K in OpName]?: Derivative } = {
@@ -207,7 +253,380 @@ export const DERIVATIVES: { readonly [K in OpName]?: Derivative } = {
       other: (g, s) => g.mul(splitWeight(t(s, 'other'), t(s, 'self'), 'gt')),
     },
   },
+
+  'div.Tensor_mode': {
+    name: 'DivBackward2',
+    save: ['self', 'other'],
+    grads: {
+      self: (g, s) => (s.rounding_mode === null ? g.div(t(s, 'other')) : g.mul(0)),
+      other: (g, s) =>
+        s.rounding_mode === null ? g.neg().mul(t(s, 'self')).div(t(s, 'other').mul(t(s, 'other'))) : g.mul(0),
+    },
+  },
+  'div.Scalar_mode': {
+    name: 'DivBackward3',
+    grads: { self: (g, s) => (s.rounding_mode === null ? g.div(n(s, 'other')) : g.mul(0)) },
+  },
+  'remainder.Tensor': {
+    name: 'RemainderBackward0',
+    save: ['self', 'other'],
+    grads: {
+      self: (g) => g,
+      other: (g, s) => g.mul(t(s, 'self').div(t(s, 'other'), { roundingMode: 'floor' })).neg(),
+    },
+  },
+  'remainder.Scalar': { name: 'RemainderBackward1', grads: { self: (g) => g } },
+  'fmod.Tensor': {
+    name: 'FmodBackward0',
+    save: ['self', 'other'],
+    grads: {
+      self: (g) => g,
+      other: (g, s) => g.mul(t(s, 'self').div(t(s, 'other'), { roundingMode: 'trunc' })).neg(),
+    },
+  },
+  'fmod.Scalar': { name: 'FmodBackward1', grads: { self: (g) => g } },
+  'pow.Scalar': {
+    name: 'PowBackward2',
+    save: ['result'],
+    grads: { exponent: (g, s) => g.mul(t(s, 'result')).mul(Math.log(n(s, 'self'))) },
+  },
+  'atan2': {
+    name: 'Atan2Backward0',
+    save: ['self', 'other'],
+    grads: {
+      self: (g, s) => g.mul(t(s, 'other')).div(t(s, 'self').mul(t(s, 'self')).add(t(s, 'other').mul(t(s, 'other')))),
+      other: (g, s) =>
+        g.mul(t(s, 'self')).neg().div(t(s, 'self').mul(t(s, 'self')).add(t(s, 'other').mul(t(s, 'other')))),
+    },
+  },
+  'neg_': { name: 'NegBackward0', grads: { self: (g) => g.neg() } },
+  'exp_': { name: 'ExpBackward0', save: ['result'], grads: { self: (g, s) => g.mul(t(s, 'result')) } },
+  'tanh_': {
+    name: 'TanhBackward0',
+    save: ['result'],
+    grads: { self: (g, s) => g.mul(t(s, 'result').mul(t(s, 'result')).neg().add(1)) },
+  },
+  'sigmoid_': {
+    name: 'SigmoidBackward0',
+    save: ['result'],
+    grads: { self: (g, s) => g.mul(t(s, 'result').mul(t(s, 'result').neg().add(1))) },
+  },
+  'relu_': { name: 'ReluBackward0', save: ['result'], grads: { self: (g, s) => g.mul(t(s, 'result').gt(0)) } },
+  'where.ScalarOther': {
+    name: 'WhereBackward1',
+    save: ['condition'],
+    grads: { self: (g, s) => g.mul(t(s, 'condition')) },
+  },
+  'clamp.Tensor': {
+    name: 'ClampBackward0',
+    save: ['self', 'min', 'max'],
+    grads: {
+      self: (g, s) => {
+        const x = t(s, 'self');
+        let mask = x.eq(x);
+        if (s.min instanceof Object) mask = mask.logicalAnd(x.ge(t(s, 'min')));
+        if (s.max instanceof Object) mask = mask.logicalAnd(x.le(t(s, 'max')));
+        return g.mul(mask);
+      },
+      min: (g, s) => g.mul(t(s, 'self').lt(t(s, 'min'))),
+      max: (g, s) => g.mul(t(s, 'self').gt(t(s, 'max'))),
+    },
+  },
+
+  // Sampling in place: the new values do not depend on the old ones (derivatives.yaml: zeros_like(grad)).
+  'uniform_': { name: 'UniformBackward0', grads: { self: (g) => g.mul(0) } },
+  'normal_': { name: 'NormalBackward0', grads: { self: (g) => g.mul(0) } },
+
+  // Views and copies.
+  'view': { name: 'ViewBackward0', grads: { self: (g, s) => g.reshape(shape(s, 'self')) } },
+  '_unsafe_view': { name: 'UnsafeViewBackward0', grads: { self: (g, s) => g.reshape(shape(s, 'self')) } },
+  'permute': {
+    name: 'PermuteBackward0',
+    grads: {
+      self: (g, s) => {
+        const dims = s.dims as readonly number[];
+        const inverse = new Array<number>(dims.length);
+        dims.forEach((d, i) => (inverse[wrap(d, dims.length)] = i));
+        return g.permute(inverse);
+      },
+    },
+  },
+  'transpose.int': {
+    name: 'TransposeBackward0',
+    grads: { self: (g, s) => g.transpose(n(s, 'dim0'), n(s, 'dim1')) },
+  },
+  't': { name: 'TBackward0', grads: { self: (g) => g.t() } },
+  'squeeze': { name: 'SqueezeBackward0', grads: { self: (g, s) => g.reshape(shape(s, 'self')) } },
+  'squeeze.dim': { name: 'SqueezeBackward1', grads: { self: (g, s) => g.reshape(shape(s, 'self')) } },
+  'unsqueeze': { name: 'UnsqueezeBackward0', grads: { self: (g, s) => g.squeeze(n(s, 'dim')) } },
+  // expand's gradient is the broadcast reduction the node applies to every input.
+  'expand': { name: 'ExpandBackward0', grads: { self: (g) => g } },
+  'select.int': {
+    name: 'SelectBackward0',
+    grads: { self: (g, s) => scatterInto(g, shape(s, 'self'), (z) => z.select(n(s, 'dim'), n(s, 'index'))) },
+  },
+  'slice.Tensor': {
+    name: 'SliceBackward0',
+    grads: {
+      self: (g, s) =>
+        scatterInto(
+          g,
+          shape(s, 'self'),
+          (z) => op('slice', 'Tensor').call(z, s.dim, s.start ?? null, s.end ?? null, s.step ?? 1) as Tensor,
+        ),
+    },
+  },
+  'diagonal': {
+    name: 'DiagonalBackward0',
+    grads: {
+      self: (g, s) => scatterInto(g, shape(s, 'self'), (z) => z.diagonal(n(s, 'offset'), n(s, 'dim1'), n(s, 'dim2'))),
+    },
+  },
+  'as_strided': { name: 'AsStridedBackward0', grads: { self: notImplemented('as_strided') } },
+  'split.Tensor': {
+    name: 'SplitBackward0',
+    grads: {
+      self: (g, s, grads) => {
+        const full = shape(s, 'self');
+        const dim = wrap(n(s, 'dim'), full.length);
+        const size = n(s, 'split_size');
+        const pieces = grads.map((_, i) => full.map((x, d) => (d === dim ? Math.min(size, full[dim] - i * size) : x)));
+        return joinPieces(grads, pieces, dim, g);
+      },
+    },
+  },
+  'split_with_sizes': {
+    name: 'SplitWithSizesBackward0',
+    grads: {
+      self: (g, s, grads) => {
+        const full = shape(s, 'self');
+        const dim = wrap(n(s, 'dim'), full.length);
+        const sizes = s.split_sizes as readonly number[];
+        return joinPieces(grads, sizes.map((k) => full.map((x, d) => (d === dim ? k : x))), dim, g);
+      },
+    },
+  },
+  'unbind.int': {
+    name: 'UnbindBackward0',
+    grads: {
+      self: (g, s, grads) => {
+        const full = shape(s, 'self');
+        const dim = wrap(n(s, 'dim'), full.length);
+        const piece = full.map((x, d) => (d === dim ? 1 : x));
+        return joinPieces(grads.map((x) => x?.unsqueeze(dim) ?? null), grads.map(() => piece), dim, g);
+      },
+    },
+  },
+  'clone': { name: 'CloneBackward0', grads: { self: (g) => g } },
+  // The node casts each gradient back to its input's dtype.
+  '_to_copy': { name: 'ToCopyBackward0', grads: { self: (g) => g } },
+  'copy_': { name: 'CopyBackwards', grads: { self: (g) => g.mul(0), src: (g) => g } },
+  'cat': {
+    name: 'CatBackward0',
+    grads: {
+      tensors: (g, s) => {
+        const shapes = s.tensors as ReadonlyArray<readonly number[]>;
+        const dim = wrap(n(s, 'dim'), g.ndim);
+        let offset = 0;
+        return shapes.map((sh) => {
+          // Legacy cat skips 1-d empty tensors: their gradient is empty too.
+          if (sh.length === 1 && sh[0] === 0 && g.ndim !== 1) return g.narrow(0, 0, 0).reshape([0]);
+          const piece = g.narrow(dim, offset, sh[dim]);
+          offset += sh[dim];
+          return piece;
+        });
+      },
+    },
+  },
+  'flip': { name: 'FlipBackward0', grads: { self: (g, s) => g.flip(s.dims as number[]) } },
+
+  // Reductions.
+  'sum.dim_IntList': {
+    name: 'SumBackward1',
+    grads: {
+      self: (g, s) => {
+        const full = shape(s, 'self');
+        return unreduce(g, full, reducedDims(s.dim as number[] | null, full.length), s.keepdim as boolean);
+      },
+    },
+  },
+  'sum': { name: 'SumBackward0', grads: { self: (g, s) => g.expand(shape(s, 'self')) } },
+  'mean.dim': {
+    name: 'MeanBackward1',
+    grads: {
+      self: (g, s) => {
+        const full = shape(s, 'self');
+        const dims = reducedDims(s.dim as number[] | null, full.length);
+        const count = dims.reduce((acc, d) => acc * full[d], 1);
+        return unreduce(g, full, dims, s.keepdim as boolean).div(count);
+      },
+    },
+  },
+  'mean': {
+    name: 'MeanBackward0',
+    grads: { self: (g, s) => g.expand(shape(s, 'self')).div(shape(s, 'self').reduce((a, b) => a * b, 1)) },
+  },
+  'prod': { name: 'ProdBackward0', grads: { self: notImplemented('prod') } },
+  'prod.dim_int': { name: 'ProdBackward1', grads: { self: notImplemented('prod') } },
+  'max': { name: 'MaxBackward1', save: ['self', 'result'], grads: { self: (g, s) => evenlySplit(g, s) } },
+  'min': { name: 'MinBackward1', save: ['self', 'result'], grads: { self: (g, s) => evenlySplit(g, s) } },
+  'amax': { name: 'AmaxBackward0', save: ['self', 'result'], grads: { self: (g, s) => splitAmongExtremes(g, s) } },
+  'amin': { name: 'AminBackward0', save: ['self', 'result'], grads: { self: (g, s) => splitAmongExtremes(g, s) } },
+  'max.dim': {
+    name: 'MaxBackward0',
+    save: ['result1'],
+    grads: {
+      self: (g, s) => {
+        const full = shape(s, 'self');
+        const dim = wrap(n(s, 'dim'), full.length);
+        const keepdim = s.keepdim as boolean;
+        return unreduce(g, full, [dim], keepdim).mul(indexMask(t(s, 'result1'), full, dim, keepdim));
+      },
+    },
+  },
+  'min.dim': {
+    name: 'MinBackward0',
+    save: ['result1'],
+    grads: {
+      self: (g, s) => {
+        const full = shape(s, 'self');
+        const dim = wrap(n(s, 'dim'), full.length);
+        const keepdim = s.keepdim as boolean;
+        return unreduce(g, full, [dim], keepdim).mul(indexMask(t(s, 'result1'), full, dim, keepdim));
+      },
+    },
+  },
+
+  // Linear algebra.
+  'mm': {
+    name: 'MmBackward0',
+    save: ['self', 'mat2'],
+    grads: { self: (g, s) => g.mm(t(s, 'mat2').t()), mat2: (g, s) => t(s, 'self').t().mm(g) },
+  },
+  'bmm': {
+    name: 'BmmBackward0',
+    save: ['self', 'mat2'],
+    grads: {
+      self: (g, s) => g.bmm(t(s, 'mat2').transpose(1, 2)),
+      mat2: (g, s) => t(s, 'self').transpose(1, 2).bmm(g),
+    },
+  },
+  'addmm': {
+    name: 'AddmmBackward0',
+    save: ['mat1', 'mat2'],
+    grads: {
+      self: (g, s) => (n(s, 'beta') === 1 ? g : g.mul(n(s, 'beta'))),
+      mat1: (g, s) => scaled(g.mm(t(s, 'mat2').t()), n(s, 'alpha')),
+      mat2: (g, s) => scaled(t(s, 'mat1').t().mm(g), n(s, 'alpha')),
+    },
+  },
+  'dot': {
+    name: 'DotBackward0',
+    save: ['self', 'tensor'],
+    grads: { self: (g, s) => g.mul(t(s, 'tensor')), tensor: (g, s) => g.mul(t(s, 'self')) },
+  },
+  'mv': {
+    name: 'MvBackward0',
+    save: ['self', 'vec'],
+    grads: {
+      self: (g, s) => g.unsqueeze(1).mul(t(s, 'vec').unsqueeze(0)),
+      vec: (g, s) => t(s, 'self').t().mv(g),
+    },
+  },
+
+  // NN kernels.
+  '_softmax': {
+    name: 'SoftmaxBackward0',
+    save: ['result'],
+    grads: {
+      self: (g, s) => op('_softmax_backward_data').call(g, t(s, 'result'), s.dim, t(s, 'result').dtype) as Tensor,
+    },
+  },
+  '_log_softmax': {
+    name: 'LogSoftmaxBackward0',
+    save: ['result'],
+    grads: {
+      self: (g, s) => op('_log_softmax_backward_data').call(g, t(s, 'result'), s.dim, t(s, 'result').dtype) as Tensor,
+    },
+  },
+  'nll_loss_forward': {
+    name: 'NllLossBackward0',
+    save: ['self', 'target', 'weight', 'result1'],
+    outputs: [0],
+    grads: {
+      self: (g, s) =>
+        op('nll_loss_backward').call(
+          g,
+          t(s, 'self'),
+          t(s, 'target'),
+          s.weight ?? null,
+          s.reduction,
+          s.ignore_index,
+          t(s, 'result1'),
+        ) as Tensor,
+    },
+  },
 };
+
+/** Operators that are not differentiable (integer or boolean results, sampling, index outputs). */
+export const NOT_DIFFERENTIABLE: ReadonlySet<string> = new Set([
+  'eq.Tensor',
+  'eq.Scalar',
+  'ne.Tensor',
+  'ne.Scalar',
+  'lt.Tensor',
+  'lt.Scalar',
+  'le.Tensor',
+  'le.Scalar',
+  'gt.Tensor',
+  'gt.Scalar',
+  'ge.Tensor',
+  'ge.Scalar',
+  'logical_and',
+  'logical_or',
+  'logical_xor',
+  'logical_not',
+  'bitwise_and.Tensor',
+  'bitwise_or.Tensor',
+  'bitwise_xor.Tensor',
+  'bitwise_not',
+  'isnan',
+  'argmax',
+  'argmin',
+  '_softmax_backward_data',
+  '_log_softmax_backward_data',
+  'nll_loss_backward',
+  // Factories shaped like an input: their values do not depend on it.
+  'empty_like',
+  'zeros_like',
+  'ones_like',
+  'full_like',
+  'rand_like',
+  'randn_like',
+  'randint_like',
+  'randint_like.low_dtype',
+]);
+
+function scaled(x: Tensor, k: number): Tensor {
+  return k === 1 ? x : x.mul(k);
+}
+
+/** max()/min() of all elements: the gradient is shared equally among the elements equal to the result. */
+function evenlySplit(g: Tensor, s: SavedValues): Tensor {
+  const mask = t(s, 'self').eq(t(s, 'result'));
+  return g.div(mask.sum()).mul(mask);
+}
+
+/** amax/amin: the gradient is shared equally among the extremes of each reduced slice. */
+function splitAmongExtremes(g: Tensor, s: SavedValues): Tensor {
+  const self = t(s, 'self');
+  const dims = reducedDims(s.dim as number[], self.ndim);
+  const keepdim = s.keepdim as boolean;
+  const result = unreduce(t(s, 'result'), self.shape, dims, keepdim);
+  const mask = self.eq(result);
+  const count = mask.sum(dims, true);
+  return unreduce(g, self.shape, dims, keepdim).div(count).mul(mask);
+}
 
 /** 1 where `a` wins the comparison, 0.5 where the two are equal (PyTorch splits the gradient), else 0. */
 function splitWeight(a: Tensor, b: Tensor, cmp: 'lt' | 'gt'): Tensor {

@@ -4,10 +4,12 @@
  *
  * @module
  */
+// deno-lint-ignore-file no-explicit-any
 import { Tensor } from '../tensor/tensor.ts';
 import type { DTypeLike } from '../tensor/dtype.ts';
 import type { DeviceLike } from '../tensor/device.ts';
-import { intList, optionalDevice, optionalDType } from './arguments.ts';
+import type { Generator } from '../tensor/generator.ts';
+import { intList, invalidArguments, isOptions, optionalDevice, optionalDType, optionalIntList } from './arguments.ts';
 import { registerOperators } from './registry.ts';
 
 const ops = registerOperators();
@@ -26,9 +28,35 @@ const ops = registerOperators();
  * const y = add(x, x);
  * ```
  */
-export function add(self: Tensor, other: Tensor | number | boolean, options?: { alpha?: number | boolean }): Tensor {
-  if (other instanceof Tensor) return ops['add.Tensor'].call(self, other, options?.alpha ?? 1) as Tensor;
-  return ops['add.Scalar'].call(self, other, options?.alpha ?? 1) as Tensor;
+export function add(self: Tensor, other: Tensor, options?: { alpha?: number | boolean }): Tensor;
+/** Adds a scalar. */
+export function add(self: Tensor, other: number | boolean, options?: { alpha?: number | boolean }): Tensor;
+/** Adds a scalar. */
+export function add(self: Tensor, other: number | boolean, alpha: number | boolean): Tensor;
+/** Adds `other`, scaled by `alpha`, to `self`, with broadcasting and type promotion. (any overload) */
+export function add(
+  self: Tensor,
+  other: Tensor | number | boolean,
+  alpha?: number | boolean,
+  options?: { alpha?: number | boolean },
+): Tensor;
+export function add(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : p3 === undefined || isOptions(p3)
+    ? 3
+    : 4;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
+  if (n === 2 && p1 instanceof Tensor) return ops['add.Tensor'].call(p0, p1, o?.alpha ?? 1);
+  if (
+    n >= 2 && n <= 3 && (typeof p1 === 'number' || typeof p1 === 'boolean') &&
+    (n <= 2 || (typeof p2 === 'number' || typeof p2 === 'boolean'))
+  ) return ops['add.Scalar'].call(p0, p1, (n > 2 ? p2 : o?.alpha) ?? 1);
+  throw invalidArguments('add', '  * (self, other, alpha)\n  * (self, other, alpha)');
 }
 
 /**
@@ -45,9 +73,35 @@ export function add(self: Tensor, other: Tensor | number | boolean, options?: { 
  * const y = sub(x, x);
  * ```
  */
-export function sub(self: Tensor, other: Tensor | number | boolean, options?: { alpha?: number | boolean }): Tensor {
-  if (other instanceof Tensor) return ops['sub.Tensor'].call(self, other, options?.alpha ?? 1) as Tensor;
-  return ops['sub.Scalar'].call(self, other, options?.alpha ?? 1) as Tensor;
+export function sub(self: Tensor, other: Tensor, options?: { alpha?: number | boolean }): Tensor;
+/** Subtracts a scalar. */
+export function sub(self: Tensor, other: number | boolean, options?: { alpha?: number | boolean }): Tensor;
+/** Subtracts a scalar. */
+export function sub(self: Tensor, other: number | boolean, alpha: number | boolean): Tensor;
+/** Subtracts `other`, scaled by `alpha`, from `self`. (any overload) */
+export function sub(
+  self: Tensor,
+  other: Tensor | number | boolean,
+  alpha?: number | boolean,
+  options?: { alpha?: number | boolean },
+): Tensor;
+export function sub(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : p3 === undefined || isOptions(p3)
+    ? 3
+    : 4;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
+  if (n === 2 && p1 instanceof Tensor) return ops['sub.Tensor'].call(p0, p1, o?.alpha ?? 1);
+  if (
+    n >= 2 && n <= 3 && (typeof p1 === 'number' || typeof p1 === 'boolean') &&
+    (n <= 2 || (typeof p2 === 'number' || typeof p2 === 'boolean'))
+  ) return ops['sub.Scalar'].call(p0, p1, (n > 2 ? p2 : o?.alpha) ?? 1);
+  throw invalidArguments('sub', '  * (self, other, alpha)\n  * (self, other, alpha)');
 }
 
 /**
@@ -64,9 +118,22 @@ export function sub(self: Tensor, other: Tensor | number | boolean, options?: { 
  * const y = mul(x, x);
  * ```
  */
-export function mul(self: Tensor, other: Tensor | number | boolean): Tensor {
-  if (other instanceof Tensor) return ops['mul.Tensor'].call(self, other) as Tensor;
-  return ops['mul.Scalar'].call(self, other) as Tensor;
+export function mul(self: Tensor, other: Tensor): Tensor;
+/** Multiplies by a scalar. */
+export function mul(self: Tensor, other: number | boolean): Tensor;
+/** Multiplies elementwise. (any overload) */
+export function mul(self: Tensor, other: Tensor | number | boolean): Tensor;
+export function mul(p0?: any, p1?: any, p2?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : 3;
+  if (n === 2 && p1 instanceof Tensor) return ops['mul.Tensor'].call(p0, p1);
+  if (n === 2 && (typeof p1 === 'number' || typeof p1 === 'boolean')) return ops['mul.Scalar'].call(p0, p1);
+  throw invalidArguments('mul', '  * (self, other)\n  * (self, other)');
 }
 
 /**
@@ -85,19 +152,36 @@ export function mul(self: Tensor, other: Tensor | number | boolean): Tensor {
  * const y = div(x, x);
  * ```
  */
-export function div(
-  self: Tensor,
-  other: Tensor | number | boolean,
-  options?: { roundingMode?: string | null },
-): Tensor {
-  if (options?.roundingMode !== undefined && other instanceof Tensor) {
-    return ops['div.Tensor_mode'].call(self, other, options?.roundingMode ?? null) as Tensor;
+export function div(self: Tensor, other: Tensor): Tensor;
+/** Divides by a scalar. */
+export function div(self: Tensor, other: number | boolean): Tensor;
+/** Divides with rounding_mode 'trunc' or 'floor' (or None for true division). */
+export function div(self: Tensor, other: Tensor, options?: { roundingMode?: string | null }): Tensor;
+/** Divides by a scalar with a rounding mode. */
+export function div(self: Tensor, other: number | boolean, options?: { roundingMode?: string | null }): Tensor;
+/** Divides elementwise (true division: integers give floats). (any overload) */
+export function div(self: Tensor, other: Tensor | number | boolean, options?: { roundingMode?: string | null }): Tensor;
+export function div(p0?: any, p1?: any, p2?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : 3;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
+  if (n === 2 && p1 instanceof Tensor && o?.roundingMode !== undefined) {
+    return ops['div.Tensor_mode'].call(p0, p1, o?.roundingMode ?? null);
   }
-  if (options?.roundingMode !== undefined && (typeof other === 'number' || typeof other === 'boolean')) {
-    return ops['div.Scalar_mode'].call(self, other, options?.roundingMode ?? null) as Tensor;
+  if (n === 2 && (typeof p1 === 'number' || typeof p1 === 'boolean') && o?.roundingMode !== undefined) {
+    return ops['div.Scalar_mode'].call(p0, p1, o?.roundingMode ?? null);
   }
-  if (other instanceof Tensor) return ops['div.Tensor'].call(self, other) as Tensor;
-  return ops['div.Scalar'].call(self, other) as Tensor;
+  if (n === 2 && p1 instanceof Tensor) return ops['div.Tensor'].call(p0, p1);
+  if (n === 2 && (typeof p1 === 'number' || typeof p1 === 'boolean')) return ops['div.Scalar'].call(p0, p1);
+  throw invalidArguments(
+    'div',
+    '  * (self, other)\n  * (self, other)\n  * (self, other, rounding_mode)\n  * (self, other, rounding_mode)',
+  );
 }
 
 /**
@@ -114,9 +198,22 @@ export function div(
  * const y = remainder(x, x);
  * ```
  */
-export function remainder(self: Tensor, other: Tensor | number | boolean): Tensor {
-  if (other instanceof Tensor) return ops['remainder.Tensor'].call(self, other) as Tensor;
-  return ops['remainder.Scalar'].call(self, other) as Tensor;
+export function remainder(self: Tensor, other: Tensor): Tensor;
+/** Python-style modulus by a scalar. */
+export function remainder(self: Tensor, other: number | boolean): Tensor;
+/** Python-style modulus: the result has the sign of the divisor. (any overload) */
+export function remainder(self: Tensor, other: Tensor | number | boolean): Tensor;
+export function remainder(p0?: any, p1?: any, p2?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : 3;
+  if (n === 2 && p1 instanceof Tensor) return ops['remainder.Tensor'].call(p0, p1);
+  if (n === 2 && (typeof p1 === 'number' || typeof p1 === 'boolean')) return ops['remainder.Scalar'].call(p0, p1);
+  throw invalidArguments('remainder', '  * (self, other)\n  * (self, other)');
 }
 
 /**
@@ -133,9 +230,22 @@ export function remainder(self: Tensor, other: Tensor | number | boolean): Tenso
  * const y = fmod(x, x);
  * ```
  */
-export function fmod(self: Tensor, other: Tensor | number | boolean): Tensor {
-  if (other instanceof Tensor) return ops['fmod.Tensor'].call(self, other) as Tensor;
-  return ops['fmod.Scalar'].call(self, other) as Tensor;
+export function fmod(self: Tensor, other: Tensor): Tensor;
+/** C-style modulus by a scalar. */
+export function fmod(self: Tensor, other: number | boolean): Tensor;
+/** C-style modulus: the result has the sign of the dividend. (any overload) */
+export function fmod(self: Tensor, other: Tensor | number | boolean): Tensor;
+export function fmod(p0?: any, p1?: any, p2?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : 3;
+  if (n === 2 && p1 instanceof Tensor) return ops['fmod.Tensor'].call(p0, p1);
+  if (n === 2 && (typeof p1 === 'number' || typeof p1 === 'boolean')) return ops['fmod.Scalar'].call(p0, p1);
+  throw invalidArguments('fmod', '  * (self, other)\n  * (self, other)');
 }
 
 /**
@@ -153,14 +263,29 @@ export function fmod(self: Tensor, other: Tensor | number | boolean): Tensor {
  * const y = pow(x, x);
  * ```
  */
-export function pow(self: Tensor | number | boolean, exponent: Tensor | number | boolean): Tensor {
-  if (self instanceof Tensor && exponent instanceof Tensor) {
-    return ops['pow.Tensor_Tensor'].call(self, exponent) as Tensor;
+export function pow(self: Tensor, exponent: Tensor): Tensor;
+/** Raises to a scalar power. */
+export function pow(self: Tensor, exponent: number | boolean): Tensor;
+/** Raises a scalar to tensor powers. */
+export function pow(self: number | boolean, exponent: Tensor): Tensor;
+/** Raises `self` to the power `exponent`. (any overload) */
+export function pow(self: Tensor | number | boolean, exponent: Tensor | number | boolean): Tensor;
+export function pow(p0?: any, p1?: any, p2?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : 3;
+  if (n === 2 && p0 instanceof Tensor && p1 instanceof Tensor) return ops['pow.Tensor_Tensor'].call(p0, p1);
+  if (n === 2 && p0 instanceof Tensor && (typeof p1 === 'number' || typeof p1 === 'boolean')) {
+    return ops['pow.Tensor_Scalar'].call(p0, p1);
   }
-  if (self instanceof Tensor && (typeof exponent === 'number' || typeof exponent === 'boolean')) {
-    return ops['pow.Tensor_Scalar'].call(self, exponent) as Tensor;
+  if (n === 2 && (typeof p0 === 'number' || typeof p0 === 'boolean') && p1 instanceof Tensor) {
+    return ops['pow.Scalar'].call(p0, p1);
   }
-  return ops['pow.Scalar'].call(self, exponent) as Tensor;
+  throw invalidArguments('pow', '  * (self, exponent)\n  * (self, exponent)\n  * (self, exponent)');
 }
 
 /**
@@ -176,8 +301,9 @@ export function pow(self: Tensor | number | boolean, exponent: Tensor | number |
  * const y = minimum(x, x);
  * ```
  */
-export function minimum(self: Tensor, other: Tensor): Tensor {
-  return ops['minimum'].call(self, other) as Tensor;
+export function minimum(self: Tensor, other: Tensor): Tensor;
+export function minimum(p0?: any, p1?: any): any {
+  return ops['minimum'].call(p0, p1);
 }
 
 /**
@@ -193,8 +319,9 @@ export function minimum(self: Tensor, other: Tensor): Tensor {
  * const y = maximum(x, x);
  * ```
  */
-export function maximum(self: Tensor, other: Tensor): Tensor {
-  return ops['maximum'].call(self, other) as Tensor;
+export function maximum(self: Tensor, other: Tensor): Tensor;
+export function maximum(p0?: any, p1?: any): any {
+  return ops['maximum'].call(p0, p1);
 }
 
 /**
@@ -210,8 +337,9 @@ export function maximum(self: Tensor, other: Tensor): Tensor {
  * const y = atan2(x, x);
  * ```
  */
-export function atan2(self: Tensor, other: Tensor): Tensor {
-  return ops['atan2'].call(self, other) as Tensor;
+export function atan2(self: Tensor, other: Tensor): Tensor;
+export function atan2(p0?: any, p1?: any): any {
+  return ops['atan2'].call(p0, p1);
 }
 
 /**
@@ -227,8 +355,9 @@ export function atan2(self: Tensor, other: Tensor): Tensor {
  * const y = bitwiseAnd(x, x);
  * ```
  */
-export function bitwiseAnd(self: Tensor, other: Tensor): Tensor {
-  return ops['bitwise_and.Tensor'].call(self, other) as Tensor;
+export function bitwiseAnd(self: Tensor, other: Tensor): Tensor;
+export function bitwiseAnd(p0?: any, p1?: any): any {
+  return ops['bitwise_and.Tensor'].call(p0, p1);
 }
 
 /**
@@ -244,8 +373,9 @@ export function bitwiseAnd(self: Tensor, other: Tensor): Tensor {
  * const y = bitwiseOr(x, x);
  * ```
  */
-export function bitwiseOr(self: Tensor, other: Tensor): Tensor {
-  return ops['bitwise_or.Tensor'].call(self, other) as Tensor;
+export function bitwiseOr(self: Tensor, other: Tensor): Tensor;
+export function bitwiseOr(p0?: any, p1?: any): any {
+  return ops['bitwise_or.Tensor'].call(p0, p1);
 }
 
 /**
@@ -261,8 +391,9 @@ export function bitwiseOr(self: Tensor, other: Tensor): Tensor {
  * const y = bitwiseXor(x, x);
  * ```
  */
-export function bitwiseXor(self: Tensor, other: Tensor): Tensor {
-  return ops['bitwise_xor.Tensor'].call(self, other) as Tensor;
+export function bitwiseXor(self: Tensor, other: Tensor): Tensor;
+export function bitwiseXor(p0?: any, p1?: any): any {
+  return ops['bitwise_xor.Tensor'].call(p0, p1);
 }
 
 /**
@@ -278,8 +409,9 @@ export function bitwiseXor(self: Tensor, other: Tensor): Tensor {
  * const y = logicalAnd(x, x);
  * ```
  */
-export function logicalAnd(self: Tensor, other: Tensor): Tensor {
-  return ops['logical_and'].call(self, other) as Tensor;
+export function logicalAnd(self: Tensor, other: Tensor): Tensor;
+export function logicalAnd(p0?: any, p1?: any): any {
+  return ops['logical_and'].call(p0, p1);
 }
 
 /**
@@ -295,8 +427,9 @@ export function logicalAnd(self: Tensor, other: Tensor): Tensor {
  * const y = logicalOr(x, x);
  * ```
  */
-export function logicalOr(self: Tensor, other: Tensor): Tensor {
-  return ops['logical_or'].call(self, other) as Tensor;
+export function logicalOr(self: Tensor, other: Tensor): Tensor;
+export function logicalOr(p0?: any, p1?: any): any {
+  return ops['logical_or'].call(p0, p1);
 }
 
 /**
@@ -312,8 +445,9 @@ export function logicalOr(self: Tensor, other: Tensor): Tensor {
  * const y = logicalXor(x, x);
  * ```
  */
-export function logicalXor(self: Tensor, other: Tensor): Tensor {
-  return ops['logical_xor'].call(self, other) as Tensor;
+export function logicalXor(self: Tensor, other: Tensor): Tensor;
+export function logicalXor(p0?: any, p1?: any): any {
+  return ops['logical_xor'].call(p0, p1);
 }
 
 /**
@@ -330,9 +464,22 @@ export function logicalXor(self: Tensor, other: Tensor): Tensor {
  * const y = eq(x, x);
  * ```
  */
-export function eq(self: Tensor, other: Tensor | number | boolean): Tensor {
-  if (other instanceof Tensor) return ops['eq.Tensor'].call(self, other) as Tensor;
-  return ops['eq.Scalar'].call(self, other) as Tensor;
+export function eq(self: Tensor, other: Tensor): Tensor;
+/** Elementwise `==` with a scalar. */
+export function eq(self: Tensor, other: number | boolean): Tensor;
+/** Elementwise `==`; bool result. (any overload) */
+export function eq(self: Tensor, other: Tensor | number | boolean): Tensor;
+export function eq(p0?: any, p1?: any, p2?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : 3;
+  if (n === 2 && p1 instanceof Tensor) return ops['eq.Tensor'].call(p0, p1);
+  if (n === 2 && (typeof p1 === 'number' || typeof p1 === 'boolean')) return ops['eq.Scalar'].call(p0, p1);
+  throw invalidArguments('eq', '  * (self, other)\n  * (self, other)');
 }
 
 /**
@@ -349,9 +496,22 @@ export function eq(self: Tensor, other: Tensor | number | boolean): Tensor {
  * const y = ne(x, x);
  * ```
  */
-export function ne(self: Tensor, other: Tensor | number | boolean): Tensor {
-  if (other instanceof Tensor) return ops['ne.Tensor'].call(self, other) as Tensor;
-  return ops['ne.Scalar'].call(self, other) as Tensor;
+export function ne(self: Tensor, other: Tensor): Tensor;
+/** Elementwise `!=` with a scalar. */
+export function ne(self: Tensor, other: number | boolean): Tensor;
+/** Elementwise `!=`; bool result. (any overload) */
+export function ne(self: Tensor, other: Tensor | number | boolean): Tensor;
+export function ne(p0?: any, p1?: any, p2?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : 3;
+  if (n === 2 && p1 instanceof Tensor) return ops['ne.Tensor'].call(p0, p1);
+  if (n === 2 && (typeof p1 === 'number' || typeof p1 === 'boolean')) return ops['ne.Scalar'].call(p0, p1);
+  throw invalidArguments('ne', '  * (self, other)\n  * (self, other)');
 }
 
 /**
@@ -368,9 +528,22 @@ export function ne(self: Tensor, other: Tensor | number | boolean): Tensor {
  * const y = lt(x, x);
  * ```
  */
-export function lt(self: Tensor, other: Tensor | number | boolean): Tensor {
-  if (other instanceof Tensor) return ops['lt.Tensor'].call(self, other) as Tensor;
-  return ops['lt.Scalar'].call(self, other) as Tensor;
+export function lt(self: Tensor, other: Tensor): Tensor;
+/** Elementwise `<` with a scalar. */
+export function lt(self: Tensor, other: number | boolean): Tensor;
+/** Elementwise `<`; bool result. (any overload) */
+export function lt(self: Tensor, other: Tensor | number | boolean): Tensor;
+export function lt(p0?: any, p1?: any, p2?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : 3;
+  if (n === 2 && p1 instanceof Tensor) return ops['lt.Tensor'].call(p0, p1);
+  if (n === 2 && (typeof p1 === 'number' || typeof p1 === 'boolean')) return ops['lt.Scalar'].call(p0, p1);
+  throw invalidArguments('lt', '  * (self, other)\n  * (self, other)');
 }
 
 /**
@@ -387,9 +560,22 @@ export function lt(self: Tensor, other: Tensor | number | boolean): Tensor {
  * const y = le(x, x);
  * ```
  */
-export function le(self: Tensor, other: Tensor | number | boolean): Tensor {
-  if (other instanceof Tensor) return ops['le.Tensor'].call(self, other) as Tensor;
-  return ops['le.Scalar'].call(self, other) as Tensor;
+export function le(self: Tensor, other: Tensor): Tensor;
+/** Elementwise `<=` with a scalar. */
+export function le(self: Tensor, other: number | boolean): Tensor;
+/** Elementwise `<=`; bool result. (any overload) */
+export function le(self: Tensor, other: Tensor | number | boolean): Tensor;
+export function le(p0?: any, p1?: any, p2?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : 3;
+  if (n === 2 && p1 instanceof Tensor) return ops['le.Tensor'].call(p0, p1);
+  if (n === 2 && (typeof p1 === 'number' || typeof p1 === 'boolean')) return ops['le.Scalar'].call(p0, p1);
+  throw invalidArguments('le', '  * (self, other)\n  * (self, other)');
 }
 
 /**
@@ -406,9 +592,22 @@ export function le(self: Tensor, other: Tensor | number | boolean): Tensor {
  * const y = gt(x, x);
  * ```
  */
-export function gt(self: Tensor, other: Tensor | number | boolean): Tensor {
-  if (other instanceof Tensor) return ops['gt.Tensor'].call(self, other) as Tensor;
-  return ops['gt.Scalar'].call(self, other) as Tensor;
+export function gt(self: Tensor, other: Tensor): Tensor;
+/** Elementwise `>` with a scalar. */
+export function gt(self: Tensor, other: number | boolean): Tensor;
+/** Elementwise `>`; bool result. (any overload) */
+export function gt(self: Tensor, other: Tensor | number | boolean): Tensor;
+export function gt(p0?: any, p1?: any, p2?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : 3;
+  if (n === 2 && p1 instanceof Tensor) return ops['gt.Tensor'].call(p0, p1);
+  if (n === 2 && (typeof p1 === 'number' || typeof p1 === 'boolean')) return ops['gt.Scalar'].call(p0, p1);
+  throw invalidArguments('gt', '  * (self, other)\n  * (self, other)');
 }
 
 /**
@@ -425,9 +624,22 @@ export function gt(self: Tensor, other: Tensor | number | boolean): Tensor {
  * const y = ge(x, x);
  * ```
  */
-export function ge(self: Tensor, other: Tensor | number | boolean): Tensor {
-  if (other instanceof Tensor) return ops['ge.Tensor'].call(self, other) as Tensor;
-  return ops['ge.Scalar'].call(self, other) as Tensor;
+export function ge(self: Tensor, other: Tensor): Tensor;
+/** Elementwise `>=` with a scalar. */
+export function ge(self: Tensor, other: number | boolean): Tensor;
+/** Elementwise `>=`; bool result. (any overload) */
+export function ge(self: Tensor, other: Tensor | number | boolean): Tensor;
+export function ge(p0?: any, p1?: any, p2?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : 3;
+  if (n === 2 && p1 instanceof Tensor) return ops['ge.Tensor'].call(p0, p1);
+  if (n === 2 && (typeof p1 === 'number' || typeof p1 === 'boolean')) return ops['ge.Scalar'].call(p0, p1);
+  throw invalidArguments('ge', '  * (self, other)\n  * (self, other)');
 }
 
 /**
@@ -443,8 +655,9 @@ export function ge(self: Tensor, other: Tensor | number | boolean): Tensor {
  * const y = neg(x);
  * ```
  */
-export function neg(self: Tensor): Tensor {
-  return ops['neg'].call(self) as Tensor;
+export function neg(self: Tensor): Tensor;
+export function neg(p0?: any): any {
+  return ops['neg'].call(p0);
 }
 
 /**
@@ -460,8 +673,9 @@ export function neg(self: Tensor): Tensor {
  * const y = abs(x);
  * ```
  */
-export function abs(self: Tensor): Tensor {
-  return ops['abs'].call(self) as Tensor;
+export function abs(self: Tensor): Tensor;
+export function abs(p0?: any): any {
+  return ops['abs'].call(p0);
 }
 
 /**
@@ -477,8 +691,9 @@ export function abs(self: Tensor): Tensor {
  * const y = sign(x);
  * ```
  */
-export function sign(self: Tensor): Tensor {
-  return ops['sign'].call(self) as Tensor;
+export function sign(self: Tensor): Tensor;
+export function sign(p0?: any): any {
+  return ops['sign'].call(p0);
 }
 
 /**
@@ -494,8 +709,9 @@ export function sign(self: Tensor): Tensor {
  * const y = exp(x);
  * ```
  */
-export function exp(self: Tensor): Tensor {
-  return ops['exp'].call(self) as Tensor;
+export function exp(self: Tensor): Tensor;
+export function exp(p0?: any): any {
+  return ops['exp'].call(p0);
 }
 
 /**
@@ -511,8 +727,9 @@ export function exp(self: Tensor): Tensor {
  * const y = log(x);
  * ```
  */
-export function log(self: Tensor): Tensor {
-  return ops['log'].call(self) as Tensor;
+export function log(self: Tensor): Tensor;
+export function log(p0?: any): any {
+  return ops['log'].call(p0);
 }
 
 /**
@@ -528,8 +745,9 @@ export function log(self: Tensor): Tensor {
  * const y = log1p(x);
  * ```
  */
-export function log1p(self: Tensor): Tensor {
-  return ops['log1p'].call(self) as Tensor;
+export function log1p(self: Tensor): Tensor;
+export function log1p(p0?: any): any {
+  return ops['log1p'].call(p0);
 }
 
 /**
@@ -545,8 +763,9 @@ export function log1p(self: Tensor): Tensor {
  * const y = expm1(x);
  * ```
  */
-export function expm1(self: Tensor): Tensor {
-  return ops['expm1'].call(self) as Tensor;
+export function expm1(self: Tensor): Tensor;
+export function expm1(p0?: any): any {
+  return ops['expm1'].call(p0);
 }
 
 /**
@@ -562,8 +781,9 @@ export function expm1(self: Tensor): Tensor {
  * const y = sqrt(x);
  * ```
  */
-export function sqrt(self: Tensor): Tensor {
-  return ops['sqrt'].call(self) as Tensor;
+export function sqrt(self: Tensor): Tensor;
+export function sqrt(p0?: any): any {
+  return ops['sqrt'].call(p0);
 }
 
 /**
@@ -579,8 +799,9 @@ export function sqrt(self: Tensor): Tensor {
  * const y = rsqrt(x);
  * ```
  */
-export function rsqrt(self: Tensor): Tensor {
-  return ops['rsqrt'].call(self) as Tensor;
+export function rsqrt(self: Tensor): Tensor;
+export function rsqrt(p0?: any): any {
+  return ops['rsqrt'].call(p0);
 }
 
 /**
@@ -596,8 +817,9 @@ export function rsqrt(self: Tensor): Tensor {
  * const y = sin(x);
  * ```
  */
-export function sin(self: Tensor): Tensor {
-  return ops['sin'].call(self) as Tensor;
+export function sin(self: Tensor): Tensor;
+export function sin(p0?: any): any {
+  return ops['sin'].call(p0);
 }
 
 /**
@@ -613,8 +835,9 @@ export function sin(self: Tensor): Tensor {
  * const y = cos(x);
  * ```
  */
-export function cos(self: Tensor): Tensor {
-  return ops['cos'].call(self) as Tensor;
+export function cos(self: Tensor): Tensor;
+export function cos(p0?: any): any {
+  return ops['cos'].call(p0);
 }
 
 /**
@@ -630,8 +853,9 @@ export function cos(self: Tensor): Tensor {
  * const y = tanh(x);
  * ```
  */
-export function tanh(self: Tensor): Tensor {
-  return ops['tanh'].call(self) as Tensor;
+export function tanh(self: Tensor): Tensor;
+export function tanh(p0?: any): any {
+  return ops['tanh'].call(p0);
 }
 
 /**
@@ -647,8 +871,9 @@ export function tanh(self: Tensor): Tensor {
  * const y = sigmoid(x);
  * ```
  */
-export function sigmoid(self: Tensor): Tensor {
-  return ops['sigmoid'].call(self) as Tensor;
+export function sigmoid(self: Tensor): Tensor;
+export function sigmoid(p0?: any): any {
+  return ops['sigmoid'].call(p0);
 }
 
 /**
@@ -664,8 +889,9 @@ export function sigmoid(self: Tensor): Tensor {
  * const y = erf(x);
  * ```
  */
-export function erf(self: Tensor): Tensor {
-  return ops['erf'].call(self) as Tensor;
+export function erf(self: Tensor): Tensor;
+export function erf(p0?: any): any {
+  return ops['erf'].call(p0);
 }
 
 /**
@@ -681,8 +907,9 @@ export function erf(self: Tensor): Tensor {
  * const y = reciprocal(x);
  * ```
  */
-export function reciprocal(self: Tensor): Tensor {
-  return ops['reciprocal'].call(self) as Tensor;
+export function reciprocal(self: Tensor): Tensor;
+export function reciprocal(p0?: any): any {
+  return ops['reciprocal'].call(p0);
 }
 
 /**
@@ -698,8 +925,9 @@ export function reciprocal(self: Tensor): Tensor {
  * const y = relu(x);
  * ```
  */
-export function relu(self: Tensor): Tensor {
-  return ops['relu'].call(self) as Tensor;
+export function relu(self: Tensor): Tensor;
+export function relu(p0?: any): any {
+  return ops['relu'].call(p0);
 }
 
 /**
@@ -715,8 +943,11 @@ export function relu(self: Tensor): Tensor {
  * const y = gelu(x);
  * ```
  */
-export function gelu(self: Tensor, options?: { approximate?: string }): Tensor {
-  return ops['gelu'].call(self, options?.approximate ?? 'none') as Tensor;
+export function gelu(self: Tensor, options?: { approximate?: string }): Tensor;
+export function gelu(p0?: any, p1?: any): any {
+  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
+  return ops['gelu'].call(p0, o?.approximate ?? 'none');
 }
 
 /**
@@ -732,8 +963,9 @@ export function gelu(self: Tensor, options?: { approximate?: string }): Tensor {
  * const y = silu(x);
  * ```
  */
-export function silu(self: Tensor): Tensor {
-  return ops['silu'].call(self) as Tensor;
+export function silu(self: Tensor): Tensor;
+export function silu(p0?: any): any {
+  return ops['silu'].call(p0);
 }
 
 /**
@@ -749,8 +981,9 @@ export function silu(self: Tensor): Tensor {
  * const y = floor(x);
  * ```
  */
-export function floor(self: Tensor): Tensor {
-  return ops['floor'].call(self) as Tensor;
+export function floor(self: Tensor): Tensor;
+export function floor(p0?: any): any {
+  return ops['floor'].call(p0);
 }
 
 /**
@@ -766,8 +999,9 @@ export function floor(self: Tensor): Tensor {
  * const y = ceil(x);
  * ```
  */
-export function ceil(self: Tensor): Tensor {
-  return ops['ceil'].call(self) as Tensor;
+export function ceil(self: Tensor): Tensor;
+export function ceil(p0?: any): any {
+  return ops['ceil'].call(p0);
 }
 
 /**
@@ -783,8 +1017,9 @@ export function ceil(self: Tensor): Tensor {
  * const y = round(x);
  * ```
  */
-export function round(self: Tensor): Tensor {
-  return ops['round'].call(self) as Tensor;
+export function round(self: Tensor): Tensor;
+export function round(p0?: any): any {
+  return ops['round'].call(p0);
 }
 
 /**
@@ -800,8 +1035,9 @@ export function round(self: Tensor): Tensor {
  * const y = trunc(x);
  * ```
  */
-export function trunc(self: Tensor): Tensor {
-  return ops['trunc'].call(self) as Tensor;
+export function trunc(self: Tensor): Tensor;
+export function trunc(p0?: any): any {
+  return ops['trunc'].call(p0);
 }
 
 /**
@@ -817,8 +1053,9 @@ export function trunc(self: Tensor): Tensor {
  * const y = logicalNot(x);
  * ```
  */
-export function logicalNot(self: Tensor): Tensor {
-  return ops['logical_not'].call(self) as Tensor;
+export function logicalNot(self: Tensor): Tensor;
+export function logicalNot(p0?: any): any {
+  return ops['logical_not'].call(p0);
 }
 
 /**
@@ -834,8 +1071,9 @@ export function logicalNot(self: Tensor): Tensor {
  * const y = bitwiseNot(x);
  * ```
  */
-export function bitwiseNot(self: Tensor): Tensor {
-  return ops['bitwise_not'].call(self) as Tensor;
+export function bitwiseNot(self: Tensor): Tensor;
+export function bitwiseNot(p0?: any): any {
+  return ops['bitwise_not'].call(p0);
 }
 
 /**
@@ -851,8 +1089,9 @@ export function bitwiseNot(self: Tensor): Tensor {
  * const y = isnan(x);
  * ```
  */
-export function isnan(self: Tensor): Tensor {
-  return ops['isnan'].call(self) as Tensor;
+export function isnan(self: Tensor): Tensor;
+export function isnan(p0?: any): any {
+  return ops['isnan'].call(p0);
 }
 
 /**
@@ -869,9 +1108,24 @@ export function isnan(self: Tensor): Tensor {
  * const y = where(x.gt(0), x, x);
  * ```
  */
-export function where(condition: Tensor, self: Tensor, other: Tensor | number | boolean): Tensor {
-  if (other instanceof Tensor) return ops['where.self'].call(condition, self, other) as Tensor;
-  return ops['where.ScalarOther'].call(condition, self, other) as Tensor;
+export function where(condition: Tensor, self: Tensor, other: Tensor): Tensor;
+/** Chooses `self` where `condition` is true, else the scalar `other`. */
+export function where(condition: Tensor, self: Tensor, other: number | boolean): Tensor;
+/** Chooses `self` where `condition` is true, else `other`. (any overload) */
+export function where(condition: Tensor, self: Tensor, other: Tensor | number | boolean): Tensor;
+export function where(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : p3 === undefined || isOptions(p3)
+    ? 3
+    : 4;
+  if (n === 3 && p2 instanceof Tensor) return ops['where.self'].call(p0, p1, p2);
+  if (n === 3 && (typeof p2 === 'number' || typeof p2 === 'boolean')) return ops['where.ScalarOther'].call(p0, p1, p2);
+  throw invalidArguments('where', '  * (condition, self, other)\n  * (condition, self, other)');
 }
 
 /**
@@ -888,16 +1142,44 @@ export function where(condition: Tensor, self: Tensor, other: Tensor | number | 
  * const y = clamp(x);
  * ```
  */
+export function clamp(self: Tensor, options?: { min?: number | boolean | null; max?: number | boolean | null }): Tensor;
+/** Limits values to [min, max]. */
+export function clamp(self: Tensor, min: number | boolean | null, options?: { max?: number | boolean | null }): Tensor;
+/** Limits values to [min, max]. */
+export function clamp(self: Tensor, min: number | boolean | null, max: number | boolean | null): Tensor;
+/** Limits values to tensors [min, max] (broadcast). */
+export function clamp(self: Tensor, options?: { min?: Tensor | null; max?: Tensor | null }): Tensor;
+/** Limits values to tensors [min, max] (broadcast). */
+export function clamp(self: Tensor, min: Tensor | null, options?: { max?: Tensor | null }): Tensor;
+/** Limits values to tensors [min, max] (broadcast). */
+export function clamp(self: Tensor, min: Tensor | null, max: Tensor | null): Tensor;
+/** Limits values to [min, max]. (any overload) */
 export function clamp(
   self: Tensor,
-  min?: number | boolean | null | Tensor | null,
-  max?: number | boolean | null | Tensor | null,
-): Tensor {
+  min?: number | boolean | null | Tensor,
+  max?: number | boolean | null | Tensor,
+  options?: { min?: number | boolean | null | Tensor | null; max?: number | boolean | null | Tensor | null },
+): Tensor;
+export function clamp(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : p3 === undefined || isOptions(p3)
+    ? 3
+    : 4;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
   if (
-    (min == null || (typeof min === 'number' || typeof min === 'boolean')) &&
-    (max == null || (typeof max === 'number' || typeof max === 'boolean'))
-  ) return ops['clamp'].call(self, min ?? null, max ?? null) as Tensor;
-  return ops['clamp.Tensor'].call(self, min ?? null, max ?? null) as Tensor;
+    n >= 1 && n <= 3 && (n <= 1 || (p1 == null || (typeof p1 === 'number' || typeof p1 === 'boolean'))) &&
+    (n <= 2 || (p2 == null || (typeof p2 === 'number' || typeof p2 === 'boolean')))
+  ) return ops['clamp'].call(p0, (n > 1 ? p1 : o?.min) ?? null, (n > 2 ? p2 : o?.max) ?? null);
+  if (
+    n >= 1 && n <= 3 && (n <= 1 || (p1 == null || p1 instanceof Tensor)) &&
+    (n <= 2 || (p2 == null || p2 instanceof Tensor))
+  ) return ops['clamp.Tensor'].call(p0, (n > 1 ? p1 : o?.min) ?? null, (n > 2 ? p2 : o?.max) ?? null);
+  throw invalidArguments('clamp', '  * (self, min, max)\n  * (self, min, max)');
 }
 
 /**
@@ -922,15 +1204,18 @@ export function empty(
     pinMemory?: boolean | null;
     memoryFormat?: 'contiguous_format' | 'preserve_format' | null;
   },
-): Tensor {
+): Tensor;
+export function empty(p0?: any, p1?: any): any {
+  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
   return ops['empty.memory_format'].call(
-    intList(size),
-    optionalDType(options?.dtype ?? null),
-    options?.layout ?? null,
-    optionalDevice(options?.device ?? null),
-    options?.pinMemory ?? null,
-    options?.memoryFormat ?? null,
-  ) as Tensor;
+    intList(p0),
+    optionalDType(o?.dtype ?? null),
+    o?.layout ?? null,
+    optionalDevice(o?.device ?? null),
+    o?.pinMemory ?? null,
+    o?.memoryFormat ?? null,
+  );
 }
 
 /**
@@ -954,14 +1239,17 @@ export function zeros(
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
   },
-): Tensor {
+): Tensor;
+export function zeros(p0?: any, p1?: any): any {
+  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
   return ops['zeros'].call(
-    intList(size),
-    optionalDType(options?.dtype ?? null),
-    options?.layout ?? null,
-    optionalDevice(options?.device ?? null),
-    options?.pinMemory ?? null,
-  ) as Tensor;
+    intList(p0),
+    optionalDType(o?.dtype ?? null),
+    o?.layout ?? null,
+    optionalDevice(o?.device ?? null),
+    o?.pinMemory ?? null,
+  );
 }
 
 /**
@@ -985,14 +1273,17 @@ export function ones(
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
   },
-): Tensor {
+): Tensor;
+export function ones(p0?: any, p1?: any): any {
+  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
   return ops['ones'].call(
-    intList(size),
-    optionalDType(options?.dtype ?? null),
-    options?.layout ?? null,
-    optionalDevice(options?.device ?? null),
-    options?.pinMemory ?? null,
-  ) as Tensor;
+    intList(p0),
+    optionalDType(o?.dtype ?? null),
+    o?.layout ?? null,
+    optionalDevice(o?.device ?? null),
+    o?.pinMemory ?? null,
+  );
 }
 
 /**
@@ -1017,40 +1308,2044 @@ export function full(
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
   },
-): Tensor {
+): Tensor;
+export function full(p0?: any, p1?: any, p2?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : 3;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
   return ops['full'].call(
-    intList(size),
-    fillValue,
-    optionalDType(options?.dtype ?? null),
-    options?.layout ?? null,
-    optionalDevice(options?.device ?? null),
-    options?.pinMemory ?? null,
-  ) as Tensor;
+    intList(p0),
+    p1,
+    optionalDType(o?.dtype ?? null),
+    o?.layout ?? null,
+    optionalDevice(o?.device ?? null),
+    o?.pinMemory ?? null,
+  );
+}
+
+/**
+ * `steps` evenly spaced values from `start` to `end` (both included).
+ *
+ * Schemas:
+ * - `aten::linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = linspace(2, 2, 2);
+ * ```
+ */
+export function linspace(
+  start: number | boolean,
+  end: number | boolean,
+  steps: number,
+  options?: {
+    dtype?: DTypeLike | null;
+    layout?: 'strided' | null;
+    device?: DeviceLike | null;
+    pinMemory?: boolean | null;
+  },
+): Tensor;
+export function linspace(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : p3 === undefined || isOptions(p3)
+    ? 3
+    : 4;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
+  return ops['linspace'].call(
+    p0,
+    p1,
+    p2,
+    optionalDType(o?.dtype ?? null),
+    o?.layout ?? null,
+    optionalDevice(o?.device ?? null),
+    o?.pinMemory ?? null,
+  );
+}
+
+/**
+ * A view with a new shape (one size may be -1); fails when the strides cannot express it, see `reshape`.
+ *
+ * Schemas:
+ * - `aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = view(x, [2, 3]);
+ * ```
+ */
+export function view(self: Tensor, size: number | readonly number[]): Tensor;
+export function view(p0?: any, p1?: any): any {
+  return ops['view'].call(p0, intList(p1));
+}
+
+/**
+ * A tensor with a new shape: a view when the strides allow one, otherwise a contiguous copy.
+ *
+ * Schemas:
+ * - `aten::reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = reshape(x, [2, 3]);
+ * ```
+ */
+export function reshape(self: Tensor, shape: number | readonly number[]): Tensor;
+export function reshape(p0?: any, p1?: any): any {
+  return ops['reshape'].call(p0, intList(p1));
+}
+
+/**
+ * Merges dims `start_dim..end_dim` into one (a view when possible).
+ *
+ * Schemas:
+ * - `aten::flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = flatten(x);
+ * ```
+ */
+export function flatten(self: Tensor, options?: { startDim?: number; endDim?: number }): Tensor;
+/** Merges dims `start_dim..end_dim` into one (a view when possible). */
+export function flatten(self: Tensor, startDim: number, options?: { endDim?: number }): Tensor;
+/** Merges dims `start_dim..end_dim` into one (a view when possible). */
+export function flatten(self: Tensor, startDim: number, endDim: number): Tensor;
+export function flatten(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : p3 === undefined || isOptions(p3)
+    ? 3
+    : 4;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
+  return ops['flatten.using_ints'].call(p0, (n > 1 ? p1 : o?.startDim) ?? 0, (n > 2 ? p2 : o?.endDim) ?? -1);
+}
+
+/**
+ * Splits dim `dim` into `sizes` (one may be -1).
+ *
+ * Schemas:
+ * - `aten::unflatten.int(Tensor(a) self, int dim, int[] sizes) -> Tensor(a)`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = unflatten(x, 2, [2, 3]);
+ * ```
+ */
+export function unflatten(self: Tensor, dim: number, sizes: number | readonly number[]): Tensor;
+export function unflatten(p0?: any, p1?: any, p2?: any): any {
+  return ops['unflatten.int'].call(p0, p1, intList(p2));
+}
+
+/**
+ * A view with the dims reordered.
+ *
+ * Schemas:
+ * - `aten::permute(Tensor(a) self, int[] dims) -> Tensor(a)`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = permute(x, [2, 3]);
+ * ```
+ */
+export function permute(self: Tensor, dims: number | readonly number[]): Tensor;
+export function permute(p0?: any, p1?: any): any {
+  return ops['permute'].call(p0, intList(p1));
+}
+
+/**
+ * A view with two dims swapped.
+ *
+ * Schemas:
+ * - `aten::transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = transpose(x, 2, 2);
+ * ```
+ */
+export function transpose(self: Tensor, dim0: number, dim1: number): Tensor;
+export function transpose(p0?: any, p1?: any, p2?: any): any {
+  return ops['transpose.int'].call(p0, p1, p2);
+}
+
+/**
+ * Transposes a tensor of at most 2 dims (a view).
+ *
+ * Schemas:
+ * - `aten::t(Tensor(a) self) -> Tensor(a)`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = t(x);
+ * ```
+ */
+export function t(self: Tensor): Tensor;
+export function t(p0?: any): any {
+  return ops['t'].call(p0);
+}
+
+/**
+ * A view without the size-1 dims.
+ *
+ * Schemas:
+ * - `aten::squeeze(Tensor(a) self) -> Tensor(a)`
+ * - `aten::squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = squeeze(x);
+ * ```
+ */
+export function squeeze(self: Tensor): Tensor;
+/** A view without dim `dim` if its size is 1. */
+export function squeeze(self: Tensor, dim: number): Tensor;
+/** A view without the size-1 dims. (any overload) */
+export function squeeze(self: Tensor, dim?: number): Tensor;
+export function squeeze(p0?: any, p1?: any, p2?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : 3;
+  if (n === 2) return ops['squeeze.dim'].call(p0, p1);
+  if (n === 1) return ops['squeeze'].call(p0);
+  throw invalidArguments('squeeze', '  * (self)\n  * (self, dim)');
+}
+
+/**
+ * A view with a size-1 dim inserted at `dim`.
+ *
+ * Schemas:
+ * - `aten::unsqueeze(Tensor(a) self, int dim) -> Tensor(a)`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = unsqueeze(x, 2);
+ * ```
+ */
+export function unsqueeze(self: Tensor, dim: number): Tensor;
+export function unsqueeze(p0?: any, p1?: any): any {
+  return ops['unsqueeze'].call(p0, p1);
+}
+
+/**
+ * A view broadcast to `size` (size-1 dims repeat with stride 0; -1 keeps a size).
+ *
+ * Schemas:
+ * - `aten::expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = expand(x, [2, 3]);
+ * ```
+ */
+export function expand(self: Tensor, size: number | readonly number[], options?: { implicit?: boolean }): Tensor;
+export function expand(p0?: any, p1?: any, p2?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : 3;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
+  return ops['expand'].call(p0, intList(p1), o?.implicit ?? false);
+}
+
+/**
+ * `expand` to `other`'s shape.
+ *
+ * Schemas:
+ * - `aten::expand_as(Tensor(a) self, Tensor other) -> Tensor(a)`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = expandAs(x, x);
+ * ```
+ */
+export function expandAs(self: Tensor, other: Tensor): Tensor;
+export function expandAs(p0?: any, p1?: any): any {
+  return ops['expand_as'].call(p0, p1);
+}
+
+/**
+ * A view of `length` elements of dim `dim` from `start`.
+ *
+ * Schemas:
+ * - `aten::narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a)`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = narrow(x, 2, 2, 2);
+ * ```
+ */
+export function narrow(self: Tensor, dim: number, start: number, length: number): Tensor;
+export function narrow(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  return ops['narrow'].call(p0, p1, p2, p3);
+}
+
+/**
+ * A view of index `index` of dim `dim`, which is removed.
+ *
+ * Schemas:
+ * - `aten::select.int(Tensor(a) self, int dim, int index) -> Tensor(a)`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = select(x, 2, 2);
+ * ```
+ */
+export function select(self: Tensor, dim: number, index: number): Tensor;
+export function select(p0?: any, p1?: any, p2?: any): any {
+  return ops['select.int'].call(p0, p1, p2);
+}
+
+/**
+ * A view of `start:end:step` along `dim` (Python slice bounds, clamped; positive step).
+ *
+ * Schemas:
+ * - `aten::slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = slice(x);
+ * ```
+ */
+export function slice(
+  self: Tensor,
+  options?: { dim?: number; start?: number | null; end?: number | null; step?: number },
+): Tensor;
+/** A view of `start:end:step` along `dim` (Python slice bounds, clamped; positive step). */
+export function slice(
+  self: Tensor,
+  dim: number,
+  options?: { start?: number | null; end?: number | null; step?: number },
+): Tensor;
+/** A view of `start:end:step` along `dim` (Python slice bounds, clamped; positive step). */
+export function slice(
+  self: Tensor,
+  dim: number,
+  start: number | null,
+  options?: { end?: number | null; step?: number },
+): Tensor;
+/** A view of `start:end:step` along `dim` (Python slice bounds, clamped; positive step). */
+export function slice(
+  self: Tensor,
+  dim: number,
+  start: number | null,
+  end: number | null,
+  options?: { step?: number },
+): Tensor;
+/** A view of `start:end:step` along `dim` (Python slice bounds, clamped; positive step). */
+export function slice(self: Tensor, dim: number, start: number | null, end: number | null, step: number): Tensor;
+export function slice(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : p3 === undefined || isOptions(p3)
+    ? 3
+    : p4 === undefined || isOptions(p4)
+    ? 4
+    : p5 === undefined || isOptions(p5)
+    ? 5
+    : 6;
+  const o =
+    (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : n === 4 ? p4 : n === 5 ? p5 : undefined) as any;
+  return ops['slice.Tensor'].call(
+    p0,
+    (n > 1 ? p1 : o?.dim) ?? 0,
+    (n > 2 ? p2 : o?.start) ?? null,
+    (n > 3 ? p3 : o?.end) ?? null,
+    (n > 4 ? p4 : o?.step) ?? 1,
+  );
+}
+
+/**
+ * A view of the storage with the given sizes, strides and offset (default: `self`'s offset).
+ *
+ * Schemas:
+ * - `aten::as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = asStrided(x, [2, 3], [2, 3]);
+ * ```
+ */
+export function asStrided(
+  self: Tensor,
+  size: number | readonly number[],
+  stride: number | readonly number[],
+  options?: { storageOffset?: number | null },
+): Tensor;
+/** A view of the storage with the given sizes, strides and offset (default: `self`'s offset). */
+export function asStrided(
+  self: Tensor,
+  size: number | readonly number[],
+  stride: number | readonly number[],
+  storageOffset: number | null,
+): Tensor;
+export function asStrided(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : p3 === undefined || isOptions(p3)
+    ? 3
+    : p4 === undefined || isOptions(p4)
+    ? 4
+    : 5;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : n === 4 ? p4 : undefined) as any;
+  return ops['as_strided'].call(p0, intList(p1), intList(p2), (n > 3 ? p3 : o?.storageOffset) ?? null);
+}
+
+/**
+ * A view of the diagonal of dims `dim1`, `dim2` (moved last), `offset` above the main one.
+ *
+ * Schemas:
+ * - `aten::diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = diagonal(x);
+ * ```
+ */
+export function diagonal(self: Tensor, options?: { offset?: number; dim1?: number; dim2?: number }): Tensor;
+/** A view of the diagonal of dims `dim1`, `dim2` (moved last), `offset` above the main one. */
+export function diagonal(self: Tensor, offset: number, options?: { dim1?: number; dim2?: number }): Tensor;
+/** A view of the diagonal of dims `dim1`, `dim2` (moved last), `offset` above the main one. */
+export function diagonal(self: Tensor, offset: number, dim1: number, options?: { dim2?: number }): Tensor;
+/** A view of the diagonal of dims `dim1`, `dim2` (moved last), `offset` above the main one. */
+export function diagonal(self: Tensor, offset: number, dim1: number, dim2: number): Tensor;
+export function diagonal(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : p3 === undefined || isOptions(p3)
+    ? 3
+    : p4 === undefined || isOptions(p4)
+    ? 4
+    : 5;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : n === 4 ? p4 : undefined) as any;
+  return ops['diagonal'].call(
+    p0,
+    (n > 1 ? p1 : o?.offset) ?? 0,
+    (n > 2 ? p2 : o?.dim1) ?? 0,
+    (n > 3 ? p3 : o?.dim2) ?? 1,
+  );
+}
+
+/**
+ * `self` when it is contiguous, else a contiguous copy.
+ *
+ * Schemas:
+ * - `aten::contiguous(Tensor(a) self, *, MemoryFormat memory_format=0) -> Tensor(a)`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = contiguous(x);
+ * ```
+ */
+export function contiguous(self: Tensor, options?: { memoryFormat?: 'contiguous_format' | 'preserve_format' }): Tensor;
+export function contiguous(p0?: any, p1?: any): any {
+  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
+  return ops['contiguous'].call(p0, o?.memoryFormat ?? 0);
+}
+
+/**
+ * A copy (by default keeping `self`'s dimension order).
+ *
+ * Schemas:
+ * - `aten::clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = clone(x);
+ * ```
+ */
+export function clone(
+  self: Tensor,
+  options?: { memoryFormat?: 'contiguous_format' | 'preserve_format' | null },
+): Tensor;
+export function clone(p0?: any, p1?: any): any {
+  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
+  return ops['clone'].call(p0, o?.memoryFormat ?? null);
+}
+
+/**
+ * A copy with another dtype and/or device (what `to` calls when it must copy).
+ *
+ * Schemas:
+ * - `aten::_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = _toCopy(x);
+ * ```
+ */
+export function _toCopy(
+  self: Tensor,
+  options?: {
+    dtype?: DTypeLike | null;
+    layout?: 'strided' | null;
+    device?: DeviceLike | null;
+    pinMemory?: boolean | null;
+    nonBlocking?: boolean;
+    memoryFormat?: 'contiguous_format' | 'preserve_format' | null;
+  },
+): Tensor;
+export function _toCopy(p0?: any, p1?: any): any {
+  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
+  return ops['_to_copy'].call(
+    p0,
+    optionalDType(o?.dtype ?? null),
+    o?.layout ?? null,
+    optionalDevice(o?.device ?? null),
+    o?.pinMemory ?? null,
+    o?.nonBlocking ?? false,
+    o?.memoryFormat ?? null,
+  );
+}
+
+/**
+ * Concatenates tensors along `dim` (promoting dtypes; 1-d empty tensors are skipped).
+ *
+ * Schemas:
+ * - `aten::cat(Tensor[] tensors, int dim=0) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = cat([x, x]);
+ * ```
+ */
+export function cat(tensors: readonly Tensor[], options?: { dim?: number }): Tensor;
+/** Concatenates tensors along `dim` (promoting dtypes; 1-d empty tensors are skipped). */
+export function cat(tensors: readonly Tensor[], dim: number): Tensor;
+export function cat(p0?: any, p1?: any, p2?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : 3;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
+  return ops['cat'].call(p0, (n > 1 ? p1 : o?.dim) ?? 0);
+}
+
+/**
+ * Stacks equal-shaped tensors along a new dim `dim`.
+ *
+ * Schemas:
+ * - `aten::stack(Tensor[] tensors, int dim=0) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = stack([x, x]);
+ * ```
+ */
+export function stack(tensors: readonly Tensor[], options?: { dim?: number }): Tensor;
+/** Stacks equal-shaped tensors along a new dim `dim`. */
+export function stack(tensors: readonly Tensor[], dim: number): Tensor;
+export function stack(p0?: any, p1?: any, p2?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : 3;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
+  return ops['stack'].call(p0, (n > 1 ? p1 : o?.dim) ?? 0);
+}
+
+/**
+ * Views of chunks of the given sizes along `dim`.
+ *
+ * Schemas:
+ * - `aten::split.sizes(Tensor(a -> *) self, int[] split_size, int dim=0) -> Tensor(a)[]`
+ * - `aten::split.Tensor(Tensor(a -> *) self, int split_size, int dim=0) -> Tensor(a)[]`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = split(x, [2, 3]);
+ * ```
+ */
+export function split(self: Tensor, splitSize: number | readonly number[], options?: { dim?: number }): Tensor[];
+/** Views of chunks of the given sizes along `dim`. */
+export function split(self: Tensor, splitSize: number | readonly number[], dim: number): Tensor[];
+/** Views of consecutive `split_size` chunks along `dim` (the last may be shorter), or of the given sizes. */
+export function split(self: Tensor, splitSize: number, options?: { dim?: number }): Tensor[];
+/** Views of consecutive `split_size` chunks along `dim` (the last may be shorter), or of the given sizes. */
+export function split(self: Tensor, splitSize: number, dim: number): Tensor[];
+/** Views of chunks of the given sizes along `dim`. (any overload) */
+export function split(
+  self: Tensor,
+  splitSize: number | readonly number[],
+  dim?: number,
+  options?: { dim?: number },
+): Tensor[];
+export function split(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : p3 === undefined || isOptions(p3)
+    ? 3
+    : 4;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
+  if (n >= 2 && n <= 3 && (typeof p1 === 'number' || Array.isArray(p1))) {
+    return ops['split.sizes'].call(p0, intList(p1), (n > 2 ? p2 : o?.dim) ?? 0);
+  }
+  if (n >= 2 && n <= 3) return ops['split.Tensor'].call(p0, p1, (n > 2 ? p2 : o?.dim) ?? 0);
+  throw invalidArguments('split', '  * (self, split_size, dim)\n  * (self, split_size, dim)');
+}
+
+/**
+ * Views of chunks of the given sizes along `dim` (they must add up to its size).
+ *
+ * Schemas:
+ * - `aten::split_with_sizes(Tensor(a -> *) self, int[] split_sizes, int dim=0) -> Tensor(a)[]`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = splitWithSizes(x, [2, 3]);
+ * ```
+ */
+export function splitWithSizes(
+  self: Tensor,
+  splitSizes: number | readonly number[],
+  options?: { dim?: number },
+): Tensor[];
+/** Views of chunks of the given sizes along `dim` (they must add up to its size). */
+export function splitWithSizes(self: Tensor, splitSizes: number | readonly number[], dim: number): Tensor[];
+export function splitWithSizes(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : p3 === undefined || isOptions(p3)
+    ? 3
+    : 4;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
+  return ops['split_with_sizes'].call(p0, intList(p1), (n > 2 ? p2 : o?.dim) ?? 0);
+}
+
+/**
+ * Views splitting `dim` into at most `chunks` equal chunks (the last may be smaller).
+ *
+ * Schemas:
+ * - `aten::chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = chunk(x, 2);
+ * ```
+ */
+export function chunk(self: Tensor, chunks: number, options?: { dim?: number }): Tensor[];
+/** Views splitting `dim` into at most `chunks` equal chunks (the last may be smaller). */
+export function chunk(self: Tensor, chunks: number, dim: number): Tensor[];
+export function chunk(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : p3 === undefined || isOptions(p3)
+    ? 3
+    : 4;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
+  return ops['chunk'].call(p0, p1, (n > 2 ? p2 : o?.dim) ?? 0);
+}
+
+/**
+ * Views of every index of `dim`, which is removed.
+ *
+ * Schemas:
+ * - `aten::unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = unbind(x);
+ * ```
+ */
+export function unbind(self: Tensor, options?: { dim?: number }): Tensor[];
+/** Views of every index of `dim`, which is removed. */
+export function unbind(self: Tensor, dim: number): Tensor[];
+export function unbind(p0?: any, p1?: any, p2?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : 3;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
+  return ops['unbind.int'].call(p0, (n > 1 ? p1 : o?.dim) ?? 0);
+}
+
+/**
+ * A copy with the order of elements reversed along `dims`.
+ *
+ * Schemas:
+ * - `aten::flip(Tensor self, int[] dims) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = flip(x, [2, 3]);
+ * ```
+ */
+export function flip(self: Tensor, dims: number | readonly number[]): Tensor;
+export function flip(p0?: any, p1?: any): any {
+  return ops['flip'].call(p0, intList(p1));
+}
+
+/**
+ * Sum over `dim` (every dim when null or empty); integral and bool inputs sum to int64 unless `dtype` says otherwise.
+ *
+ * Schemas:
+ * - `aten::sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = sum(x, [2, 3]);
+ * ```
+ */
+export function sum(
+  self: Tensor,
+  options?: { dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DTypeLike | null },
+): Tensor;
+/** Sum over `dim` (every dim when null or empty); integral and bool inputs sum to int64 unless `dtype` says otherwise. */
+export function sum(
+  self: Tensor,
+  dim: number | readonly number[] | null,
+  options?: { keepdim?: boolean; dtype?: DTypeLike | null },
+): Tensor;
+/** Sum over `dim` (every dim when null or empty); integral and bool inputs sum to int64 unless `dtype` says otherwise. */
+export function sum(
+  self: Tensor,
+  dim: number | readonly number[] | null,
+  keepdim: boolean,
+  options?: { dtype?: DTypeLike | null },
+): Tensor;
+export function sum(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : p3 === undefined || isOptions(p3)
+    ? 3
+    : 4;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
+  return ops['sum.dim_IntList'].call(
+    p0,
+    optionalIntList((n > 1 ? p1 : o?.dim) ?? null),
+    (n > 2 ? p2 : o?.keepdim) ?? false,
+    optionalDType(o?.dtype ?? null),
+  );
+}
+
+/**
+ * Mean over `dim` (every dim when null or empty); floating dtypes only.
+ *
+ * Schemas:
+ * - `aten::mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = mean(x, [2, 3]);
+ * ```
+ */
+export function mean(
+  self: Tensor,
+  options?: { dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DTypeLike | null },
+): Tensor;
+/** Mean over `dim` (every dim when null or empty); floating dtypes only. */
+export function mean(
+  self: Tensor,
+  dim: number | readonly number[] | null,
+  options?: { keepdim?: boolean; dtype?: DTypeLike | null },
+): Tensor;
+/** Mean over `dim` (every dim when null or empty); floating dtypes only. */
+export function mean(
+  self: Tensor,
+  dim: number | readonly number[] | null,
+  keepdim: boolean,
+  options?: { dtype?: DTypeLike | null },
+): Tensor;
+export function mean(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : p3 === undefined || isOptions(p3)
+    ? 3
+    : 4;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
+  return ops['mean.dim'].call(
+    p0,
+    optionalIntList((n > 1 ? p1 : o?.dim) ?? null),
+    (n > 2 ? p2 : o?.keepdim) ?? false,
+    optionalDType(o?.dtype ?? null),
+  );
+}
+
+/**
+ * Product of every element; integral and bool inputs multiply to int64 unless `dtype` says otherwise.
+ *
+ * Schemas:
+ * - `aten::prod(Tensor self, *, ScalarType? dtype=None) -> Tensor`
+ * - `aten::prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = prod(x);
+ * ```
+ */
+export function prod(self: Tensor, options?: { dtype?: DTypeLike | null }): Tensor;
+/** Product over one dim. */
+export function prod(self: Tensor, dim: number, options?: { keepdim?: boolean; dtype?: DTypeLike | null }): Tensor;
+/** Product over one dim. */
+export function prod(self: Tensor, dim: number, keepdim: boolean, options?: { dtype?: DTypeLike | null }): Tensor;
+/** Product of every element; integral and bool inputs multiply to int64 unless `dtype` says otherwise. (any overload) */
+export function prod(
+  self: Tensor,
+  dim?: number,
+  keepdim?: boolean,
+  options?: { dtype?: DTypeLike | null; keepdim?: boolean },
+): Tensor;
+export function prod(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : p3 === undefined || isOptions(p3)
+    ? 3
+    : 4;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
+  if (n >= 2 && n <= 3) {
+    return ops['prod.dim_int'].call(p0, p1, (n > 2 ? p2 : o?.keepdim) ?? false, optionalDType(o?.dtype ?? null));
+  }
+  if (n === 1) return ops['prod'].call(p0, optionalDType(o?.dtype ?? null));
+  throw invalidArguments('prod', '  * (self, dtype)\n  * (self, dim, keepdim, dtype)');
+}
+
+/**
+ * Largest element (NaN if any element is NaN); with `dim`, the largest values along it and their indices.
+ *
+ * Schemas:
+ * - `aten::max(Tensor self) -> Tensor`
+ * - `aten::max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = max(x);
+ * ```
+ */
+export function max(self: Tensor): Tensor;
+/** Largest values along `dim` and the index of the first occurrence of each. */
+export function max(self: Tensor, dim: number, options?: { keepdim?: boolean }): [Tensor, Tensor];
+/** Largest values along `dim` and the index of the first occurrence of each. */
+export function max(self: Tensor, dim: number, keepdim: boolean): [Tensor, Tensor];
+/** Largest element (NaN if any element is NaN); with `dim`, the largest values along it and their indices. (any overload) */
+export function max(
+  self: Tensor,
+  dim?: number,
+  keepdim?: boolean,
+  options?: { keepdim?: boolean },
+): Tensor | [Tensor, Tensor];
+export function max(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : p3 === undefined || isOptions(p3)
+    ? 3
+    : 4;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
+  if (n >= 2 && n <= 3) return ops['max.dim'].call(p0, p1, (n > 2 ? p2 : o?.keepdim) ?? false);
+  if (n === 1) return ops['max'].call(p0);
+  throw invalidArguments('max', '  * (self)\n  * (self, dim, keepdim)');
+}
+
+/**
+ * Smallest element (NaN if any element is NaN); with `dim`, the smallest values along it and their indices.
+ *
+ * Schemas:
+ * - `aten::min(Tensor self) -> Tensor`
+ * - `aten::min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = min(x);
+ * ```
+ */
+export function min(self: Tensor): Tensor;
+/** Smallest values along `dim` and the index of the first occurrence of each. */
+export function min(self: Tensor, dim: number, options?: { keepdim?: boolean }): [Tensor, Tensor];
+/** Smallest values along `dim` and the index of the first occurrence of each. */
+export function min(self: Tensor, dim: number, keepdim: boolean): [Tensor, Tensor];
+/** Smallest element (NaN if any element is NaN); with `dim`, the smallest values along it and their indices. (any overload) */
+export function min(
+  self: Tensor,
+  dim?: number,
+  keepdim?: boolean,
+  options?: { keepdim?: boolean },
+): Tensor | [Tensor, Tensor];
+export function min(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : p3 === undefined || isOptions(p3)
+    ? 3
+    : 4;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
+  if (n >= 2 && n <= 3) return ops['min.dim'].call(p0, p1, (n > 2 ? p2 : o?.keepdim) ?? false);
+  if (n === 1) return ops['min'].call(p0);
+  throw invalidArguments('min', '  * (self)\n  * (self, dim, keepdim)');
+}
+
+/**
+ * Largest values over `dim` (every dim when empty), NaN-propagating.
+ *
+ * Schemas:
+ * - `aten::amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = amax(x);
+ * ```
+ */
+export function amax(self: Tensor, options?: { dim?: number | readonly number[]; keepdim?: boolean }): Tensor;
+/** Largest values over `dim` (every dim when empty), NaN-propagating. */
+export function amax(self: Tensor, dim: number | readonly number[], options?: { keepdim?: boolean }): Tensor;
+/** Largest values over `dim` (every dim when empty), NaN-propagating. */
+export function amax(self: Tensor, dim: number | readonly number[], keepdim: boolean): Tensor;
+export function amax(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : p3 === undefined || isOptions(p3)
+    ? 3
+    : 4;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
+  return ops['amax'].call(p0, intList((n > 1 ? p1 : o?.dim) ?? []), (n > 2 ? p2 : o?.keepdim) ?? false);
+}
+
+/**
+ * Smallest values over `dim` (every dim when empty), NaN-propagating.
+ *
+ * Schemas:
+ * - `aten::amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = amin(x);
+ * ```
+ */
+export function amin(self: Tensor, options?: { dim?: number | readonly number[]; keepdim?: boolean }): Tensor;
+/** Smallest values over `dim` (every dim when empty), NaN-propagating. */
+export function amin(self: Tensor, dim: number | readonly number[], options?: { keepdim?: boolean }): Tensor;
+/** Smallest values over `dim` (every dim when empty), NaN-propagating. */
+export function amin(self: Tensor, dim: number | readonly number[], keepdim: boolean): Tensor;
+export function amin(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : p3 === undefined || isOptions(p3)
+    ? 3
+    : 4;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
+  return ops['amin'].call(p0, intList((n > 1 ? p1 : o?.dim) ?? []), (n > 2 ? p2 : o?.keepdim) ?? false);
+}
+
+/**
+ * Index of the first largest element along `dim`, or in the flattened input when `dim` is null.
+ *
+ * Schemas:
+ * - `aten::argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = argmax(x);
+ * ```
+ */
+export function argmax(self: Tensor, options?: { dim?: number | null; keepdim?: boolean }): Tensor;
+/** Index of the first largest element along `dim`, or in the flattened input when `dim` is null. */
+export function argmax(self: Tensor, dim: number | null, options?: { keepdim?: boolean }): Tensor;
+/** Index of the first largest element along `dim`, or in the flattened input when `dim` is null. */
+export function argmax(self: Tensor, dim: number | null, keepdim: boolean): Tensor;
+export function argmax(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : p3 === undefined || isOptions(p3)
+    ? 3
+    : 4;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
+  return ops['argmax'].call(p0, (n > 1 ? p1 : o?.dim) ?? null, (n > 2 ? p2 : o?.keepdim) ?? false);
+}
+
+/**
+ * Index of the first smallest element along `dim`, or in the flattened input when `dim` is null.
+ *
+ * Schemas:
+ * - `aten::argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = argmin(x);
+ * ```
+ */
+export function argmin(self: Tensor, options?: { dim?: number | null; keepdim?: boolean }): Tensor;
+/** Index of the first smallest element along `dim`, or in the flattened input when `dim` is null. */
+export function argmin(self: Tensor, dim: number | null, options?: { keepdim?: boolean }): Tensor;
+/** Index of the first smallest element along `dim`, or in the flattened input when `dim` is null. */
+export function argmin(self: Tensor, dim: number | null, keepdim: boolean): Tensor;
+export function argmin(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : p3 === undefined || isOptions(p3)
+    ? 3
+    : 4;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
+  return ops['argmin'].call(p0, (n > 1 ? p1 : o?.dim) ?? null, (n > 2 ? p2 : o?.keepdim) ?? false);
+}
+
+/**
+ * Matrix product of two 2-d tensors.
+ *
+ * Schemas:
+ * - `aten::mm(Tensor self, Tensor mat2) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = mm(x, x);
+ * ```
+ */
+export function mm(self: Tensor, mat2: Tensor): Tensor;
+export function mm(p0?: any, p1?: any): any {
+  return ops['mm'].call(p0, p1);
+}
+
+/**
+ * Batched matrix product of two 3-d tensors with the same batch size.
+ *
+ * Schemas:
+ * - `aten::bmm(Tensor self, Tensor mat2) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = bmm(x, x);
+ * ```
+ */
+export function bmm(self: Tensor, mat2: Tensor): Tensor;
+export function bmm(p0?: any, p1?: any): any {
+  return ops['bmm'].call(p0, p1);
+}
+
+/**
+ * `beta * self + alpha * (mat1 @ mat2)`, with `self` broadcast to the product (not read when beta is 0).
+ *
+ * Schemas:
+ * - `aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = addmm(x, x, x);
+ * ```
+ */
+export function addmm(
+  self: Tensor,
+  mat1: Tensor,
+  mat2: Tensor,
+  options?: { beta?: number | boolean; alpha?: number | boolean },
+): Tensor;
+export function addmm(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : p3 === undefined || isOptions(p3)
+    ? 3
+    : 4;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
+  return ops['addmm'].call(p0, p1, p2, o?.beta ?? 1, o?.alpha ?? 1);
+}
+
+/**
+ * Inner product of two 1-d tensors of the same size and dtype.
+ *
+ * Schemas:
+ * - `aten::dot(Tensor self, Tensor tensor) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = dot(x, x);
+ * ```
+ */
+export function dot(self: Tensor, tensor: Tensor): Tensor;
+export function dot(p0?: any, p1?: any): any {
+  return ops['dot'].call(p0, p1);
+}
+
+/**
+ * Product of a matrix and a vector.
+ *
+ * Schemas:
+ * - `aten::mv(Tensor self, Tensor vec) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = mv(x, x);
+ * ```
+ */
+export function mv(self: Tensor, vec: Tensor): Tensor;
+export function mv(p0?: any, p1?: any): any {
+  return ops['mv'].call(p0, p1);
+}
+
+/**
+ * Matrix product with NumPy semantics: dot, matrix-vector, matrix-matrix, or batched with broadcast batch dims.
+ *
+ * Schemas:
+ * - `aten::matmul(Tensor self, Tensor other) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = matmul(x, x);
+ * ```
+ */
+export function matmul(self: Tensor, other: Tensor): Tensor;
+export function matmul(p0?: any, p1?: any): any {
+  return ops['matmul'].call(p0, p1);
+}
+
+/**
+ * `input @ weight.T + bias`, the affine map of a fully connected layer.
+ *
+ * Schemas:
+ * - `aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = linear(x, x);
+ * ```
+ */
+export function linear(input: Tensor, weight: Tensor, options?: { bias?: Tensor | null }): Tensor;
+/** `input @ weight.T + bias`, the affine map of a fully connected layer. */
+export function linear(input: Tensor, weight: Tensor, bias: Tensor | null): Tensor;
+export function linear(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : p3 === undefined || isOptions(p3)
+    ? 3
+    : 4;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
+  return ops['linear'].call(p0, p1, (n > 2 ? p2 : o?.bias) ?? null);
+}
+
+/**
+ * Softmax along `dim`, computed in `dtype` when given: `exp(x - max) / sum(exp(x - max))`.
+ *
+ * Schemas:
+ * - `aten::softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = softmax(x, 2);
+ * ```
+ */
+export function softmax(self: Tensor, dim: number, options?: { dtype?: DTypeLike | null }): Tensor;
+/** Softmax along `dim`, computed in `dtype` when given: `exp(x - max) / sum(exp(x - max))`. */
+export function softmax(self: Tensor, dim: number, dtype: DTypeLike | null): Tensor;
+export function softmax(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : p3 === undefined || isOptions(p3)
+    ? 3
+    : 4;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
+  return ops['softmax.int'].call(p0, p1, optionalDType((n > 2 ? p2 : o?.dtype) ?? null));
+}
+
+/**
+ * Log-softmax along `dim`, computed in `dtype` when given: `x - max - log(sum(exp(x - max)))`.
+ *
+ * Schemas:
+ * - `aten::log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = logSoftmax(x, 2);
+ * ```
+ */
+export function logSoftmax(self: Tensor, dim: number, options?: { dtype?: DTypeLike | null }): Tensor;
+/** Log-softmax along `dim`, computed in `dtype` when given: `x - max - log(sum(exp(x - max)))`. */
+export function logSoftmax(self: Tensor, dim: number, dtype: DTypeLike | null): Tensor;
+export function logSoftmax(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : p3 === undefined || isOptions(p3)
+    ? 3
+    : 4;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
+  return ops['log_softmax.int'].call(p0, p1, optionalDType((n > 2 ? p2 : o?.dtype) ?? null));
+}
+
+/**
+ * Negative log-likelihood loss of log-probabilities `[N, C]` (or `[C]`) and class indices (reduction 0 none, 1 mean, 2 sum).
+ *
+ * Schemas:
+ * - `aten::nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = nllLoss(x, x);
+ * ```
+ */
+export function nllLoss(
+  self: Tensor,
+  target: Tensor,
+  options?: { weight?: Tensor | null; reduction?: number; ignoreIndex?: number },
+): Tensor;
+/** Negative log-likelihood loss of log-probabilities `[N, C]` (or `[C]`) and class indices (reduction 0 none, 1 mean, 2 sum). */
+export function nllLoss(
+  self: Tensor,
+  target: Tensor,
+  weight: Tensor | null,
+  options?: { reduction?: number; ignoreIndex?: number },
+): Tensor;
+/** Negative log-likelihood loss of log-probabilities `[N, C]` (or `[C]`) and class indices (reduction 0 none, 1 mean, 2 sum). */
+export function nllLoss(
+  self: Tensor,
+  target: Tensor,
+  weight: Tensor | null,
+  reduction: number,
+  options?: { ignoreIndex?: number },
+): Tensor;
+/** Negative log-likelihood loss of log-probabilities `[N, C]` (or `[C]`) and class indices (reduction 0 none, 1 mean, 2 sum). */
+export function nllLoss(
+  self: Tensor,
+  target: Tensor,
+  weight: Tensor | null,
+  reduction: number,
+  ignoreIndex: number,
+): Tensor;
+export function nllLoss(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : p3 === undefined || isOptions(p3)
+    ? 3
+    : p4 === undefined || isOptions(p4)
+    ? 4
+    : p5 === undefined || isOptions(p5)
+    ? 5
+    : 6;
+  const o =
+    (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : n === 4 ? p4 : n === 5 ? p5 : undefined) as any;
+  return ops['nll_loss'].call(
+    p0,
+    p1,
+    (n > 2 ? p2 : o?.weight) ?? null,
+    (n > 3 ? p3 : o?.reduction) ?? 1,
+    (n > 4 ? p4 : o?.ignoreIndex) ?? -100,
+  );
+}
+
+/**
+ * Negative log-likelihood loss as `torch.nn.functional.nll_loss` computes it: `nll_loss`, and inputs `[N, C, d...]` too.
+ *
+ * Schemas:
+ * - `aten::nll_loss_nd(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = nllLossNd(x, x);
+ * ```
+ */
+export function nllLossNd(
+  self: Tensor,
+  target: Tensor,
+  options?: { weight?: Tensor | null; reduction?: number; ignoreIndex?: number },
+): Tensor;
+/** Negative log-likelihood loss as `torch.nn.functional.nll_loss` computes it: `nll_loss`, and inputs `[N, C, d...]` too. */
+export function nllLossNd(
+  self: Tensor,
+  target: Tensor,
+  weight: Tensor | null,
+  options?: { reduction?: number; ignoreIndex?: number },
+): Tensor;
+/** Negative log-likelihood loss as `torch.nn.functional.nll_loss` computes it: `nll_loss`, and inputs `[N, C, d...]` too. */
+export function nllLossNd(
+  self: Tensor,
+  target: Tensor,
+  weight: Tensor | null,
+  reduction: number,
+  options?: { ignoreIndex?: number },
+): Tensor;
+/** Negative log-likelihood loss as `torch.nn.functional.nll_loss` computes it: `nll_loss`, and inputs `[N, C, d...]` too. */
+export function nllLossNd(
+  self: Tensor,
+  target: Tensor,
+  weight: Tensor | null,
+  reduction: number,
+  ignoreIndex: number,
+): Tensor;
+export function nllLossNd(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : p3 === undefined || isOptions(p3)
+    ? 3
+    : p4 === undefined || isOptions(p4)
+    ? 4
+    : p5 === undefined || isOptions(p5)
+    ? 5
+    : 6;
+  const o =
+    (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : n === 4 ? p4 : n === 5 ? p5 : undefined) as any;
+  return ops['nll_loss_nd'].call(
+    p0,
+    p1,
+    (n > 2 ? p2 : o?.weight) ?? null,
+    (n > 3 ? p3 : o?.reduction) ?? 1,
+    (n > 4 ? p4 : o?.ignoreIndex) ?? -100,
+  );
+}
+
+/**
+ * Cross-entropy of logits against class indices or class probabilities, with optional label smoothing.
+ *
+ * Schemas:
+ * - `aten::cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100, float label_smoothing=0.) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = crossEntropy(x, x);
+ * ```
+ */
+export function crossEntropy(
+  self: Tensor,
+  target: Tensor,
+  options?: { weight?: Tensor | null; reduction?: number; ignoreIndex?: number; labelSmoothing?: number },
+): Tensor;
+/** Cross-entropy of logits against class indices or class probabilities, with optional label smoothing. */
+export function crossEntropy(
+  self: Tensor,
+  target: Tensor,
+  weight: Tensor | null,
+  options?: { reduction?: number; ignoreIndex?: number; labelSmoothing?: number },
+): Tensor;
+/** Cross-entropy of logits against class indices or class probabilities, with optional label smoothing. */
+export function crossEntropy(
+  self: Tensor,
+  target: Tensor,
+  weight: Tensor | null,
+  reduction: number,
+  options?: { ignoreIndex?: number; labelSmoothing?: number },
+): Tensor;
+/** Cross-entropy of logits against class indices or class probabilities, with optional label smoothing. */
+export function crossEntropy(
+  self: Tensor,
+  target: Tensor,
+  weight: Tensor | null,
+  reduction: number,
+  ignoreIndex: number,
+  options?: { labelSmoothing?: number },
+): Tensor;
+/** Cross-entropy of logits against class indices or class probabilities, with optional label smoothing. */
+export function crossEntropy(
+  self: Tensor,
+  target: Tensor,
+  weight: Tensor | null,
+  reduction: number,
+  ignoreIndex: number,
+  labelSmoothing: number,
+): Tensor;
+export function crossEntropy(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?: any, p6?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : p3 === undefined || isOptions(p3)
+    ? 3
+    : p4 === undefined || isOptions(p4)
+    ? 4
+    : p5 === undefined || isOptions(p5)
+    ? 5
+    : p6 === undefined || isOptions(p6)
+    ? 6
+    : 7;
+  const o =
+    (n === 0
+      ? p0
+      : n === 1
+      ? p1
+      : n === 2
+      ? p2
+      : n === 3
+      ? p3
+      : n === 4
+      ? p4
+      : n === 5
+      ? p5
+      : n === 6
+      ? p6
+      : undefined) as any;
+  return ops['cross_entropy_loss'].call(
+    p0,
+    p1,
+    (n > 2 ? p2 : o?.weight) ?? null,
+    (n > 3 ? p3 : o?.reduction) ?? 1,
+    (n > 4 ? p4 : o?.ignoreIndex) ?? -100,
+    (n > 5 ? p5 : o?.labelSmoothing) ?? 0,
+  );
+}
+
+/**
+ * Samples from the uniform distribution on [0, 1), as PyTorch does for the same seed.
+ *
+ * Schemas:
+ * - `aten::rand.generator(int[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+ * - `aten::rand(int[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = rand([2, 3]);
+ * ```
+ */
+export function rand(
+  size: number | readonly number[],
+  options?: {
+    generator?: Generator | null;
+    dtype?: DTypeLike | null;
+    layout?: 'strided' | null;
+    device?: DeviceLike | null;
+    pinMemory?: boolean | null;
+  },
+): Tensor;
+/** Samples from the uniform distribution on [0, 1), as PyTorch does for the same seed. */
+export function rand(
+  size: number | readonly number[],
+  options?: {
+    dtype?: DTypeLike | null;
+    layout?: 'strided' | null;
+    device?: DeviceLike | null;
+    pinMemory?: boolean | null;
+  },
+): Tensor;
+/** Samples from the uniform distribution on [0, 1), as PyTorch does for the same seed. (any overload) */
+export function rand(
+  size: number | readonly number[],
+  options?: {
+    generator?: Generator | null;
+    dtype?: DTypeLike | null;
+    layout?: 'strided' | null;
+    device?: DeviceLike | null;
+    pinMemory?: boolean | null;
+  },
+): Tensor;
+export function rand(p0?: any, p1?: any): any {
+  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
+  if (n === 1 && o?.generator !== undefined) {
+    return ops['rand.generator'].call(
+      intList(p0),
+      o?.generator ?? null,
+      optionalDType(o?.dtype ?? null),
+      o?.layout ?? null,
+      optionalDevice(o?.device ?? null),
+      o?.pinMemory ?? null,
+    );
+  }
+  if (n === 1) {
+    return ops['rand'].call(
+      intList(p0),
+      optionalDType(o?.dtype ?? null),
+      o?.layout ?? null,
+      optionalDevice(o?.device ?? null),
+      o?.pinMemory ?? null,
+    );
+  }
+  throw invalidArguments(
+    'rand',
+    '  * (size, generator, dtype, layout, device, pin_memory)\n  * (size, dtype, layout, device, pin_memory)',
+  );
+}
+
+/**
+ * Samples from the standard normal distribution, as PyTorch does for the same seed.
+ *
+ * Schemas:
+ * - `aten::randn.generator(int[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+ * - `aten::randn(int[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = randn([2, 3]);
+ * ```
+ */
+export function randn(
+  size: number | readonly number[],
+  options?: {
+    generator?: Generator | null;
+    dtype?: DTypeLike | null;
+    layout?: 'strided' | null;
+    device?: DeviceLike | null;
+    pinMemory?: boolean | null;
+  },
+): Tensor;
+/** Samples from the standard normal distribution, as PyTorch does for the same seed. */
+export function randn(
+  size: number | readonly number[],
+  options?: {
+    dtype?: DTypeLike | null;
+    layout?: 'strided' | null;
+    device?: DeviceLike | null;
+    pinMemory?: boolean | null;
+  },
+): Tensor;
+/** Samples from the standard normal distribution, as PyTorch does for the same seed. (any overload) */
+export function randn(
+  size: number | readonly number[],
+  options?: {
+    generator?: Generator | null;
+    dtype?: DTypeLike | null;
+    layout?: 'strided' | null;
+    device?: DeviceLike | null;
+    pinMemory?: boolean | null;
+  },
+): Tensor;
+export function randn(p0?: any, p1?: any): any {
+  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
+  if (n === 1 && o?.generator !== undefined) {
+    return ops['randn.generator'].call(
+      intList(p0),
+      o?.generator ?? null,
+      optionalDType(o?.dtype ?? null),
+      o?.layout ?? null,
+      optionalDevice(o?.device ?? null),
+      o?.pinMemory ?? null,
+    );
+  }
+  if (n === 1) {
+    return ops['randn'].call(
+      intList(p0),
+      optionalDType(o?.dtype ?? null),
+      o?.layout ?? null,
+      optionalDevice(o?.device ?? null),
+      o?.pinMemory ?? null,
+    );
+  }
+  throw invalidArguments(
+    'randn',
+    '  * (size, generator, dtype, layout, device, pin_memory)\n  * (size, dtype, layout, device, pin_memory)',
+  );
+}
+
+/**
+ * An uninitialised tensor with `self`'s shape (and its dtype, device and dim order unless given).
+ *
+ * Schemas:
+ * - `aten::empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = emptyLike(x);
+ * ```
+ */
+export function emptyLike(
+  self: Tensor,
+  options?: {
+    dtype?: DTypeLike | null;
+    layout?: 'strided' | null;
+    device?: DeviceLike | null;
+    pinMemory?: boolean | null;
+    memoryFormat?: 'contiguous_format' | 'preserve_format' | null;
+  },
+): Tensor;
+export function emptyLike(p0?: any, p1?: any): any {
+  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
+  return ops['empty_like'].call(
+    p0,
+    optionalDType(o?.dtype ?? null),
+    o?.layout ?? null,
+    optionalDevice(o?.device ?? null),
+    o?.pinMemory ?? null,
+    o?.memoryFormat ?? null,
+  );
+}
+
+/**
+ * A tensor of zeros with `self`'s shape (and its dtype, device and dim order unless given).
+ *
+ * Schemas:
+ * - `aten::zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = zerosLike(x);
+ * ```
+ */
+export function zerosLike(
+  self: Tensor,
+  options?: {
+    dtype?: DTypeLike | null;
+    layout?: 'strided' | null;
+    device?: DeviceLike | null;
+    pinMemory?: boolean | null;
+    memoryFormat?: 'contiguous_format' | 'preserve_format' | null;
+  },
+): Tensor;
+export function zerosLike(p0?: any, p1?: any): any {
+  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
+  return ops['zeros_like'].call(
+    p0,
+    optionalDType(o?.dtype ?? null),
+    o?.layout ?? null,
+    optionalDevice(o?.device ?? null),
+    o?.pinMemory ?? null,
+    o?.memoryFormat ?? null,
+  );
+}
+
+/**
+ * A tensor of ones with `self`'s shape (and its dtype, device and dim order unless given).
+ *
+ * Schemas:
+ * - `aten::ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = onesLike(x);
+ * ```
+ */
+export function onesLike(
+  self: Tensor,
+  options?: {
+    dtype?: DTypeLike | null;
+    layout?: 'strided' | null;
+    device?: DeviceLike | null;
+    pinMemory?: boolean | null;
+    memoryFormat?: 'contiguous_format' | 'preserve_format' | null;
+  },
+): Tensor;
+export function onesLike(p0?: any, p1?: any): any {
+  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
+  return ops['ones_like'].call(
+    p0,
+    optionalDType(o?.dtype ?? null),
+    o?.layout ?? null,
+    optionalDevice(o?.device ?? null),
+    o?.pinMemory ?? null,
+    o?.memoryFormat ?? null,
+  );
+}
+
+/**
+ * A tensor filled with `fill_value` with `self`'s shape (and its dtype, device and dim order unless given).
+ *
+ * Schemas:
+ * - `aten::full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = fullLike(x, 2);
+ * ```
+ */
+export function fullLike(
+  self: Tensor,
+  fillValue: number | boolean,
+  options?: {
+    dtype?: DTypeLike | null;
+    layout?: 'strided' | null;
+    device?: DeviceLike | null;
+    pinMemory?: boolean | null;
+    memoryFormat?: 'contiguous_format' | 'preserve_format' | null;
+  },
+): Tensor;
+export function fullLike(p0?: any, p1?: any, p2?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : 3;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
+  return ops['full_like'].call(
+    p0,
+    p1,
+    optionalDType(o?.dtype ?? null),
+    o?.layout ?? null,
+    optionalDevice(o?.device ?? null),
+    o?.pinMemory ?? null,
+    o?.memoryFormat ?? null,
+  );
+}
+
+/**
+ * Uniform samples on [0, 1) with `self`'s shape (and its dtype, device and dim order unless given).
+ *
+ * Schemas:
+ * - `aten::rand_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = randLike(x);
+ * ```
+ */
+export function randLike(
+  self: Tensor,
+  options?: {
+    dtype?: DTypeLike | null;
+    layout?: 'strided' | null;
+    device?: DeviceLike | null;
+    pinMemory?: boolean | null;
+    memoryFormat?: 'contiguous_format' | 'preserve_format' | null;
+  },
+): Tensor;
+export function randLike(p0?: any, p1?: any): any {
+  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
+  return ops['rand_like'].call(
+    p0,
+    optionalDType(o?.dtype ?? null),
+    o?.layout ?? null,
+    optionalDevice(o?.device ?? null),
+    o?.pinMemory ?? null,
+    o?.memoryFormat ?? null,
+  );
+}
+
+/**
+ * Standard normal samples with `self`'s shape (and its dtype, device and dim order unless given).
+ *
+ * Schemas:
+ * - `aten::randn_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = randnLike(x);
+ * ```
+ */
+export function randnLike(
+  self: Tensor,
+  options?: {
+    dtype?: DTypeLike | null;
+    layout?: 'strided' | null;
+    device?: DeviceLike | null;
+    pinMemory?: boolean | null;
+    memoryFormat?: 'contiguous_format' | 'preserve_format' | null;
+  },
+): Tensor;
+export function randnLike(p0?: any, p1?: any): any {
+  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
+  return ops['randn_like'].call(
+    p0,
+    optionalDType(o?.dtype ?? null),
+    o?.layout ?? null,
+    optionalDevice(o?.device ?? null),
+    o?.pinMemory ?? null,
+    o?.memoryFormat ?? null,
+  );
 }
 
 /** Methods every Tensor has, generated from the operator declarations. */
 export interface TensorMethods {
   /** Adds `other`, scaled by `alpha`, to `self`, with broadcasting and type promotion. */
-  add(this: Tensor, other: Tensor | number | boolean, options?: { alpha?: number | boolean }): Tensor;
+  add(this: Tensor, other: Tensor, options?: { alpha?: number | boolean }): Tensor;
+  /** Adds a scalar. */
+  add(this: Tensor, other: number | boolean, options?: { alpha?: number | boolean }): Tensor;
+  /** Adds a scalar. */
+  add(this: Tensor, other: number | boolean, alpha: number | boolean): Tensor;
+  /** Adds `other`, scaled by `alpha`, to `self`, with broadcasting and type promotion. (any overload) */
+  add(
+    this: Tensor,
+    other: Tensor | number | boolean,
+    alpha?: number | boolean,
+    options?: { alpha?: number | boolean },
+  ): Tensor;
   /** In-place `add`. */
-  add_(this: Tensor, other: Tensor | number | boolean, options?: { alpha?: number | boolean }): Tensor;
+  add_(this: Tensor, other: Tensor, options?: { alpha?: number | boolean }): Tensor;
+  /** In-place `add` of a scalar. */
+  add_(this: Tensor, other: number | boolean, options?: { alpha?: number | boolean }): Tensor;
+  /** In-place `add` of a scalar. */
+  add_(this: Tensor, other: number | boolean, alpha: number | boolean): Tensor;
+  /** In-place `add`. (any overload) */
+  add_(
+    this: Tensor,
+    other: Tensor | number | boolean,
+    alpha?: number | boolean,
+    options?: { alpha?: number | boolean },
+  ): Tensor;
   /** Subtracts `other`, scaled by `alpha`, from `self`. */
-  sub(this: Tensor, other: Tensor | number | boolean, options?: { alpha?: number | boolean }): Tensor;
+  sub(this: Tensor, other: Tensor, options?: { alpha?: number | boolean }): Tensor;
+  /** Subtracts a scalar. */
+  sub(this: Tensor, other: number | boolean, options?: { alpha?: number | boolean }): Tensor;
+  /** Subtracts a scalar. */
+  sub(this: Tensor, other: number | boolean, alpha: number | boolean): Tensor;
+  /** Subtracts `other`, scaled by `alpha`, from `self`. (any overload) */
+  sub(
+    this: Tensor,
+    other: Tensor | number | boolean,
+    alpha?: number | boolean,
+    options?: { alpha?: number | boolean },
+  ): Tensor;
   /** In-place `sub`. */
-  sub_(this: Tensor, other: Tensor | number | boolean, options?: { alpha?: number | boolean }): Tensor;
+  sub_(this: Tensor, other: Tensor, options?: { alpha?: number | boolean }): Tensor;
+  /** In-place `sub` of a scalar. */
+  sub_(this: Tensor, other: number | boolean, options?: { alpha?: number | boolean }): Tensor;
+  /** In-place `sub` of a scalar. */
+  sub_(this: Tensor, other: number | boolean, alpha: number | boolean): Tensor;
+  /** In-place `sub`. (any overload) */
+  sub_(
+    this: Tensor,
+    other: Tensor | number | boolean,
+    alpha?: number | boolean,
+    options?: { alpha?: number | boolean },
+  ): Tensor;
   /** Multiplies elementwise. */
+  mul(this: Tensor, other: Tensor): Tensor;
+  /** Multiplies by a scalar. */
+  mul(this: Tensor, other: number | boolean): Tensor;
+  /** Multiplies elementwise. (any overload) */
   mul(this: Tensor, other: Tensor | number | boolean): Tensor;
   /** In-place `mul`. */
+  mul_(this: Tensor, other: Tensor): Tensor;
+  /** In-place `mul` by a scalar. */
+  mul_(this: Tensor, other: number | boolean): Tensor;
+  /** In-place `mul`. (any overload) */
   mul_(this: Tensor, other: Tensor | number | boolean): Tensor;
   /** Divides elementwise (true division: integers give floats). */
+  div(this: Tensor, other: Tensor): Tensor;
+  /** Divides by a scalar. */
+  div(this: Tensor, other: number | boolean): Tensor;
+  /** Divides with rounding_mode 'trunc' or 'floor' (or None for true division). */
+  div(this: Tensor, other: Tensor, options?: { roundingMode?: string | null }): Tensor;
+  /** Divides by a scalar with a rounding mode. */
+  div(this: Tensor, other: number | boolean, options?: { roundingMode?: string | null }): Tensor;
+  /** Divides elementwise (true division: integers give floats). (any overload) */
   div(this: Tensor, other: Tensor | number | boolean, options?: { roundingMode?: string | null }): Tensor;
   /** In-place `div`. */
+  div_(this: Tensor, other: Tensor): Tensor;
+  /** In-place `div` by a scalar. */
+  div_(this: Tensor, other: number | boolean): Tensor;
+  /** In-place `div`. (any overload) */
   div_(this: Tensor, other: Tensor | number | boolean): Tensor;
   /** Python-style modulus: the result has the sign of the divisor. */
+  remainder(this: Tensor, other: Tensor): Tensor;
+  /** Python-style modulus by a scalar. */
+  remainder(this: Tensor, other: number | boolean): Tensor;
+  /** Python-style modulus: the result has the sign of the divisor. (any overload) */
   remainder(this: Tensor, other: Tensor | number | boolean): Tensor;
   /** C-style modulus: the result has the sign of the dividend. */
+  fmod(this: Tensor, other: Tensor): Tensor;
+  /** C-style modulus by a scalar. */
+  fmod(this: Tensor, other: number | boolean): Tensor;
+  /** C-style modulus: the result has the sign of the dividend. (any overload) */
   fmod(this: Tensor, other: Tensor | number | boolean): Tensor;
   /** Raises `self` to the power `exponent`. */
+  pow(this: Tensor, exponent: Tensor): Tensor;
+  /** Raises to a scalar power. */
+  pow(this: Tensor, exponent: number | boolean): Tensor;
+  /** Raises `self` to the power `exponent`. (any overload) */
   pow(this: Tensor, exponent: Tensor | number | boolean): Tensor;
   /** Elementwise minimum (NaN propagates). */
   minimum(this: Tensor, other: Tensor): Tensor;
@@ -1071,16 +3366,40 @@ export interface TensorMethods {
   /** Elementwise logical XOR; bool result. */
   logicalXor(this: Tensor, other: Tensor): Tensor;
   /** Elementwise `==`; bool result. */
+  eq(this: Tensor, other: Tensor): Tensor;
+  /** Elementwise `==` with a scalar. */
+  eq(this: Tensor, other: number | boolean): Tensor;
+  /** Elementwise `==`; bool result. (any overload) */
   eq(this: Tensor, other: Tensor | number | boolean): Tensor;
   /** Elementwise `!=`; bool result. */
+  ne(this: Tensor, other: Tensor): Tensor;
+  /** Elementwise `!=` with a scalar. */
+  ne(this: Tensor, other: number | boolean): Tensor;
+  /** Elementwise `!=`; bool result. (any overload) */
   ne(this: Tensor, other: Tensor | number | boolean): Tensor;
   /** Elementwise `<`; bool result. */
+  lt(this: Tensor, other: Tensor): Tensor;
+  /** Elementwise `<` with a scalar. */
+  lt(this: Tensor, other: number | boolean): Tensor;
+  /** Elementwise `<`; bool result. (any overload) */
   lt(this: Tensor, other: Tensor | number | boolean): Tensor;
   /** Elementwise `<=`; bool result. */
+  le(this: Tensor, other: Tensor): Tensor;
+  /** Elementwise `<=` with a scalar. */
+  le(this: Tensor, other: number | boolean): Tensor;
+  /** Elementwise `<=`; bool result. (any overload) */
   le(this: Tensor, other: Tensor | number | boolean): Tensor;
   /** Elementwise `>`; bool result. */
+  gt(this: Tensor, other: Tensor): Tensor;
+  /** Elementwise `>` with a scalar. */
+  gt(this: Tensor, other: number | boolean): Tensor;
+  /** Elementwise `>`; bool result. (any overload) */
   gt(this: Tensor, other: Tensor | number | boolean): Tensor;
   /** Elementwise `>=`; bool result. */
+  ge(this: Tensor, other: Tensor): Tensor;
+  /** Elementwise `>=` with a scalar. */
+  ge(this: Tensor, other: number | boolean): Tensor;
+  /** Elementwise `>=`; bool result. (any overload) */
   ge(this: Tensor, other: Tensor | number | boolean): Tensor;
   /** Negates elementwise. */
   neg(this: Tensor): Tensor;
@@ -1143,11 +3462,1024 @@ export interface TensorMethods {
   /** Whether each element is NaN; bool result. */
   isnan(this: Tensor): Tensor;
   /** Limits values to [min, max]. */
+  clamp(this: Tensor, options?: { min?: number | boolean | null; max?: number | boolean | null }): Tensor;
+  /** Limits values to [min, max]. */
+  clamp(this: Tensor, min: number | boolean | null, options?: { max?: number | boolean | null }): Tensor;
+  /** Limits values to [min, max]. */
+  clamp(this: Tensor, min: number | boolean | null, max: number | boolean | null): Tensor;
+  /** Limits values to tensors [min, max] (broadcast). */
+  clamp(this: Tensor, options?: { min?: Tensor | null; max?: Tensor | null }): Tensor;
+  /** Limits values to tensors [min, max] (broadcast). */
+  clamp(this: Tensor, min: Tensor | null, options?: { max?: Tensor | null }): Tensor;
+  /** Limits values to tensors [min, max] (broadcast). */
+  clamp(this: Tensor, min: Tensor | null, max: Tensor | null): Tensor;
+  /** Limits values to [min, max]. (any overload) */
   clamp(
     this: Tensor,
-    min?: number | boolean | null | Tensor | null,
-    max?: number | boolean | null | Tensor | null,
+    min?: number | boolean | null | Tensor,
+    max?: number | boolean | null | Tensor,
+    options?: { min?: number | boolean | null | Tensor | null; max?: number | boolean | null | Tensor | null },
   ): Tensor;
+  /** A view with a new shape (one size may be -1); fails when the strides cannot express it, see `reshape`. */
+  view(this: Tensor, size: number | readonly number[]): Tensor;
+  /** A tensor with a new shape: a view when the strides allow one, otherwise a contiguous copy. */
+  reshape(this: Tensor, shape: number | readonly number[]): Tensor;
+  /** Merges dims `start_dim..end_dim` into one (a view when possible). */
+  flatten(this: Tensor, options?: { startDim?: number; endDim?: number }): Tensor;
+  /** Merges dims `start_dim..end_dim` into one (a view when possible). */
+  flatten(this: Tensor, startDim: number, options?: { endDim?: number }): Tensor;
+  /** Merges dims `start_dim..end_dim` into one (a view when possible). */
+  flatten(this: Tensor, startDim: number, endDim: number): Tensor;
+  /** Splits dim `dim` into `sizes` (one may be -1). */
+  unflatten(this: Tensor, dim: number, sizes: number | readonly number[]): Tensor;
+  /** A view with the dims reordered. */
+  permute(this: Tensor, dims: number | readonly number[]): Tensor;
+  /** A view with two dims swapped. */
+  transpose(this: Tensor, dim0: number, dim1: number): Tensor;
+  /** Transposes a tensor of at most 2 dims (a view). */
+  t(this: Tensor): Tensor;
+  /** A view without the size-1 dims. */
+  squeeze(this: Tensor): Tensor;
+  /** A view without dim `dim` if its size is 1. */
+  squeeze(this: Tensor, dim: number): Tensor;
+  /** A view without the size-1 dims. (any overload) */
+  squeeze(this: Tensor, dim?: number): Tensor;
+  /** A view with a size-1 dim inserted at `dim`. */
+  unsqueeze(this: Tensor, dim: number): Tensor;
+  /** A view broadcast to `size` (size-1 dims repeat with stride 0; -1 keeps a size). */
+  expand(this: Tensor, size: number | readonly number[], options?: { implicit?: boolean }): Tensor;
+  /** `expand` to `other`'s shape. */
+  expandAs(this: Tensor, other: Tensor): Tensor;
+  /** A view of `length` elements of dim `dim` from `start`. */
+  narrow(this: Tensor, dim: number, start: number, length: number): Tensor;
+  /** A view of index `index` of dim `dim`, which is removed. */
+  select(this: Tensor, dim: number, index: number): Tensor;
+  /** A view of `start:end:step` along `dim` (Python slice bounds, clamped; positive step). */
+  slice(this: Tensor, options?: { dim?: number; start?: number | null; end?: number | null; step?: number }): Tensor;
+  /** A view of `start:end:step` along `dim` (Python slice bounds, clamped; positive step). */
+  slice(this: Tensor, dim: number, options?: { start?: number | null; end?: number | null; step?: number }): Tensor;
+  /** A view of `start:end:step` along `dim` (Python slice bounds, clamped; positive step). */
+  slice(this: Tensor, dim: number, start: number | null, options?: { end?: number | null; step?: number }): Tensor;
+  /** A view of `start:end:step` along `dim` (Python slice bounds, clamped; positive step). */
+  slice(this: Tensor, dim: number, start: number | null, end: number | null, options?: { step?: number }): Tensor;
+  /** A view of `start:end:step` along `dim` (Python slice bounds, clamped; positive step). */
+  slice(this: Tensor, dim: number, start: number | null, end: number | null, step: number): Tensor;
+  /** A view of the storage with the given sizes, strides and offset (default: `self`'s offset). */
+  asStrided(
+    this: Tensor,
+    size: number | readonly number[],
+    stride: number | readonly number[],
+    options?: { storageOffset?: number | null },
+  ): Tensor;
+  /** A view of the storage with the given sizes, strides and offset (default: `self`'s offset). */
+  asStrided(
+    this: Tensor,
+    size: number | readonly number[],
+    stride: number | readonly number[],
+    storageOffset: number | null,
+  ): Tensor;
+  /** A view of the diagonal of dims `dim1`, `dim2` (moved last), `offset` above the main one. */
+  diagonal(this: Tensor, options?: { offset?: number; dim1?: number; dim2?: number }): Tensor;
+  /** A view of the diagonal of dims `dim1`, `dim2` (moved last), `offset` above the main one. */
+  diagonal(this: Tensor, offset: number, options?: { dim1?: number; dim2?: number }): Tensor;
+  /** A view of the diagonal of dims `dim1`, `dim2` (moved last), `offset` above the main one. */
+  diagonal(this: Tensor, offset: number, dim1: number, options?: { dim2?: number }): Tensor;
+  /** A view of the diagonal of dims `dim1`, `dim2` (moved last), `offset` above the main one. */
+  diagonal(this: Tensor, offset: number, dim1: number, dim2: number): Tensor;
+  /** `self` when it is contiguous, else a contiguous copy. */
+  contiguous(this: Tensor, options?: { memoryFormat?: 'contiguous_format' | 'preserve_format' }): Tensor;
+  /** A copy (by default keeping `self`'s dimension order). */
+  clone(this: Tensor, options?: { memoryFormat?: 'contiguous_format' | 'preserve_format' | null }): Tensor;
+  /** Copies `src` into `self`, broadcasting and converting dtype. */
+  copy_(this: Tensor, src: Tensor, options?: { nonBlocking?: boolean }): Tensor;
+  /** Copies `src` into `self`, broadcasting and converting dtype. */
+  copy_(this: Tensor, src: Tensor, nonBlocking: boolean): Tensor;
+  /** `self` on another device and/or dtype; `self` itself when nothing changes and `copy` is false. */
+  to(
+    this: Tensor,
+    options?: {
+      dtype?: DTypeLike | null;
+      layout?: 'strided' | null;
+      device?: DeviceLike | null;
+      pinMemory?: boolean | null;
+      nonBlocking?: boolean;
+      copy?: boolean;
+      memoryFormat?: 'contiguous_format' | 'preserve_format' | null;
+    },
+  ): Tensor;
+  /** Views of chunks of the given sizes along `dim`. */
+  split(this: Tensor, splitSize: number | readonly number[], options?: { dim?: number }): Tensor[];
+  /** Views of chunks of the given sizes along `dim`. */
+  split(this: Tensor, splitSize: number | readonly number[], dim: number): Tensor[];
+  /** Views of consecutive `split_size` chunks along `dim` (the last may be shorter), or of the given sizes. */
+  split(this: Tensor, splitSize: number, options?: { dim?: number }): Tensor[];
+  /** Views of consecutive `split_size` chunks along `dim` (the last may be shorter), or of the given sizes. */
+  split(this: Tensor, splitSize: number, dim: number): Tensor[];
+  /** Views of chunks of the given sizes along `dim`. (any overload) */
+  split(this: Tensor, splitSize: number | readonly number[], dim?: number, options?: { dim?: number }): Tensor[];
+  /** Views of chunks of the given sizes along `dim` (they must add up to its size). */
+  splitWithSizes(this: Tensor, splitSizes: number | readonly number[], options?: { dim?: number }): Tensor[];
+  /** Views of chunks of the given sizes along `dim` (they must add up to its size). */
+  splitWithSizes(this: Tensor, splitSizes: number | readonly number[], dim: number): Tensor[];
+  /** Views splitting `dim` into at most `chunks` equal chunks (the last may be smaller). */
+  chunk(this: Tensor, chunks: number, options?: { dim?: number }): Tensor[];
+  /** Views splitting `dim` into at most `chunks` equal chunks (the last may be smaller). */
+  chunk(this: Tensor, chunks: number, dim: number): Tensor[];
+  /** Views of every index of `dim`, which is removed. */
+  unbind(this: Tensor, options?: { dim?: number }): Tensor[];
+  /** Views of every index of `dim`, which is removed. */
+  unbind(this: Tensor, dim: number): Tensor[];
+  /** A copy with the order of elements reversed along `dims`. */
+  flip(this: Tensor, dims: number | readonly number[]): Tensor;
+  /** Sum over `dim` (every dim when null or empty); integral and bool inputs sum to int64 unless `dtype` says otherwise. */
+  sum(
+    this: Tensor,
+    options?: { dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DTypeLike | null },
+  ): Tensor;
+  /** Sum over `dim` (every dim when null or empty); integral and bool inputs sum to int64 unless `dtype` says otherwise. */
+  sum(
+    this: Tensor,
+    dim: number | readonly number[] | null,
+    options?: { keepdim?: boolean; dtype?: DTypeLike | null },
+  ): Tensor;
+  /** Sum over `dim` (every dim when null or empty); integral and bool inputs sum to int64 unless `dtype` says otherwise. */
+  sum(
+    this: Tensor,
+    dim: number | readonly number[] | null,
+    keepdim: boolean,
+    options?: { dtype?: DTypeLike | null },
+  ): Tensor;
+  /** Mean over `dim` (every dim when null or empty); floating dtypes only. */
+  mean(
+    this: Tensor,
+    options?: { dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DTypeLike | null },
+  ): Tensor;
+  /** Mean over `dim` (every dim when null or empty); floating dtypes only. */
+  mean(
+    this: Tensor,
+    dim: number | readonly number[] | null,
+    options?: { keepdim?: boolean; dtype?: DTypeLike | null },
+  ): Tensor;
+  /** Mean over `dim` (every dim when null or empty); floating dtypes only. */
+  mean(
+    this: Tensor,
+    dim: number | readonly number[] | null,
+    keepdim: boolean,
+    options?: { dtype?: DTypeLike | null },
+  ): Tensor;
+  /** Product of every element; integral and bool inputs multiply to int64 unless `dtype` says otherwise. */
+  prod(this: Tensor, options?: { dtype?: DTypeLike | null }): Tensor;
+  /** Product over one dim. */
+  prod(this: Tensor, dim: number, options?: { keepdim?: boolean; dtype?: DTypeLike | null }): Tensor;
+  /** Product over one dim. */
+  prod(this: Tensor, dim: number, keepdim: boolean, options?: { dtype?: DTypeLike | null }): Tensor;
+  /** Product of every element; integral and bool inputs multiply to int64 unless `dtype` says otherwise. (any overload) */
+  prod(
+    this: Tensor,
+    dim?: number,
+    keepdim?: boolean,
+    options?: { dtype?: DTypeLike | null; keepdim?: boolean },
+  ): Tensor;
+  /** Largest element (NaN if any element is NaN); with `dim`, the largest values along it and their indices. */
+  max(this: Tensor): Tensor;
+  /** Largest values along `dim` and the index of the first occurrence of each. */
+  max(this: Tensor, dim: number, options?: { keepdim?: boolean }): [Tensor, Tensor];
+  /** Largest values along `dim` and the index of the first occurrence of each. */
+  max(this: Tensor, dim: number, keepdim: boolean): [Tensor, Tensor];
+  /** Largest element (NaN if any element is NaN); with `dim`, the largest values along it and their indices. (any overload) */
+  max(this: Tensor, dim?: number, keepdim?: boolean, options?: { keepdim?: boolean }): Tensor | [Tensor, Tensor];
+  /** Smallest element (NaN if any element is NaN); with `dim`, the smallest values along it and their indices. */
+  min(this: Tensor): Tensor;
+  /** Smallest values along `dim` and the index of the first occurrence of each. */
+  min(this: Tensor, dim: number, options?: { keepdim?: boolean }): [Tensor, Tensor];
+  /** Smallest values along `dim` and the index of the first occurrence of each. */
+  min(this: Tensor, dim: number, keepdim: boolean): [Tensor, Tensor];
+  /** Smallest element (NaN if any element is NaN); with `dim`, the smallest values along it and their indices. (any overload) */
+  min(this: Tensor, dim?: number, keepdim?: boolean, options?: { keepdim?: boolean }): Tensor | [Tensor, Tensor];
+  /** Largest values over `dim` (every dim when empty), NaN-propagating. */
+  amax(this: Tensor, options?: { dim?: number | readonly number[]; keepdim?: boolean }): Tensor;
+  /** Largest values over `dim` (every dim when empty), NaN-propagating. */
+  amax(this: Tensor, dim: number | readonly number[], options?: { keepdim?: boolean }): Tensor;
+  /** Largest values over `dim` (every dim when empty), NaN-propagating. */
+  amax(this: Tensor, dim: number | readonly number[], keepdim: boolean): Tensor;
+  /** Smallest values over `dim` (every dim when empty), NaN-propagating. */
+  amin(this: Tensor, options?: { dim?: number | readonly number[]; keepdim?: boolean }): Tensor;
+  /** Smallest values over `dim` (every dim when empty), NaN-propagating. */
+  amin(this: Tensor, dim: number | readonly number[], options?: { keepdim?: boolean }): Tensor;
+  /** Smallest values over `dim` (every dim when empty), NaN-propagating. */
+  amin(this: Tensor, dim: number | readonly number[], keepdim: boolean): Tensor;
+  /** Index of the first largest element along `dim`, or in the flattened input when `dim` is null. */
+  argmax(this: Tensor, options?: { dim?: number | null; keepdim?: boolean }): Tensor;
+  /** Index of the first largest element along `dim`, or in the flattened input when `dim` is null. */
+  argmax(this: Tensor, dim: number | null, options?: { keepdim?: boolean }): Tensor;
+  /** Index of the first largest element along `dim`, or in the flattened input when `dim` is null. */
+  argmax(this: Tensor, dim: number | null, keepdim: boolean): Tensor;
+  /** Index of the first smallest element along `dim`, or in the flattened input when `dim` is null. */
+  argmin(this: Tensor, options?: { dim?: number | null; keepdim?: boolean }): Tensor;
+  /** Index of the first smallest element along `dim`, or in the flattened input when `dim` is null. */
+  argmin(this: Tensor, dim: number | null, options?: { keepdim?: boolean }): Tensor;
+  /** Index of the first smallest element along `dim`, or in the flattened input when `dim` is null. */
+  argmin(this: Tensor, dim: number | null, keepdim: boolean): Tensor;
+  /** Matrix product of two 2-d tensors. */
+  mm(this: Tensor, mat2: Tensor): Tensor;
+  /** Batched matrix product of two 3-d tensors with the same batch size. */
+  bmm(this: Tensor, mat2: Tensor): Tensor;
+  /** `beta * self + alpha * (mat1 @ mat2)`, with `self` broadcast to the product (not read when beta is 0). */
+  addmm(
+    this: Tensor,
+    mat1: Tensor,
+    mat2: Tensor,
+    options?: { beta?: number | boolean; alpha?: number | boolean },
+  ): Tensor;
+  /** Inner product of two 1-d tensors of the same size and dtype. */
+  dot(this: Tensor, tensor: Tensor): Tensor;
+  /** Product of a matrix and a vector. */
+  mv(this: Tensor, vec: Tensor): Tensor;
+  /** Matrix product with NumPy semantics: dot, matrix-vector, matrix-matrix, or batched with broadcast batch dims. */
+  matmul(this: Tensor, other: Tensor): Tensor;
+  /** Softmax along `dim`, computed in `dtype` when given: `exp(x - max) / sum(exp(x - max))`. */
+  softmax(this: Tensor, dim: number, options?: { dtype?: DTypeLike | null }): Tensor;
+  /** Softmax along `dim`, computed in `dtype` when given: `exp(x - max) / sum(exp(x - max))`. */
+  softmax(this: Tensor, dim: number, dtype: DTypeLike | null): Tensor;
+  /** Log-softmax along `dim`, computed in `dtype` when given: `x - max - log(sum(exp(x - max)))`. */
+  logSoftmax(this: Tensor, dim: number, options?: { dtype?: DTypeLike | null }): Tensor;
+  /** Log-softmax along `dim`, computed in `dtype` when given: `x - max - log(sum(exp(x - max)))`. */
+  logSoftmax(this: Tensor, dim: number, dtype: DTypeLike | null): Tensor;
+  /** Fills `self` with samples from the uniform distribution on [from, to), as PyTorch does. */
+  uniform_(this: Tensor, options?: { from?: number; to?: number; generator?: Generator | null }): Tensor;
+  /** Fills `self` with samples from the uniform distribution on [from, to), as PyTorch does. */
+  uniform_(this: Tensor, from: number, options?: { to?: number; generator?: Generator | null }): Tensor;
+  /** Fills `self` with samples from the uniform distribution on [from, to), as PyTorch does. */
+  uniform_(this: Tensor, from: number, to: number, options?: { generator?: Generator | null }): Tensor;
+  /** Fills `self` with samples from the normal distribution N(mean, std²), as PyTorch does. */
+  normal_(this: Tensor, options?: { mean?: number; std?: number; generator?: Generator | null }): Tensor;
+  /** Fills `self` with samples from the normal distribution N(mean, std²), as PyTorch does. */
+  normal_(this: Tensor, mean: number, options?: { std?: number; generator?: Generator | null }): Tensor;
+  /** Fills `self` with samples from the normal distribution N(mean, std²), as PyTorch does. */
+  normal_(this: Tensor, mean: number, std: number, options?: { generator?: Generator | null }): Tensor;
+}
+
+// The method implementations (typed by TensorMethods above).
+function method_add(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : 3;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
+  if (n === 1 && p0 instanceof Tensor) return ops['add.Tensor'].call(this, p0, o?.alpha ?? 1);
+  if (
+    n >= 1 && n <= 2 && (typeof p0 === 'number' || typeof p0 === 'boolean') &&
+    (n <= 1 || (typeof p1 === 'number' || typeof p1 === 'boolean'))
+  ) return ops['add.Scalar'].call(this, p0, (n > 1 ? p1 : o?.alpha) ?? 1);
+  throw invalidArguments('add', '  * (self, other, alpha)\n  * (self, other, alpha)');
+}
+
+function method_add_(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : 3;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
+  if (n === 1 && p0 instanceof Tensor) return ops['add_.Tensor'].call(this, p0, o?.alpha ?? 1);
+  if (
+    n >= 1 && n <= 2 && (typeof p0 === 'number' || typeof p0 === 'boolean') &&
+    (n <= 1 || (typeof p1 === 'number' || typeof p1 === 'boolean'))
+  ) return ops['add_.Scalar'].call(this, p0, (n > 1 ? p1 : o?.alpha) ?? 1);
+  throw invalidArguments('add_', '  * (self, other, alpha)\n  * (self, other, alpha)');
+}
+
+function method_sub(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : 3;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
+  if (n === 1 && p0 instanceof Tensor) return ops['sub.Tensor'].call(this, p0, o?.alpha ?? 1);
+  if (
+    n >= 1 && n <= 2 && (typeof p0 === 'number' || typeof p0 === 'boolean') &&
+    (n <= 1 || (typeof p1 === 'number' || typeof p1 === 'boolean'))
+  ) return ops['sub.Scalar'].call(this, p0, (n > 1 ? p1 : o?.alpha) ?? 1);
+  throw invalidArguments('sub', '  * (self, other, alpha)\n  * (self, other, alpha)');
+}
+
+function method_sub_(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : 3;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
+  if (n === 1 && p0 instanceof Tensor) return ops['sub_.Tensor'].call(this, p0, o?.alpha ?? 1);
+  if (
+    n >= 1 && n <= 2 && (typeof p0 === 'number' || typeof p0 === 'boolean') &&
+    (n <= 1 || (typeof p1 === 'number' || typeof p1 === 'boolean'))
+  ) return ops['sub_.Scalar'].call(this, p0, (n > 1 ? p1 : o?.alpha) ?? 1);
+  throw invalidArguments('sub_', '  * (self, other, alpha)\n  * (self, other, alpha)');
+}
+
+function method_mul(this: Tensor, p0?: any, p1?: any): any {
+  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
+  if (n === 1 && p0 instanceof Tensor) return ops['mul.Tensor'].call(this, p0);
+  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops['mul.Scalar'].call(this, p0);
+  throw invalidArguments('mul', '  * (self, other)\n  * (self, other)');
+}
+
+function method_mul_(this: Tensor, p0?: any, p1?: any): any {
+  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
+  if (n === 1 && p0 instanceof Tensor) return ops['mul_.Tensor'].call(this, p0);
+  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops['mul_.Scalar'].call(this, p0);
+  throw invalidArguments('mul_', '  * (self, other)\n  * (self, other)');
+}
+
+function method_div(this: Tensor, p0?: any, p1?: any): any {
+  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
+  if (n === 1 && p0 instanceof Tensor && o?.roundingMode !== undefined) {
+    return ops['div.Tensor_mode'].call(this, p0, o?.roundingMode ?? null);
+  }
+  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean') && o?.roundingMode !== undefined) {
+    return ops['div.Scalar_mode'].call(this, p0, o?.roundingMode ?? null);
+  }
+  if (n === 1 && p0 instanceof Tensor) return ops['div.Tensor'].call(this, p0);
+  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops['div.Scalar'].call(this, p0);
+  throw invalidArguments(
+    'div',
+    '  * (self, other)\n  * (self, other)\n  * (self, other, rounding_mode)\n  * (self, other, rounding_mode)',
+  );
+}
+
+function method_div_(this: Tensor, p0?: any, p1?: any): any {
+  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
+  if (n === 1 && p0 instanceof Tensor) return ops['div_.Tensor'].call(this, p0);
+  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops['div_.Scalar'].call(this, p0);
+  throw invalidArguments('div_', '  * (self, other)\n  * (self, other)');
+}
+
+function method_remainder(this: Tensor, p0?: any, p1?: any): any {
+  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
+  if (n === 1 && p0 instanceof Tensor) return ops['remainder.Tensor'].call(this, p0);
+  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops['remainder.Scalar'].call(this, p0);
+  throw invalidArguments('remainder', '  * (self, other)\n  * (self, other)');
+}
+
+function method_fmod(this: Tensor, p0?: any, p1?: any): any {
+  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
+  if (n === 1 && p0 instanceof Tensor) return ops['fmod.Tensor'].call(this, p0);
+  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops['fmod.Scalar'].call(this, p0);
+  throw invalidArguments('fmod', '  * (self, other)\n  * (self, other)');
+}
+
+function method_pow(this: Tensor, p0?: any, p1?: any): any {
+  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
+  if (n === 1 && p0 instanceof Tensor) return ops['pow.Tensor_Tensor'].call(this, p0);
+  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops['pow.Tensor_Scalar'].call(this, p0);
+  throw invalidArguments('pow', '  * (self, exponent)\n  * (self, exponent)');
+}
+
+function method_minimum(this: Tensor, p0?: any): any {
+  return ops['minimum'].call(this, p0);
+}
+
+function method_maximum(this: Tensor, p0?: any): any {
+  return ops['maximum'].call(this, p0);
+}
+
+function method_atan2(this: Tensor, p0?: any): any {
+  return ops['atan2'].call(this, p0);
+}
+
+function method_bitwiseAnd(this: Tensor, p0?: any): any {
+  return ops['bitwise_and.Tensor'].call(this, p0);
+}
+
+function method_bitwiseOr(this: Tensor, p0?: any): any {
+  return ops['bitwise_or.Tensor'].call(this, p0);
+}
+
+function method_bitwiseXor(this: Tensor, p0?: any): any {
+  return ops['bitwise_xor.Tensor'].call(this, p0);
+}
+
+function method_logicalAnd(this: Tensor, p0?: any): any {
+  return ops['logical_and'].call(this, p0);
+}
+
+function method_logicalOr(this: Tensor, p0?: any): any {
+  return ops['logical_or'].call(this, p0);
+}
+
+function method_logicalXor(this: Tensor, p0?: any): any {
+  return ops['logical_xor'].call(this, p0);
+}
+
+function method_eq(this: Tensor, p0?: any, p1?: any): any {
+  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
+  if (n === 1 && p0 instanceof Tensor) return ops['eq.Tensor'].call(this, p0);
+  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops['eq.Scalar'].call(this, p0);
+  throw invalidArguments('eq', '  * (self, other)\n  * (self, other)');
+}
+
+function method_ne(this: Tensor, p0?: any, p1?: any): any {
+  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
+  if (n === 1 && p0 instanceof Tensor) return ops['ne.Tensor'].call(this, p0);
+  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops['ne.Scalar'].call(this, p0);
+  throw invalidArguments('ne', '  * (self, other)\n  * (self, other)');
+}
+
+function method_lt(this: Tensor, p0?: any, p1?: any): any {
+  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
+  if (n === 1 && p0 instanceof Tensor) return ops['lt.Tensor'].call(this, p0);
+  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops['lt.Scalar'].call(this, p0);
+  throw invalidArguments('lt', '  * (self, other)\n  * (self, other)');
+}
+
+function method_le(this: Tensor, p0?: any, p1?: any): any {
+  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
+  if (n === 1 && p0 instanceof Tensor) return ops['le.Tensor'].call(this, p0);
+  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops['le.Scalar'].call(this, p0);
+  throw invalidArguments('le', '  * (self, other)\n  * (self, other)');
+}
+
+function method_gt(this: Tensor, p0?: any, p1?: any): any {
+  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
+  if (n === 1 && p0 instanceof Tensor) return ops['gt.Tensor'].call(this, p0);
+  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops['gt.Scalar'].call(this, p0);
+  throw invalidArguments('gt', '  * (self, other)\n  * (self, other)');
+}
+
+function method_ge(this: Tensor, p0?: any, p1?: any): any {
+  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
+  if (n === 1 && p0 instanceof Tensor) return ops['ge.Tensor'].call(this, p0);
+  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops['ge.Scalar'].call(this, p0);
+  throw invalidArguments('ge', '  * (self, other)\n  * (self, other)');
+}
+
+function method_neg(this: Tensor): any {
+  return ops['neg'].call(this);
+}
+
+function method_neg_(this: Tensor): any {
+  return ops['neg_'].call(this);
+}
+
+function method_abs(this: Tensor): any {
+  return ops['abs'].call(this);
+}
+
+function method_sign(this: Tensor): any {
+  return ops['sign'].call(this);
+}
+
+function method_exp(this: Tensor): any {
+  return ops['exp'].call(this);
+}
+
+function method_exp_(this: Tensor): any {
+  return ops['exp_'].call(this);
+}
+
+function method_log(this: Tensor): any {
+  return ops['log'].call(this);
+}
+
+function method_log1p(this: Tensor): any {
+  return ops['log1p'].call(this);
+}
+
+function method_expm1(this: Tensor): any {
+  return ops['expm1'].call(this);
+}
+
+function method_sqrt(this: Tensor): any {
+  return ops['sqrt'].call(this);
+}
+
+function method_rsqrt(this: Tensor): any {
+  return ops['rsqrt'].call(this);
+}
+
+function method_sin(this: Tensor): any {
+  return ops['sin'].call(this);
+}
+
+function method_cos(this: Tensor): any {
+  return ops['cos'].call(this);
+}
+
+function method_tanh(this: Tensor): any {
+  return ops['tanh'].call(this);
+}
+
+function method_tanh_(this: Tensor): any {
+  return ops['tanh_'].call(this);
+}
+
+function method_sigmoid(this: Tensor): any {
+  return ops['sigmoid'].call(this);
+}
+
+function method_sigmoid_(this: Tensor): any {
+  return ops['sigmoid_'].call(this);
+}
+
+function method_erf(this: Tensor): any {
+  return ops['erf'].call(this);
+}
+
+function method_reciprocal(this: Tensor): any {
+  return ops['reciprocal'].call(this);
+}
+
+function method_relu(this: Tensor): any {
+  return ops['relu'].call(this);
+}
+
+function method_relu_(this: Tensor): any {
+  return ops['relu_'].call(this);
+}
+
+function method_gelu(this: Tensor, p0?: any): any {
+  const n: number = p0 === undefined || isOptions(p0) ? 0 : 1;
+  const o = (n === 0 ? p0 : undefined) as any;
+  return ops['gelu'].call(this, o?.approximate ?? 'none');
+}
+
+function method_silu(this: Tensor): any {
+  return ops['silu'].call(this);
+}
+
+function method_floor(this: Tensor): any {
+  return ops['floor'].call(this);
+}
+
+function method_ceil(this: Tensor): any {
+  return ops['ceil'].call(this);
+}
+
+function method_round(this: Tensor): any {
+  return ops['round'].call(this);
+}
+
+function method_trunc(this: Tensor): any {
+  return ops['trunc'].call(this);
+}
+
+function method_logicalNot(this: Tensor): any {
+  return ops['logical_not'].call(this);
+}
+
+function method_bitwiseNot(this: Tensor): any {
+  return ops['bitwise_not'].call(this);
+}
+
+function method_isnan(this: Tensor): any {
+  return ops['isnan'].call(this);
+}
+
+function method_clamp(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : 3;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
+  if (
+    n >= 0 && n <= 2 && (n <= 0 || (p0 == null || (typeof p0 === 'number' || typeof p0 === 'boolean'))) &&
+    (n <= 1 || (p1 == null || (typeof p1 === 'number' || typeof p1 === 'boolean')))
+  ) return ops['clamp'].call(this, (n > 0 ? p0 : o?.min) ?? null, (n > 1 ? p1 : o?.max) ?? null);
+  if (
+    n >= 0 && n <= 2 && (n <= 0 || (p0 == null || p0 instanceof Tensor)) &&
+    (n <= 1 || (p1 == null || p1 instanceof Tensor))
+  ) return ops['clamp.Tensor'].call(this, (n > 0 ? p0 : o?.min) ?? null, (n > 1 ? p1 : o?.max) ?? null);
+  throw invalidArguments('clamp', '  * (self, min, max)\n  * (self, min, max)');
+}
+
+function method_view(this: Tensor, p0?: any): any {
+  return ops['view'].call(this, intList(p0));
+}
+
+function method_reshape(this: Tensor, p0?: any): any {
+  return ops['reshape'].call(this, intList(p0));
+}
+
+function method_flatten(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : 3;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
+  return ops['flatten.using_ints'].call(this, (n > 0 ? p0 : o?.startDim) ?? 0, (n > 1 ? p1 : o?.endDim) ?? -1);
+}
+
+function method_unflatten(this: Tensor, p0?: any, p1?: any): any {
+  return ops['unflatten.int'].call(this, p0, intList(p1));
+}
+
+function method_permute(this: Tensor, p0?: any): any {
+  return ops['permute'].call(this, intList(p0));
+}
+
+function method_transpose(this: Tensor, p0?: any, p1?: any): any {
+  return ops['transpose.int'].call(this, p0, p1);
+}
+
+function method_t(this: Tensor): any {
+  return ops['t'].call(this);
+}
+
+function method_squeeze(this: Tensor, p0?: any, p1?: any): any {
+  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
+  if (n === 1) return ops['squeeze.dim'].call(this, p0);
+  if (n === 0) return ops['squeeze'].call(this);
+  throw invalidArguments('squeeze', '  * (self)\n  * (self, dim)');
+}
+
+function method_unsqueeze(this: Tensor, p0?: any): any {
+  return ops['unsqueeze'].call(this, p0);
+}
+
+function method_expand(this: Tensor, p0?: any, p1?: any): any {
+  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
+  return ops['expand'].call(this, intList(p0), o?.implicit ?? false);
+}
+
+function method_expandAs(this: Tensor, p0?: any): any {
+  return ops['expand_as'].call(this, p0);
+}
+
+function method_narrow(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  return ops['narrow'].call(this, p0, p1, p2);
+}
+
+function method_select(this: Tensor, p0?: any, p1?: any): any {
+  return ops['select.int'].call(this, p0, p1);
+}
+
+function method_slice(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : p3 === undefined || isOptions(p3)
+    ? 3
+    : p4 === undefined || isOptions(p4)
+    ? 4
+    : 5;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : n === 4 ? p4 : undefined) as any;
+  return ops['slice.Tensor'].call(
+    this,
+    (n > 0 ? p0 : o?.dim) ?? 0,
+    (n > 1 ? p1 : o?.start) ?? null,
+    (n > 2 ? p2 : o?.end) ?? null,
+    (n > 3 ? p3 : o?.step) ?? 1,
+  );
+}
+
+function method_asStrided(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : p3 === undefined || isOptions(p3)
+    ? 3
+    : 4;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
+  return ops['as_strided'].call(this, intList(p0), intList(p1), (n > 2 ? p2 : o?.storageOffset) ?? null);
+}
+
+function method_diagonal(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : p3 === undefined || isOptions(p3)
+    ? 3
+    : 4;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
+  return ops['diagonal'].call(
+    this,
+    (n > 0 ? p0 : o?.offset) ?? 0,
+    (n > 1 ? p1 : o?.dim1) ?? 0,
+    (n > 2 ? p2 : o?.dim2) ?? 1,
+  );
+}
+
+function method_contiguous(this: Tensor, p0?: any): any {
+  const n: number = p0 === undefined || isOptions(p0) ? 0 : 1;
+  const o = (n === 0 ? p0 : undefined) as any;
+  return ops['contiguous'].call(this, o?.memoryFormat ?? 0);
+}
+
+function method_clone(this: Tensor, p0?: any): any {
+  const n: number = p0 === undefined || isOptions(p0) ? 0 : 1;
+  const o = (n === 0 ? p0 : undefined) as any;
+  return ops['clone'].call(this, o?.memoryFormat ?? null);
+}
+
+function method_copy_(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : 3;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
+  return ops['copy_'].call(this, p0, (n > 1 ? p1 : o?.nonBlocking) ?? false);
+}
+
+function method_to(this: Tensor, p0?: any): any {
+  const n: number = p0 === undefined || isOptions(p0) ? 0 : 1;
+  const o = (n === 0 ? p0 : undefined) as any;
+  return ops['to.dtype_layout'].call(
+    this,
+    optionalDType(o?.dtype ?? null),
+    o?.layout ?? null,
+    optionalDevice(o?.device ?? null),
+    o?.pinMemory ?? null,
+    o?.nonBlocking ?? false,
+    o?.copy ?? false,
+    o?.memoryFormat ?? null,
+  );
+}
+
+function method_split(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : 3;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
+  if (n >= 1 && n <= 2 && (typeof p0 === 'number' || Array.isArray(p0))) {
+    return ops['split.sizes'].call(this, intList(p0), (n > 1 ? p1 : o?.dim) ?? 0);
+  }
+  if (n >= 1 && n <= 2) return ops['split.Tensor'].call(this, p0, (n > 1 ? p1 : o?.dim) ?? 0);
+  throw invalidArguments('split', '  * (self, split_size, dim)\n  * (self, split_size, dim)');
+}
+
+function method_splitWithSizes(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : 3;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
+  return ops['split_with_sizes'].call(this, intList(p0), (n > 1 ? p1 : o?.dim) ?? 0);
+}
+
+function method_chunk(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : 3;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
+  return ops['chunk'].call(this, p0, (n > 1 ? p1 : o?.dim) ?? 0);
+}
+
+function method_unbind(this: Tensor, p0?: any, p1?: any): any {
+  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
+  return ops['unbind.int'].call(this, (n > 0 ? p0 : o?.dim) ?? 0);
+}
+
+function method_flip(this: Tensor, p0?: any): any {
+  return ops['flip'].call(this, intList(p0));
+}
+
+function method_sum(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : 3;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
+  return ops['sum.dim_IntList'].call(
+    this,
+    optionalIntList((n > 0 ? p0 : o?.dim) ?? null),
+    (n > 1 ? p1 : o?.keepdim) ?? false,
+    optionalDType(o?.dtype ?? null),
+  );
+}
+
+function method_mean(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : 3;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
+  return ops['mean.dim'].call(
+    this,
+    optionalIntList((n > 0 ? p0 : o?.dim) ?? null),
+    (n > 1 ? p1 : o?.keepdim) ?? false,
+    optionalDType(o?.dtype ?? null),
+  );
+}
+
+function method_prod(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : 3;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
+  if (n >= 1 && n <= 2) {
+    return ops['prod.dim_int'].call(this, p0, (n > 1 ? p1 : o?.keepdim) ?? false, optionalDType(o?.dtype ?? null));
+  }
+  if (n === 0) return ops['prod'].call(this, optionalDType(o?.dtype ?? null));
+  throw invalidArguments('prod', '  * (self, dtype)\n  * (self, dim, keepdim, dtype)');
+}
+
+function method_max(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : 3;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
+  if (n >= 1 && n <= 2) return ops['max.dim'].call(this, p0, (n > 1 ? p1 : o?.keepdim) ?? false);
+  if (n === 0) return ops['max'].call(this);
+  throw invalidArguments('max', '  * (self)\n  * (self, dim, keepdim)');
+}
+
+function method_min(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : 3;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
+  if (n >= 1 && n <= 2) return ops['min.dim'].call(this, p0, (n > 1 ? p1 : o?.keepdim) ?? false);
+  if (n === 0) return ops['min'].call(this);
+  throw invalidArguments('min', '  * (self)\n  * (self, dim, keepdim)');
+}
+
+function method_amax(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : 3;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
+  return ops['amax'].call(this, intList((n > 0 ? p0 : o?.dim) ?? []), (n > 1 ? p1 : o?.keepdim) ?? false);
+}
+
+function method_amin(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : 3;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
+  return ops['amin'].call(this, intList((n > 0 ? p0 : o?.dim) ?? []), (n > 1 ? p1 : o?.keepdim) ?? false);
+}
+
+function method_argmax(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : 3;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
+  return ops['argmax'].call(this, (n > 0 ? p0 : o?.dim) ?? null, (n > 1 ? p1 : o?.keepdim) ?? false);
+}
+
+function method_argmin(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : 3;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
+  return ops['argmin'].call(this, (n > 0 ? p0 : o?.dim) ?? null, (n > 1 ? p1 : o?.keepdim) ?? false);
+}
+
+function method_mm(this: Tensor, p0?: any): any {
+  return ops['mm'].call(this, p0);
+}
+
+function method_bmm(this: Tensor, p0?: any): any {
+  return ops['bmm'].call(this, p0);
+}
+
+function method_addmm(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : 3;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
+  return ops['addmm'].call(this, p0, p1, o?.beta ?? 1, o?.alpha ?? 1);
+}
+
+function method_dot(this: Tensor, p0?: any): any {
+  return ops['dot'].call(this, p0);
+}
+
+function method_mv(this: Tensor, p0?: any): any {
+  return ops['mv'].call(this, p0);
+}
+
+function method_matmul(this: Tensor, p0?: any): any {
+  return ops['matmul'].call(this, p0);
+}
+
+function method_softmax(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : 3;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
+  return ops['softmax.int'].call(this, p0, optionalDType((n > 1 ? p1 : o?.dtype) ?? null));
+}
+
+function method_logSoftmax(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : 3;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
+  return ops['log_softmax.int'].call(this, p0, optionalDType((n > 1 ? p1 : o?.dtype) ?? null));
+}
+
+function method_uniform_(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : 3;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
+  return ops['uniform_'].call(this, (n > 0 ? p0 : o?.from) ?? 0, (n > 1 ? p1 : o?.to) ?? 1, o?.generator ?? null);
+}
+
+function method_normal_(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : 3;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
+  return ops['normal_'].call(this, (n > 0 ? p0 : o?.mean) ?? 0, (n > 1 ? p1 : o?.std) ?? 1, o?.generator ?? null);
 }
 
 /**
@@ -1159,974 +4491,107 @@ export interface TensorMethods {
  * ```
  */
 export function installTensorMethods(): void {
-  const methods: TensorMethods & ThisType<Tensor> = {
-    /**
-     * Adds `other`, scaled by `alpha`, to `self`, with broadcasting and type promotion.
-     *
-     * Schemas:
-     * - `aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`
-     * - `aten::add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor`
-     *
-     * @example
-     * ```ts
-     * import { tensor } from '@switchyard/switchyard';
-     * const x = tensor([[1.5, -2], [3, 4]]);
-     * const y = x.add(x);
-     * ```
-     */
-    add(this: Tensor, other: Tensor | number | boolean, options?: { alpha?: number | boolean }): Tensor {
-      if (other instanceof Tensor) return ops['add.Tensor'].call(this, other, options?.alpha ?? 1) as Tensor;
-      return ops['add.Scalar'].call(this, other, options?.alpha ?? 1) as Tensor;
-    },
-    /**
-     * In-place `add`.
-     *
-     * Schemas:
-     * - `aten::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)`
-     * - `aten::add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)`
-     *
-     * @example
-     * ```ts
-     * import { tensor } from '@switchyard/switchyard';
-     * const x = tensor([[1.5, -2], [3, 4]]);
-     * const y = x.add_(x);
-     * ```
-     */
-    add_(this: Tensor, other: Tensor | number | boolean, options?: { alpha?: number | boolean }): Tensor {
-      if (other instanceof Tensor) return ops['add_.Tensor'].call(this, other, options?.alpha ?? 1) as Tensor;
-      return ops['add_.Scalar'].call(this, other, options?.alpha ?? 1) as Tensor;
-    },
-    /**
-     * Subtracts `other`, scaled by `alpha`, from `self`.
-     *
-     * Schemas:
-     * - `aten::sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`
-     * - `aten::sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor`
-     *
-     * @example
-     * ```ts
-     * import { tensor } from '@switchyard/switchyard';
-     * const x = tensor([[1.5, -2], [3, 4]]);
-     * const y = x.sub(x);
-     * ```
-     */
-    sub(this: Tensor, other: Tensor | number | boolean, options?: { alpha?: number | boolean }): Tensor {
-      if (other instanceof Tensor) return ops['sub.Tensor'].call(this, other, options?.alpha ?? 1) as Tensor;
-      return ops['sub.Scalar'].call(this, other, options?.alpha ?? 1) as Tensor;
-    },
-    /**
-     * In-place `sub`.
-     *
-     * Schemas:
-     * - `aten::sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)`
-     * - `aten::sub_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)`
-     *
-     * @example
-     * ```ts
-     * import { tensor } from '@switchyard/switchyard';
-     * const x = tensor([[1.5, -2], [3, 4]]);
-     * const y = x.sub_(x);
-     * ```
-     */
-    sub_(this: Tensor, other: Tensor | number | boolean, options?: { alpha?: number | boolean }): Tensor {
-      if (other instanceof Tensor) return ops['sub_.Tensor'].call(this, other, options?.alpha ?? 1) as Tensor;
-      return ops['sub_.Scalar'].call(this, other, options?.alpha ?? 1) as Tensor;
-    },
-    /**
-     * Multiplies elementwise.
-     *
-     * Schemas:
-     * - `aten::mul.Tensor(Tensor self, Tensor other) -> Tensor`
-     * - `aten::mul.Scalar(Tensor self, Scalar other) -> Tensor`
-     *
-     * @example
-     * ```ts
-     * import { tensor } from '@switchyard/switchyard';
-     * const x = tensor([[1.5, -2], [3, 4]]);
-     * const y = x.mul(x);
-     * ```
-     */
-    mul(this: Tensor, other: Tensor | number | boolean): Tensor {
-      if (other instanceof Tensor) return ops['mul.Tensor'].call(this, other) as Tensor;
-      return ops['mul.Scalar'].call(this, other) as Tensor;
-    },
-    /**
-     * In-place `mul`.
-     *
-     * Schemas:
-     * - `aten::mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
-     * - `aten::mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
-     *
-     * @example
-     * ```ts
-     * import { tensor } from '@switchyard/switchyard';
-     * const x = tensor([[1.5, -2], [3, 4]]);
-     * const y = x.mul_(x);
-     * ```
-     */
-    mul_(this: Tensor, other: Tensor | number | boolean): Tensor {
-      if (other instanceof Tensor) return ops['mul_.Tensor'].call(this, other) as Tensor;
-      return ops['mul_.Scalar'].call(this, other) as Tensor;
-    },
-    /**
-     * Divides elementwise (true division: integers give floats).
-     *
-     * Schemas:
-     * - `aten::div.Tensor(Tensor self, Tensor other) -> Tensor`
-     * - `aten::div.Scalar(Tensor self, Scalar other) -> Tensor`
-     * - `aten::div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor`
-     * - `aten::div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor`
-     *
-     * @example
-     * ```ts
-     * import { tensor } from '@switchyard/switchyard';
-     * const x = tensor([[1.5, -2], [3, 4]]);
-     * const y = x.div(x);
-     * ```
-     */
-    div(this: Tensor, other: Tensor | number | boolean, options?: { roundingMode?: string | null }): Tensor {
-      if (options?.roundingMode !== undefined && other instanceof Tensor) {
-        return ops['div.Tensor_mode'].call(this, other, options?.roundingMode ?? null) as Tensor;
-      }
-      if (options?.roundingMode !== undefined && (typeof other === 'number' || typeof other === 'boolean')) {
-        return ops['div.Scalar_mode'].call(this, other, options?.roundingMode ?? null) as Tensor;
-      }
-      if (other instanceof Tensor) return ops['div.Tensor'].call(this, other) as Tensor;
-      return ops['div.Scalar'].call(this, other) as Tensor;
-    },
-    /**
-     * In-place `div`.
-     *
-     * Schemas:
-     * - `aten::div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
-     * - `aten::div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
-     *
-     * @example
-     * ```ts
-     * import { tensor } from '@switchyard/switchyard';
-     * const x = tensor([[1.5, -2], [3, 4]]);
-     * const y = x.div_(x);
-     * ```
-     */
-    div_(this: Tensor, other: Tensor | number | boolean): Tensor {
-      if (other instanceof Tensor) return ops['div_.Tensor'].call(this, other) as Tensor;
-      return ops['div_.Scalar'].call(this, other) as Tensor;
-    },
-    /**
-     * Python-style modulus: the result has the sign of the divisor.
-     *
-     * Schemas:
-     * - `aten::remainder.Tensor(Tensor self, Tensor other) -> Tensor`
-     * - `aten::remainder.Scalar(Tensor self, Scalar other) -> Tensor`
-     *
-     * @example
-     * ```ts
-     * import { tensor } from '@switchyard/switchyard';
-     * const x = tensor([[1.5, -2], [3, 4]]);
-     * const y = x.remainder(x);
-     * ```
-     */
-    remainder(this: Tensor, other: Tensor | number | boolean): Tensor {
-      if (other instanceof Tensor) return ops['remainder.Tensor'].call(this, other) as Tensor;
-      return ops['remainder.Scalar'].call(this, other) as Tensor;
-    },
-    /**
-     * C-style modulus: the result has the sign of the dividend.
-     *
-     * Schemas:
-     * - `aten::fmod.Tensor(Tensor self, Tensor other) -> Tensor`
-     * - `aten::fmod.Scalar(Tensor self, Scalar other) -> Tensor`
-     *
-     * @example
-     * ```ts
-     * import { tensor } from '@switchyard/switchyard';
-     * const x = tensor([[1.5, -2], [3, 4]]);
-     * const y = x.fmod(x);
-     * ```
-     */
-    fmod(this: Tensor, other: Tensor | number | boolean): Tensor {
-      if (other instanceof Tensor) return ops['fmod.Tensor'].call(this, other) as Tensor;
-      return ops['fmod.Scalar'].call(this, other) as Tensor;
-    },
-    /**
-     * Raises `self` to the power `exponent`.
-     *
-     * Schemas:
-     * - `aten::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor`
-     * - `aten::pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor`
-     * - `aten::pow.Scalar(Scalar self, Tensor exponent) -> Tensor`
-     *
-     * @example
-     * ```ts
-     * import { tensor } from '@switchyard/switchyard';
-     * const x = tensor([[1.5, -2], [3, 4]]);
-     * const y = x.pow(x);
-     * ```
-     */
-    pow(this: Tensor, exponent: Tensor | number | boolean): Tensor {
-      if (exponent instanceof Tensor) return ops['pow.Tensor_Tensor'].call(this, exponent) as Tensor;
-      if ((typeof exponent === 'number' || typeof exponent === 'boolean')) {
-        return ops['pow.Tensor_Scalar'].call(this, exponent) as Tensor;
-      }
-      return ops['pow.Scalar'].call(this, exponent) as Tensor;
-    },
-    /**
-     * Elementwise minimum (NaN propagates).
-     *
-     * Schemas:
-     * - `aten::minimum(Tensor self, Tensor other) -> Tensor`
-     *
-     * @example
-     * ```ts
-     * import { tensor } from '@switchyard/switchyard';
-     * const x = tensor([[1.5, -2], [3, 4]]);
-     * const y = x.minimum(x);
-     * ```
-     */
-    minimum(this: Tensor, other: Tensor): Tensor {
-      return ops['minimum'].call(this, other) as Tensor;
-    },
-    /**
-     * Elementwise maximum (NaN propagates).
-     *
-     * Schemas:
-     * - `aten::maximum(Tensor self, Tensor other) -> Tensor`
-     *
-     * @example
-     * ```ts
-     * import { tensor } from '@switchyard/switchyard';
-     * const x = tensor([[1.5, -2], [3, 4]]);
-     * const y = x.maximum(x);
-     * ```
-     */
-    maximum(this: Tensor, other: Tensor): Tensor {
-      return ops['maximum'].call(this, other) as Tensor;
-    },
-    /**
-     * Elementwise arctangent of self / other with quadrant.
-     *
-     * Schemas:
-     * - `aten::atan2(Tensor self, Tensor other) -> Tensor`
-     *
-     * @example
-     * ```ts
-     * import { tensor } from '@switchyard/switchyard';
-     * const x = tensor([[1.5, -2], [3, 4]]);
-     * const y = x.atan2(x);
-     * ```
-     */
-    atan2(this: Tensor, other: Tensor): Tensor {
-      return ops['atan2'].call(this, other) as Tensor;
-    },
-    /**
-     * Bitwise AND of integral or bool tensors.
-     *
-     * Schemas:
-     * - `aten::bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor`
-     *
-     * @example
-     * ```ts
-     * import { tensor } from '@switchyard/switchyard';
-     * const x = tensor([[1.5, -2], [3, 4]]);
-     * const y = x.bitwiseAnd(x);
-     * ```
-     */
-    bitwiseAnd(this: Tensor, other: Tensor): Tensor {
-      return ops['bitwise_and.Tensor'].call(this, other) as Tensor;
-    },
-    /**
-     * Bitwise OR of integral or bool tensors.
-     *
-     * Schemas:
-     * - `aten::bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor`
-     *
-     * @example
-     * ```ts
-     * import { tensor } from '@switchyard/switchyard';
-     * const x = tensor([[1.5, -2], [3, 4]]);
-     * const y = x.bitwiseOr(x);
-     * ```
-     */
-    bitwiseOr(this: Tensor, other: Tensor): Tensor {
-      return ops['bitwise_or.Tensor'].call(this, other) as Tensor;
-    },
-    /**
-     * Bitwise XOR of integral or bool tensors.
-     *
-     * Schemas:
-     * - `aten::bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor`
-     *
-     * @example
-     * ```ts
-     * import { tensor } from '@switchyard/switchyard';
-     * const x = tensor([[1.5, -2], [3, 4]]);
-     * const y = x.bitwiseXor(x);
-     * ```
-     */
-    bitwiseXor(this: Tensor, other: Tensor): Tensor {
-      return ops['bitwise_xor.Tensor'].call(this, other) as Tensor;
-    },
-    /**
-     * Elementwise logical AND (nonzero is true); bool result.
-     *
-     * Schemas:
-     * - `aten::logical_and(Tensor self, Tensor other) -> Tensor`
-     *
-     * @example
-     * ```ts
-     * import { tensor } from '@switchyard/switchyard';
-     * const x = tensor([[1.5, -2], [3, 4]]);
-     * const y = x.logicalAnd(x);
-     * ```
-     */
-    logicalAnd(this: Tensor, other: Tensor): Tensor {
-      return ops['logical_and'].call(this, other) as Tensor;
-    },
-    /**
-     * Elementwise logical OR; bool result.
-     *
-     * Schemas:
-     * - `aten::logical_or(Tensor self, Tensor other) -> Tensor`
-     *
-     * @example
-     * ```ts
-     * import { tensor } from '@switchyard/switchyard';
-     * const x = tensor([[1.5, -2], [3, 4]]);
-     * const y = x.logicalOr(x);
-     * ```
-     */
-    logicalOr(this: Tensor, other: Tensor): Tensor {
-      return ops['logical_or'].call(this, other) as Tensor;
-    },
-    /**
-     * Elementwise logical XOR; bool result.
-     *
-     * Schemas:
-     * - `aten::logical_xor(Tensor self, Tensor other) -> Tensor`
-     *
-     * @example
-     * ```ts
-     * import { tensor } from '@switchyard/switchyard';
-     * const x = tensor([[1.5, -2], [3, 4]]);
-     * const y = x.logicalXor(x);
-     * ```
-     */
-    logicalXor(this: Tensor, other: Tensor): Tensor {
-      return ops['logical_xor'].call(this, other) as Tensor;
-    },
-    /**
-     * Elementwise `==`; bool result.
-     *
-     * Schemas:
-     * - `aten::eq.Tensor(Tensor self, Tensor other) -> Tensor`
-     * - `aten::eq.Scalar(Tensor self, Scalar other) -> Tensor`
-     *
-     * @example
-     * ```ts
-     * import { tensor } from '@switchyard/switchyard';
-     * const x = tensor([[1.5, -2], [3, 4]]);
-     * const y = x.eq(x);
-     * ```
-     */
-    eq(this: Tensor, other: Tensor | number | boolean): Tensor {
-      if (other instanceof Tensor) return ops['eq.Tensor'].call(this, other) as Tensor;
-      return ops['eq.Scalar'].call(this, other) as Tensor;
-    },
-    /**
-     * Elementwise `!=`; bool result.
-     *
-     * Schemas:
-     * - `aten::ne.Tensor(Tensor self, Tensor other) -> Tensor`
-     * - `aten::ne.Scalar(Tensor self, Scalar other) -> Tensor`
-     *
-     * @example
-     * ```ts
-     * import { tensor } from '@switchyard/switchyard';
-     * const x = tensor([[1.5, -2], [3, 4]]);
-     * const y = x.ne(x);
-     * ```
-     */
-    ne(this: Tensor, other: Tensor | number | boolean): Tensor {
-      if (other instanceof Tensor) return ops['ne.Tensor'].call(this, other) as Tensor;
-      return ops['ne.Scalar'].call(this, other) as Tensor;
-    },
-    /**
-     * Elementwise `<`; bool result.
-     *
-     * Schemas:
-     * - `aten::lt.Tensor(Tensor self, Tensor other) -> Tensor`
-     * - `aten::lt.Scalar(Tensor self, Scalar other) -> Tensor`
-     *
-     * @example
-     * ```ts
-     * import { tensor } from '@switchyard/switchyard';
-     * const x = tensor([[1.5, -2], [3, 4]]);
-     * const y = x.lt(x);
-     * ```
-     */
-    lt(this: Tensor, other: Tensor | number | boolean): Tensor {
-      if (other instanceof Tensor) return ops['lt.Tensor'].call(this, other) as Tensor;
-      return ops['lt.Scalar'].call(this, other) as Tensor;
-    },
-    /**
-     * Elementwise `<=`; bool result.
-     *
-     * Schemas:
-     * - `aten::le.Tensor(Tensor self, Tensor other) -> Tensor`
-     * - `aten::le.Scalar(Tensor self, Scalar other) -> Tensor`
-     *
-     * @example
-     * ```ts
-     * import { tensor } from '@switchyard/switchyard';
-     * const x = tensor([[1.5, -2], [3, 4]]);
-     * const y = x.le(x);
-     * ```
-     */
-    le(this: Tensor, other: Tensor | number | boolean): Tensor {
-      if (other instanceof Tensor) return ops['le.Tensor'].call(this, other) as Tensor;
-      return ops['le.Scalar'].call(this, other) as Tensor;
-    },
-    /**
-     * Elementwise `>`; bool result.
-     *
-     * Schemas:
-     * - `aten::gt.Tensor(Tensor self, Tensor other) -> Tensor`
-     * - `aten::gt.Scalar(Tensor self, Scalar other) -> Tensor`
-     *
-     * @example
-     * ```ts
-     * import { tensor } from '@switchyard/switchyard';
-     * const x = tensor([[1.5, -2], [3, 4]]);
-     * const y = x.gt(x);
-     * ```
-     */
-    gt(this: Tensor, other: Tensor | number | boolean): Tensor {
-      if (other instanceof Tensor) return ops['gt.Tensor'].call(this, other) as Tensor;
-      return ops['gt.Scalar'].call(this, other) as Tensor;
-    },
-    /**
-     * Elementwise `>=`; bool result.
-     *
-     * Schemas:
-     * - `aten::ge.Tensor(Tensor self, Tensor other) -> Tensor`
-     * - `aten::ge.Scalar(Tensor self, Scalar other) -> Tensor`
-     *
-     * @example
-     * ```ts
-     * import { tensor } from '@switchyard/switchyard';
-     * const x = tensor([[1.5, -2], [3, 4]]);
-     * const y = x.ge(x);
-     * ```
-     */
-    ge(this: Tensor, other: Tensor | number | boolean): Tensor {
-      if (other instanceof Tensor) return ops['ge.Tensor'].call(this, other) as Tensor;
-      return ops['ge.Scalar'].call(this, other) as Tensor;
-    },
-    /**
-     * Negates elementwise.
-     *
-     * Schemas:
-     * - `aten::neg(Tensor self) -> Tensor`
-     *
-     * @example
-     * ```ts
-     * import { tensor } from '@switchyard/switchyard';
-     * const x = tensor([[1.5, -2], [3, 4]]);
-     * const y = x.neg();
-     * ```
-     */
-    neg(this: Tensor): Tensor {
-      return ops['neg'].call(this) as Tensor;
-    },
-    /**
-     * In-place `neg`.
-     *
-     * Schemas:
-     * - `aten::neg_(Tensor(a!) self) -> Tensor(a!)`
-     *
-     * @example
-     * ```ts
-     * import { tensor } from '@switchyard/switchyard';
-     * const x = tensor([[1.5, -2], [3, 4]]);
-     * const y = x.neg_();
-     * ```
-     */
-    neg_(this: Tensor): Tensor {
-      return ops['neg_'].call(this) as Tensor;
-    },
-    /**
-     * Absolute value.
-     *
-     * Schemas:
-     * - `aten::abs(Tensor self) -> Tensor`
-     *
-     * @example
-     * ```ts
-     * import { tensor } from '@switchyard/switchyard';
-     * const x = tensor([[1.5, -2], [3, 4]]);
-     * const y = x.abs();
-     * ```
-     */
-    abs(this: Tensor): Tensor {
-      return ops['abs'].call(this) as Tensor;
-    },
-    /**
-     * Sign (-1, 0 or 1).
-     *
-     * Schemas:
-     * - `aten::sign(Tensor self) -> Tensor`
-     *
-     * @example
-     * ```ts
-     * import { tensor } from '@switchyard/switchyard';
-     * const x = tensor([[1.5, -2], [3, 4]]);
-     * const y = x.sign();
-     * ```
-     */
-    sign(this: Tensor): Tensor {
-      return ops['sign'].call(this) as Tensor;
-    },
-    /**
-     * Exponential.
-     *
-     * Schemas:
-     * - `aten::exp(Tensor self) -> Tensor`
-     *
-     * @example
-     * ```ts
-     * import { tensor } from '@switchyard/switchyard';
-     * const x = tensor([[1.5, -2], [3, 4]]);
-     * const y = x.exp();
-     * ```
-     */
-    exp(this: Tensor): Tensor {
-      return ops['exp'].call(this) as Tensor;
-    },
-    /**
-     * In-place `exp`.
-     *
-     * Schemas:
-     * - `aten::exp_(Tensor(a!) self) -> Tensor(a!)`
-     *
-     * @example
-     * ```ts
-     * import { tensor } from '@switchyard/switchyard';
-     * const x = tensor([[1.5, -2], [3, 4]]);
-     * const y = x.exp_();
-     * ```
-     */
-    exp_(this: Tensor): Tensor {
-      return ops['exp_'].call(this) as Tensor;
-    },
-    /**
-     * Natural logarithm.
-     *
-     * Schemas:
-     * - `aten::log(Tensor self) -> Tensor`
-     *
-     * @example
-     * ```ts
-     * import { tensor } from '@switchyard/switchyard';
-     * const x = tensor([[1.5, -2], [3, 4]]);
-     * const y = x.log();
-     * ```
-     */
-    log(this: Tensor): Tensor {
-      return ops['log'].call(this) as Tensor;
-    },
-    /**
-     * log(1 + x), accurate for small x.
-     *
-     * Schemas:
-     * - `aten::log1p(Tensor self) -> Tensor`
-     *
-     * @example
-     * ```ts
-     * import { tensor } from '@switchyard/switchyard';
-     * const x = tensor([[1.5, -2], [3, 4]]);
-     * const y = x.log1p();
-     * ```
-     */
-    log1p(this: Tensor): Tensor {
-      return ops['log1p'].call(this) as Tensor;
-    },
-    /**
-     * exp(x) - 1, accurate for small x.
-     *
-     * Schemas:
-     * - `aten::expm1(Tensor self) -> Tensor`
-     *
-     * @example
-     * ```ts
-     * import { tensor } from '@switchyard/switchyard';
-     * const x = tensor([[1.5, -2], [3, 4]]);
-     * const y = x.expm1();
-     * ```
-     */
-    expm1(this: Tensor): Tensor {
-      return ops['expm1'].call(this) as Tensor;
-    },
-    /**
-     * Square root.
-     *
-     * Schemas:
-     * - `aten::sqrt(Tensor self) -> Tensor`
-     *
-     * @example
-     * ```ts
-     * import { tensor } from '@switchyard/switchyard';
-     * const x = tensor([[1.5, -2], [3, 4]]);
-     * const y = x.sqrt();
-     * ```
-     */
-    sqrt(this: Tensor): Tensor {
-      return ops['sqrt'].call(this) as Tensor;
-    },
-    /**
-     * Reciprocal square root.
-     *
-     * Schemas:
-     * - `aten::rsqrt(Tensor self) -> Tensor`
-     *
-     * @example
-     * ```ts
-     * import { tensor } from '@switchyard/switchyard';
-     * const x = tensor([[1.5, -2], [3, 4]]);
-     * const y = x.rsqrt();
-     * ```
-     */
-    rsqrt(this: Tensor): Tensor {
-      return ops['rsqrt'].call(this) as Tensor;
-    },
-    /**
-     * Sine.
-     *
-     * Schemas:
-     * - `aten::sin(Tensor self) -> Tensor`
-     *
-     * @example
-     * ```ts
-     * import { tensor } from '@switchyard/switchyard';
-     * const x = tensor([[1.5, -2], [3, 4]]);
-     * const y = x.sin();
-     * ```
-     */
-    sin(this: Tensor): Tensor {
-      return ops['sin'].call(this) as Tensor;
-    },
-    /**
-     * Cosine.
-     *
-     * Schemas:
-     * - `aten::cos(Tensor self) -> Tensor`
-     *
-     * @example
-     * ```ts
-     * import { tensor } from '@switchyard/switchyard';
-     * const x = tensor([[1.5, -2], [3, 4]]);
-     * const y = x.cos();
-     * ```
-     */
-    cos(this: Tensor): Tensor {
-      return ops['cos'].call(this) as Tensor;
-    },
-    /**
-     * Hyperbolic tangent.
-     *
-     * Schemas:
-     * - `aten::tanh(Tensor self) -> Tensor`
-     *
-     * @example
-     * ```ts
-     * import { tensor } from '@switchyard/switchyard';
-     * const x = tensor([[1.5, -2], [3, 4]]);
-     * const y = x.tanh();
-     * ```
-     */
-    tanh(this: Tensor): Tensor {
-      return ops['tanh'].call(this) as Tensor;
-    },
-    /**
-     * In-place `tanh`.
-     *
-     * Schemas:
-     * - `aten::tanh_(Tensor(a!) self) -> Tensor(a!)`
-     *
-     * @example
-     * ```ts
-     * import { tensor } from '@switchyard/switchyard';
-     * const x = tensor([[1.5, -2], [3, 4]]);
-     * const y = x.tanh_();
-     * ```
-     */
-    tanh_(this: Tensor): Tensor {
-      return ops['tanh_'].call(this) as Tensor;
-    },
-    /**
-     * Logistic sigmoid 1 / (1 + exp(-x)).
-     *
-     * Schemas:
-     * - `aten::sigmoid(Tensor self) -> Tensor`
-     *
-     * @example
-     * ```ts
-     * import { tensor } from '@switchyard/switchyard';
-     * const x = tensor([[1.5, -2], [3, 4]]);
-     * const y = x.sigmoid();
-     * ```
-     */
-    sigmoid(this: Tensor): Tensor {
-      return ops['sigmoid'].call(this) as Tensor;
-    },
-    /**
-     * In-place `sigmoid`.
-     *
-     * Schemas:
-     * - `aten::sigmoid_(Tensor(a!) self) -> Tensor(a!)`
-     *
-     * @example
-     * ```ts
-     * import { tensor } from '@switchyard/switchyard';
-     * const x = tensor([[1.5, -2], [3, 4]]);
-     * const y = x.sigmoid_();
-     * ```
-     */
-    sigmoid_(this: Tensor): Tensor {
-      return ops['sigmoid_'].call(this) as Tensor;
-    },
-    /**
-     * Gauss error function.
-     *
-     * Schemas:
-     * - `aten::erf(Tensor self) -> Tensor`
-     *
-     * @example
-     * ```ts
-     * import { tensor } from '@switchyard/switchyard';
-     * const x = tensor([[1.5, -2], [3, 4]]);
-     * const y = x.erf();
-     * ```
-     */
-    erf(this: Tensor): Tensor {
-      return ops['erf'].call(this) as Tensor;
-    },
-    /**
-     * 1 / x.
-     *
-     * Schemas:
-     * - `aten::reciprocal(Tensor self) -> Tensor`
-     *
-     * @example
-     * ```ts
-     * import { tensor } from '@switchyard/switchyard';
-     * const x = tensor([[1.5, -2], [3, 4]]);
-     * const y = x.reciprocal();
-     * ```
-     */
-    reciprocal(this: Tensor): Tensor {
-      return ops['reciprocal'].call(this) as Tensor;
-    },
-    /**
-     * max(x, 0).
-     *
-     * Schemas:
-     * - `aten::relu(Tensor self) -> Tensor`
-     *
-     * @example
-     * ```ts
-     * import { tensor } from '@switchyard/switchyard';
-     * const x = tensor([[1.5, -2], [3, 4]]);
-     * const y = x.relu();
-     * ```
-     */
-    relu(this: Tensor): Tensor {
-      return ops['relu'].call(this) as Tensor;
-    },
-    /**
-     * In-place `relu`.
-     *
-     * Schemas:
-     * - `aten::relu_(Tensor(a!) self) -> Tensor(a!)`
-     *
-     * @example
-     * ```ts
-     * import { tensor } from '@switchyard/switchyard';
-     * const x = tensor([[1.5, -2], [3, 4]]);
-     * const y = x.relu_();
-     * ```
-     */
-    relu_(this: Tensor): Tensor {
-      return ops['relu_'].call(this) as Tensor;
-    },
-    /**
-     * Gaussian error linear unit; `approximate: 'tanh'` uses the tanh approximation.
-     *
-     * Schemas:
-     * - `aten::gelu(Tensor self, *, str approximate="none") -> Tensor`
-     *
-     * @example
-     * ```ts
-     * import { tensor } from '@switchyard/switchyard';
-     * const x = tensor([[1.5, -2], [3, 4]]);
-     * const y = x.gelu();
-     * ```
-     */
-    gelu(this: Tensor, options?: { approximate?: string }): Tensor {
-      return ops['gelu'].call(this, options?.approximate ?? 'none') as Tensor;
-    },
-    /**
-     * x * sigmoid(x).
-     *
-     * Schemas:
-     * - `aten::silu(Tensor self) -> Tensor`
-     *
-     * @example
-     * ```ts
-     * import { tensor } from '@switchyard/switchyard';
-     * const x = tensor([[1.5, -2], [3, 4]]);
-     * const y = x.silu();
-     * ```
-     */
-    silu(this: Tensor): Tensor {
-      return ops['silu'].call(this) as Tensor;
-    },
-    /**
-     * Rounds down.
-     *
-     * Schemas:
-     * - `aten::floor(Tensor self) -> Tensor`
-     *
-     * @example
-     * ```ts
-     * import { tensor } from '@switchyard/switchyard';
-     * const x = tensor([[1.5, -2], [3, 4]]);
-     * const y = x.floor();
-     * ```
-     */
-    floor(this: Tensor): Tensor {
-      return ops['floor'].call(this) as Tensor;
-    },
-    /**
-     * Rounds up.
-     *
-     * Schemas:
-     * - `aten::ceil(Tensor self) -> Tensor`
-     *
-     * @example
-     * ```ts
-     * import { tensor } from '@switchyard/switchyard';
-     * const x = tensor([[1.5, -2], [3, 4]]);
-     * const y = x.ceil();
-     * ```
-     */
-    ceil(this: Tensor): Tensor {
-      return ops['ceil'].call(this) as Tensor;
-    },
-    /**
-     * Rounds half to even, like torch.round.
-     *
-     * Schemas:
-     * - `aten::round(Tensor self) -> Tensor`
-     *
-     * @example
-     * ```ts
-     * import { tensor } from '@switchyard/switchyard';
-     * const x = tensor([[1.5, -2], [3, 4]]);
-     * const y = x.round();
-     * ```
-     */
-    round(this: Tensor): Tensor {
-      return ops['round'].call(this) as Tensor;
-    },
-    /**
-     * Rounds toward zero.
-     *
-     * Schemas:
-     * - `aten::trunc(Tensor self) -> Tensor`
-     *
-     * @example
-     * ```ts
-     * import { tensor } from '@switchyard/switchyard';
-     * const x = tensor([[1.5, -2], [3, 4]]);
-     * const y = x.trunc();
-     * ```
-     */
-    trunc(this: Tensor): Tensor {
-      return ops['trunc'].call(this) as Tensor;
-    },
-    /**
-     * Elementwise NOT (zero is false); bool result.
-     *
-     * Schemas:
-     * - `aten::logical_not(Tensor self) -> Tensor`
-     *
-     * @example
-     * ```ts
-     * import { tensor } from '@switchyard/switchyard';
-     * const x = tensor([[1.5, -2], [3, 4]]);
-     * const y = x.logicalNot();
-     * ```
-     */
-    logicalNot(this: Tensor): Tensor {
-      return ops['logical_not'].call(this) as Tensor;
-    },
-    /**
-     * Bitwise NOT of integral or bool tensors.
-     *
-     * Schemas:
-     * - `aten::bitwise_not(Tensor self) -> Tensor`
-     *
-     * @example
-     * ```ts
-     * import { tensor } from '@switchyard/switchyard';
-     * const x = tensor([[1.5, -2], [3, 4]]);
-     * const y = x.bitwiseNot();
-     * ```
-     */
-    bitwiseNot(this: Tensor): Tensor {
-      return ops['bitwise_not'].call(this) as Tensor;
-    },
-    /**
-     * Whether each element is NaN; bool result.
-     *
-     * Schemas:
-     * - `aten::isnan(Tensor self) -> Tensor`
-     *
-     * @example
-     * ```ts
-     * import { tensor } from '@switchyard/switchyard';
-     * const x = tensor([[1.5, -2], [3, 4]]);
-     * const y = x.isnan();
-     * ```
-     */
-    isnan(this: Tensor): Tensor {
-      return ops['isnan'].call(this) as Tensor;
-    },
-    /**
-     * Limits values to [min, max].
-     *
-     * Schemas:
-     * - `aten::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor`
-     * - `aten::clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor`
-     *
-     * @example
-     * ```ts
-     * import { tensor } from '@switchyard/switchyard';
-     * const x = tensor([[1.5, -2], [3, 4]]);
-     * const y = x.clamp();
-     * ```
-     */
-    clamp(
-      this: Tensor,
-      min?: number | boolean | null | Tensor | null,
-      max?: number | boolean | null | Tensor | null,
-    ): Tensor {
-      if (
-        (min == null || (typeof min === 'number' || typeof min === 'boolean')) &&
-        (max == null || (typeof max === 'number' || typeof max === 'boolean'))
-      ) return ops['clamp'].call(this, min ?? null, max ?? null) as Tensor;
-      return ops['clamp.Tensor'].call(this, min ?? null, max ?? null) as Tensor;
-    },
-  };
-  Object.assign(Tensor.prototype, methods);
+  Object.assign(Tensor.prototype, {
+    add: method_add,
+    add_: method_add_,
+    sub: method_sub,
+    sub_: method_sub_,
+    mul: method_mul,
+    mul_: method_mul_,
+    div: method_div,
+    div_: method_div_,
+    remainder: method_remainder,
+    fmod: method_fmod,
+    pow: method_pow,
+    minimum: method_minimum,
+    maximum: method_maximum,
+    atan2: method_atan2,
+    bitwiseAnd: method_bitwiseAnd,
+    bitwiseOr: method_bitwiseOr,
+    bitwiseXor: method_bitwiseXor,
+    logicalAnd: method_logicalAnd,
+    logicalOr: method_logicalOr,
+    logicalXor: method_logicalXor,
+    eq: method_eq,
+    ne: method_ne,
+    lt: method_lt,
+    le: method_le,
+    gt: method_gt,
+    ge: method_ge,
+    neg: method_neg,
+    neg_: method_neg_,
+    abs: method_abs,
+    sign: method_sign,
+    exp: method_exp,
+    exp_: method_exp_,
+    log: method_log,
+    log1p: method_log1p,
+    expm1: method_expm1,
+    sqrt: method_sqrt,
+    rsqrt: method_rsqrt,
+    sin: method_sin,
+    cos: method_cos,
+    tanh: method_tanh,
+    tanh_: method_tanh_,
+    sigmoid: method_sigmoid,
+    sigmoid_: method_sigmoid_,
+    erf: method_erf,
+    reciprocal: method_reciprocal,
+    relu: method_relu,
+    relu_: method_relu_,
+    gelu: method_gelu,
+    silu: method_silu,
+    floor: method_floor,
+    ceil: method_ceil,
+    round: method_round,
+    trunc: method_trunc,
+    logicalNot: method_logicalNot,
+    bitwiseNot: method_bitwiseNot,
+    isnan: method_isnan,
+    clamp: method_clamp,
+    view: method_view,
+    reshape: method_reshape,
+    flatten: method_flatten,
+    unflatten: method_unflatten,
+    permute: method_permute,
+    transpose: method_transpose,
+    t: method_t,
+    squeeze: method_squeeze,
+    unsqueeze: method_unsqueeze,
+    expand: method_expand,
+    expandAs: method_expandAs,
+    narrow: method_narrow,
+    select: method_select,
+    slice: method_slice,
+    asStrided: method_asStrided,
+    diagonal: method_diagonal,
+    contiguous: method_contiguous,
+    clone: method_clone,
+    copy_: method_copy_,
+    to: method_to,
+    split: method_split,
+    splitWithSizes: method_splitWithSizes,
+    chunk: method_chunk,
+    unbind: method_unbind,
+    flip: method_flip,
+    sum: method_sum,
+    mean: method_mean,
+    prod: method_prod,
+    max: method_max,
+    min: method_min,
+    amax: method_amax,
+    amin: method_amin,
+    argmax: method_argmax,
+    argmin: method_argmin,
+    mm: method_mm,
+    bmm: method_bmm,
+    addmm: method_addmm,
+    dot: method_dot,
+    mv: method_mv,
+    matmul: method_matmul,
+    softmax: method_softmax,
+    logSoftmax: method_logSoftmax,
+    uniform_: method_uniform_,
+    normal_: method_normal_,
+  });
 }

@@ -15,7 +15,7 @@ import { Device } from '../tensor/device.ts';
 import { Storage } from '../tensor/storage.ts';
 import { Tensor } from '../tensor/tensor.ts';
 import { type OpName, OPS } from './declarations.ts';
-import { DERIVATIVES, reduceGradient } from './derivatives.ts';
+import { DERIVATIVES, NOT_DIFFERENTIABLE, reduceGradient } from './derivatives.ts';
 import { makeAutogradKernel } from '../autograd/autograd_kernel.ts';
 import { setEngineOps } from '../autograd/engine.ts';
 import type { OpDecl, TensorMeta } from './op_decl.ts';
@@ -32,9 +32,10 @@ export function emptyMeta(meta: TensorMeta): Tensor {
   return new Tensor({ storage: Storage.allocate(Device.meta, 0), shape: meta.shape, dtype: meta.dtype });
 }
 
-function metaKernel(meta: (...args: unknown[]) => TensorMeta | readonly TensorMeta[]) {
+function metaKernel(meta: (...args: unknown[]) => TensorMeta | readonly TensorMeta[], inPlace: boolean) {
   return (_hi: number, _lo: number, ...args: unknown[]) => {
-    const m = meta(...args);
+    const m = meta(...args); // PyTorch's checks, and the result's metadata
+    if (inPlace) return args[0]; // an in-place operator returns the tensor it wrote to
     return Array.isArray(m) ? m.map(emptyMeta) : emptyMeta(m as TensorMeta);
   };
 }
@@ -61,10 +62,20 @@ export function registerOperators(dispatcher: Dispatcher = Dispatcher.singleton(
     const opts = { debug: `${decl.kind} kernel from ${location}` };
     switch (decl.kind) {
       case 'backend':
-        impl.impl(name, metaKernel(decl.meta!), DispatchKey.Meta, opts);
+        impl.impl(
+          name,
+          metaKernel(decl.meta!, op.schema!.arguments[0]?.aliasInfo?.isWrite === true),
+          DispatchKey.Meta,
+          opts,
+        );
         break;
       case 'factory':
-        impl.impl(name, metaKernel(decl.meta!), DispatchKey.Meta, opts);
+        impl.impl(
+          name,
+          metaKernel(decl.meta!, op.schema!.arguments[0]?.aliasInfo?.isWrite === true),
+          DispatchKey.Meta,
+          opts,
+        );
         impl.impl(name, backendSelectKernel(op), DispatchKey.BackendSelect, opts);
         break;
       case 'composite-implicit':
@@ -82,6 +93,11 @@ export function registerOperators(dispatcher: Dispatcher = Dispatcher.singleton(
     if (derivative !== undefined) {
       impl.impl(name, makeAutogradKernel(op, derivative, reduceGradient), DispatchKey.Autograd, opts);
     } else if (decl.kind !== 'composite-implicit') {
+      // Every operator with its own kernels must say how it differentiates: a missing formula would silently
+      // cut the graph. Factories make leaves; the rest are listed as not differentiable.
+      if (decl.kind !== 'factory' && !NOT_DIFFERENTIABLE.has(name)) {
+        throw new Error(`Operator aten::${name} has no derivative formula and is not listed as not differentiable`);
+      }
       impl.impl(name, fallthroughKernel, DispatchKey.Autograd, opts);
     }
   }

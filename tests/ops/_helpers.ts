@@ -133,8 +133,12 @@ export function roundTo(x: number, dtypeLike: DType | string): number {
     case 'float64':
       return x;
     case 'float16':
-    case 'bfloat16':
-      return values(tensor([x], { dtype: d }))[0];
+    case 'bfloat16': {
+      const t = tensor([x], { dtype: d });
+      const v = values(t)[0];
+      t.dispose();
+      return v;
+    }
     case 'bool':
       return x !== 0 ? 1 : 0;
     default:
