@@ -14,6 +14,7 @@
 import { AFTER_AUTOGRAD_KEYSET, AUTOGRAD_DISPATCH_KEYSET } from '../dispatch/dispatch_key_set.ts';
 import type { FunctionSchema } from '../dispatch/function_schema.ts';
 import { excludeKeys } from '../dispatch/local_dispatch_key_set.ts';
+import { Dispatcher } from '../dispatch/dispatcher.ts';
 import type { OperatorHandle } from '../dispatch/operator_handle.ts';
 import type { DType } from '../tensor/dtype.ts';
 import { Tensor } from '../tensor/tensor.ts';
@@ -118,6 +119,11 @@ export class FormulaNode extends Node {
 
 const BELOW_AUTOGRAD_HI = AFTER_AUTOGRAD_KEYSET.hi;
 
+function cloneBelowAutograd(t: Tensor): Tensor {
+  using _below = excludeKeys(AUTOGRAD_DISPATCH_KEYSET);
+  return Dispatcher.singleton().findSchemaOrThrow('aten::clone').call(t, null) as Tensor;
+}
+
 function requiresGrad(v: unknown): boolean {
   if (v instanceof Tensor) return v.autograd?.requiresGrad === true;
   if (Array.isArray(v)) {
@@ -166,7 +172,13 @@ export function makeAutogradKernel(op: OperatorHandle, derivative: Derivative, r
     names.forEach((name, i) => {
       const v = args[i];
       if (v instanceof Tensor) {
-        if (saveNames.includes(name)) saved.set(name, new SavedVariable(v));
+        if (saveNames.includes(name)) {
+          // An in-place operator overwrites `self`: its formula needs the original values (PyTorch's
+          // original_self), so save a copy rather than the tensor whose version is about to change.
+          const original = inPlace && i === 0 ? cloneBelowAutograd(v) : v;
+          saved.set(name, new SavedVariable(original));
+          if (original !== v) original.dispose();
+        }
         values[`${name}_shape`] = v.shape;
       } else if (!Array.isArray(v) || !v.some((x) => x instanceof Tensor)) {
         values[name] = v;

@@ -14,7 +14,7 @@
 import { keep, scope } from '../tensor/lifetime.ts';
 import type { Tensor } from '../tensor/tensor.ts';
 import { enableGrad, noGrad } from './grad_mode.ts';
-import { type Edge, type GradHook, Node } from './node.ts';
+import { adjustCreateGraphDepth, type Edge, type GradHook, Node } from './node.ts';
 
 /** The operators the engine needs, supplied by the ops layer (the engine knows no operator). */
 export interface EngineOps {
@@ -88,14 +88,16 @@ export function gradientEdge(t: Tensor): Edge | null {
   return { node: accumulatorOf(t), inputNr: 0 };
 }
 
-const accumulators = new WeakMap<Tensor, AccumulateGrad>();
+// Keyed by the autograd state, which aliases of a variable (saved tensors) share with it.
+const accumulators = new WeakMap<object, AccumulateGrad>();
 
-/** The AccumulateGrad node of a leaf (created once). */
+/** The AccumulateGrad node of a leaf (created once per variable). */
 export function accumulatorOf(t: Tensor): AccumulateGrad {
-  let node = accumulators.get(t);
+  const key = t.autograd ?? t;
+  let node = accumulators.get(key);
   if (node === undefined) {
     node = new AccumulateGrad(t);
-    accumulators.set(t, node);
+    accumulators.set(key, node);
   }
   return node;
 }
@@ -121,11 +123,15 @@ export function runBackward(
   grads: ReadonlyArray<Tensor | null>,
   options: RunOptions,
 ): Array<Tensor | null> {
-  const result = scope(() => {
-    using _mode = options.createGraph ? enableGrad() : noGrad();
-    return execute(roots, grads, options);
-  });
-  return result;
+  if (options.createGraph) adjustCreateGraphDepth(1);
+  try {
+    return scope(() => {
+      using _mode = options.createGraph ? enableGrad() : noGrad();
+      return execute(roots, grads, options);
+    });
+  } finally {
+    if (options.createGraph) adjustCreateGraphDepth(-1);
+  }
 }
 
 function execute(

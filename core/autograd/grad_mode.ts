@@ -7,7 +7,7 @@
  */
 import { DispatchKey } from '../dispatch/dispatch_key.ts';
 import { AUTOGRAD_DISPATCH_KEYSET, DispatchKeySet } from '../dispatch/dispatch_key_set.ts';
-import { excludeKeys } from '../dispatch/local_dispatch_key_set.ts';
+import { excludeKeys, localKeys } from '../dispatch/local_dispatch_key_set.ts';
 import { adjustInferenceMode } from '../tensor/tensor.ts';
 
 /** The per-agent grad mode, read directly by the generated autograd kernels (see autograd_kernel.ts). */
@@ -89,13 +89,18 @@ function withMode<T>(enabled: boolean, fn?: () => T): GradModeGuard | T {
 /** Keys inference mode removes: autograd and ADInplaceOrView (PyTorch's `InferenceMode` guard). */
 const INFERENCE_EXCLUDED = AUTOGRAD_DISPATCH_KEYSET.or(DispatchKeySet.of(DispatchKey.ADInplaceOrView));
 
+const AD_INPLACE_OR_VIEW_HI = DispatchKeySet.of(DispatchKey.ADInplaceOrView).hi;
+
 /** A scope of inference mode; restores everything when disposed. */
 export class InferenceModeGuard implements Disposable {
   readonly #keys: Disposable;
   readonly #grad: GradModeGuard;
+  readonly #includedHi: number;
   #active = true;
-  /** Enters inference mode. */
+  /** Enters inference mode: PyTorch's included = {BackendSelect}, excluded += the autograd keys. */
   constructor() {
+    this.#includedHi = localKeys.includedHi;
+    localKeys.includedHi &= ~AD_INPLACE_OR_VIEW_HI;
     this.#keys = excludeKeys(INFERENCE_EXCLUDED);
     this.#grad = new GradModeGuard(false);
     adjustInferenceMode(1);
@@ -107,6 +112,7 @@ export class InferenceModeGuard implements Disposable {
     adjustInferenceMode(-1);
     this.#grad[Symbol.dispose]();
     this.#keys[Symbol.dispose]();
+    localKeys.includedHi = this.#includedHi;
   }
 }
 

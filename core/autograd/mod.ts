@@ -8,6 +8,7 @@ export { enableGrad, GradModeGuard, inferenceMode, InferenceModeGuard, isGradEna
 export { type Edge, FREED_GRAPH_MESSAGE, type GradHook, Node, SavedVariable } from './node.ts';
 export { type Derivative, FormulaNode, type GradFormula, type SavedValues } from './autograd_kernel.ts';
 export { gradcheck, type GradcheckOptions } from './gradcheck.ts';
+export { defineFunction, FunctionContext, type FunctionDefinition } from './function.ts';
 export {
   type AutogradTensorMethods,
   backward,

@@ -5,6 +5,7 @@
  * @module
  */
 import { Tensor } from '../tensor/tensor.ts';
+import { keep } from '../tensor/lifetime.ts';
 
 /** Where a gradient flows: input `inputNr` of `node`. */
 export interface Edge {
@@ -13,6 +14,12 @@ export interface Edge {
 }
 
 let nextSequenceNr = 0;
+let recordingDuringBackward = 0;
+
+/** Marks (+1) or unmarks (-1) a createGraph backward run, whose recorded graph outlives its scope. */
+export function adjustCreateGraphDepth(delta: 1 | -1): void {
+  recordingDuringBackward += delta;
+}
 
 /** A hook on a node's incoming gradient for one output; may return a replacement. */
 export type GradHook = (grad: Tensor) => Tensor | void;
@@ -67,11 +74,15 @@ export const FREED_GRAPH_MESSAGE = 'Trying to backward through the graph a secon
  */
 export class SavedVariable {
   #alias: Tensor | undefined;
+  #original: Tensor | undefined;
   readonly #version: number;
   readonly #isOutput: boolean;
   /** Saves `t` (an alias sharing storage and version counter). */
   constructor(t: Tensor, isOutput = false) {
-    this.#alias = aliasOf(t);
+    // A graph recorded during a createGraph backward outlives that run's scope (it is differentiated again
+    // later), so what it saves is exempt from the scope.
+    this.#alias = recordingDuringBackward > 0 ? keep(aliasOf(t)) : aliasOf(t);
+    this.#original = t;
     this.#version = t.versionCounter.version;
     this.#isOutput = isOutput;
   }
@@ -90,6 +101,10 @@ export class SavedVariable {
           'torch.autograd.set_detect_anomaly(True).',
       );
     }
+    // The unpacked tensor is the same autograd variable as the original (shared requiresGrad, grad_fn and
+    // leaf accumulator), read now because an output's grad_fn is set after it is saved. With createGraph,
+    // backward formulas then record onto the original graph (double backward).
+    t.autograd = this.#original?.autograd;
     return t;
   }
 
@@ -97,13 +112,14 @@ export class SavedVariable {
   release(): void {
     this.#alias?.dispose();
     this.#alias = undefined;
+    this.#original = undefined;
   }
 }
 
 /** A new Tensor object over the same storage, layout and version counter (a detached alias). */
 export function aliasOf(t: Tensor): Tensor {
   t.storage.retain();
-  return new Tensor({
+  return (new Tensor({
     storage: t.storage,
     shape: t.shape,
     strides: t.stride(),
@@ -112,5 +128,5 @@ export function aliasOf(t: Tensor): Tensor {
     version: t.versionCounter,
     base: t.base ?? t,
     inference: t.isInference,
-  });
+  }));
 }

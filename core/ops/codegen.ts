@@ -241,7 +241,14 @@ function generateFunction(fnName: string, group: Overload[], self: 'function' | 
   lines.push(`const o = (${params.map((p, i) => `n === ${i} ? ${p}`).join(' : ')} : undefined) as any;`);
   const weight = (o: Overload) => apiArgs(o, self).required + selectingKwargs(o).length;
   const ordered = [...group].sort((x, y) => weight(y) - weight(x));
-  const predicatesAt = (o: Overload) => apiArgs(o, self).positional.map((a, i) => predicate(`p${i}`, a.type));
+  // Where another overload takes a single int, an int list must really be a list (`split(x, 2)` vs
+  // `split(x, [1, 2])`); elsewhere one int may stand for a list, as PyTorch allows.
+  const scalarIntAt = (i: number) =>
+    group.some((o) => ['int', 'SymInt'].includes(apiArgs(o, self).positional[i]?.type.kind ?? ''));
+  const predicatesAt = (o: Overload) =>
+    apiArgs(o, self).positional.map((a, i) =>
+      a.type.kind === 'List' && scalarIntAt(i) ? `Array.isArray(p${i})` : predicate(`p${i}`, a.type)
+    );
   for (let g = 0; g < ordered.length; g++) {
     const o = ordered[g];
     const { positional, required } = apiArgs(o, self);

@@ -1968,7 +1968,7 @@ export function split(p0?: any, p1?: any, p2?: any, p3?: any): any {
     ? 3
     : 4;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  if (n >= 2 && n <= 3 && (typeof p1 === 'number' || Array.isArray(p1))) {
+  if (n >= 2 && n <= 3 && Array.isArray(p1)) {
     return ops['split.sizes'].call(p0, intList(p1), (n > 2 ? p2 : o?.dim) ?? 0);
   }
   if (n >= 2 && n <= 3) return ops['split.Tensor'].call(p0, p1, (n > 2 ? p2 : o?.dim) ?? 0);
@@ -4235,7 +4235,7 @@ function method_split(this: Tensor, p0?: any, p1?: any, p2?: any): any {
     ? 2
     : 3;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  if (n >= 1 && n <= 2 && (typeof p0 === 'number' || Array.isArray(p0))) {
+  if (n >= 1 && n <= 2 && Array.isArray(p0)) {
     return ops['split.sizes'].call(this, intList(p0), (n > 1 ? p1 : o?.dim) ?? 0);
   }
   if (n >= 1 && n <= 2) return ops['split.Tensor'].call(this, p0, (n > 1 ? p1 : o?.dim) ?? 0);
