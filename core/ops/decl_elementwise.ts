@@ -7,70 +7,130 @@
 import type { Tensor } from '../tensor/tensor.ts';
 import type { MetaFn, OpDecl, TensorMeta } from './op_decl.ts';
 import {
-  type BinaryKind,
+  binaryInPlaceMeta,
   binaryMeta,
-  binaryTypes,
+  type BinaryRule,
   broadcastOperands,
-  checkAlpha,
-  checkInPlace,
-  checkSameDevice,
+  checkClamp,
+  checkGeluApproximate,
+  checkNeg,
+  checkPowExponent,
+  checkRelu,
+  checkRoundingMode,
+  checkSub,
+  checkWhere,
   type Operand,
   resultTypeOf,
-  type UnaryKind,
+  unaryInPlaceMeta,
   unaryMeta,
+  type UnaryRule,
 } from './meta_elementwise.ts';
-import { bool } from '../tensor/dtype.ts';
 
-const bin = (op: string, kind: BinaryKind): MetaFn => (self: Operand, other: Operand) =>
-  binaryMeta(op, kind, self, other);
-const binInPlace = (op: string, kind: BinaryKind): MetaFn => (self: Tensor, other: Operand) => {
-  const m = binaryMeta(op, kind, self, other);
-  checkInPlace(self, m);
-  return { shape: self.shape, dtype: self.dtype };
-};
-const addLike = (op: 'add' | 'sub'): MetaFn => (self: Operand, other: Operand, alpha: number | boolean) => {
-  checkAlpha(op, self, other, alpha);
-  return binaryMeta(op, 'arith', self, other);
-};
-const addLikeInPlace = (op: 'add' | 'sub'): MetaFn => (self: Tensor, other: Operand, alpha: number | boolean) => {
-  checkAlpha(op, self, other, alpha);
-  checkInPlace(self, binaryMeta(op, 'arith', self, other));
-  return { shape: self.shape, dtype: self.dtype };
-};
-const ROUNDING_MODES = new Set([null, 'trunc', 'floor']);
-const divMeta = (self: Operand, other: Operand, mode: string | null): TensorMeta => {
-  if (!ROUNDING_MODES.has(mode)) {
-    throw new Error(`div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '${mode}'`);
-  }
-  return binaryMeta('div', mode === null ? 'float' : 'arith', self, other);
-};
-function clampMeta(self: Tensor, min: Operand | null, max: Operand | null): TensorMeta {
-  if (min === null && max === null) throw new Error("torch.clamp: At least one of 'min' or 'max' must not be None");
-  const operands = [self, ...(min === null ? [] : [min]), ...(max === null ? [] : [max])];
-  checkSameDevice('clamp', operands);
-  const dtype = resultTypeOf(operands);
-  if (dtype === bool) throw new Error(`"clamp" not implemented for 'Bool'`);
-  return { shape: broadcastOperands(operands), dtype };
-}
-const un = (op: string, kind: UnaryKind): MetaFn => (self: Tensor) => unaryMeta(op, kind, self);
-const unInPlace = (op: string, kind: UnaryKind): MetaFn => (self: Tensor) => {
-  checkInPlace(self, unaryMeta(op, kind, self));
-  return { shape: self.shape, dtype: self.dtype };
-};
-
-/** A declaration with backend kernels and a Meta function. */
+/**
+ * A declaration with backend kernels and a Meta function.
+ *
+ * @example
+ * ```ts
+ * import { type BackendDecl, ELEMENTWISE_OPS } from './decl_elementwise.ts';
+ * const where: BackendDecl = ELEMENTWISE_OPS['where.self'];
+ * ```
+ */
 export interface BackendDecl extends OpDecl {
   readonly kind: 'backend';
   readonly meta: MetaFn;
 }
 
-function backend(schema: string, meta: MetaFn, doc: string, extra: Partial<OpDecl> = {}): BackendDecl {
-  return { ...extra, schema, kind: 'backend', meta, doc };
+/**
+ * A binary elementwise declaration: its rule is shared by the Meta function and every backend's kernel.
+ *
+ * @example
+ * ```ts
+ * import { type BinaryDecl, ELEMENTWISE_OPS } from './decl_elementwise.ts';
+ * (ELEMENTWISE_OPS['sub.Tensor'] as BinaryDecl).rule.alpha; // true
+ * ```
+ */
+export interface BinaryDecl extends BackendDecl {
+  readonly rule: BinaryRule;
 }
+
+/**
+ * A unary elementwise declaration (see {@linkcode BinaryDecl}).
+ *
+ * @example
+ * ```ts
+ * import { ELEMENTWISE_OPS, type UnaryDecl } from './decl_elementwise.ts';
+ * (ELEMENTWISE_OPS['exp'] as UnaryDecl).rule.kind; // 'float'
+ * ```
+ */
+export interface UnaryDecl extends BackendDecl {
+  readonly rule: UnaryRule;
+}
+
 const method: Partial<OpDecl> = { method: true };
 const inplace: Partial<OpDecl> = { function: false, method: true };
 
-/** Names of the elementwise operators (PyTorch's `name.overload`). */
+// Schemas with an `alpha` pass it as the third argument; the others get the default 1.
+function binary(schema: string, rule: BinaryRule, doc: string, extra: Partial<OpDecl> = {}): BinaryDecl {
+  const meta = (self: Operand, other: Operand, alpha?: number | boolean) => binaryMeta(rule, self, other, alpha);
+  return { ...extra, schema, kind: 'backend', meta, doc, rule };
+}
+function binaryInPlace(schema: string, rule: BinaryRule, doc: string): BinaryDecl {
+  const meta = (self: Tensor, other: Operand, alpha?: number | boolean) => binaryInPlaceMeta(rule, self, other, alpha);
+  return { ...inplace, schema, kind: 'backend', meta, doc, rule };
+}
+function unary(schema: string, rule: UnaryRule, doc: string, extra: Partial<OpDecl> = method): UnaryDecl {
+  return { ...extra, schema, kind: 'backend', meta: (self: Tensor) => unaryMeta(rule, self), doc, rule };
+}
+function unaryInPlace(schema: string, rule: UnaryRule, doc: string): UnaryDecl {
+  return { ...inplace, schema, kind: 'backend', meta: (self: Tensor) => unaryInPlaceMeta(rule, self), doc, rule };
+}
+function backend(schema: string, meta: MetaFn, doc: string, extra: Partial<OpDecl> = {}): BackendDecl {
+  return { ...extra, schema, kind: 'backend', meta, doc };
+}
+
+const ADD: BinaryRule = { op: 'add', kind: 'arith', alpha: true };
+const SUB: BinaryRule = { op: 'sub', kind: 'arith', alpha: true, check: checkSub };
+const MUL: BinaryRule = { op: 'mul', kind: 'arith' };
+const DIV: BinaryRule = { op: 'div', kind: 'float' };
+const DIV_ROUNDING: BinaryRule = { op: 'div', kind: 'arith' };
+const POW: BinaryRule = { op: 'pow', kind: 'arith', check: checkPowExponent };
+const arith = (op: string): BinaryRule => ({ op, kind: 'arith' });
+const compare = (op: string): BinaryRule => ({ op, kind: 'compare' });
+const same = (op: string, check?: (self: Tensor) => void): UnaryRule => ({ op, kind: 'same', check });
+const float = (op: string): UnaryRule => ({ op, kind: 'float' });
+const NEG = same('neg', checkNeg);
+const RELU = same('relu', checkRelu);
+
+function divModeMeta(self: Operand, other: Operand, mode: string | null): TensorMeta {
+  checkRoundingMode(mode);
+  return binaryMeta(mode === null ? DIV : DIV_ROUNDING, self, other);
+}
+
+function whereMeta(cond: Tensor, self: Operand, other: Operand): TensorMeta {
+  checkWhere(cond, self, other);
+  return { shape: broadcastOperands(cond, self, other), dtype: resultTypeOf(self, other) };
+}
+
+function clampMeta(self: Tensor, min: Operand | null, max: Operand | null): TensorMeta {
+  checkClamp(self, min, max);
+  return { shape: broadcastOperands(self, min, max), dtype: resultTypeOf(self, min, max) };
+}
+
+function geluMeta(self: Tensor, approximate: string): TensorMeta {
+  checkGeluApproximate(approximate);
+  return unaryMeta(GELU, self);
+}
+const GELU = same('gelu');
+
+/**
+ * Names of the elementwise operators (PyTorch's `name.overload`).
+ *
+ * @example
+ * ```ts
+ * import type { ElementwiseOpName } from './decl_elementwise.ts';
+ * const name: ElementwiseOpName = 'div.Tensor_mode';
+ * ```
+ */
 export type ElementwiseOpName =
   | 'add.Tensor'
   | 'add.Scalar'
@@ -153,361 +213,292 @@ export type ElementwiseOpName =
   | 'clamp'
   | 'clamp.Tensor';
 
-/** Elementwise operator declarations, keyed by PyTorch's `name.overload`. */
+/**
+ * Elementwise operator declarations, keyed by PyTorch's `name.overload`.
+ *
+ * @example
+ * ```ts
+ * import { ELEMENTWISE_OPS } from './decl_elementwise.ts';
+ * ELEMENTWISE_OPS['add.Tensor'].schema; // 'add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor'
+ * ```
+ */
 export const ELEMENTWISE_OPS: { readonly [K in ElementwiseOpName]: BackendDecl } = {
-  'add.Tensor': backend(
+  'add.Tensor': binary(
     'add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor',
-    addLike('add'),
+    ADD,
     'Adds `other`, scaled by `alpha`, to `self`, with broadcasting and type promotion.',
     method,
   ),
-  'add.Scalar': backend(
-    'add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor',
-    addLike('add'),
-    'Adds a scalar.',
-  ),
-  'add_.Tensor': backend(
+  'add.Scalar': binary('add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor', ADD, 'Adds a scalar.'),
+  'add_.Tensor': binaryInPlace(
     'add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)',
-    addLikeInPlace('add'),
+    ADD,
     'In-place `add`.',
-    inplace,
   ),
-  'add_.Scalar': backend(
+  'add_.Scalar': binaryInPlace(
     'add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)',
-    addLikeInPlace('add'),
+    ADD,
     'In-place `add` of a scalar.',
-    inplace,
   ),
-  'sub.Tensor': backend(
+  'sub.Tensor': binary(
     'sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor',
-    addLike('sub'),
+    SUB,
     'Subtracts `other`, scaled by `alpha`, from `self`.',
     method,
   ),
-  'sub.Scalar': backend(
-    'sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor',
-    addLike('sub'),
-    'Subtracts a scalar.',
-  ),
-  'sub_.Tensor': backend(
+  'sub.Scalar': binary('sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor', SUB, 'Subtracts a scalar.'),
+  'sub_.Tensor': binaryInPlace(
     'sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)',
-    addLikeInPlace('sub'),
+    SUB,
     'In-place `sub`.',
-    inplace,
   ),
-  'sub_.Scalar': backend(
+  'sub_.Scalar': binaryInPlace(
     'sub_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)',
-    addLikeInPlace('sub'),
+    SUB,
     'In-place `sub` of a scalar.',
-    inplace,
   ),
-  'mul.Tensor': backend(
-    'mul.Tensor(Tensor self, Tensor other) -> Tensor',
-    bin('mul', 'arith'),
-    'Multiplies elementwise.',
-    method,
-  ),
-  'mul.Scalar': backend(
-    'mul.Scalar(Tensor self, Scalar other) -> Tensor',
-    bin('mul', 'arith'),
-    'Multiplies by a scalar.',
-  ),
-  'mul_.Tensor': backend(
-    'mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)',
-    binInPlace('mul', 'arith'),
-    'In-place `mul`.',
-    inplace,
-  ),
-  'mul_.Scalar': backend(
+  'mul.Tensor': binary('mul.Tensor(Tensor self, Tensor other) -> Tensor', MUL, 'Multiplies elementwise.', method),
+  'mul.Scalar': binary('mul.Scalar(Tensor self, Scalar other) -> Tensor', MUL, 'Multiplies by a scalar.'),
+  'mul_.Tensor': binaryInPlace('mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', MUL, 'In-place `mul`.'),
+  'mul_.Scalar': binaryInPlace(
     'mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)',
-    binInPlace('mul', 'arith'),
+    MUL,
     'In-place `mul` by a scalar.',
-    inplace,
   ),
-  'div.Tensor': backend(
+  'div.Tensor': binary(
     'div.Tensor(Tensor self, Tensor other) -> Tensor',
-    bin('div', 'float'),
+    DIV,
     'Divides elementwise (true division: integers give floats).',
     method,
   ),
-  'div.Scalar': backend('div.Scalar(Tensor self, Scalar other) -> Tensor', bin('div', 'float'), 'Divides by a scalar.'),
+  'div.Scalar': binary('div.Scalar(Tensor self, Scalar other) -> Tensor', DIV, 'Divides by a scalar.'),
   'div.Tensor_mode': backend(
     'div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor',
-    divMeta,
+    divModeMeta,
     "Divides with rounding_mode 'trunc' or 'floor' (or None for true division).",
   ),
   'div.Scalar_mode': backend(
     'div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor',
-    divMeta,
+    divModeMeta,
     'Divides by a scalar with a rounding mode.',
   ),
-  'div_.Tensor': backend(
-    'div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)',
-    binInPlace('div', 'float'),
-    'In-place `div`.',
-    inplace,
-  ),
-  'div_.Scalar': backend(
+  'div_.Tensor': binaryInPlace('div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', DIV, 'In-place `div`.'),
+  'div_.Scalar': binaryInPlace(
     'div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)',
-    binInPlace('div', 'float'),
+    DIV,
     'In-place `div` by a scalar.',
-    inplace,
   ),
-  'remainder.Tensor': backend(
+  'remainder.Tensor': binary(
     'remainder.Tensor(Tensor self, Tensor other) -> Tensor',
-    bin('remainder', 'arith'),
+    arith('remainder'),
     'Python-style modulus: the result has the sign of the divisor.',
     method,
   ),
-  'remainder.Scalar': backend(
+  'remainder.Scalar': binary(
     'remainder.Scalar(Tensor self, Scalar other) -> Tensor',
-    bin('remainder', 'arith'),
+    arith('remainder'),
     'Python-style modulus by a scalar.',
   ),
-  'fmod.Tensor': backend(
+  'fmod.Tensor': binary(
     'fmod.Tensor(Tensor self, Tensor other) -> Tensor',
-    bin('fmod', 'arith'),
+    arith('fmod'),
     'C-style modulus: the result has the sign of the dividend.',
     method,
   ),
-  'fmod.Scalar': backend(
+  'fmod.Scalar': binary(
     'fmod.Scalar(Tensor self, Scalar other) -> Tensor',
-    bin('fmod', 'arith'),
+    arith('fmod'),
     'C-style modulus by a scalar.',
   ),
-  'pow.Tensor_Tensor': backend(
+  'pow.Tensor_Tensor': binary(
     'pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor',
-    bin('pow', 'arith'),
+    POW,
     'Raises `self` to the power `exponent`.',
     method,
   ),
-  'pow.Tensor_Scalar': backend(
+  'pow.Tensor_Scalar': binary(
     'pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor',
-    bin('pow', 'arith'),
+    POW,
     'Raises to a scalar power.',
   ),
-  'pow.Scalar': backend(
-    'pow.Scalar(Scalar self, Tensor exponent) -> Tensor',
-    bin('pow', 'arith'),
-    'Raises a scalar to tensor powers.',
-  ),
-  'minimum': backend(
+  'pow.Scalar': binary('pow.Scalar(Scalar self, Tensor exponent) -> Tensor', POW, 'Raises a scalar to tensor powers.'),
+  'minimum': binary(
     'minimum(Tensor self, Tensor other) -> Tensor',
-    bin('minimum', 'arith'),
+    arith('minimum'),
     'Elementwise minimum (NaN propagates).',
     method,
   ),
-  'maximum': backend(
+  'maximum': binary(
     'maximum(Tensor self, Tensor other) -> Tensor',
-    bin('maximum', 'arith'),
+    arith('maximum'),
     'Elementwise maximum (NaN propagates).',
     method,
   ),
-  'atan2': backend(
+  'atan2': binary(
     'atan2(Tensor self, Tensor other) -> Tensor',
-    bin('atan2', 'float'),
+    { op: 'atan2', kind: 'float' },
     'Elementwise arctangent of self / other with quadrant.',
     method,
   ),
-  'bitwise_and.Tensor': backend(
+  'bitwise_and.Tensor': binary(
     'bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor',
-    bin('bitwise_and', 'bitwise'),
+    arith('bitwise_and'),
     'Bitwise AND of integral or bool tensors.',
     method,
   ),
-  'bitwise_or.Tensor': backend(
+  'bitwise_or.Tensor': binary(
     'bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor',
-    bin('bitwise_or', 'bitwise'),
+    arith('bitwise_or'),
     'Bitwise OR of integral or bool tensors.',
     method,
   ),
-  'bitwise_xor.Tensor': backend(
+  'bitwise_xor.Tensor': binary(
     'bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor',
-    bin('bitwise_xor', 'bitwise'),
+    arith('bitwise_xor'),
     'Bitwise XOR of integral or bool tensors.',
     method,
   ),
-  'logical_and': backend(
+  'logical_and': binary(
     'logical_and(Tensor self, Tensor other) -> Tensor',
-    bin('logical_and', 'compare'),
+    compare('logical_and'),
     'Elementwise logical AND (nonzero is true); bool result.',
     method,
   ),
-  'logical_or': backend(
+  'logical_or': binary(
     'logical_or(Tensor self, Tensor other) -> Tensor',
-    bin('logical_or', 'compare'),
+    compare('logical_or'),
     'Elementwise logical OR; bool result.',
     method,
   ),
-  'logical_xor': backend(
+  'logical_xor': binary(
     'logical_xor(Tensor self, Tensor other) -> Tensor',
-    bin('logical_xor', 'compare'),
+    compare('logical_xor'),
     'Elementwise logical XOR; bool result.',
     method,
   ),
-  'eq.Tensor': backend(
+  'eq.Tensor': binary(
     'eq.Tensor(Tensor self, Tensor other) -> Tensor',
-    bin('eq', 'compare'),
+    compare('eq'),
     'Elementwise `==`; bool result.',
     method,
   ),
-  'eq.Scalar': backend(
+  'eq.Scalar': binary(
     'eq.Scalar(Tensor self, Scalar other) -> Tensor',
-    bin('eq', 'compare'),
+    compare('eq'),
     'Elementwise `==` with a scalar.',
   ),
-  'ne.Tensor': backend(
+  'ne.Tensor': binary(
     'ne.Tensor(Tensor self, Tensor other) -> Tensor',
-    bin('ne', 'compare'),
+    compare('ne'),
     'Elementwise `!=`; bool result.',
     method,
   ),
-  'ne.Scalar': backend(
+  'ne.Scalar': binary(
     'ne.Scalar(Tensor self, Scalar other) -> Tensor',
-    bin('ne', 'compare'),
+    compare('ne'),
     'Elementwise `!=` with a scalar.',
   ),
-  'lt.Tensor': backend(
+  'lt.Tensor': binary(
     'lt.Tensor(Tensor self, Tensor other) -> Tensor',
-    bin('lt', 'compare'),
+    compare('lt'),
     'Elementwise `<`; bool result.',
     method,
   ),
-  'lt.Scalar': backend(
+  'lt.Scalar': binary(
     'lt.Scalar(Tensor self, Scalar other) -> Tensor',
-    bin('lt', 'compare'),
+    compare('lt'),
     'Elementwise `<` with a scalar.',
   ),
-  'le.Tensor': backend(
+  'le.Tensor': binary(
     'le.Tensor(Tensor self, Tensor other) -> Tensor',
-    bin('le', 'compare'),
+    compare('le'),
     'Elementwise `<=`; bool result.',
     method,
   ),
-  'le.Scalar': backend(
+  'le.Scalar': binary(
     'le.Scalar(Tensor self, Scalar other) -> Tensor',
-    bin('le', 'compare'),
+    compare('le'),
     'Elementwise `<=` with a scalar.',
   ),
-  'gt.Tensor': backend(
+  'gt.Tensor': binary(
     'gt.Tensor(Tensor self, Tensor other) -> Tensor',
-    bin('gt', 'compare'),
+    compare('gt'),
     'Elementwise `>`; bool result.',
     method,
   ),
-  'gt.Scalar': backend(
+  'gt.Scalar': binary(
     'gt.Scalar(Tensor self, Scalar other) -> Tensor',
-    bin('gt', 'compare'),
+    compare('gt'),
     'Elementwise `>` with a scalar.',
   ),
-  'ge.Tensor': backend(
+  'ge.Tensor': binary(
     'ge.Tensor(Tensor self, Tensor other) -> Tensor',
-    bin('ge', 'compare'),
+    compare('ge'),
     'Elementwise `>=`; bool result.',
     method,
   ),
-  'ge.Scalar': backend(
+  'ge.Scalar': binary(
     'ge.Scalar(Tensor self, Scalar other) -> Tensor',
-    bin('ge', 'compare'),
+    compare('ge'),
     'Elementwise `>=` with a scalar.',
   ),
 
-  'neg': backend('neg(Tensor self) -> Tensor', un('neg', 'same'), 'Negates elementwise.', method),
-  'neg_': backend('neg_(Tensor(a!) self) -> Tensor(a!)', unInPlace('neg', 'same'), 'In-place `neg`.', inplace),
-  'abs': backend('abs(Tensor self) -> Tensor', un('abs', 'same'), 'Absolute value.', method),
-  'sign': backend('sign(Tensor self) -> Tensor', un('sign', 'same'), 'Sign (-1, 0 or 1).', method),
-  'exp': backend('exp(Tensor self) -> Tensor', un('exp', 'float'), 'Exponential.', method),
-  'exp_': backend('exp_(Tensor(a!) self) -> Tensor(a!)', unInPlace('exp', 'float'), 'In-place `exp`.', inplace),
-  'log': backend('log(Tensor self) -> Tensor', un('log', 'float'), 'Natural logarithm.', method),
-  'log1p': backend('log1p(Tensor self) -> Tensor', un('log1p', 'float'), 'log(1 + x), accurate for small x.', method),
-  'expm1': backend('expm1(Tensor self) -> Tensor', un('expm1', 'float'), 'exp(x) - 1, accurate for small x.', method),
-  'sqrt': backend('sqrt(Tensor self) -> Tensor', un('sqrt', 'float'), 'Square root.', method),
-  'rsqrt': backend('rsqrt(Tensor self) -> Tensor', un('rsqrt', 'float'), 'Reciprocal square root.', method),
-  'sin': backend('sin(Tensor self) -> Tensor', un('sin', 'float'), 'Sine.', method),
-  'cos': backend('cos(Tensor self) -> Tensor', un('cos', 'float'), 'Cosine.', method),
-  'tanh': backend('tanh(Tensor self) -> Tensor', un('tanh', 'float'), 'Hyperbolic tangent.', method),
-  'tanh_': backend('tanh_(Tensor(a!) self) -> Tensor(a!)', unInPlace('tanh', 'float'), 'In-place `tanh`.', inplace),
-  'sigmoid': backend(
-    'sigmoid(Tensor self) -> Tensor',
-    un('sigmoid', 'float'),
-    'Logistic sigmoid 1 / (1 + exp(-x)).',
-    method,
-  ),
-  'sigmoid_': backend(
-    'sigmoid_(Tensor(a!) self) -> Tensor(a!)',
-    unInPlace('sigmoid', 'float'),
-    'In-place `sigmoid`.',
-    inplace,
-  ),
-  'erf': backend('erf(Tensor self) -> Tensor', un('erf', 'float'), 'Gauss error function.', method),
-  'reciprocal': backend('reciprocal(Tensor self) -> Tensor', un('reciprocal', 'float'), '1 / x.', method),
-  'relu': backend('relu(Tensor self) -> Tensor', un('relu', 'same'), 'max(x, 0).', method),
-  'relu_': backend('relu_(Tensor(a!) self) -> Tensor(a!)', unInPlace('relu', 'same'), 'In-place `relu`.', inplace),
+  'neg': unary('neg(Tensor self) -> Tensor', NEG, 'Negates elementwise.'),
+  'neg_': unaryInPlace('neg_(Tensor(a!) self) -> Tensor(a!)', NEG, 'In-place `neg`.'),
+  'abs': unary('abs(Tensor self) -> Tensor', same('abs'), 'Absolute value.'),
+  'sign': unary('sign(Tensor self) -> Tensor', same('sign'), 'Sign (-1, 0 or 1).'),
+  'exp': unary('exp(Tensor self) -> Tensor', float('exp'), 'Exponential.'),
+  'exp_': unaryInPlace('exp_(Tensor(a!) self) -> Tensor(a!)', float('exp'), 'In-place `exp`.'),
+  'log': unary('log(Tensor self) -> Tensor', float('log'), 'Natural logarithm.'),
+  'log1p': unary('log1p(Tensor self) -> Tensor', float('log1p'), 'log(1 + x), accurate for small x.'),
+  'expm1': unary('expm1(Tensor self) -> Tensor', float('expm1'), 'exp(x) - 1, accurate for small x.'),
+  'sqrt': unary('sqrt(Tensor self) -> Tensor', float('sqrt'), 'Square root.'),
+  'rsqrt': unary('rsqrt(Tensor self) -> Tensor', float('rsqrt'), 'Reciprocal square root.'),
+  'sin': unary('sin(Tensor self) -> Tensor', float('sin'), 'Sine.'),
+  'cos': unary('cos(Tensor self) -> Tensor', float('cos'), 'Cosine.'),
+  'tanh': unary('tanh(Tensor self) -> Tensor', float('tanh'), 'Hyperbolic tangent.'),
+  'tanh_': unaryInPlace('tanh_(Tensor(a!) self) -> Tensor(a!)', float('tanh'), 'In-place `tanh`.'),
+  'sigmoid': unary('sigmoid(Tensor self) -> Tensor', float('sigmoid'), 'Logistic sigmoid 1 / (1 + exp(-x)).'),
+  'sigmoid_': unaryInPlace('sigmoid_(Tensor(a!) self) -> Tensor(a!)', float('sigmoid'), 'In-place `sigmoid`.'),
+  'erf': unary('erf(Tensor self) -> Tensor', float('erf'), 'Gauss error function.'),
+  'reciprocal': unary('reciprocal(Tensor self) -> Tensor', float('reciprocal'), '1 / x.'),
+  'relu': unary('relu(Tensor self) -> Tensor', RELU, 'max(x, 0).'),
+  'relu_': unaryInPlace('relu_(Tensor(a!) self) -> Tensor(a!)', RELU, 'In-place `relu`.'),
   'gelu': backend(
     "gelu(Tensor self, *, str approximate='none') -> Tensor",
-    (self: Tensor, approximate: string) => {
-      if (approximate !== 'none' && approximate !== 'tanh') {
-        throw new Error(
-          `approximate argument must be either none or tanh.`,
-        );
-      }
-      return unaryMeta('gelu', 'same', self);
-    },
+    geluMeta,
     "Gaussian error linear unit; `approximate: 'tanh'` uses the tanh approximation.",
     method,
   ),
-  'silu': backend('silu(Tensor self) -> Tensor', un('silu', 'same'), 'x * sigmoid(x).', method),
-  'floor': backend('floor(Tensor self) -> Tensor', un('floor', 'same'), 'Rounds down.', method),
-  'ceil': backend('ceil(Tensor self) -> Tensor', un('ceil', 'same'), 'Rounds up.', method),
-  'round': backend(
-    'round(Tensor self) -> Tensor',
-    un('round', 'same'),
-    'Rounds half to even, like torch.round.',
-    method,
-  ),
-  'trunc': backend('trunc(Tensor self) -> Tensor', un('trunc', 'same'), 'Rounds toward zero.', method),
-  'logical_not': backend(
+  'silu': unary('silu(Tensor self) -> Tensor', same('silu'), 'x * sigmoid(x).'),
+  'floor': unary('floor(Tensor self) -> Tensor', same('floor'), 'Rounds down.'),
+  'ceil': unary('ceil(Tensor self) -> Tensor', same('ceil'), 'Rounds up.'),
+  'round': unary('round(Tensor self) -> Tensor', same('round'), 'Rounds half to even, like torch.round.'),
+  'trunc': unary('trunc(Tensor self) -> Tensor', same('trunc'), 'Rounds toward zero.'),
+  'logical_not': unary(
     'logical_not(Tensor self) -> Tensor',
-    un('logical_not', 'bool'),
+    { op: 'logical_not', kind: 'bool' },
     'Elementwise NOT (zero is false); bool result.',
-    method,
   ),
-  'bitwise_not': backend(
+  'bitwise_not': unary(
     'bitwise_not(Tensor self) -> Tensor',
-    un('bitwise_not', 'same'),
+    same('bitwise_not'),
     'Bitwise NOT of integral or bool tensors.',
-    method,
   ),
-  'isnan': backend(
+  'isnan': unary(
     'isnan(Tensor self) -> Tensor',
-    un('isnan', 'bool'),
+    { op: 'isnan', kind: 'bool' },
     'Whether each element is NaN; bool result.',
-    method,
   ),
 
   'where.self': backend(
     'where.self(Tensor condition, Tensor self, Tensor other) -> Tensor',
-    (cond: Tensor, self: Operand, other: Operand) => {
-      checkSameDevice('where', [cond, self, other]);
-      if (cond.dtype !== bool) {
-        throw new Error(
-          `where expected condition to be a boolean tensor, but got a tensor with dtype ${cond.dtype.scalarTypeName}`,
-        );
-      }
-      return { shape: broadcastOperands([cond, self, other]), dtype: binaryTypes('arith', self, other).out };
-    },
+    whereMeta,
     'Chooses `self` where `condition` is true, else `other`.',
   ),
   'where.ScalarOther': backend(
     'where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor',
-    (cond: Tensor, self: Operand, other: Operand) => {
-      if (cond.dtype !== bool) {
-        throw new Error(
-          `where expected condition to be a boolean tensor, but got a tensor with dtype ${cond.dtype.scalarTypeName}`,
-        );
-      }
-      return { shape: broadcastOperands([cond, self]), dtype: binaryTypes('arith', self, other).out };
-    },
+    whereMeta,
     'Chooses `self` where `condition` is true, else the scalar `other`.',
   ),
   'clamp': backend(

@@ -11,6 +11,7 @@ import { Dispatcher } from '../dispatch/dispatcher.ts';
 import { type DType, int64 } from '../tensor/dtype.ts';
 import type { Tensor } from '../tensor/tensor.ts';
 import type { OpName } from './declarations.ts';
+import { where } from './generated_api.ts';
 
 const t = (s: SavedValues, name: string) => s[name] as Tensor;
 const n = (s: SavedValues, name: string) => s[name] as number;
@@ -466,8 +467,18 @@ export const DERIVATIVES: { readonly [K in OpName]?: Derivative } = {
     name: 'MeanBackward0',
     grads: { self: (g, s) => g.expand(shape(s, 'self')).div(shape(s, 'self').reduce((a, b) => a * b, 1)) },
   },
-  'prod': { name: 'ProdBackward0', grads: { self: notImplemented('prod') } },
-  'prod.dim_int': { name: 'ProdBackward1', grads: { self: notImplemented('prod') } },
+  'prod': {
+    name: 'ProdBackward0',
+    save: ['self', 'result'],
+    grads: { self: (g, s) => prodBackward(g, t(s, 'self'), t(s, 'result'), null, false) },
+  },
+  'prod.dim_int': {
+    name: 'ProdBackward1',
+    save: ['self', 'result'],
+    grads: {
+      self: (g, s) => prodBackward(g, t(s, 'self'), t(s, 'result'), n(s, 'dim'), s.keepdim as boolean),
+    },
+  },
   'max': { name: 'MaxBackward1', save: ['self', 'result'], grads: { self: (g, s) => evenlySplit(g, s) } },
   'min': { name: 'MinBackward1', save: ['self', 'result'], grads: { self: (g, s) => evenlySplit(g, s) } },
   'amax': { name: 'AmaxBackward0', save: ['self', 'result'], grads: { self: (g, s) => splitAmongExtremes(g, s) } },
@@ -606,6 +617,22 @@ export const NOT_DIFFERENTIABLE: ReadonlySet<string> = new Set([
   'randint_like',
   'randint_like.low_dtype',
 ]);
+
+/**
+ * prod's gradient without dividing by zero: for each slice, result / x where the slice has no zero; at a
+ * slice's only zero, the product of the other elements; zero everywhere else (PyTorch's prod_backward).
+ */
+function prodBackward(g: Tensor, self: Tensor, result: Tensor, dim: number | null, keepdim: boolean): Tensor {
+  const dims = dim === null ? reducedDims(null, self.ndim) : [wrap(dim, self.ndim)];
+  const kd = dim === null ? false : keepdim;
+  const isZero = self.eq(0);
+  const zeroCount = isZero.sum(dims, true);
+  const safe = where(isZero.logicalNot(), self, 1);
+  const nonzeroProduct = dim === null ? safe.prod() : safe.prod(dims[0], true);
+  const noZeros = unreduce(result, self.shape, dims, kd).div(safe);
+  const atOnlyZero = isZero.logicalAnd(zeroCount.eq(1)).mul(nonzeroProduct);
+  return unreduce(g, self.shape, dims, kd).mul(where(zeroCount.eq(0), noZeros, atOnlyZero));
+}
 
 function scaled(x: Tensor, k: number): Tensor {
   return k === 1 ? x : x.mul(k);

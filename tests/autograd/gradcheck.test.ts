@@ -71,6 +71,11 @@ const CASES: Case[] = [
     (a) => a.max(1)[0].add(a.min(0)[0].sum()).add(a.amax(1)).add(a.amin([0, 1])).add(a.max()),
     () => [r([3, 4])],
   ],
+  [
+    'prod with and without zeros',
+    (a) => a.prod().add(a.prod(1).sum()).add(a.mul(a.gt(0.3)).prod(0, true).sum()),
+    () => [r([3, 4])],
+  ],
   ['softmax/log_softmax', (a) => a.softmax(1).mul(a).add(a.logSoftmax(0)), () => [r([3, 5])]],
   [
     'cross entropy with weights and smoothing',
