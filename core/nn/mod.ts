@@ -1,0 +1,45 @@
+/**
+ * Neural-network building blocks in the shape of `torch.nn`: the `Module` base class, layers, losses and
+ * the `init` functions. Options are PyTorch's, camelCased (`inFeatures`, `elementwiseAffine`, `ignoreIndex`).
+ * Import the package entry (`mod.ts`) first: it registers the CPU backend and the Tensor methods these use.
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '../../mod.ts';
+ * import { CrossEntropyLoss, Linear, ReLU, Sequential } from './mod.ts';
+ * const model = new Sequential(new Linear(4, 8), new ReLU(), new Linear(8, 3));
+ * const loss = new CrossEntropyLoss().call(model.call(tensor([[1, 2, 3, 4]], { dtype: 'float32' })), tensor([2]));
+ * loss.backward();
+ * model.dispose();
+ * ```
+ *
+ * @module
+ */
+export {
+  type IncompatibleKeys,
+  type LoadStateDictOptions,
+  Module,
+  zeroGradients,
+  type ZeroGradOptions,
+} from './module.ts';
+export {
+  Dropout,
+  Embedding,
+  type FactoryOptions,
+  LayerNorm,
+  type LayerNormOptions,
+  Linear,
+  type LinearOptions,
+  ReLU,
+  Sequential,
+} from './layers.ts';
+export {
+  CrossEntropyLoss,
+  type CrossEntropyLossOptions,
+  MSELoss,
+  mseLoss,
+  NLLLoss,
+  type NLLLossOptions,
+  type Reduction,
+} from './loss.ts';
+export * as init from './init.ts';

@@ -1,0 +1,23 @@
+/**
+ * Optimizers in the shape of `torch.optim`: `SGD`, `Adam`, `AdamW`, over parameters or parameter groups,
+ * with PyTorch 1.13's update rules. A step updates the parameters in place under `noGrad` and leaves no
+ * temporary tensor behind; `dispose()` frees the optimizer's state.
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '../../mod.ts';
+ * import { CrossEntropyLoss, Linear } from '../nn/mod.ts';
+ * import { Adam } from './mod.ts';
+ * const model = new Linear(2, 2);
+ * const optimizer = new Adam(model.parameters(), { lr: 0.01 });
+ * const loss = new CrossEntropyLoss().call(model.call(tensor([[1, 2]], { dtype: 'float32' })), tensor([1]));
+ * loss.backward();
+ * optimizer.step();
+ * optimizer.zeroGrad();
+ * ```
+ *
+ * @module
+ */
+export { Optimizer, type ParamGroup, type ParamGroupInput, type ParamsInput, type ParamState } from './optimizer.ts';
+export { SGD, type SGDGroupOptions, type SGDOptions, type SGDState } from './sgd.ts';
+export { Adam, type AdamGroupOptions, type AdamOptions, type AdamState, AdamW } from './adam.ts';

@@ -1,0 +1,134 @@
+/**
+ * `Optimizer`: the base of the update rules (`torch.optim.Optimizer`). It holds parameter groups (each with
+ * its own hyperparameters) and per-parameter state tensors, and runs a subclass's update for every group.
+ *
+ * Note [Optimizer memory]
+ * A step runs inside `scope()` under `noGrad`: every temporary it makes (the weight-decayed gradient, the
+ * denominator, ...) is freed when the step ends, and nothing is recorded. State that must outlive the step
+ * (momentum buffers, moment estimates) is created with `keepState`, and freed by `dispose()`. So the live
+ * tensor count after a step equals the count before it, from the second step on.
+ *
+ * @module
+ */
+import { enableGrad, noGrad } from '../autograd/grad_mode.ts';
+import { keep, scope } from '../tensor/lifetime.ts';
+import { Tensor } from '../tensor/tensor.ts';
+import { zeroGradients, type ZeroGradOptions } from '../nn/module.ts';
+
+/** A parameter group as given to a constructor: its parameters and any hyperparameters to override. */
+export type ParamGroupInput<O> = { params: Iterable<Tensor> } & Partial<O>;
+
+/** A parameter group: its parameters and its hyperparameters (change `lr` here to schedule it). */
+export type ParamGroup<O> = O & { params: Tensor[] };
+
+/** What optimizers take: tensors, or parameter groups. */
+export type ParamsInput<O> = Iterable<Tensor> | Iterable<ParamGroupInput<O>>;
+
+/** Per-parameter state: tensors (freed with the optimizer) and numbers such as the step count. */
+export type ParamState = Record<string, Tensor | number | undefined>;
+
+/**
+ * The base class of optimizers. Subclasses define `updateGroup`, which runs under `noGrad` inside a scope.
+ *
+ * @example
+ * ```ts
+ * import { SGD } from './mod.ts';
+ * import { Linear } from '../nn/mod.ts';
+ * const model = new Linear(4, 2);
+ * const optimizer = new SGD(model.parameters(), { lr: 0.1 });
+ * // loss.backward(); optimizer.step(); optimizer.zeroGrad();
+ * optimizer.dispose();
+ * model.dispose();
+ * ```
+ */
+export abstract class Optimizer<O extends object, S extends ParamState = ParamState> implements Disposable {
+  /** The hyperparameters a group gets when it does not set them. */
+  readonly defaults: Readonly<O>;
+  /** The parameter groups. */
+  readonly paramGroups: Array<ParamGroup<O>> = [];
+  /** State per parameter, created on its first update. */
+  readonly state: Map<Tensor, S> = new Map();
+
+  /** An optimizer of `params` (tensors or groups) with `defaults` for every group. */
+  constructor(params: ParamsInput<O>, defaults: O) {
+    this.defaults = { ...defaults };
+    const list = [...params] as Array<Tensor | ParamGroupInput<O>>;
+    if (list.length === 0) throw new Error('optimizer got an empty parameter list');
+    const groups = list[0] instanceof Tensor
+      ? [{ params: list as Tensor[] } as unknown as ParamGroupInput<O>]
+      : (list as Array<ParamGroupInput<O>>);
+    for (const group of groups) this.addParamGroup(group);
+  }
+
+  /** Adds a group (hyperparameters default to `defaults`); its parameters must not be in another group. */
+  addParamGroup(group: ParamGroupInput<O>): void {
+    const params = [...group.params];
+    for (const p of params) {
+      if (!(p instanceof Tensor)) {
+        throw new TypeError(`optimizer can only optimize Tensors, but one of the params is ${typeof p}`);
+      }
+      if (!p.isLeaf) throw new Error("can't optimize a non-leaf Tensor");
+    }
+    const seen = new Set(this.paramGroups.flatMap((g) => g.params));
+    if (params.some((p) => seen.has(p)) || new Set(params).size !== params.length) {
+      throw new Error('some parameters appear in more than one parameter group');
+    }
+    const merged = { ...this.defaults } as Record<string, unknown>;
+    for (const [key, value] of Object.entries(group)) if (key !== 'params' && value !== undefined) merged[key] = value;
+    merged.params = params;
+    this.validate(merged as ParamGroup<O>);
+    this.paramGroups.push(merged as ParamGroup<O>);
+  }
+
+  /** Checks a group's hyperparameters (PyTorch's `ValueError` messages). */
+  protected validate(_group: ParamGroup<O>): void {}
+
+  /** Updates the parameters of one group from their `.grad` (runs under `noGrad`, inside a scope). */
+  protected abstract updateGroup(group: ParamGroup<O>): void;
+
+  /** The state of `param`, created empty on first use. */
+  protected stateOf(param: Tensor): S {
+    let s = this.state.get(param);
+    if (s === undefined) {
+      s = {} as S;
+      this.state.set(param, s);
+    }
+    return s;
+  }
+
+  /** Marks a tensor made during a step as optimizer state, so it outlives the step; returns it. */
+  protected keepState<T extends Tensor>(t: T): T {
+    return keep(t);
+  }
+
+  /**
+   * One update of every parameter that has a gradient. `closure`, when given, re-evaluates the model and
+   * returns the loss (run with grad enabled); its result is returned.
+   */
+  step(closure?: () => Tensor): Tensor | undefined {
+    const loss = closure === undefined ? undefined : enableGrad(closure);
+    scope(() => {
+      using _noGrad = noGrad();
+      for (const group of this.paramGroups) this.updateGroup(group);
+    });
+    return loss;
+  }
+
+  /** Resets the gradients of every parameter: drops and disposes them (default), or zeroes them. */
+  zeroGrad(options: ZeroGradOptions = {}): void {
+    zeroGradients(this.paramGroups.flatMap((g) => g.params), options);
+  }
+
+  /** Frees the state tensors (the parameters belong to the model). Idempotent. */
+  dispose(): void {
+    for (const s of this.state.values()) {
+      for (const v of Object.values(s)) if (v instanceof Tensor) v.dispose();
+    }
+    this.state.clear();
+  }
+
+  /** Same as {@linkcode dispose}. */
+  [Symbol.dispose](): void {
+    this.dispose();
+  }
+}
