@@ -92,7 +92,11 @@ export class Allocator {
   readonly #limitUnit: number;
   #top: number; // end of the arena's used part; above it is untouched or given back
   #highWater: number;
-  readonly #live = new Map<number, number>(); // live block start unit -> size in units
+  // Live block start unit -> size in units. A freed small block keeps its key with size 0: small blocks are
+  // reused at the same starts, so updating a key instead of deleting and re-inserting it keeps the Map from
+  // rehashing on every allocation (the hot path of every tensor operation).
+  readonly #live = new Map<number, number>();
+  #liveCount = 0;
   readonly #classFree: number[][] = Array.from({ length: CLASS_COUNT }, () => []);
   #chunkCursor = 0;
   #chunkEnd = 0;
@@ -149,6 +153,7 @@ export class Allocator {
       if (unit < 0) this.#outOfMemory(nbytes);
     }
     this.#live.set(unit, units);
+    this.#liveCount++;
     this.#bytesInUse += units * UNIT;
     if (this.#bytesInUse > this.#peakBytesInUse) this.#peakBytesInUse = this.#bytesInUse;
     this.#allocCount++;
@@ -169,13 +174,18 @@ export class Allocator {
   free(ptr: number): void {
     const unit = ptr / UNIT;
     const units = this.#live.get(unit);
-    if (units === undefined) {
+    if (units === undefined || units === 0) {
       throw new Error(`Invalid free of pointer ${ptr}: not a live allocation (never allocated, or already freed)`);
     }
-    this.#live.delete(unit);
+    this.#liveCount--;
     this.#bytesInUse -= units * UNIT;
-    if (units * UNIT <= SMALL_LIMIT_BYTES) this.#classFree[classIndex(units * UNIT)].push(unit);
-    else this.#releaseLarge(unit, units);
+    if (units * UNIT <= SMALL_LIMIT_BYTES) {
+      this.#live.set(unit, 0);
+      this.#classFree[classIndex(units * UNIT)].push(unit);
+    } else {
+      this.#live.delete(unit);
+      this.#releaseLarge(unit, units);
+    }
   }
 
   /**
@@ -192,7 +202,7 @@ export class Allocator {
    */
   usableSize(ptr: number): number {
     const units = this.#live.get(ptr / UNIT);
-    if (units === undefined) throw new Error(`Invalid pointer ${ptr}: not a live allocation`);
+    if (units === undefined || units === 0) throw new Error(`Invalid pointer ${ptr}: not a live allocation`);
     return units * UNIT;
   }
 
@@ -229,6 +239,8 @@ export class Allocator {
     const released = new Set(starts.filter((start) => freeUnits.get(start) === this.#chunks.get(start)));
     if (released.size === 0) return 0;
     this.#classFree.forEach((list, cls) => this.#classFree[cls] = list.filter((unit) => !released.has(chunkOf(unit))));
+    // Forget the freed-block keys inside released chunks: those units may start other blocks later.
+    for (const [unit, units] of this.#live) if (units === 0 && released.has(chunkOf(unit))) this.#live.delete(unit);
     let bytes = 0;
     for (const start of released) {
       const size = this.#chunks.get(start)!;
@@ -256,7 +268,7 @@ export class Allocator {
       bytesInUse: this.#bytesInUse,
       peakBytesInUse: this.#peakBytesInUse,
       bytesReserved: (this.#highWater - this.#baseUnit) * UNIT,
-      liveAllocations: this.#live.size,
+      liveAllocations: this.#liveCount,
       allocCount: this.#allocCount,
     };
   }

@@ -12,6 +12,13 @@ interface Disposable_ {
   dispose(): void;
 }
 
+/** What lifetime tracking needs of a tensor. */
+interface Tracked extends Disposable_ {
+  readonly isDisposed: boolean;
+  /** Set once the tensor is registered with the finalizer (see Note [Deferred finalizer registration]). */
+  finalizerRegistered: boolean;
+}
+
 let liveTensors = 0;
 const scopes: Array<Set<Disposable_>> = [];
 
@@ -21,17 +28,44 @@ const finalizer = new FinalizationRegistry<Storage>((storage) => {
   storage.release();
 });
 
+// Note [Deferred finalizer registration]
+// Registering with a FinalizationRegistry (and unregistering on dispose) costs as much as the rest of making
+// a small tensor. Most tensors are temporaries disposed right away, so new tensors wait in the young lists and are
+// registered only if still alive when the current task yields (a microtask) or after 256 creations. A
+// young tensor is strongly held, so none can be collected before it is registered.
+const youngTensors: Tracked[] = [];
+const youngStorages: Storage[] = [];
+let flushScheduled = false;
+
+function flushYoung(): void {
+  flushScheduled = false;
+  for (let i = 0; i < youngTensors.length; i++) {
+    const tensor = youngTensors[i];
+    if (tensor.isDisposed) continue;
+    finalizer.register(tensor, youngStorages[i], tensor);
+    tensor.finalizerRegistered = true;
+  }
+  youngTensors.length = 0;
+  youngStorages.length = 0;
+}
+
 /** Called by the Tensor constructor. */
-export function trackTensor(tensor: Disposable_, storage: Storage): void {
+export function trackTensor(tensor: Tracked, storage: Storage): void {
   liveTensors++;
-  finalizer.register(tensor, storage, tensor);
+  youngTensors.push(tensor);
+  youngStorages.push(storage);
+  if (youngTensors.length >= 256) flushYoung();
+  else if (!flushScheduled) {
+    flushScheduled = true;
+    queueMicrotask(flushYoung);
+  }
   if (scopes.length > 0) scopes[scopes.length - 1].add(tensor);
 }
 
-/** Called by `Tensor.dispose()`. */
-export function untrackTensor(tensor: Disposable_): void {
+/** Called by `Tensor.dispose()` (the tensor already reports `isDisposed`). */
+export function untrackTensor(tensor: Tracked): void {
   liveTensors--;
-  finalizer.unregister(tensor);
+  if (tensor.finalizerRegistered) finalizer.unregister(tensor);
   for (let i = scopes.length - 1; i >= 0; i--) if (scopes[i].delete(tensor)) break;
 }
 

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { Device, DeviceType } from './device.ts';
+import { type Device, type DeviceType, toDevice } from './device.ts';
 
 /** What a backend provides to hold tensor data on its device. */
 export interface DeviceAllocator {
@@ -17,6 +17,8 @@ export interface DeviceAllocator {
 }
 
 const allocators = new Map<DeviceType, DeviceAllocator>();
+// Storage.allocate runs for every operator output: allocators by backend number avoid a Map lookup.
+const allocatorsByBackend: Array<DeviceAllocator | undefined> = [];
 let liveBytes = 0;
 let peakBytes = 0;
 let liveStorages = 0;
@@ -32,12 +34,14 @@ let liveStorages = 0;
  */
 export function registerDeviceAllocator(type: DeviceType, allocator: DeviceAllocator): void {
   allocators.set(type, allocator);
+  allocatorsByBackend.length = 0; // rebuilt lazily by deviceAllocator()
 }
 
 /** The allocator registered for a device type. */
 export function deviceAllocator(type: DeviceType): DeviceAllocator {
   const allocator = allocators.get(type);
   if (allocator === undefined) throw new Error(`No backend is loaded for device type ${type}`);
+  allocatorsByBackend[toDevice(type).backend] = allocator;
   return allocator;
 }
 
@@ -72,7 +76,7 @@ export class Storage {
 
   /** Allocates a new block with one reference. */
   static allocate(device: Device, nbytes: number): Storage {
-    const allocator = deviceAllocator(device.type);
+    const allocator = allocatorsByBackend[device.backend] ?? deviceAllocator(device.type);
     const ptr = allocator.allocate(nbytes);
     liveBytes += nbytes;
     liveStorages++;

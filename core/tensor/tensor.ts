@@ -61,6 +61,7 @@ export function tensorKeySet(device: Device, inference: boolean): DispatchKeySet
 }
 
 let inferenceModeDepth = 0;
+const AD_INPLACE_OR_VIEW_HI = DispatchKeySet.of(DispatchKey.ADInplaceOrView).hi;
 
 /**
  * Enters (+1) or leaves (-1) inference mode for tensor creation: tensors made inside are inference tensors
@@ -110,15 +111,19 @@ export class Tensor implements DispatchKeySource {
   readonly storageOffset: number;
   /** Sizes. */
   readonly shape: readonly number[];
-  readonly #strides: readonly number[];
+  // Computed on first use for tensors made contiguous (most op outputs never have their strides read).
+  #strides: readonly number[] | undefined;
+  #contiguous: boolean | undefined;
   /** Element type. */
   readonly dtype: DType;
   /** Version counter shared with views. */
-  readonly versionCounter: VersionCounter;
+  #version: VersionCounter | undefined;
   /** The tensor this one views, if it is a view. */
   readonly base: Tensor | undefined;
   /** Autograd state, created on first use. */
   autograd: AutogradMeta | undefined;
+  /** Lifetime bookkeeping: whether the finalizer safety net knows this tensor (see lifetime.ts). */
+  finalizerRegistered = false;
   #disposed = false;
 
   /** Wraps a storage; takes over one reference to it. Use the factory functions instead. */
@@ -126,10 +131,15 @@ export class Tensor implements DispatchKeySource {
     this.storage = init.storage;
     // Copies, so callers may reuse their arrays; typed readonly rather than frozen (freezing costs on every op).
     this.shape = init.shape.slice();
-    this.#strides = init.strides !== undefined ? init.strides.slice() : contiguousStrides(init.shape);
+    if (init.strides !== undefined) {
+      this.#strides = init.strides.slice();
+    } else {
+      this.#strides = undefined;
+      this.#contiguous = true;
+    }
     this.storageOffset = init.storageOffset ?? 0;
     this.dtype = init.dtype;
-    this.versionCounter = init.version ?? { version: 0 };
+    this.#version = init.version; // created on first use: most temporaries are never written in place
     this.base = init.base;
     const ks = cachedKeySet(init.storage.device, init.inference ?? inferenceModeDepth > 0);
     this.keySetHi = ks.hi;
@@ -158,7 +168,8 @@ export class Tensor implements DispatchKeySource {
   stride(): readonly number[];
   stride(dim: number): number;
   stride(dim?: number): readonly number[] | number {
-    return dim === undefined ? this.#strides : this.#strides[wrapDim(dim, this.shape.length)];
+    const strides = this.#strides ??= contiguousStrides(this.shape);
+    return dim === undefined ? strides : strides[wrapDim(dim, this.shape.length)];
   }
   /** Sizes, or the size of one dimension (PyTorch's `size()`). */
   size(): readonly number[];
@@ -168,7 +179,7 @@ export class Tensor implements DispatchKeySource {
   }
   /** Whether the layout is row-major dense. */
   isContiguous(): boolean {
-    return isContiguousLayout(this.shape, this.#strides);
+    return this.#contiguous ??= isContiguousLayout(this.shape, this.#strides!);
   }
   /** Whether the tensor has been disposed. */
   get isDisposed(): boolean {
@@ -178,9 +189,13 @@ export class Tensor implements DispatchKeySource {
   get version(): number {
     return this.versionCounter.version;
   }
+  /** Version counter shared with views. */
+  get versionCounter(): VersionCounter {
+    return this.#version ??= { version: 0 };
+  }
   /** Whether the tensor was made under inference mode (has no autograd keys). */
   get isInference(): boolean {
-    return !new DispatchKeySet(this.keySetHi, this.keySetLo).has(DispatchKey.ADInplaceOrView);
+    return (this.keySetHi & AD_INPLACE_OR_VIEW_HI) === 0;
   }
 
   /** Throws PyTorch-style if the tensor was disposed. */
@@ -210,7 +225,7 @@ export class Tensor implements DispatchKeySource {
     const n = this.numel;
     const out = new Array<number | boolean>(n);
     const read = elementReader(this);
-    const shape = this.shape, strides = this.#strides, nd = shape.length;
+    const shape = this.shape, strides = this.stride(), nd = shape.length;
     const index = new Array<number>(nd).fill(0);
     let offset = this.storageOffset;
     for (let i = 0; i < n; i++) {
