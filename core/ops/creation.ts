@@ -1,5 +1,6 @@
 /**
- * `tensor(data)`: a tensor from nested arrays, typed arrays or a number, with PyTorch's dtype inference.
+ * `tensor(data)`: a tensor from nested arrays, typed arrays or scalars, with PyTorch's dtype inference and
+ * `torch.tensor`'s conversions and errors.
  *
  * @module
  */
@@ -21,6 +22,7 @@ import {
   uint8,
 } from '../tensor/dtype.ts';
 import type { Tensor } from '../tensor/tensor.ts';
+import { checkedConvert } from './decl_factories.ts';
 import { registerOperators } from './registry.ts';
 
 /** Data `tensor()` accepts. */
@@ -51,7 +53,9 @@ function typedArrayDtype(data: unknown): DType | undefined {
   return undefined;
 }
 
-/** Shape and flat values of nested data; throws PyTorch's message for ragged input. */
+const isSequence = (x: unknown): x is ArrayLike<unknown> => Array.isArray(x) || ArrayBuffer.isView(x);
+
+/** Shape and flat values of nested data; throws PyTorch's errors for ragged input. */
 function flatten(data: TensorData): { shape: number[]; values: ArrayLike<number | boolean | bigint>; typed?: DType } {
   if (typeof data === 'number' || typeof data === 'boolean') return { shape: [], values: [data] };
   const typed = typedArrayDtype(data);
@@ -60,29 +64,33 @@ function flatten(data: TensorData): { shape: number[]; values: ArrayLike<number 
   }
   const shape: number[] = [];
   let level: unknown = data;
-  while (Array.isArray(level) || ArrayBuffer.isView(level)) {
-    shape.push((level as ArrayLike<unknown>).length);
-    if ((level as ArrayLike<unknown>).length === 0) break;
-    level = (level as ArrayLike<unknown>)[0];
+  while (isSequence(level)) {
+    shape.push(level.length);
+    if (level.length === 0) break;
+    level = level[0];
   }
-  const values: Array<number | boolean> = [];
+  const values: Array<number | boolean | bigint> = [];
+  // Rows that are typed arrays of one type give that dtype, as a list of NumPy arrays does in PyTorch.
+  let rows: DType | null | undefined;
   const walk = (x: unknown, dim: number) => {
     if (dim === shape.length) {
-      if (typeof x !== 'number' && typeof x !== 'boolean') {
-        throw new TypeError(`Could not infer dtype of ${x === null ? 'None' : Array.isArray(x) ? 'list' : typeof x}`);
-      }
-      values.push(x);
+      if (typeof x === 'number' || typeof x === 'boolean' || typeof x === 'bigint') values.push(x);
+      else if (isSequence(x)) throw new TypeError(`'list' object cannot be interpreted as a number`);
+      else throw new TypeError(`Could not infer dtype of ${x === null ? 'None' : typeof x}`);
       return;
     }
-    const arr = x as ArrayLike<unknown>;
-    if ((!Array.isArray(arr) && !ArrayBuffer.isView(arr)) || arr.length !== shape[dim]) {
-      const got = Array.isArray(arr) || ArrayBuffer.isView(arr) ? arr.length : 'a scalar';
-      throw new Error(`expected sequence of length ${shape[dim]} at dim ${dim} (got ${got})`);
+    if (!isSequence(x)) throw new TypeError('not a sequence');
+    if (x.length !== shape[dim]) {
+      throw new Error(`expected sequence of length ${shape[dim]} at dim ${dim} (got ${x.length})`);
     }
-    for (let i = 0; i < arr.length; i++) walk(arr[i], dim + 1);
+    if (dim === shape.length - 1) {
+      const rowType = typedArrayDtype(x) ?? null;
+      rows = rows === undefined || rows === rowType ? rowType : null;
+    }
+    for (let i = 0; i < x.length; i++) walk(x[i], dim + 1);
   };
   walk(data, 0);
-  return { shape, values };
+  return { shape, values, typed: rows ?? undefined };
 }
 
 function inferDtype(values: ArrayLike<number | boolean | bigint>): DType {
@@ -96,18 +104,55 @@ function inferDtype(values: ArrayLike<number | boolean | bigint>): DType {
   return allInt && values.length > 0 ? int64 : getDefaultDtype();
 }
 
-/** Writes values into a contiguous CPU tensor's storage. */
+/** Python's names for integer dtypes in `torch.tensor`'s overflow message. */
+const PY_INT_NAMES: { readonly [name: string]: string } = {
+  uint8: 'uint8',
+  int8: 'int8',
+  int16: 'int16',
+  int32: 'int32',
+  int64: 'int64',
+};
+
+/**
+ * Writes values into a contiguous CPU tensor's storage as `torch.tensor` stores them: integers are
+ * range-checked ("value cannot be converted to type uint8 without overflow"; -1 still wraps to 255),
+ * floats are rounded (70000 becomes inf in float16), anything nonzero is `true` for bool.
+ *
+ * @example
+ * ```ts
+ * import { tensor, writeValues } from './creation.ts';
+ * const t = tensor([0, 0]);
+ * writeValues(t, [3, 4]);
+ * ```
+ */
 export function writeValues(t: Tensor, values: ArrayLike<number | boolean | bigint>): void {
+  const n = t.numel;
+  if (n === 0) return;
   const bytes = t.storage.bytes();
   const base = bytes.byteOffset + t.storageOffset * t.dtype.itemSize;
-  const n = t.numel;
-  const num = (v: number | boolean | bigint) => (typeof v === 'bigint' ? Number(v) : Number(v));
+  const num = (v: number | boolean | bigint) => Number(v);
+  const pyName = PY_INT_NAMES[t.dtype.name];
+  const integral = (v: number | boolean | bigint) =>
+    typeof v === 'bigint' ? Number(v) : checkedConvert(v, t.dtype, pyName);
   switch (t.dtype.name) {
     case 'int64': {
-      const a = new BigInt64Array(bytes.buffer, base, n);
+      if (values instanceof BigInt64Array) {
+        new BigInt64Array(bytes.buffer, base, n).set(values);
+        return;
+      }
+      // Two 32-bit halves per element: a BigInt per element would be far slower.
+      const words = new Int32Array(bytes.buffer, base, 2 * n);
       for (let i = 0; i < n; i++) {
-        const v = values[i];
-        a[i] = typeof v === 'bigint' ? v : BigInt(Math.trunc(num(v)));
+        const x = values[i];
+        if (typeof x === 'bigint') {
+          const v = BigInt.asIntN(64, x);
+          words[2 * i] = Number(BigInt.asIntN(32, v));
+          words[2 * i + 1] = Number(v >> 32n);
+          continue;
+        }
+        const v = integral(x), hi = Math.floor(v / 4294967296);
+        words[2 * i] = v - hi * 4294967296;
+        words[2 * i + 1] = hi;
       }
       return;
     }
@@ -115,7 +160,7 @@ export function writeValues(t: Tensor, values: ArrayLike<number | boolean | bigi
     case 'bfloat16': {
       const a = new Uint16Array(bytes.buffer, base, n);
       const conv = t.dtype.name === 'float16' ? numberToFloat16Bits : numberToBFloat16Bits;
-      for (let i = 0; i < n; i++) a[i] = conv(num(values[i]));
+      for (let i = 0; i < n; i++) a[i] = conv(Math.fround(num(values[i])));
       return;
     }
     case 'bool': {
@@ -133,10 +178,13 @@ export function writeValues(t: Tensor, values: ArrayLike<number | boolean | bigi
         uint8: Uint8Array,
       }[t.dtype.name];
       const a = new Ctor(bytes.buffer as ArrayBuffer, base, n);
-      const integral = !t.dtype.isFloatingPoint;
-      for (let i = 0; i < n; i++) {
-        const v = num(values[i]);
-        a[i] = integral ? Math.trunc(v) : v;
+      if (t.dtype.isFloatingPoint) {
+        if (ArrayBuffer.isView(values) && !(values instanceof BigInt64Array)) a.set(values as ArrayLike<number>);
+        else for (let i = 0; i < n; i++) a[i] = num(values[i]);
+      } else if (values instanceof Ctor) {
+        a.set(values);
+      } else {
+        for (let i = 0; i < n; i++) a[i] = integral(values[i]);
       }
     }
   }
@@ -144,9 +192,9 @@ export function writeValues(t: Tensor, values: ArrayLike<number | boolean | bigi
 
 /**
  * A tensor from data (`torch.tensor`). The dtype is inferred as PyTorch does: all booleans give bool, all
- * integers give int64, anything else the default float type; typed arrays keep their type (Float32Array →
- * float32, ...). JavaScript cannot tell `1.0` from `1`, so `tensor([1.0, 2.0])` is int64: pass
- * `{ dtype: 'float32' }` or a Float32Array when you mean floats.
+ * integers (booleans included) give int64, anything else the default float type; typed arrays keep their
+ * type (Float32Array → float32, ...). JavaScript cannot tell `1.0` from `1`, so `tensor([1.0, 2.0])` is
+ * int64: pass `{ dtype: 'float32' }` or a Float32Array when you mean floats.
  *
  * @example
  * ```ts
@@ -164,6 +212,11 @@ export function tensor(data: TensorData, options: TensorOptions = {}): Tensor {
     return ops['empty.memory_format'].call(shape, dtype, null, device, null, null) as Tensor;
   }
   const t = ops['empty.memory_format'].call(shape, dtype, null, Device.cpu, null, null) as Tensor;
-  writeValues(t, values);
+  try {
+    writeValues(t, values);
+  } catch (e) {
+    t.dispose();
+    throw e;
+  }
   return t;
 }

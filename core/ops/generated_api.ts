@@ -1329,6 +1329,128 @@ export function full(p0?: any, p1?: any, p2?: any): any {
 }
 
 /**
+ * Values from 0 to `end` (exclusive) in steps of 1.
+ *
+ * Schemas:
+ * - `aten::arange(Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+ * - `aten::arange.start(Scalar start, Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+ * - `aten::arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = arange(2);
+ * ```
+ */
+export function arange(
+  end: number | boolean,
+  options?: {
+    dtype?: DTypeLike | null;
+    layout?: 'strided' | null;
+    device?: DeviceLike | null;
+    pinMemory?: boolean | null;
+  },
+): Tensor;
+/** Values from `start` to `end` (exclusive) in steps of 1. */
+export function arange(
+  start: number | boolean,
+  end: number | boolean,
+  options?: {
+    dtype?: DTypeLike | null;
+    layout?: 'strided' | null;
+    device?: DeviceLike | null;
+    pinMemory?: boolean | null;
+  },
+): Tensor;
+/** Values from `start` to `end` (exclusive) in steps of `step`. */
+export function arange(
+  start: number | boolean,
+  end: number | boolean,
+  options?: {
+    step?: number | boolean;
+    dtype?: DTypeLike | null;
+    layout?: 'strided' | null;
+    device?: DeviceLike | null;
+    pinMemory?: boolean | null;
+  },
+): Tensor;
+/** Values from `start` to `end` (exclusive) in steps of `step`. */
+export function arange(
+  start: number | boolean,
+  end: number | boolean,
+  step: number | boolean,
+  options?: {
+    dtype?: DTypeLike | null;
+    layout?: 'strided' | null;
+    device?: DeviceLike | null;
+    pinMemory?: boolean | null;
+  },
+): Tensor;
+/** Values from 0 to `end` (exclusive) in steps of 1. (any overload) */
+export function arange(
+  end: number | boolean,
+  arg1?: number | boolean,
+  step?: number | boolean,
+  options?: {
+    dtype?: DTypeLike | null;
+    layout?: 'strided' | null;
+    device?: DeviceLike | null;
+    pinMemory?: boolean | null;
+    step?: number | boolean;
+  },
+): Tensor;
+export function arange(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : p3 === undefined || isOptions(p3)
+    ? 3
+    : 4;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
+  if (n === 2 && (typeof p1 === 'number' || typeof p1 === 'boolean')) {
+    return ops['arange.start'].call(
+      p0,
+      p1,
+      optionalDType(o?.dtype ?? null),
+      o?.layout ?? null,
+      optionalDevice(o?.device ?? null),
+      o?.pinMemory ?? null,
+    );
+  }
+  if (
+    n >= 2 && n <= 3 && (typeof p1 === 'number' || typeof p1 === 'boolean') &&
+    (n <= 2 || (typeof p2 === 'number' || typeof p2 === 'boolean'))
+  ) {
+    return ops['arange.start_step'].call(
+      p0,
+      p1,
+      (n > 2 ? p2 : o?.step) ?? 1,
+      optionalDType(o?.dtype ?? null),
+      o?.layout ?? null,
+      optionalDevice(o?.device ?? null),
+      o?.pinMemory ?? null,
+    );
+  }
+  if (n === 1) {
+    return ops['arange'].call(
+      p0,
+      optionalDType(o?.dtype ?? null),
+      o?.layout ?? null,
+      optionalDevice(o?.device ?? null),
+      o?.pinMemory ?? null,
+    );
+  }
+  throw invalidArguments(
+    'arange',
+    '  * (end, dtype, layout, device, pin_memory)\n  * (start, end, dtype, layout, device, pin_memory)\n  * (start, end, step, dtype, layout, device, pin_memory)',
+  );
+}
+
+/**
  * `steps` evenly spaced values from `start` to `end` (both included).
  *
  * Schemas:
@@ -1371,6 +1493,85 @@ export function linspace(p0?: any, p1?: any, p2?: any, p3?: any): any {
     o?.layout ?? null,
     optionalDevice(o?.device ?? null),
     o?.pinMemory ?? null,
+  );
+}
+
+/**
+ * The n×n identity matrix.
+ *
+ * Schemas:
+ * - `aten::eye(int n, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+ * - `aten::eye.m(int n, int m, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = eye(2);
+ * ```
+ */
+export function eye(
+  n: number,
+  options?: {
+    dtype?: DTypeLike | null;
+    layout?: 'strided' | null;
+    device?: DeviceLike | null;
+    pinMemory?: boolean | null;
+  },
+): Tensor;
+/** An n×m matrix with ones on the diagonal. */
+export function eye(
+  n: number,
+  m: number,
+  options?: {
+    dtype?: DTypeLike | null;
+    layout?: 'strided' | null;
+    device?: DeviceLike | null;
+    pinMemory?: boolean | null;
+  },
+): Tensor;
+/** The n×n identity matrix. (any overload) */
+export function eye(
+  n: number,
+  m?: number,
+  options?: {
+    dtype?: DTypeLike | null;
+    layout?: 'strided' | null;
+    device?: DeviceLike | null;
+    pinMemory?: boolean | null;
+  },
+): Tensor;
+export function eye(p0?: any, p1?: any, p2?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : 3;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
+  if (n === 2) {
+    return ops['eye.m'].call(
+      p0,
+      p1,
+      optionalDType(o?.dtype ?? null),
+      o?.layout ?? null,
+      optionalDevice(o?.device ?? null),
+      o?.pinMemory ?? null,
+    );
+  }
+  if (n === 1) {
+    return ops['eye'].call(
+      p0,
+      optionalDType(o?.dtype ?? null),
+      o?.layout ?? null,
+      optionalDevice(o?.device ?? null),
+      o?.pinMemory ?? null,
+    );
+  }
+  throw invalidArguments(
+    'eye',
+    '  * (n, dtype, layout, device, pin_memory)\n  * (n, m, dtype, layout, device, pin_memory)',
   );
 }
 
@@ -3024,6 +3225,143 @@ export function randn(p0?: any, p1?: any): any {
 }
 
 /**
+ * Integers drawn uniformly from [0, high).
+ *
+ * Schemas:
+ * - `aten::randint.generator(int high, int[] size, *, Generator? generator, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+ * - `aten::randint(int high, int[] size, *, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+ * - `aten::randint.low_generator(int low, int high, int[] size, *, Generator? generator, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+ * - `aten::randint.low(int low, int high, int[] size, *, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = randint(2, [2, 3]);
+ * ```
+ */
+export function randint(
+  high: number,
+  size: number | readonly number[],
+  options?: {
+    generator?: Generator | null;
+    dtype?: DTypeLike | null;
+    layout?: 'strided' | null;
+    device?: DeviceLike | null;
+    pinMemory?: boolean | null;
+  },
+): Tensor;
+/** Integers drawn uniformly from [0, high). */
+export function randint(
+  high: number,
+  size: number | readonly number[],
+  options?: {
+    dtype?: DTypeLike | null;
+    layout?: 'strided' | null;
+    device?: DeviceLike | null;
+    pinMemory?: boolean | null;
+  },
+): Tensor;
+/** Integers drawn uniformly from [low, high). */
+export function randint(
+  low: number,
+  high: number,
+  size: number | readonly number[],
+  options?: {
+    generator?: Generator | null;
+    dtype?: DTypeLike | null;
+    layout?: 'strided' | null;
+    device?: DeviceLike | null;
+    pinMemory?: boolean | null;
+  },
+): Tensor;
+/** Integers drawn uniformly from [low, high). */
+export function randint(
+  low: number,
+  high: number,
+  size: number | readonly number[],
+  options?: {
+    dtype?: DTypeLike | null;
+    layout?: 'strided' | null;
+    device?: DeviceLike | null;
+    pinMemory?: boolean | null;
+  },
+): Tensor;
+/** Integers drawn uniformly from [0, high). (any overload) */
+export function randint(
+  high: number,
+  size: number | readonly number[],
+  arg2?: number | readonly number[],
+  options?: {
+    generator?: Generator | null;
+    dtype?: DTypeLike | null;
+    layout?: 'strided' | null;
+    device?: DeviceLike | null;
+    pinMemory?: boolean | null;
+  },
+): Tensor;
+export function randint(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : p3 === undefined || isOptions(p3)
+    ? 3
+    : 4;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
+  if (n === 3 && (typeof p2 === 'number' || Array.isArray(p2)) && o?.generator !== undefined) {
+    return ops['randint.low_generator'].call(
+      p0,
+      p1,
+      intList(p2),
+      o?.generator ?? null,
+      optionalDType(o?.dtype ?? 4),
+      o?.layout ?? null,
+      optionalDevice(o?.device ?? null),
+      o?.pinMemory ?? null,
+    );
+  }
+  if (n === 2 && Array.isArray(p1) && o?.generator !== undefined) {
+    return ops['randint.generator'].call(
+      p0,
+      intList(p1),
+      o?.generator ?? null,
+      optionalDType(o?.dtype ?? 4),
+      o?.layout ?? null,
+      optionalDevice(o?.device ?? null),
+      o?.pinMemory ?? null,
+    );
+  }
+  if (n === 3 && (typeof p2 === 'number' || Array.isArray(p2))) {
+    return ops['randint.low'].call(
+      p0,
+      p1,
+      intList(p2),
+      optionalDType(o?.dtype ?? 4),
+      o?.layout ?? null,
+      optionalDevice(o?.device ?? null),
+      o?.pinMemory ?? null,
+    );
+  }
+  if (n === 2 && Array.isArray(p1)) {
+    return ops['randint'].call(
+      p0,
+      intList(p1),
+      optionalDType(o?.dtype ?? 4),
+      o?.layout ?? null,
+      optionalDevice(o?.device ?? null),
+      o?.pinMemory ?? null,
+    );
+  }
+  throw invalidArguments(
+    'randint',
+    '  * (high, size, generator, dtype, layout, device, pin_memory)\n  * (high, size, dtype, layout, device, pin_memory)\n  * (low, high, size, generator, dtype, layout, device, pin_memory)\n  * (low, high, size, dtype, layout, device, pin_memory)',
+  );
+}
+
+/**
  * An uninitialised tensor with `self`'s shape (and its dtype, device and dim order unless given).
  *
  * Schemas:
@@ -3244,6 +3582,97 @@ export function randnLike(p0?: any, p1?: any): any {
     optionalDevice(o?.device ?? null),
     o?.pinMemory ?? null,
     o?.memoryFormat ?? null,
+  );
+}
+
+/**
+ * Integers from [0, high) with `self`'s shape (and its dtype, device and dim order unless given).
+ *
+ * Schemas:
+ * - `aten::randint_like(Tensor self, int high, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor`
+ * - `aten::randint_like.low_dtype(Tensor self, int low, int high, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = randintLike(x, 2);
+ * ```
+ */
+export function randintLike(
+  self: Tensor,
+  high: number,
+  options?: {
+    dtype?: DTypeLike | null;
+    layout?: 'strided' | null;
+    device?: DeviceLike | null;
+    pinMemory?: boolean | null;
+    memoryFormat?: 'contiguous_format' | 'preserve_format' | null;
+  },
+): Tensor;
+/** Integers from [low, high) with `self`'s shape (and its dtype, device and dim order unless given). */
+export function randintLike(
+  self: Tensor,
+  low: number,
+  high: number,
+  options?: {
+    dtype?: DTypeLike | null;
+    layout?: 'strided' | null;
+    device?: DeviceLike | null;
+    pinMemory?: boolean | null;
+    memoryFormat?: 'contiguous_format' | 'preserve_format' | null;
+  },
+): Tensor;
+/** Integers from [0, high) with `self`'s shape (and its dtype, device and dim order unless given). (any overload) */
+export function randintLike(
+  self: Tensor,
+  high: number,
+  arg2?: number,
+  options?: {
+    dtype?: DTypeLike | null;
+    layout?: 'strided' | null;
+    device?: DeviceLike | null;
+    pinMemory?: boolean | null;
+    memoryFormat?: 'contiguous_format' | 'preserve_format' | null;
+  },
+): Tensor;
+export function randintLike(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : p3 === undefined || isOptions(p3)
+    ? 3
+    : 4;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
+  if (n === 3) {
+    return ops['randint_like.low_dtype'].call(
+      p0,
+      p1,
+      p2,
+      optionalDType(o?.dtype ?? null),
+      o?.layout ?? null,
+      optionalDevice(o?.device ?? null),
+      o?.pinMemory ?? null,
+      o?.memoryFormat ?? null,
+    );
+  }
+  if (n === 2) {
+    return ops['randint_like'].call(
+      p0,
+      p1,
+      optionalDType(o?.dtype ?? null),
+      o?.layout ?? null,
+      optionalDevice(o?.device ?? null),
+      o?.pinMemory ?? null,
+      o?.memoryFormat ?? null,
+    );
+  }
+  throw invalidArguments(
+    'randintLike',
+    '  * (self, high, dtype, layout, device, pin_memory, memory_format)\n  * (self, low, high, dtype, layout, device, pin_memory, memory_format)',
   );
 }
 

@@ -9,5 +9,14 @@ export { Device, type DeviceLike, type DeviceType, toDevice } from './device.ts'
 export { type AutogradMeta, Tensor, type TensorInit, type VersionCounter } from './tensor.ts';
 export { keep, type MemoryStats, memoryStats, scope } from './lifetime.ts';
 export { getPrintOptions, type PrintOptions, setPrintOptions } from './format.ts';
-export { defaultCpuGenerator, Generator, manualSeed } from './generator.ts';
+export {
+  DEFAULT_SEED,
+  defaultCpuGenerator,
+  Generator,
+  getRngState,
+  initialSeed,
+  manualSeed,
+  RNG_STATE_BYTES,
+  setRngState,
+} from './generator.ts';
 export { broadcastShapes } from './shape.ts';

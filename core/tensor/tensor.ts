@@ -96,7 +96,7 @@ export interface Tensor extends TensorMethods, AutogradTensorMethods {}
  * import { tensor } from '../../mod.ts';
  * const t = tensor([[1, 2], [3, 4]]);
  * t.shape; // [2, 2]
- * String(t); // 'tensor([[1., 2.],\n        [3., 4.]])'
+ * String(t); // 'tensor([[1, 2],\n        [3, 4]])' (integers give int64, as in PyTorch)
  * t.dispose();
  * ```
  */
@@ -256,6 +256,7 @@ export class Tensor implements DispatchKeySource {
 
   /** The value of a one-element tensor. */
   item(): number | boolean {
+    this.assertAlive('item()');
     if (this.numel !== 1) {
       throw new Error(`a Tensor with ${this.numel} elements cannot be converted to Scalar`);
     }
