@@ -47,7 +47,14 @@ if (extraArgs.length === 0) {
 // Deno: count leaf tests from its JUnit report (describe blocks are steps there, `it`s are nested steps).
 const junitDir = mkdtempSync(join(tmpdir(), 'switchyard-junit-'));
 const junitPath = join(junitDir, 'deno.xml');
-const deno = run('deno test', bin('deno'), ['test', '-A', '--no-check', '--v8-flags=--expose-gc', `--junit-path=${junitPath}`, ...testTargets]);
+const deno = run('deno test', bin('deno'), [
+  'test',
+  '-A',
+  '--no-check',
+  '--v8-flags=--expose-gc',
+  `--junit-path=${junitPath}`,
+  ...testTargets,
+]);
 if (existsSync(junitPath)) {
   const xml = readFileSync(junitPath, 'utf8');
   const cases = [...xml.matchAll(/<testcase name="([^"]*)"[^>]*>([\s\S]*?)<\/testcase>/g)].map((m) => ({
