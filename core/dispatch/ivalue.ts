@@ -107,13 +107,13 @@ export class IValue {
    *
    * @throws {TypeError} naming the argument and the expected type when the value does not fit.
    */
-  static fromSchema(type: SchemaType, value: unknown, what = 'value'): IValue {
+  static fromSchema(type: SchemaType, value: unknown, what: string | (() => string) = 'value'): IValue {
     switch (type.kind) {
       case 'Optional':
         return value === null || value === undefined ? IValue.NONE : IValue.fromSchema(type.elem, value, what);
       case 'List': {
         if (!Array.isArray(value)) throw typeMismatch(what, type, value);
-        return IValue.list(value.map((item, i) => IValue.fromSchema(type.elem, item, `${what}[${i}]`)));
+        return IValue.list(value.map((item, i) => IValue.fromSchema(type.elem, item, () => `${nameOf(what)}[${i}]`)));
       }
       case 'Tensor':
         if (!isDispatchKeySource(value)) throw typeMismatch(what, type, value);
@@ -223,9 +223,16 @@ function typeName(type: SchemaType): string {
   return type.kind;
 }
 
-function typeMismatch(what: string, type: SchemaType, value: unknown): TypeError {
+// Argument names are only needed in error messages, so callers on the boxing path pass them lazily.
+function nameOf(what: string | (() => string)): string {
+  return typeof what === 'string' ? what : what();
+}
+
+function typeMismatch(what: string | (() => string), type: SchemaType, value: unknown): TypeError {
   return new TypeError(
-    `Expected a value of type '${typeName(type)}' for argument '${what}' but instead found type '${describe(value)}'`,
+    `Expected a value of type '${typeName(type)}' for argument '${nameOf(what)}' but instead found type '${
+      describe(value)
+    }'`,
   );
 }
 
@@ -239,16 +246,20 @@ function typeMismatch(what: string, type: SchemaType, value: unknown): TypeError
  * ```
  */
 export function boxArguments(args: readonly Argument[] | undefined, values: readonly unknown[], opName = 'op'): Stack {
-  const stack: Stack = [];
+  const n = args === undefined ? values.length : args.length;
+  const stack: Stack = new Array(n);
   if (args === undefined) {
-    for (const v of values) stack.push(IValue.infer(v));
+    for (let i = 0; i < n; i++) stack[i] = IValue.infer(values[i]);
     return stack;
   }
-  for (let i = 0; i < args.length; i++) {
+  for (let i = 0; i < n; i++) {
     const arg = args[i];
     let v = values[i];
     if (v === undefined && arg.defaultValue !== undefined) v = arg.defaultValue.value;
-    stack.push(IValue.fromSchema(arg.type, v, `${arg.name}' of '${opName}`));
+    // A tensor argument is the common case of a boxed fallback: skip the generic type switch.
+    stack[i] = arg.type.kind === 'Tensor' && isDispatchKeySource(v)
+      ? new IValue('Tensor', v)
+      : IValue.fromSchema(arg.type, v, () => `${arg.name}' of '${opName}`);
   }
   return stack;
 }

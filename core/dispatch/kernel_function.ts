@@ -14,7 +14,7 @@
  */
 import type { DispatchKeySet } from './dispatch_key_set.ts';
 import type { Stack } from './ivalue.ts';
-import { IValue } from './ivalue.ts';
+import { isDispatchKeySource, IValue } from './ivalue.ts';
 import type { OperatorHandle } from './operator_handle.ts';
 
 /**
@@ -139,13 +139,18 @@ export function pushReturns(op: OperatorHandle, stack: Stack, result: unknown): 
     return;
   }
   if (returns.length === 1) {
-    stack.push(IValue.fromSchema(returns[0].type, result, `return of '${op.name}'`));
+    const type = returns[0].type;
+    stack.push(
+      type.kind === 'Tensor' && isDispatchKeySource(result)
+        ? new IValue('Tensor', result)
+        : IValue.fromSchema(type, result, () => `return of '${op.name}'`),
+    );
   } else if (returns.length > 1) {
     if (!Array.isArray(result) || result.length !== returns.length) {
       throw new TypeError(`Kernel for '${op.name}' must return an array of ${returns.length} values`);
     }
     for (let i = 0; i < returns.length; i++) {
-      stack.push(IValue.fromSchema(returns[i].type, result[i], `return ${i} of '${op.name}'`));
+      stack.push(IValue.fromSchema(returns[i].type, result[i], () => `return ${i} of '${op.name}'`));
     }
   }
 }
