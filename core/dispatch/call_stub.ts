@@ -29,7 +29,7 @@ export interface StubContext {
   /** Unboxed kernel functions by kernel id (undefined: boxed-only, fallthrough or missing). */
   readonly unboxed: ReadonlyArray<UnboxedKernel | undefined>;
   /** Handles ids without an unboxed function: boxes the arguments or reports the error. */
-  readonly slow: (id: number, hi: number, lo: number, ...args: unknown[]) => unknown;
+  readonly slow: (id: number, hi: number, lo: number, args: unknown[]) => unknown;
   /** When set, called before the kernel with the label and keyset; returns after the kernel. */
   readonly trace?: { enter(label: string, hi: number, lo: number): void; exit(): void };
 }
@@ -61,7 +61,7 @@ function sharedValues(ctx: StubContext): unknown[] {
 
 function lookupAndCall(params: string, label: string, traced: boolean): string {
   const call = `const u = U[id];\n` +
-    `return u !== undefined ? u(h, l${params}) : S(id, h, l${params});\n`;
+    `return u !== undefined ? u(h, l${params}) : S(id, h, l, [${params.slice(2)}]);\n`;
   const lookup = `const f = 32 - Math.clz32(h);\n` +
     `const id = T[R + ${ROW_ENTRIES} + O[f] + (32 - Math.clz32((l & M[f]) >>> 1))];\n`;
   if (!traced) return lookup + call;
@@ -164,7 +164,7 @@ function genericLookup(
   const u = U[id];
   trace?.enter(label, h, l);
   try {
-    return u !== undefined ? u(h, l, ...args) : S(id, h, l, ...args);
+    return u !== undefined ? u(h, l, ...args) : S(id, h, l, args);
   } finally {
     trace?.exit();
   }

@@ -500,7 +500,7 @@ export class Dispatcher implements OperatorHost, EntryContext {
       words: state.row.words,
       base: state.row.base,
       unboxed: this.#unboxed,
-      slow: (id: number, hi: number, lo: number, ...args: unknown[]) => this.#slowPath(state, id, hi, lo, args),
+      slow: (id: number, hi: number, lo: number, args: unknown[]) => this.#slowPath(state, id, hi, lo, args),
       trace: {
         enter: (label: string, hi: number, lo: number) => this.#trace.enter(label, state.handle.name, hi, lo),
         exit: () => this.#trace.exit(),
