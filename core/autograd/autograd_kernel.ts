@@ -157,6 +157,8 @@ export function makeAutogradKernel(op: OperatorHandle, derivative: Derivative, r
   const inPlace = schema.arguments[0]?.aliasInfo?.isWrite === true;
   const saveNames = derivative.save ?? [];
   const returnsList = schema.returns.length === 1 && schema.returns[0].type.kind === 'List';
+  const shapeKeys = names.map((name) => `${name}_shape`);
+  const savesArgument = names.map((name) => saveNames.includes(name));
 
   const record = (hi: number, lo: number, args: unknown[]): unknown => {
     const self = args[0];
@@ -169,24 +171,25 @@ export function makeAutogradKernel(op: OperatorHandle, derivative: Derivative, r
     // Save inputs before an in-place operator overwrites them.
     const saved = new Map<string, SavedVariable>();
     const values: Record<string, unknown> = {};
-    names.forEach((name, i) => {
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i];
       const v = args[i];
       if (v instanceof Tensor) {
-        if (saveNames.includes(name)) {
+        if (savesArgument[i]) {
           // An in-place operator overwrites `self`: its formula needs the original values (PyTorch's
           // original_self), so save a copy rather than the tensor whose version is about to change.
           const original = inPlace && i === 0 ? cloneBelowAutograd(v) : v;
           saved.set(name, new SavedVariable(original));
           if (original !== v) original.dispose();
         }
-        values[`${name}_shape`] = v.shape;
+        values[shapeKeys[i]] = v.shape;
       } else if (!Array.isArray(v) || !v.some((x) => x instanceof Tensor)) {
         values[name] = v;
       } else {
         // A Tensor[] argument: formulas get the shapes (cat splits its gradient by them).
         values[name] = v.map((x: Tensor) => x.shape);
       }
-    });
+    }
     const edges: Array<Edge | null> = [];
     const inputs: InputInfo[] = [];
     for (const d of differentiable) {

@@ -208,7 +208,7 @@ function execute(
     executed.push(node);
     const inputs = buffers.get(node) ?? new Array<Tensor | null>(node.numOutputs).fill(null);
     buffers.delete(node);
-    runHooks(node.preHooks, inputs);
+    if (node.hasPreHooks) runHooks(node.preHooks, inputs);
     const captures = captureAt.get(node);
     if (captures !== undefined) { for (const [inputNr, slot] of captures) captured[slot] = inputs[inputNr]; }
     let outputs: Array<Tensor | null> = [];

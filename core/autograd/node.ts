@@ -38,8 +38,7 @@ export abstract class Node {
   nextEdges: Array<Edge | null>;
   /** Creation order; the engine runs later nodes first, as PyTorch does. */
   readonly sequenceNr: number;
-  /** Hooks on the gradient of each output, run before `apply` (tensor hooks of non-leaf outputs). */
-  readonly preHooks: Map<number, GradHook[]> = new Map();
+  #preHooks: Map<number, GradHook[]> | undefined;
   /** Number of outputs (gradients `apply` receives). */
   readonly numOutputs: number;
 
@@ -48,6 +47,16 @@ export abstract class Node {
     this.nextEdges = nextEdges;
     this.numOutputs = numOutputs;
     this.sequenceNr = nextSequenceNr++;
+  }
+
+  /** Hooks on the gradient of each output; created on first use (most nodes never get one). */
+  get preHooks(): Map<number, GradHook[]> {
+    return this.#preHooks ??= new Map();
+  }
+
+  /** Whether any pre-hook was registered. */
+  get hasPreHooks(): boolean {
+    return this.#preHooks !== undefined && this.#preHooks.size > 0;
   }
 
   /** PyTorch's node name, e.g. `MulBackward0`. */
