@@ -256,6 +256,10 @@ class Pow {
   @inline supports<S>(): bool { return !isBoolean<S>(); }
   @inline apply<C>(a: C, b: C, al: C): C {
     if (isFloat<C>()) {
+      // C's pow, which PyTorch calls, differs from JavaScript's (and AssemblyScript's) in three cases:
+      // pow(1, y) = 1 and pow(x, +-0) = 1 even for NaN, and pow(-1, +-inf) = 1.
+      if (b == <C>0 || a == <C>1) return <C>1;
+      if (a == <C>-1 && !isFinite(b) && !isNaN(b)) return <C>1;
       if (sizeof<C>() == 4) return <C>Mathf.pow(<f32>a, <f32>b);
       return <C>Math.pow(<f64>a, <f64>b);
     }

@@ -735,3 +735,14 @@ describe('where and clamp', () => {
     }),
   );
 });
+
+describe('pow follows C pow at its special values, as PyTorch does', () => {
+  for (const dtype of ['float32', 'float64'] as const) {
+    it(`pow(1, y) = 1, pow(x, 0) = 1 and pow(-1, +-inf) = 1 in ${dtype}`, () => {
+      const base = tensor([1, 1, 1, -1, -1, 2, 0, 1.5, 0], { dtype });
+      const exponent = tensor([-Infinity, Infinity, NaN, Infinity, -Infinity, 0, NaN, 2, 0], { dtype });
+      assert.deepEqual(values(pow(base, exponent)), [1, 1, 1, 1, 1, 1, NaN, 2.25, 1]);
+      assert.deepEqual(values(pow(tensor([NaN, -1], { dtype }), 0)), [1, 1]);
+    });
+  }
+});
