@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { RuntimeError } from '../dispatch/errors.ts';
 
 /** Product of the sizes (1 for a 0-d shape). */
 export function numelOf(shape: readonly number[]): number {
@@ -84,7 +85,7 @@ export function broadcastShapes(a: readonly number[], b: readonly number[]): num
     const da = a.length - 1 - offset, db = b.length - 1 - offset;
     const sa = da >= 0 ? a[da] : 1, sb = db >= 0 ? b[db] : 1;
     if (sa !== sb && sa !== 1 && sb !== 1) {
-      throw new Error(
+      throw new RuntimeError(
         `The size of tensor a (${sa}) must match the size of tensor b (${sb}) at non-singleton dimension ${i}`,
       );
     }
@@ -102,7 +103,7 @@ export function expandStrides(
   const out = new Array<number>(target.length).fill(0);
   const offset = target.length - shape.length;
   if (offset < 0) {
-    throw new Error(
+    throw new RuntimeError(
       `The expanded size of the tensor (${target.length}) must be greater or equal to the number of dimensions ` +
         `in the tensor (${shape.length})`,
     );
@@ -112,7 +113,7 @@ export function expandStrides(
     if (size === want) out[i + offset] = strides[i];
     else if (size === 1) out[i + offset] = 0;
     else {
-      throw new Error(
+      throw new RuntimeError(
         `The expanded size of the tensor (${want}) must match the existing size (${size}) at non-singleton ` +
           `dimension ${i + offset}.  Target sizes: [${target.join(', ')}].  Tensor sizes: [${shape.join(', ')}]`,
       );
@@ -132,10 +133,10 @@ export function inferViewShape(shape: readonly number[], numel: number): number[
   for (let i = 0; i < shape.length; i++) {
     const s = shape[i];
     if (s === -1) {
-      if (inferred >= 0) throw new Error('only one dimension can be inferred');
+      if (inferred >= 0) throw new RuntimeError('only one dimension can be inferred');
       inferred = i;
     } else if (!Number.isInteger(s) || s < 0) {
-      throw new Error(`invalid shape dimension ${s}`);
+      throw new RuntimeError(`invalid shape dimension ${s}`);
     } else {
       product *= s;
     }
@@ -144,17 +145,17 @@ export function inferViewShape(shape: readonly number[], numel: number): number[
   if (inferred >= 0) {
     if (product === 0 || numel % product !== 0) {
       if (product === 0) {
-        throw new Error(
+        throw new RuntimeError(
           `cannot reshape tensor of ${numel} elements into shape [${
             shape.join(', ')
           }] because the unspecified dimension size -1 can be any value and is ambiguous`,
         );
       }
-      throw new Error(`shape '[${shape.join(', ')}]' is invalid for input of size ${numel}`);
+      throw new RuntimeError(`shape '[${shape.join(', ')}]' is invalid for input of size ${numel}`);
     }
     out[inferred] = numel / product;
   } else if (product !== numel) {
-    throw new Error(`shape '[${shape.join(', ')}]' is invalid for input of size ${numel}`);
+    throw new RuntimeError(`shape '[${shape.join(', ')}]' is invalid for input of size ${numel}`);
   }
   return out;
 }
