@@ -352,6 +352,14 @@ export class Dispatcher implements OperatorHost, EntryContext {
   /** Boxed call: the op's arguments are the top of `stack`; they are replaced by its returns. */
   callBoxed(op: OperatorHandle, stack: Stack): void {
     const state = this.#state(op);
+    this.#runBoxed(state, '[callBoxed]', this.#boxedKeySet(state, stack), stack);
+  }
+
+  /**
+   * PyTorch's `getDispatchKeySetBoxed`: the keys of the dispatch arguments on top of the stack, plus the local
+   * include set, minus the exclude set, masked by the operator's non-fallthrough keys.
+   */
+  #boxedKeySet(state: OperatorState, stack: Stack): DispatchKeySet {
     let hi = 0, lo = 0;
     const schema = state.entry.schema?.schema;
     const n = schema === undefined ? stack.length : schema.arguments.length;
@@ -362,8 +370,8 @@ export class Dispatcher implements OperatorHost, EntryContext {
       if (v === undefined) continue;
       const items = v.isList() ? v.toList() : [v];
       for (const item of items) {
-        if (item.isTensor()) {
-          const t = item.toTensor();
+        const t = item.payload;
+        if (isDispatchKeySource(t)) {
           hi |= t.keySetHi;
           lo |= t.keySetLo;
         }
@@ -373,9 +381,7 @@ export class Dispatcher implements OperatorHost, EntryContext {
     const mask = words[base + ROW_PER_BACKEND_FLAG] === 0
       ? words[base + ROW_NFT_HI]
       : words[base + ROW_PER_BACKEND + 2 * (32 - Math.clz32(lo >>> 1))];
-    hi = (hi | localKeys.includedHi) & ~localKeys.excludedHi & mask;
-    lo |= localKeys.includedLo;
-    this.#runBoxed(state, '[callBoxed]', new DispatchKeySet(hi, lo), stack);
+    return new DispatchKeySet((hi | localKeys.includedHi) & ~localKeys.excludedHi & mask, lo | localKeys.includedLo);
   }
 
   /** Boxed redispatch with an explicit keyset (no local keys, no fallthrough mask). */
@@ -397,20 +403,8 @@ export class Dispatcher implements OperatorHost, EntryContext {
           'and there is no backend fallback for it',
       );
     }
-    let hi = 0, lo = 0;
-    for (const v of stack) {
-      const items = v.isList() ? v.toList() : [v];
-      for (const item of items) {
-        const t = item.payload;
-        if (isDispatchKeySource(t)) {
-          hi |= t.keySetHi;
-          lo |= t.keySetLo;
-        }
-      }
-    }
-    hi = (hi | localKeys.includedHi) & ~localKeys.excludedHi;
-    lo |= localKeys.includedLo;
-    kernel.kernel.boxed!(op, new DispatchKeySet(hi, lo), stack);
+    // The keyset is computed as for callBoxed, and passed on to the kernel (a boxed fallback may use it).
+    kernel.kernel.boxed!(op, this.#boxedKeySet(state, stack), stack);
   }
 
   // ---- observability ----
