@@ -13,7 +13,7 @@ import {
 } from './dispatch_key_set.ts';
 import { RuntimeError } from './errors.ts';
 import type { FunctionSchema } from './function_schema.ts';
-import { boxArguments, isDispatchKeySource, type Stack } from './ivalue.ts';
+import { boxArgumentsInPlace, isDispatchKeySource, type Stack } from './ivalue.ts';
 import { type BoxedKernel, KernelFunction, popReturns, type UnboxedKernel } from './kernel_function.ts';
 import { localKeys } from './local_dispatch_key_set.ts';
 import { type AnnotatedKernel, type EntryContext, OperatorEntry } from './operator_entry.ts';
@@ -559,7 +559,7 @@ export class Dispatcher implements OperatorHost, EntryContext {
   #slowPath(state: OperatorState, id: number, hi: number, lo: number, args: unknown[]): unknown {
     const boxed = this.#boxed[id];
     if (boxed === undefined) throw reportDispatchError(this, state, this.#store.readRow(state.row.row).ids, hi, lo);
-    const stack = boxArguments(state.entry.schema?.schema.arguments, args, state.entry.name);
+    const stack = boxArgumentsInPlace(state.entry.schema?.schema.arguments, args, state.entry.name);
     boxed(state.handle, new DispatchKeySet(hi, lo), stack);
     return popReturns(state.handle, stack);
   }

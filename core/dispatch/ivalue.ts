@@ -246,8 +246,23 @@ function typeMismatch(what: string | (() => string), type: SchemaType, value: un
  * ```
  */
 export function boxArguments(args: readonly Argument[] | undefined, values: readonly unknown[], opName = 'op'): Stack {
+  return boxArgumentsInPlace(args, [...values], opName);
+}
+
+/**
+ * Like {@linkcode boxArguments}, but boxes into `values` itself (an array the caller owns and gives up):
+ * the unboxed-to-boxed path builds its argument array anyway, so it becomes the stack.
+ *
+ * @example
+ * ```ts
+ * import { boxArgumentsInPlace } from './ivalue.ts';
+ * boxArgumentsInPlace(undefined, [1, 'x']).map(String); // ['Int(1)', 'String(x)']
+ * ```
+ */
+export function boxArgumentsInPlace(args: readonly Argument[] | undefined, values: unknown[], opName = 'op'): Stack {
   const n = args === undefined ? values.length : args.length;
-  const stack: Stack = new Array(n);
+  const stack = values as Stack;
+  if (stack.length !== n) stack.length = n; // missing trailing arguments take their defaults
   if (args === undefined) {
     for (let i = 0; i < n; i++) stack[i] = IValue.infer(values[i]);
     return stack;
