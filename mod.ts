@@ -11,14 +11,8 @@
  *
  * @module
  */
-import { registerCpuBackend } from './core/cpu/register.ts';
-import { installTensorMethods } from './core/ops/generated_api.ts';
-import { installAutogradMethods } from './core/autograd/tensor_autograd.ts';
-
-// Importing the package gives a working runtime: every call is idempotent.
-registerCpuBackend();
-installTensorMethods();
-installAutogradMethods();
+// Importing the package gives a working runtime (see core/init.ts).
+import './core/init.ts';
 
 export * from './core/dispatch/mod.ts';
 export * from './core/tensor/mod.ts';

@@ -15,6 +15,7 @@
  *
  * @module
  */
+import '../init.ts'; // usable without the root module: registers the CPU backend and Tensor methods
 export {
   type IncompatibleKeys,
   type LoadStateDictOptions,

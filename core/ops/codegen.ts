@@ -277,7 +277,7 @@ function generateFunction(fnName: string, group: Overload[], self: 'function' | 
       else if (a.type.kind === 'Optional') v = `(${v} ?? null)`;
       return normalize(v, a.type);
     });
-    const call = `return ops[${JSON.stringify(o.key)}].call(${args.join(', ')});`;
+    const call = `return ops()[${JSON.stringify(o.key)}].call(${args.join(', ')});`;
     lines.push(conds.length > 0 ? `if (${conds.join(' && ')}) ${call}` : call);
   }
   if (group.length > 1) {
@@ -347,7 +347,10 @@ function groups(kind: 'function' | 'method'): Map<string, Overload[]> {
 export function generateApi(): string {
   const fns = groups('function');
   const methods = groups('method');
-  let body = 'const ops = registerOperators();\n\n';
+  // Operators are registered on first use, not when this module is evaluated: it sits in import cycles with
+  // the registry (derivative formulas call the API), and a registration at evaluation time would depend on
+  // which module an importer happens to load first.
+  let body = 'let handles: OpHandles | undefined;\nconst ops = (): OpHandles => handles ??= registerOperators();\n\n';
   for (const [name, group] of fns) {
     const { signatures, impl } = generateFunction(name, group, 'function');
     const primary = group[0];
@@ -408,7 +411,7 @@ export function generateApi(): string {
       ? `import type { ${used.map((n) => n.slice(5)).join(', ')} } from '${from}';\n`
       : `import { ${used.join(', ')} } from '${from}';\n`;
   }
-  out += "import { registerOperators } from './registry.ts';\n\n";
+  out += "import { type OpHandles, registerOperators } from './registry.ts';\n\n";
   out += body;
   return out;
 }

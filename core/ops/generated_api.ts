@@ -10,9 +10,10 @@ import type { DTypeLike } from '../tensor/dtype.ts';
 import type { DeviceLike } from '../tensor/device.ts';
 import type { Generator } from '../tensor/generator.ts';
 import { intList, invalidArguments, isOptions, optionalDevice, optionalDType, optionalIntList } from './arguments.ts';
-import { registerOperators } from './registry.ts';
+import { type OpHandles, registerOperators } from './registry.ts';
 
-const ops = registerOperators();
+let handles: OpHandles | undefined;
+const ops = (): OpHandles => handles ??= registerOperators();
 
 /**
  * Adds `other`, scaled by `alpha`, to `self`, with broadcasting and type promotion.
@@ -51,11 +52,11 @@ export function add(p0?: any, p1?: any, p2?: any, p3?: any): any {
     ? 3
     : 4;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  if (n === 2 && p1 instanceof Tensor) return ops['add.Tensor'].call(p0, p1, o?.alpha ?? 1);
+  if (n === 2 && p1 instanceof Tensor) return ops()['add.Tensor'].call(p0, p1, o?.alpha ?? 1);
   if (
     n >= 2 && n <= 3 && (typeof p1 === 'number' || typeof p1 === 'boolean') &&
     (n <= 2 || (typeof p2 === 'number' || typeof p2 === 'boolean'))
-  ) return ops['add.Scalar'].call(p0, p1, (n > 2 ? p2 : o?.alpha) ?? 1);
+  ) return ops()['add.Scalar'].call(p0, p1, (n > 2 ? p2 : o?.alpha) ?? 1);
   throw invalidArguments('add', '  * (self, other, alpha)\n  * (self, other, alpha)');
 }
 
@@ -96,11 +97,11 @@ export function sub(p0?: any, p1?: any, p2?: any, p3?: any): any {
     ? 3
     : 4;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  if (n === 2 && p1 instanceof Tensor) return ops['sub.Tensor'].call(p0, p1, o?.alpha ?? 1);
+  if (n === 2 && p1 instanceof Tensor) return ops()['sub.Tensor'].call(p0, p1, o?.alpha ?? 1);
   if (
     n >= 2 && n <= 3 && (typeof p1 === 'number' || typeof p1 === 'boolean') &&
     (n <= 2 || (typeof p2 === 'number' || typeof p2 === 'boolean'))
-  ) return ops['sub.Scalar'].call(p0, p1, (n > 2 ? p2 : o?.alpha) ?? 1);
+  ) return ops()['sub.Scalar'].call(p0, p1, (n > 2 ? p2 : o?.alpha) ?? 1);
   throw invalidArguments('sub', '  * (self, other, alpha)\n  * (self, other, alpha)');
 }
 
@@ -131,8 +132,8 @@ export function mul(p0?: any, p1?: any, p2?: any): any {
     : p2 === undefined || isOptions(p2)
     ? 2
     : 3;
-  if (n === 2 && p1 instanceof Tensor) return ops['mul.Tensor'].call(p0, p1);
-  if (n === 2 && (typeof p1 === 'number' || typeof p1 === 'boolean')) return ops['mul.Scalar'].call(p0, p1);
+  if (n === 2 && p1 instanceof Tensor) return ops()['mul.Tensor'].call(p0, p1);
+  if (n === 2 && (typeof p1 === 'number' || typeof p1 === 'boolean')) return ops()['mul.Scalar'].call(p0, p1);
   throw invalidArguments('mul', '  * (self, other)\n  * (self, other)');
 }
 
@@ -171,13 +172,13 @@ export function div(p0?: any, p1?: any, p2?: any): any {
     : 3;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
   if (n === 2 && p1 instanceof Tensor && o?.roundingMode !== undefined) {
-    return ops['div.Tensor_mode'].call(p0, p1, o?.roundingMode ?? null);
+    return ops()['div.Tensor_mode'].call(p0, p1, o?.roundingMode ?? null);
   }
   if (n === 2 && (typeof p1 === 'number' || typeof p1 === 'boolean') && o?.roundingMode !== undefined) {
-    return ops['div.Scalar_mode'].call(p0, p1, o?.roundingMode ?? null);
+    return ops()['div.Scalar_mode'].call(p0, p1, o?.roundingMode ?? null);
   }
-  if (n === 2 && p1 instanceof Tensor) return ops['div.Tensor'].call(p0, p1);
-  if (n === 2 && (typeof p1 === 'number' || typeof p1 === 'boolean')) return ops['div.Scalar'].call(p0, p1);
+  if (n === 2 && p1 instanceof Tensor) return ops()['div.Tensor'].call(p0, p1);
+  if (n === 2 && (typeof p1 === 'number' || typeof p1 === 'boolean')) return ops()['div.Scalar'].call(p0, p1);
   throw invalidArguments(
     'div',
     '  * (self, other)\n  * (self, other)\n  * (self, other, rounding_mode)\n  * (self, other, rounding_mode)',
@@ -211,8 +212,8 @@ export function remainder(p0?: any, p1?: any, p2?: any): any {
     : p2 === undefined || isOptions(p2)
     ? 2
     : 3;
-  if (n === 2 && p1 instanceof Tensor) return ops['remainder.Tensor'].call(p0, p1);
-  if (n === 2 && (typeof p1 === 'number' || typeof p1 === 'boolean')) return ops['remainder.Scalar'].call(p0, p1);
+  if (n === 2 && p1 instanceof Tensor) return ops()['remainder.Tensor'].call(p0, p1);
+  if (n === 2 && (typeof p1 === 'number' || typeof p1 === 'boolean')) return ops()['remainder.Scalar'].call(p0, p1);
   throw invalidArguments('remainder', '  * (self, other)\n  * (self, other)');
 }
 
@@ -243,8 +244,8 @@ export function fmod(p0?: any, p1?: any, p2?: any): any {
     : p2 === undefined || isOptions(p2)
     ? 2
     : 3;
-  if (n === 2 && p1 instanceof Tensor) return ops['fmod.Tensor'].call(p0, p1);
-  if (n === 2 && (typeof p1 === 'number' || typeof p1 === 'boolean')) return ops['fmod.Scalar'].call(p0, p1);
+  if (n === 2 && p1 instanceof Tensor) return ops()['fmod.Tensor'].call(p0, p1);
+  if (n === 2 && (typeof p1 === 'number' || typeof p1 === 'boolean')) return ops()['fmod.Scalar'].call(p0, p1);
   throw invalidArguments('fmod', '  * (self, other)\n  * (self, other)');
 }
 
@@ -278,12 +279,12 @@ export function pow(p0?: any, p1?: any, p2?: any): any {
     : p2 === undefined || isOptions(p2)
     ? 2
     : 3;
-  if (n === 2 && p0 instanceof Tensor && p1 instanceof Tensor) return ops['pow.Tensor_Tensor'].call(p0, p1);
+  if (n === 2 && p0 instanceof Tensor && p1 instanceof Tensor) return ops()['pow.Tensor_Tensor'].call(p0, p1);
   if (n === 2 && p0 instanceof Tensor && (typeof p1 === 'number' || typeof p1 === 'boolean')) {
-    return ops['pow.Tensor_Scalar'].call(p0, p1);
+    return ops()['pow.Tensor_Scalar'].call(p0, p1);
   }
   if (n === 2 && (typeof p0 === 'number' || typeof p0 === 'boolean') && p1 instanceof Tensor) {
-    return ops['pow.Scalar'].call(p0, p1);
+    return ops()['pow.Scalar'].call(p0, p1);
   }
   throw invalidArguments('pow', '  * (self, exponent)\n  * (self, exponent)\n  * (self, exponent)');
 }
@@ -303,7 +304,7 @@ export function pow(p0?: any, p1?: any, p2?: any): any {
  */
 export function minimum(self: Tensor, other: Tensor): Tensor;
 export function minimum(p0?: any, p1?: any): any {
-  return ops['minimum'].call(p0, p1);
+  return ops()['minimum'].call(p0, p1);
 }
 
 /**
@@ -321,7 +322,7 @@ export function minimum(p0?: any, p1?: any): any {
  */
 export function maximum(self: Tensor, other: Tensor): Tensor;
 export function maximum(p0?: any, p1?: any): any {
-  return ops['maximum'].call(p0, p1);
+  return ops()['maximum'].call(p0, p1);
 }
 
 /**
@@ -339,7 +340,7 @@ export function maximum(p0?: any, p1?: any): any {
  */
 export function atan2(self: Tensor, other: Tensor): Tensor;
 export function atan2(p0?: any, p1?: any): any {
-  return ops['atan2'].call(p0, p1);
+  return ops()['atan2'].call(p0, p1);
 }
 
 /**
@@ -357,7 +358,7 @@ export function atan2(p0?: any, p1?: any): any {
  */
 export function bitwiseAnd(self: Tensor, other: Tensor): Tensor;
 export function bitwiseAnd(p0?: any, p1?: any): any {
-  return ops['bitwise_and.Tensor'].call(p0, p1);
+  return ops()['bitwise_and.Tensor'].call(p0, p1);
 }
 
 /**
@@ -375,7 +376,7 @@ export function bitwiseAnd(p0?: any, p1?: any): any {
  */
 export function bitwiseOr(self: Tensor, other: Tensor): Tensor;
 export function bitwiseOr(p0?: any, p1?: any): any {
-  return ops['bitwise_or.Tensor'].call(p0, p1);
+  return ops()['bitwise_or.Tensor'].call(p0, p1);
 }
 
 /**
@@ -393,7 +394,7 @@ export function bitwiseOr(p0?: any, p1?: any): any {
  */
 export function bitwiseXor(self: Tensor, other: Tensor): Tensor;
 export function bitwiseXor(p0?: any, p1?: any): any {
-  return ops['bitwise_xor.Tensor'].call(p0, p1);
+  return ops()['bitwise_xor.Tensor'].call(p0, p1);
 }
 
 /**
@@ -411,7 +412,7 @@ export function bitwiseXor(p0?: any, p1?: any): any {
  */
 export function logicalAnd(self: Tensor, other: Tensor): Tensor;
 export function logicalAnd(p0?: any, p1?: any): any {
-  return ops['logical_and'].call(p0, p1);
+  return ops()['logical_and'].call(p0, p1);
 }
 
 /**
@@ -429,7 +430,7 @@ export function logicalAnd(p0?: any, p1?: any): any {
  */
 export function logicalOr(self: Tensor, other: Tensor): Tensor;
 export function logicalOr(p0?: any, p1?: any): any {
-  return ops['logical_or'].call(p0, p1);
+  return ops()['logical_or'].call(p0, p1);
 }
 
 /**
@@ -447,7 +448,7 @@ export function logicalOr(p0?: any, p1?: any): any {
  */
 export function logicalXor(self: Tensor, other: Tensor): Tensor;
 export function logicalXor(p0?: any, p1?: any): any {
-  return ops['logical_xor'].call(p0, p1);
+  return ops()['logical_xor'].call(p0, p1);
 }
 
 /**
@@ -477,8 +478,8 @@ export function eq(p0?: any, p1?: any, p2?: any): any {
     : p2 === undefined || isOptions(p2)
     ? 2
     : 3;
-  if (n === 2 && p1 instanceof Tensor) return ops['eq.Tensor'].call(p0, p1);
-  if (n === 2 && (typeof p1 === 'number' || typeof p1 === 'boolean')) return ops['eq.Scalar'].call(p0, p1);
+  if (n === 2 && p1 instanceof Tensor) return ops()['eq.Tensor'].call(p0, p1);
+  if (n === 2 && (typeof p1 === 'number' || typeof p1 === 'boolean')) return ops()['eq.Scalar'].call(p0, p1);
   throw invalidArguments('eq', '  * (self, other)\n  * (self, other)');
 }
 
@@ -509,8 +510,8 @@ export function ne(p0?: any, p1?: any, p2?: any): any {
     : p2 === undefined || isOptions(p2)
     ? 2
     : 3;
-  if (n === 2 && p1 instanceof Tensor) return ops['ne.Tensor'].call(p0, p1);
-  if (n === 2 && (typeof p1 === 'number' || typeof p1 === 'boolean')) return ops['ne.Scalar'].call(p0, p1);
+  if (n === 2 && p1 instanceof Tensor) return ops()['ne.Tensor'].call(p0, p1);
+  if (n === 2 && (typeof p1 === 'number' || typeof p1 === 'boolean')) return ops()['ne.Scalar'].call(p0, p1);
   throw invalidArguments('ne', '  * (self, other)\n  * (self, other)');
 }
 
@@ -541,8 +542,8 @@ export function lt(p0?: any, p1?: any, p2?: any): any {
     : p2 === undefined || isOptions(p2)
     ? 2
     : 3;
-  if (n === 2 && p1 instanceof Tensor) return ops['lt.Tensor'].call(p0, p1);
-  if (n === 2 && (typeof p1 === 'number' || typeof p1 === 'boolean')) return ops['lt.Scalar'].call(p0, p1);
+  if (n === 2 && p1 instanceof Tensor) return ops()['lt.Tensor'].call(p0, p1);
+  if (n === 2 && (typeof p1 === 'number' || typeof p1 === 'boolean')) return ops()['lt.Scalar'].call(p0, p1);
   throw invalidArguments('lt', '  * (self, other)\n  * (self, other)');
 }
 
@@ -573,8 +574,8 @@ export function le(p0?: any, p1?: any, p2?: any): any {
     : p2 === undefined || isOptions(p2)
     ? 2
     : 3;
-  if (n === 2 && p1 instanceof Tensor) return ops['le.Tensor'].call(p0, p1);
-  if (n === 2 && (typeof p1 === 'number' || typeof p1 === 'boolean')) return ops['le.Scalar'].call(p0, p1);
+  if (n === 2 && p1 instanceof Tensor) return ops()['le.Tensor'].call(p0, p1);
+  if (n === 2 && (typeof p1 === 'number' || typeof p1 === 'boolean')) return ops()['le.Scalar'].call(p0, p1);
   throw invalidArguments('le', '  * (self, other)\n  * (self, other)');
 }
 
@@ -605,8 +606,8 @@ export function gt(p0?: any, p1?: any, p2?: any): any {
     : p2 === undefined || isOptions(p2)
     ? 2
     : 3;
-  if (n === 2 && p1 instanceof Tensor) return ops['gt.Tensor'].call(p0, p1);
-  if (n === 2 && (typeof p1 === 'number' || typeof p1 === 'boolean')) return ops['gt.Scalar'].call(p0, p1);
+  if (n === 2 && p1 instanceof Tensor) return ops()['gt.Tensor'].call(p0, p1);
+  if (n === 2 && (typeof p1 === 'number' || typeof p1 === 'boolean')) return ops()['gt.Scalar'].call(p0, p1);
   throw invalidArguments('gt', '  * (self, other)\n  * (self, other)');
 }
 
@@ -637,8 +638,8 @@ export function ge(p0?: any, p1?: any, p2?: any): any {
     : p2 === undefined || isOptions(p2)
     ? 2
     : 3;
-  if (n === 2 && p1 instanceof Tensor) return ops['ge.Tensor'].call(p0, p1);
-  if (n === 2 && (typeof p1 === 'number' || typeof p1 === 'boolean')) return ops['ge.Scalar'].call(p0, p1);
+  if (n === 2 && p1 instanceof Tensor) return ops()['ge.Tensor'].call(p0, p1);
+  if (n === 2 && (typeof p1 === 'number' || typeof p1 === 'boolean')) return ops()['ge.Scalar'].call(p0, p1);
   throw invalidArguments('ge', '  * (self, other)\n  * (self, other)');
 }
 
@@ -657,7 +658,7 @@ export function ge(p0?: any, p1?: any, p2?: any): any {
  */
 export function neg(self: Tensor): Tensor;
 export function neg(p0?: any): any {
-  return ops['neg'].call(p0);
+  return ops()['neg'].call(p0);
 }
 
 /**
@@ -675,7 +676,7 @@ export function neg(p0?: any): any {
  */
 export function abs(self: Tensor): Tensor;
 export function abs(p0?: any): any {
-  return ops['abs'].call(p0);
+  return ops()['abs'].call(p0);
 }
 
 /**
@@ -693,7 +694,7 @@ export function abs(p0?: any): any {
  */
 export function sign(self: Tensor): Tensor;
 export function sign(p0?: any): any {
-  return ops['sign'].call(p0);
+  return ops()['sign'].call(p0);
 }
 
 /**
@@ -711,7 +712,7 @@ export function sign(p0?: any): any {
  */
 export function exp(self: Tensor): Tensor;
 export function exp(p0?: any): any {
-  return ops['exp'].call(p0);
+  return ops()['exp'].call(p0);
 }
 
 /**
@@ -729,7 +730,7 @@ export function exp(p0?: any): any {
  */
 export function log(self: Tensor): Tensor;
 export function log(p0?: any): any {
-  return ops['log'].call(p0);
+  return ops()['log'].call(p0);
 }
 
 /**
@@ -747,7 +748,7 @@ export function log(p0?: any): any {
  */
 export function log1p(self: Tensor): Tensor;
 export function log1p(p0?: any): any {
-  return ops['log1p'].call(p0);
+  return ops()['log1p'].call(p0);
 }
 
 /**
@@ -765,7 +766,7 @@ export function log1p(p0?: any): any {
  */
 export function expm1(self: Tensor): Tensor;
 export function expm1(p0?: any): any {
-  return ops['expm1'].call(p0);
+  return ops()['expm1'].call(p0);
 }
 
 /**
@@ -783,7 +784,7 @@ export function expm1(p0?: any): any {
  */
 export function sqrt(self: Tensor): Tensor;
 export function sqrt(p0?: any): any {
-  return ops['sqrt'].call(p0);
+  return ops()['sqrt'].call(p0);
 }
 
 /**
@@ -801,7 +802,7 @@ export function sqrt(p0?: any): any {
  */
 export function rsqrt(self: Tensor): Tensor;
 export function rsqrt(p0?: any): any {
-  return ops['rsqrt'].call(p0);
+  return ops()['rsqrt'].call(p0);
 }
 
 /**
@@ -819,7 +820,7 @@ export function rsqrt(p0?: any): any {
  */
 export function sin(self: Tensor): Tensor;
 export function sin(p0?: any): any {
-  return ops['sin'].call(p0);
+  return ops()['sin'].call(p0);
 }
 
 /**
@@ -837,7 +838,7 @@ export function sin(p0?: any): any {
  */
 export function cos(self: Tensor): Tensor;
 export function cos(p0?: any): any {
-  return ops['cos'].call(p0);
+  return ops()['cos'].call(p0);
 }
 
 /**
@@ -855,7 +856,7 @@ export function cos(p0?: any): any {
  */
 export function tanh(self: Tensor): Tensor;
 export function tanh(p0?: any): any {
-  return ops['tanh'].call(p0);
+  return ops()['tanh'].call(p0);
 }
 
 /**
@@ -873,7 +874,7 @@ export function tanh(p0?: any): any {
  */
 export function sigmoid(self: Tensor): Tensor;
 export function sigmoid(p0?: any): any {
-  return ops['sigmoid'].call(p0);
+  return ops()['sigmoid'].call(p0);
 }
 
 /**
@@ -891,7 +892,7 @@ export function sigmoid(p0?: any): any {
  */
 export function erf(self: Tensor): Tensor;
 export function erf(p0?: any): any {
-  return ops['erf'].call(p0);
+  return ops()['erf'].call(p0);
 }
 
 /**
@@ -909,7 +910,7 @@ export function erf(p0?: any): any {
  */
 export function reciprocal(self: Tensor): Tensor;
 export function reciprocal(p0?: any): any {
-  return ops['reciprocal'].call(p0);
+  return ops()['reciprocal'].call(p0);
 }
 
 /**
@@ -927,7 +928,7 @@ export function reciprocal(p0?: any): any {
  */
 export function relu(self: Tensor): Tensor;
 export function relu(p0?: any): any {
-  return ops['relu'].call(p0);
+  return ops()['relu'].call(p0);
 }
 
 /**
@@ -947,7 +948,7 @@ export function gelu(self: Tensor, options?: { approximate?: string }): Tensor;
 export function gelu(p0?: any, p1?: any): any {
   const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
   const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
-  return ops['gelu'].call(p0, o?.approximate ?? 'none');
+  return ops()['gelu'].call(p0, o?.approximate ?? 'none');
 }
 
 /**
@@ -965,7 +966,7 @@ export function gelu(p0?: any, p1?: any): any {
  */
 export function silu(self: Tensor): Tensor;
 export function silu(p0?: any): any {
-  return ops['silu'].call(p0);
+  return ops()['silu'].call(p0);
 }
 
 /**
@@ -983,7 +984,7 @@ export function silu(p0?: any): any {
  */
 export function floor(self: Tensor): Tensor;
 export function floor(p0?: any): any {
-  return ops['floor'].call(p0);
+  return ops()['floor'].call(p0);
 }
 
 /**
@@ -1001,7 +1002,7 @@ export function floor(p0?: any): any {
  */
 export function ceil(self: Tensor): Tensor;
 export function ceil(p0?: any): any {
-  return ops['ceil'].call(p0);
+  return ops()['ceil'].call(p0);
 }
 
 /**
@@ -1019,7 +1020,7 @@ export function ceil(p0?: any): any {
  */
 export function round(self: Tensor): Tensor;
 export function round(p0?: any): any {
-  return ops['round'].call(p0);
+  return ops()['round'].call(p0);
 }
 
 /**
@@ -1037,7 +1038,7 @@ export function round(p0?: any): any {
  */
 export function trunc(self: Tensor): Tensor;
 export function trunc(p0?: any): any {
-  return ops['trunc'].call(p0);
+  return ops()['trunc'].call(p0);
 }
 
 /**
@@ -1055,7 +1056,7 @@ export function trunc(p0?: any): any {
  */
 export function logicalNot(self: Tensor): Tensor;
 export function logicalNot(p0?: any): any {
-  return ops['logical_not'].call(p0);
+  return ops()['logical_not'].call(p0);
 }
 
 /**
@@ -1073,7 +1074,7 @@ export function logicalNot(p0?: any): any {
  */
 export function bitwiseNot(self: Tensor): Tensor;
 export function bitwiseNot(p0?: any): any {
-  return ops['bitwise_not'].call(p0);
+  return ops()['bitwise_not'].call(p0);
 }
 
 /**
@@ -1091,7 +1092,7 @@ export function bitwiseNot(p0?: any): any {
  */
 export function isnan(self: Tensor): Tensor;
 export function isnan(p0?: any): any {
-  return ops['isnan'].call(p0);
+  return ops()['isnan'].call(p0);
 }
 
 /**
@@ -1123,8 +1124,10 @@ export function where(p0?: any, p1?: any, p2?: any, p3?: any): any {
     : p3 === undefined || isOptions(p3)
     ? 3
     : 4;
-  if (n === 3 && p2 instanceof Tensor) return ops['where.self'].call(p0, p1, p2);
-  if (n === 3 && (typeof p2 === 'number' || typeof p2 === 'boolean')) return ops['where.ScalarOther'].call(p0, p1, p2);
+  if (n === 3 && p2 instanceof Tensor) return ops()['where.self'].call(p0, p1, p2);
+  if (n === 3 && (typeof p2 === 'number' || typeof p2 === 'boolean')) {
+    return ops()['where.ScalarOther'].call(p0, p1, p2);
+  }
   throw invalidArguments('where', '  * (condition, self, other)\n  * (condition, self, other)');
 }
 
@@ -1174,11 +1177,11 @@ export function clamp(p0?: any, p1?: any, p2?: any, p3?: any): any {
   if (
     n >= 1 && n <= 3 && (n <= 1 || (p1 == null || (typeof p1 === 'number' || typeof p1 === 'boolean'))) &&
     (n <= 2 || (p2 == null || (typeof p2 === 'number' || typeof p2 === 'boolean')))
-  ) return ops['clamp'].call(p0, (n > 1 ? p1 : o?.min) ?? null, (n > 2 ? p2 : o?.max) ?? null);
+  ) return ops()['clamp'].call(p0, (n > 1 ? p1 : o?.min) ?? null, (n > 2 ? p2 : o?.max) ?? null);
   if (
     n >= 1 && n <= 3 && (n <= 1 || (p1 == null || p1 instanceof Tensor)) &&
     (n <= 2 || (p2 == null || p2 instanceof Tensor))
-  ) return ops['clamp.Tensor'].call(p0, (n > 1 ? p1 : o?.min) ?? null, (n > 2 ? p2 : o?.max) ?? null);
+  ) return ops()['clamp.Tensor'].call(p0, (n > 1 ? p1 : o?.min) ?? null, (n > 2 ? p2 : o?.max) ?? null);
   throw invalidArguments('clamp', '  * (self, min, max)\n  * (self, min, max)');
 }
 
@@ -1208,7 +1211,7 @@ export function empty(
 export function empty(p0?: any, p1?: any): any {
   const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
   const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
-  return ops['empty.memory_format'].call(
+  return ops()['empty.memory_format'].call(
     intList(p0),
     optionalDType(o?.dtype ?? null),
     o?.layout ?? null,
@@ -1243,7 +1246,7 @@ export function zeros(
 export function zeros(p0?: any, p1?: any): any {
   const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
   const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
-  return ops['zeros'].call(
+  return ops()['zeros'].call(
     intList(p0),
     optionalDType(o?.dtype ?? null),
     o?.layout ?? null,
@@ -1277,7 +1280,7 @@ export function ones(
 export function ones(p0?: any, p1?: any): any {
   const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
   const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
-  return ops['ones'].call(
+  return ops()['ones'].call(
     intList(p0),
     optionalDType(o?.dtype ?? null),
     o?.layout ?? null,
@@ -1318,7 +1321,7 @@ export function full(p0?: any, p1?: any, p2?: any): any {
     ? 2
     : 3;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops['full'].call(
+  return ops()['full'].call(
     intList(p0),
     p1,
     optionalDType(o?.dtype ?? null),
@@ -1412,7 +1415,7 @@ export function arange(p0?: any, p1?: any, p2?: any, p3?: any): any {
     : 4;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
   if (n === 2 && (typeof p1 === 'number' || typeof p1 === 'boolean')) {
-    return ops['arange.start'].call(
+    return ops()['arange.start'].call(
       p0,
       p1,
       optionalDType(o?.dtype ?? null),
@@ -1425,7 +1428,7 @@ export function arange(p0?: any, p1?: any, p2?: any, p3?: any): any {
     n >= 2 && n <= 3 && (typeof p1 === 'number' || typeof p1 === 'boolean') &&
     (n <= 2 || (typeof p2 === 'number' || typeof p2 === 'boolean'))
   ) {
-    return ops['arange.start_step'].call(
+    return ops()['arange.start_step'].call(
       p0,
       p1,
       (n > 2 ? p2 : o?.step) ?? 1,
@@ -1436,7 +1439,7 @@ export function arange(p0?: any, p1?: any, p2?: any, p3?: any): any {
     );
   }
   if (n === 1) {
-    return ops['arange'].call(
+    return ops()['arange'].call(
       p0,
       optionalDType(o?.dtype ?? null),
       o?.layout ?? null,
@@ -1485,7 +1488,7 @@ export function linspace(p0?: any, p1?: any, p2?: any, p3?: any): any {
     ? 3
     : 4;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  return ops['linspace'].call(
+  return ops()['linspace'].call(
     p0,
     p1,
     p2,
@@ -1551,7 +1554,7 @@ export function eye(p0?: any, p1?: any, p2?: any): any {
     : 3;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
   if (n === 2) {
-    return ops['eye.m'].call(
+    return ops()['eye.m'].call(
       p0,
       p1,
       optionalDType(o?.dtype ?? null),
@@ -1561,7 +1564,7 @@ export function eye(p0?: any, p1?: any, p2?: any): any {
     );
   }
   if (n === 1) {
-    return ops['eye'].call(
+    return ops()['eye'].call(
       p0,
       optionalDType(o?.dtype ?? null),
       o?.layout ?? null,
@@ -1590,7 +1593,7 @@ export function eye(p0?: any, p1?: any, p2?: any): any {
  */
 export function view(self: Tensor, size: number | readonly number[]): Tensor;
 export function view(p0?: any, p1?: any): any {
-  return ops['view'].call(p0, intList(p1));
+  return ops()['view'].call(p0, intList(p1));
 }
 
 /**
@@ -1608,7 +1611,7 @@ export function view(p0?: any, p1?: any): any {
  */
 export function reshape(self: Tensor, shape: number | readonly number[]): Tensor;
 export function reshape(p0?: any, p1?: any): any {
-  return ops['reshape'].call(p0, intList(p1));
+  return ops()['reshape'].call(p0, intList(p1));
 }
 
 /**
@@ -1640,7 +1643,7 @@ export function flatten(p0?: any, p1?: any, p2?: any, p3?: any): any {
     ? 3
     : 4;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  return ops['flatten.using_ints'].call(p0, (n > 1 ? p1 : o?.startDim) ?? 0, (n > 2 ? p2 : o?.endDim) ?? -1);
+  return ops()['flatten.using_ints'].call(p0, (n > 1 ? p1 : o?.startDim) ?? 0, (n > 2 ? p2 : o?.endDim) ?? -1);
 }
 
 /**
@@ -1658,7 +1661,7 @@ export function flatten(p0?: any, p1?: any, p2?: any, p3?: any): any {
  */
 export function unflatten(self: Tensor, dim: number, sizes: number | readonly number[]): Tensor;
 export function unflatten(p0?: any, p1?: any, p2?: any): any {
-  return ops['unflatten.int'].call(p0, p1, intList(p2));
+  return ops()['unflatten.int'].call(p0, p1, intList(p2));
 }
 
 /**
@@ -1676,7 +1679,7 @@ export function unflatten(p0?: any, p1?: any, p2?: any): any {
  */
 export function permute(self: Tensor, dims: number | readonly number[]): Tensor;
 export function permute(p0?: any, p1?: any): any {
-  return ops['permute'].call(p0, intList(p1));
+  return ops()['permute'].call(p0, intList(p1));
 }
 
 /**
@@ -1694,7 +1697,7 @@ export function permute(p0?: any, p1?: any): any {
  */
 export function transpose(self: Tensor, dim0: number, dim1: number): Tensor;
 export function transpose(p0?: any, p1?: any, p2?: any): any {
-  return ops['transpose.int'].call(p0, p1, p2);
+  return ops()['transpose.int'].call(p0, p1, p2);
 }
 
 /**
@@ -1712,7 +1715,7 @@ export function transpose(p0?: any, p1?: any, p2?: any): any {
  */
 export function t(self: Tensor): Tensor;
 export function t(p0?: any): any {
-  return ops['t'].call(p0);
+  return ops()['t'].call(p0);
 }
 
 /**
@@ -1742,8 +1745,8 @@ export function squeeze(p0?: any, p1?: any, p2?: any): any {
     : p2 === undefined || isOptions(p2)
     ? 2
     : 3;
-  if (n === 2) return ops['squeeze.dim'].call(p0, p1);
-  if (n === 1) return ops['squeeze'].call(p0);
+  if (n === 2) return ops()['squeeze.dim'].call(p0, p1);
+  if (n === 1) return ops()['squeeze'].call(p0);
   throw invalidArguments('squeeze', '  * (self)\n  * (self, dim)');
 }
 
@@ -1762,7 +1765,7 @@ export function squeeze(p0?: any, p1?: any, p2?: any): any {
  */
 export function unsqueeze(self: Tensor, dim: number): Tensor;
 export function unsqueeze(p0?: any, p1?: any): any {
-  return ops['unsqueeze'].call(p0, p1);
+  return ops()['unsqueeze'].call(p0, p1);
 }
 
 /**
@@ -1788,7 +1791,7 @@ export function expand(p0?: any, p1?: any, p2?: any): any {
     ? 2
     : 3;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops['expand'].call(p0, intList(p1), o?.implicit ?? false);
+  return ops()['expand'].call(p0, intList(p1), o?.implicit ?? false);
 }
 
 /**
@@ -1806,7 +1809,7 @@ export function expand(p0?: any, p1?: any, p2?: any): any {
  */
 export function expandAs(self: Tensor, other: Tensor): Tensor;
 export function expandAs(p0?: any, p1?: any): any {
-  return ops['expand_as'].call(p0, p1);
+  return ops()['expand_as'].call(p0, p1);
 }
 
 /**
@@ -1824,7 +1827,7 @@ export function expandAs(p0?: any, p1?: any): any {
  */
 export function narrow(self: Tensor, dim: number, start: number, length: number): Tensor;
 export function narrow(p0?: any, p1?: any, p2?: any, p3?: any): any {
-  return ops['narrow'].call(p0, p1, p2, p3);
+  return ops()['narrow'].call(p0, p1, p2, p3);
 }
 
 /**
@@ -1842,7 +1845,7 @@ export function narrow(p0?: any, p1?: any, p2?: any, p3?: any): any {
  */
 export function select(self: Tensor, dim: number, index: number): Tensor;
 export function select(p0?: any, p1?: any, p2?: any): any {
-  return ops['select.int'].call(p0, p1, p2);
+  return ops()['select.int'].call(p0, p1, p2);
 }
 
 /**
@@ -1901,7 +1904,7 @@ export function slice(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?: any
     : 6;
   const o =
     (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : n === 4 ? p4 : n === 5 ? p5 : undefined) as any;
-  return ops['slice.Tensor'].call(
+  return ops()['slice.Tensor'].call(
     p0,
     (n > 1 ? p1 : o?.dim) ?? 0,
     (n > 2 ? p2 : o?.start) ?? null,
@@ -1949,7 +1952,7 @@ export function asStrided(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any
     ? 4
     : 5;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : n === 4 ? p4 : undefined) as any;
-  return ops['as_strided'].call(p0, intList(p1), intList(p2), (n > 3 ? p3 : o?.storageOffset) ?? null);
+  return ops()['as_strided'].call(p0, intList(p1), intList(p2), (n > 3 ? p3 : o?.storageOffset) ?? null);
 }
 
 /**
@@ -1985,7 +1988,7 @@ export function diagonal(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any 
     ? 4
     : 5;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : n === 4 ? p4 : undefined) as any;
-  return ops['diagonal'].call(
+  return ops()['diagonal'].call(
     p0,
     (n > 1 ? p1 : o?.offset) ?? 0,
     (n > 2 ? p2 : o?.dim1) ?? 0,
@@ -2010,7 +2013,7 @@ export function contiguous(self: Tensor, options?: { memoryFormat?: 'contiguous_
 export function contiguous(p0?: any, p1?: any): any {
   const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
   const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
-  return ops['contiguous'].call(p0, o?.memoryFormat ?? 0);
+  return ops()['contiguous'].call(p0, o?.memoryFormat ?? 0);
 }
 
 /**
@@ -2033,7 +2036,7 @@ export function clone(
 export function clone(p0?: any, p1?: any): any {
   const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
   const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
-  return ops['clone'].call(p0, o?.memoryFormat ?? null);
+  return ops()['clone'].call(p0, o?.memoryFormat ?? null);
 }
 
 /**
@@ -2063,7 +2066,7 @@ export function _toCopy(
 export function _toCopy(p0?: any, p1?: any): any {
   const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
   const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
-  return ops['_to_copy'].call(
+  return ops()['_to_copy'].call(
     p0,
     optionalDType(o?.dtype ?? null),
     o?.layout ?? null,
@@ -2099,7 +2102,7 @@ export function cat(p0?: any, p1?: any, p2?: any): any {
     ? 2
     : 3;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops['cat'].call(p0, (n > 1 ? p1 : o?.dim) ?? 0);
+  return ops()['cat'].call(p0, (n > 1 ? p1 : o?.dim) ?? 0);
 }
 
 /**
@@ -2127,7 +2130,7 @@ export function stack(p0?: any, p1?: any, p2?: any): any {
     ? 2
     : 3;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops['stack'].call(p0, (n > 1 ? p1 : o?.dim) ?? 0);
+  return ops()['stack'].call(p0, (n > 1 ? p1 : o?.dim) ?? 0);
 }
 
 /**
@@ -2170,9 +2173,9 @@ export function split(p0?: any, p1?: any, p2?: any, p3?: any): any {
     : 4;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
   if (n >= 2 && n <= 3 && Array.isArray(p1)) {
-    return ops['split.sizes'].call(p0, intList(p1), (n > 2 ? p2 : o?.dim) ?? 0);
+    return ops()['split.sizes'].call(p0, intList(p1), (n > 2 ? p2 : o?.dim) ?? 0);
   }
-  if (n >= 2 && n <= 3) return ops['split.Tensor'].call(p0, p1, (n > 2 ? p2 : o?.dim) ?? 0);
+  if (n >= 2 && n <= 3) return ops()['split.Tensor'].call(p0, p1, (n > 2 ? p2 : o?.dim) ?? 0);
   throw invalidArguments('split', '  * (self, split_size, dim)\n  * (self, split_size, dim)');
 }
 
@@ -2207,7 +2210,7 @@ export function splitWithSizes(p0?: any, p1?: any, p2?: any, p3?: any): any {
     ? 3
     : 4;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  return ops['split_with_sizes'].call(p0, intList(p1), (n > 2 ? p2 : o?.dim) ?? 0);
+  return ops()['split_with_sizes'].call(p0, intList(p1), (n > 2 ? p2 : o?.dim) ?? 0);
 }
 
 /**
@@ -2237,7 +2240,7 @@ export function chunk(p0?: any, p1?: any, p2?: any, p3?: any): any {
     ? 3
     : 4;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  return ops['chunk'].call(p0, p1, (n > 2 ? p2 : o?.dim) ?? 0);
+  return ops()['chunk'].call(p0, p1, (n > 2 ? p2 : o?.dim) ?? 0);
 }
 
 /**
@@ -2265,7 +2268,7 @@ export function unbind(p0?: any, p1?: any, p2?: any): any {
     ? 2
     : 3;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops['unbind.int'].call(p0, (n > 1 ? p1 : o?.dim) ?? 0);
+  return ops()['unbind.int'].call(p0, (n > 1 ? p1 : o?.dim) ?? 0);
 }
 
 /**
@@ -2283,7 +2286,7 @@ export function unbind(p0?: any, p1?: any, p2?: any): any {
  */
 export function flip(self: Tensor, dims: number | readonly number[]): Tensor;
 export function flip(p0?: any, p1?: any): any {
-  return ops['flip'].call(p0, intList(p1));
+  return ops()['flip'].call(p0, intList(p1));
 }
 
 /**
@@ -2327,7 +2330,7 @@ export function sum(p0?: any, p1?: any, p2?: any, p3?: any): any {
     ? 3
     : 4;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  return ops['sum.dim_IntList'].call(
+  return ops()['sum.dim_IntList'].call(
     p0,
     optionalIntList((n > 1 ? p1 : o?.dim) ?? null),
     (n > 2 ? p2 : o?.keepdim) ?? false,
@@ -2376,7 +2379,7 @@ export function mean(p0?: any, p1?: any, p2?: any, p3?: any): any {
     ? 3
     : 4;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  return ops['mean.dim'].call(
+  return ops()['mean.dim'].call(
     p0,
     optionalIntList((n > 1 ? p1 : o?.dim) ?? null),
     (n > 2 ? p2 : o?.keepdim) ?? false,
@@ -2422,9 +2425,9 @@ export function prod(p0?: any, p1?: any, p2?: any, p3?: any): any {
     : 4;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
   if (n >= 2 && n <= 3) {
-    return ops['prod.dim_int'].call(p0, p1, (n > 2 ? p2 : o?.keepdim) ?? false, optionalDType(o?.dtype ?? null));
+    return ops()['prod.dim_int'].call(p0, p1, (n > 2 ? p2 : o?.keepdim) ?? false, optionalDType(o?.dtype ?? null));
   }
-  if (n === 1) return ops['prod'].call(p0, optionalDType(o?.dtype ?? null));
+  if (n === 1) return ops()['prod'].call(p0, optionalDType(o?.dtype ?? null));
   throw invalidArguments('prod', '  * (self, dtype)\n  * (self, dim, keepdim, dtype)');
 }
 
@@ -2465,8 +2468,8 @@ export function max(p0?: any, p1?: any, p2?: any, p3?: any): any {
     ? 3
     : 4;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  if (n >= 2 && n <= 3) return ops['max.dim'].call(p0, p1, (n > 2 ? p2 : o?.keepdim) ?? false);
-  if (n === 1) return ops['max'].call(p0);
+  if (n >= 2 && n <= 3) return ops()['max.dim'].call(p0, p1, (n > 2 ? p2 : o?.keepdim) ?? false);
+  if (n === 1) return ops()['max'].call(p0);
   throw invalidArguments('max', '  * (self)\n  * (self, dim, keepdim)');
 }
 
@@ -2507,8 +2510,8 @@ export function min(p0?: any, p1?: any, p2?: any, p3?: any): any {
     ? 3
     : 4;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  if (n >= 2 && n <= 3) return ops['min.dim'].call(p0, p1, (n > 2 ? p2 : o?.keepdim) ?? false);
-  if (n === 1) return ops['min'].call(p0);
+  if (n >= 2 && n <= 3) return ops()['min.dim'].call(p0, p1, (n > 2 ? p2 : o?.keepdim) ?? false);
+  if (n === 1) return ops()['min'].call(p0);
   throw invalidArguments('min', '  * (self)\n  * (self, dim, keepdim)');
 }
 
@@ -2541,7 +2544,7 @@ export function amax(p0?: any, p1?: any, p2?: any, p3?: any): any {
     ? 3
     : 4;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  return ops['amax'].call(p0, intList((n > 1 ? p1 : o?.dim) ?? []), (n > 2 ? p2 : o?.keepdim) ?? false);
+  return ops()['amax'].call(p0, intList((n > 1 ? p1 : o?.dim) ?? []), (n > 2 ? p2 : o?.keepdim) ?? false);
 }
 
 /**
@@ -2573,7 +2576,7 @@ export function amin(p0?: any, p1?: any, p2?: any, p3?: any): any {
     ? 3
     : 4;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  return ops['amin'].call(p0, intList((n > 1 ? p1 : o?.dim) ?? []), (n > 2 ? p2 : o?.keepdim) ?? false);
+  return ops()['amin'].call(p0, intList((n > 1 ? p1 : o?.dim) ?? []), (n > 2 ? p2 : o?.keepdim) ?? false);
 }
 
 /**
@@ -2605,7 +2608,7 @@ export function argmax(p0?: any, p1?: any, p2?: any, p3?: any): any {
     ? 3
     : 4;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  return ops['argmax'].call(p0, (n > 1 ? p1 : o?.dim) ?? null, (n > 2 ? p2 : o?.keepdim) ?? false);
+  return ops()['argmax'].call(p0, (n > 1 ? p1 : o?.dim) ?? null, (n > 2 ? p2 : o?.keepdim) ?? false);
 }
 
 /**
@@ -2637,7 +2640,7 @@ export function argmin(p0?: any, p1?: any, p2?: any, p3?: any): any {
     ? 3
     : 4;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  return ops['argmin'].call(p0, (n > 1 ? p1 : o?.dim) ?? null, (n > 2 ? p2 : o?.keepdim) ?? false);
+  return ops()['argmin'].call(p0, (n > 1 ? p1 : o?.dim) ?? null, (n > 2 ? p2 : o?.keepdim) ?? false);
 }
 
 /**
@@ -2655,7 +2658,7 @@ export function argmin(p0?: any, p1?: any, p2?: any, p3?: any): any {
  */
 export function mm(self: Tensor, mat2: Tensor): Tensor;
 export function mm(p0?: any, p1?: any): any {
-  return ops['mm'].call(p0, p1);
+  return ops()['mm'].call(p0, p1);
 }
 
 /**
@@ -2673,7 +2676,7 @@ export function mm(p0?: any, p1?: any): any {
  */
 export function bmm(self: Tensor, mat2: Tensor): Tensor;
 export function bmm(p0?: any, p1?: any): any {
-  return ops['bmm'].call(p0, p1);
+  return ops()['bmm'].call(p0, p1);
 }
 
 /**
@@ -2706,7 +2709,7 @@ export function addmm(p0?: any, p1?: any, p2?: any, p3?: any): any {
     ? 3
     : 4;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  return ops['addmm'].call(p0, p1, p2, o?.beta ?? 1, o?.alpha ?? 1);
+  return ops()['addmm'].call(p0, p1, p2, o?.beta ?? 1, o?.alpha ?? 1);
 }
 
 /**
@@ -2724,7 +2727,7 @@ export function addmm(p0?: any, p1?: any, p2?: any, p3?: any): any {
  */
 export function dot(self: Tensor, tensor: Tensor): Tensor;
 export function dot(p0?: any, p1?: any): any {
-  return ops['dot'].call(p0, p1);
+  return ops()['dot'].call(p0, p1);
 }
 
 /**
@@ -2742,7 +2745,7 @@ export function dot(p0?: any, p1?: any): any {
  */
 export function mv(self: Tensor, vec: Tensor): Tensor;
 export function mv(p0?: any, p1?: any): any {
-  return ops['mv'].call(p0, p1);
+  return ops()['mv'].call(p0, p1);
 }
 
 /**
@@ -2760,7 +2763,7 @@ export function mv(p0?: any, p1?: any): any {
  */
 export function matmul(self: Tensor, other: Tensor): Tensor;
 export function matmul(p0?: any, p1?: any): any {
-  return ops['matmul'].call(p0, p1);
+  return ops()['matmul'].call(p0, p1);
 }
 
 /**
@@ -2790,7 +2793,7 @@ export function linear(p0?: any, p1?: any, p2?: any, p3?: any): any {
     ? 3
     : 4;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  return ops['linear'].call(p0, p1, (n > 2 ? p2 : o?.bias) ?? null);
+  return ops()['linear'].call(p0, p1, (n > 2 ? p2 : o?.bias) ?? null);
 }
 
 /**
@@ -2820,7 +2823,7 @@ export function softmax(p0?: any, p1?: any, p2?: any, p3?: any): any {
     ? 3
     : 4;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  return ops['softmax.int'].call(p0, p1, optionalDType((n > 2 ? p2 : o?.dtype) ?? null));
+  return ops()['softmax.int'].call(p0, p1, optionalDType((n > 2 ? p2 : o?.dtype) ?? null));
 }
 
 /**
@@ -2850,7 +2853,7 @@ export function logSoftmax(p0?: any, p1?: any, p2?: any, p3?: any): any {
     ? 3
     : 4;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  return ops['log_softmax.int'].call(p0, p1, optionalDType((n > 2 ? p2 : o?.dtype) ?? null));
+  return ops()['log_softmax.int'].call(p0, p1, optionalDType((n > 2 ? p2 : o?.dtype) ?? null));
 }
 
 /**
@@ -2910,7 +2913,7 @@ export function nllLoss(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?: a
     : 6;
   const o =
     (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : n === 4 ? p4 : n === 5 ? p5 : undefined) as any;
-  return ops['nll_loss'].call(
+  return ops()['nll_loss'].call(
     p0,
     p1,
     (n > 2 ? p2 : o?.weight) ?? null,
@@ -2976,7 +2979,7 @@ export function nllLossNd(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?:
     : 6;
   const o =
     (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : n === 4 ? p4 : n === 5 ? p5 : undefined) as any;
-  return ops['nll_loss_nd'].call(
+  return ops()['nll_loss_nd'].call(
     p0,
     p1,
     (n > 2 ? p2 : o?.weight) ?? null,
@@ -3068,7 +3071,7 @@ export function crossEntropy(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p
       : n === 6
       ? p6
       : undefined) as any;
-  return ops['cross_entropy_loss'].call(
+  return ops()['cross_entropy_loss'].call(
     p0,
     p1,
     (n > 2 ? p2 : o?.weight) ?? null,
@@ -3127,7 +3130,7 @@ export function rand(p0?: any, p1?: any): any {
   const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
   const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
   if (n === 1 && o?.generator !== undefined) {
-    return ops['rand.generator'].call(
+    return ops()['rand.generator'].call(
       intList(p0),
       o?.generator ?? null,
       optionalDType(o?.dtype ?? null),
@@ -3137,7 +3140,7 @@ export function rand(p0?: any, p1?: any): any {
     );
   }
   if (n === 1) {
-    return ops['rand'].call(
+    return ops()['rand'].call(
       intList(p0),
       optionalDType(o?.dtype ?? null),
       o?.layout ?? null,
@@ -3200,7 +3203,7 @@ export function randn(p0?: any, p1?: any): any {
   const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
   const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
   if (n === 1 && o?.generator !== undefined) {
-    return ops['randn.generator'].call(
+    return ops()['randn.generator'].call(
       intList(p0),
       o?.generator ?? null,
       optionalDType(o?.dtype ?? null),
@@ -3210,7 +3213,7 @@ export function randn(p0?: any, p1?: any): any {
     );
   }
   if (n === 1) {
-    return ops['randn'].call(
+    return ops()['randn'].call(
       intList(p0),
       optionalDType(o?.dtype ?? null),
       o?.layout ?? null,
@@ -3312,7 +3315,7 @@ export function randint(p0?: any, p1?: any, p2?: any, p3?: any): any {
     : 4;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
   if (n === 3 && (typeof p2 === 'number' || Array.isArray(p2)) && o?.generator !== undefined) {
-    return ops['randint.low_generator'].call(
+    return ops()['randint.low_generator'].call(
       p0,
       p1,
       intList(p2),
@@ -3324,7 +3327,7 @@ export function randint(p0?: any, p1?: any, p2?: any, p3?: any): any {
     );
   }
   if (n === 2 && Array.isArray(p1) && o?.generator !== undefined) {
-    return ops['randint.generator'].call(
+    return ops()['randint.generator'].call(
       p0,
       intList(p1),
       o?.generator ?? null,
@@ -3335,7 +3338,7 @@ export function randint(p0?: any, p1?: any, p2?: any, p3?: any): any {
     );
   }
   if (n === 3 && (typeof p2 === 'number' || Array.isArray(p2))) {
-    return ops['randint.low'].call(
+    return ops()['randint.low'].call(
       p0,
       p1,
       intList(p2),
@@ -3346,7 +3349,7 @@ export function randint(p0?: any, p1?: any, p2?: any, p3?: any): any {
     );
   }
   if (n === 2 && Array.isArray(p1)) {
-    return ops['randint'].call(
+    return ops()['randint'].call(
       p0,
       intList(p1),
       optionalDType(o?.dtype ?? 4),
@@ -3387,7 +3390,7 @@ export function emptyLike(
 export function emptyLike(p0?: any, p1?: any): any {
   const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
   const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
-  return ops['empty_like'].call(
+  return ops()['empty_like'].call(
     p0,
     optionalDType(o?.dtype ?? null),
     o?.layout ?? null,
@@ -3423,7 +3426,7 @@ export function zerosLike(
 export function zerosLike(p0?: any, p1?: any): any {
   const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
   const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
-  return ops['zeros_like'].call(
+  return ops()['zeros_like'].call(
     p0,
     optionalDType(o?.dtype ?? null),
     o?.layout ?? null,
@@ -3459,7 +3462,7 @@ export function onesLike(
 export function onesLike(p0?: any, p1?: any): any {
   const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
   const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
-  return ops['ones_like'].call(
+  return ops()['ones_like'].call(
     p0,
     optionalDType(o?.dtype ?? null),
     o?.layout ?? null,
@@ -3502,7 +3505,7 @@ export function fullLike(p0?: any, p1?: any, p2?: any): any {
     ? 2
     : 3;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops['full_like'].call(
+  return ops()['full_like'].call(
     p0,
     p1,
     optionalDType(o?.dtype ?? null),
@@ -3539,7 +3542,7 @@ export function randLike(
 export function randLike(p0?: any, p1?: any): any {
   const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
   const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
-  return ops['rand_like'].call(
+  return ops()['rand_like'].call(
     p0,
     optionalDType(o?.dtype ?? null),
     o?.layout ?? null,
@@ -3575,7 +3578,7 @@ export function randnLike(
 export function randnLike(p0?: any, p1?: any): any {
   const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
   const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
-  return ops['randn_like'].call(
+  return ops()['randn_like'].call(
     p0,
     optionalDType(o?.dtype ?? null),
     o?.layout ?? null,
@@ -3648,7 +3651,7 @@ export function randintLike(p0?: any, p1?: any, p2?: any, p3?: any): any {
     : 4;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
   if (n === 3) {
-    return ops['randint_like.low_dtype'].call(
+    return ops()['randint_like.low_dtype'].call(
       p0,
       p1,
       p2,
@@ -3660,7 +3663,7 @@ export function randintLike(p0?: any, p1?: any, p2?: any, p3?: any): any {
     );
   }
   if (n === 2) {
-    return ops['randint_like'].call(
+    return ops()['randint_like'].call(
       p0,
       p1,
       optionalDType(o?.dtype ?? null),
@@ -4158,11 +4161,11 @@ function method_add(this: Tensor, p0?: any, p1?: any, p2?: any): any {
     ? 2
     : 3;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  if (n === 1 && p0 instanceof Tensor) return ops['add.Tensor'].call(this, p0, o?.alpha ?? 1);
+  if (n === 1 && p0 instanceof Tensor) return ops()['add.Tensor'].call(this, p0, o?.alpha ?? 1);
   if (
     n >= 1 && n <= 2 && (typeof p0 === 'number' || typeof p0 === 'boolean') &&
     (n <= 1 || (typeof p1 === 'number' || typeof p1 === 'boolean'))
-  ) return ops['add.Scalar'].call(this, p0, (n > 1 ? p1 : o?.alpha) ?? 1);
+  ) return ops()['add.Scalar'].call(this, p0, (n > 1 ? p1 : o?.alpha) ?? 1);
   throw invalidArguments('add', '  * (self, other, alpha)\n  * (self, other, alpha)');
 }
 
@@ -4175,11 +4178,11 @@ function method_add_(this: Tensor, p0?: any, p1?: any, p2?: any): any {
     ? 2
     : 3;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  if (n === 1 && p0 instanceof Tensor) return ops['add_.Tensor'].call(this, p0, o?.alpha ?? 1);
+  if (n === 1 && p0 instanceof Tensor) return ops()['add_.Tensor'].call(this, p0, o?.alpha ?? 1);
   if (
     n >= 1 && n <= 2 && (typeof p0 === 'number' || typeof p0 === 'boolean') &&
     (n <= 1 || (typeof p1 === 'number' || typeof p1 === 'boolean'))
-  ) return ops['add_.Scalar'].call(this, p0, (n > 1 ? p1 : o?.alpha) ?? 1);
+  ) return ops()['add_.Scalar'].call(this, p0, (n > 1 ? p1 : o?.alpha) ?? 1);
   throw invalidArguments('add_', '  * (self, other, alpha)\n  * (self, other, alpha)');
 }
 
@@ -4192,11 +4195,11 @@ function method_sub(this: Tensor, p0?: any, p1?: any, p2?: any): any {
     ? 2
     : 3;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  if (n === 1 && p0 instanceof Tensor) return ops['sub.Tensor'].call(this, p0, o?.alpha ?? 1);
+  if (n === 1 && p0 instanceof Tensor) return ops()['sub.Tensor'].call(this, p0, o?.alpha ?? 1);
   if (
     n >= 1 && n <= 2 && (typeof p0 === 'number' || typeof p0 === 'boolean') &&
     (n <= 1 || (typeof p1 === 'number' || typeof p1 === 'boolean'))
-  ) return ops['sub.Scalar'].call(this, p0, (n > 1 ? p1 : o?.alpha) ?? 1);
+  ) return ops()['sub.Scalar'].call(this, p0, (n > 1 ? p1 : o?.alpha) ?? 1);
   throw invalidArguments('sub', '  * (self, other, alpha)\n  * (self, other, alpha)');
 }
 
@@ -4209,25 +4212,25 @@ function method_sub_(this: Tensor, p0?: any, p1?: any, p2?: any): any {
     ? 2
     : 3;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  if (n === 1 && p0 instanceof Tensor) return ops['sub_.Tensor'].call(this, p0, o?.alpha ?? 1);
+  if (n === 1 && p0 instanceof Tensor) return ops()['sub_.Tensor'].call(this, p0, o?.alpha ?? 1);
   if (
     n >= 1 && n <= 2 && (typeof p0 === 'number' || typeof p0 === 'boolean') &&
     (n <= 1 || (typeof p1 === 'number' || typeof p1 === 'boolean'))
-  ) return ops['sub_.Scalar'].call(this, p0, (n > 1 ? p1 : o?.alpha) ?? 1);
+  ) return ops()['sub_.Scalar'].call(this, p0, (n > 1 ? p1 : o?.alpha) ?? 1);
   throw invalidArguments('sub_', '  * (self, other, alpha)\n  * (self, other, alpha)');
 }
 
 function method_mul(this: Tensor, p0?: any, p1?: any): any {
   const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  if (n === 1 && p0 instanceof Tensor) return ops['mul.Tensor'].call(this, p0);
-  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops['mul.Scalar'].call(this, p0);
+  if (n === 1 && p0 instanceof Tensor) return ops()['mul.Tensor'].call(this, p0);
+  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops()['mul.Scalar'].call(this, p0);
   throw invalidArguments('mul', '  * (self, other)\n  * (self, other)');
 }
 
 function method_mul_(this: Tensor, p0?: any, p1?: any): any {
   const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  if (n === 1 && p0 instanceof Tensor) return ops['mul_.Tensor'].call(this, p0);
-  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops['mul_.Scalar'].call(this, p0);
+  if (n === 1 && p0 instanceof Tensor) return ops()['mul_.Tensor'].call(this, p0);
+  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops()['mul_.Scalar'].call(this, p0);
   throw invalidArguments('mul_', '  * (self, other)\n  * (self, other)');
 }
 
@@ -4235,13 +4238,13 @@ function method_div(this: Tensor, p0?: any, p1?: any): any {
   const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
   const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
   if (n === 1 && p0 instanceof Tensor && o?.roundingMode !== undefined) {
-    return ops['div.Tensor_mode'].call(this, p0, o?.roundingMode ?? null);
+    return ops()['div.Tensor_mode'].call(this, p0, o?.roundingMode ?? null);
   }
   if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean') && o?.roundingMode !== undefined) {
-    return ops['div.Scalar_mode'].call(this, p0, o?.roundingMode ?? null);
+    return ops()['div.Scalar_mode'].call(this, p0, o?.roundingMode ?? null);
   }
-  if (n === 1 && p0 instanceof Tensor) return ops['div.Tensor'].call(this, p0);
-  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops['div.Scalar'].call(this, p0);
+  if (n === 1 && p0 instanceof Tensor) return ops()['div.Tensor'].call(this, p0);
+  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops()['div.Scalar'].call(this, p0);
   throw invalidArguments(
     'div',
     '  * (self, other)\n  * (self, other)\n  * (self, other, rounding_mode)\n  * (self, other, rounding_mode)',
@@ -4250,230 +4253,230 @@ function method_div(this: Tensor, p0?: any, p1?: any): any {
 
 function method_div_(this: Tensor, p0?: any, p1?: any): any {
   const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  if (n === 1 && p0 instanceof Tensor) return ops['div_.Tensor'].call(this, p0);
-  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops['div_.Scalar'].call(this, p0);
+  if (n === 1 && p0 instanceof Tensor) return ops()['div_.Tensor'].call(this, p0);
+  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops()['div_.Scalar'].call(this, p0);
   throw invalidArguments('div_', '  * (self, other)\n  * (self, other)');
 }
 
 function method_remainder(this: Tensor, p0?: any, p1?: any): any {
   const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  if (n === 1 && p0 instanceof Tensor) return ops['remainder.Tensor'].call(this, p0);
-  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops['remainder.Scalar'].call(this, p0);
+  if (n === 1 && p0 instanceof Tensor) return ops()['remainder.Tensor'].call(this, p0);
+  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops()['remainder.Scalar'].call(this, p0);
   throw invalidArguments('remainder', '  * (self, other)\n  * (self, other)');
 }
 
 function method_fmod(this: Tensor, p0?: any, p1?: any): any {
   const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  if (n === 1 && p0 instanceof Tensor) return ops['fmod.Tensor'].call(this, p0);
-  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops['fmod.Scalar'].call(this, p0);
+  if (n === 1 && p0 instanceof Tensor) return ops()['fmod.Tensor'].call(this, p0);
+  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops()['fmod.Scalar'].call(this, p0);
   throw invalidArguments('fmod', '  * (self, other)\n  * (self, other)');
 }
 
 function method_pow(this: Tensor, p0?: any, p1?: any): any {
   const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  if (n === 1 && p0 instanceof Tensor) return ops['pow.Tensor_Tensor'].call(this, p0);
-  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops['pow.Tensor_Scalar'].call(this, p0);
+  if (n === 1 && p0 instanceof Tensor) return ops()['pow.Tensor_Tensor'].call(this, p0);
+  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops()['pow.Tensor_Scalar'].call(this, p0);
   throw invalidArguments('pow', '  * (self, exponent)\n  * (self, exponent)');
 }
 
 function method_minimum(this: Tensor, p0?: any): any {
-  return ops['minimum'].call(this, p0);
+  return ops()['minimum'].call(this, p0);
 }
 
 function method_maximum(this: Tensor, p0?: any): any {
-  return ops['maximum'].call(this, p0);
+  return ops()['maximum'].call(this, p0);
 }
 
 function method_atan2(this: Tensor, p0?: any): any {
-  return ops['atan2'].call(this, p0);
+  return ops()['atan2'].call(this, p0);
 }
 
 function method_bitwiseAnd(this: Tensor, p0?: any): any {
-  return ops['bitwise_and.Tensor'].call(this, p0);
+  return ops()['bitwise_and.Tensor'].call(this, p0);
 }
 
 function method_bitwiseOr(this: Tensor, p0?: any): any {
-  return ops['bitwise_or.Tensor'].call(this, p0);
+  return ops()['bitwise_or.Tensor'].call(this, p0);
 }
 
 function method_bitwiseXor(this: Tensor, p0?: any): any {
-  return ops['bitwise_xor.Tensor'].call(this, p0);
+  return ops()['bitwise_xor.Tensor'].call(this, p0);
 }
 
 function method_logicalAnd(this: Tensor, p0?: any): any {
-  return ops['logical_and'].call(this, p0);
+  return ops()['logical_and'].call(this, p0);
 }
 
 function method_logicalOr(this: Tensor, p0?: any): any {
-  return ops['logical_or'].call(this, p0);
+  return ops()['logical_or'].call(this, p0);
 }
 
 function method_logicalXor(this: Tensor, p0?: any): any {
-  return ops['logical_xor'].call(this, p0);
+  return ops()['logical_xor'].call(this, p0);
 }
 
 function method_eq(this: Tensor, p0?: any, p1?: any): any {
   const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  if (n === 1 && p0 instanceof Tensor) return ops['eq.Tensor'].call(this, p0);
-  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops['eq.Scalar'].call(this, p0);
+  if (n === 1 && p0 instanceof Tensor) return ops()['eq.Tensor'].call(this, p0);
+  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops()['eq.Scalar'].call(this, p0);
   throw invalidArguments('eq', '  * (self, other)\n  * (self, other)');
 }
 
 function method_ne(this: Tensor, p0?: any, p1?: any): any {
   const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  if (n === 1 && p0 instanceof Tensor) return ops['ne.Tensor'].call(this, p0);
-  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops['ne.Scalar'].call(this, p0);
+  if (n === 1 && p0 instanceof Tensor) return ops()['ne.Tensor'].call(this, p0);
+  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops()['ne.Scalar'].call(this, p0);
   throw invalidArguments('ne', '  * (self, other)\n  * (self, other)');
 }
 
 function method_lt(this: Tensor, p0?: any, p1?: any): any {
   const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  if (n === 1 && p0 instanceof Tensor) return ops['lt.Tensor'].call(this, p0);
-  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops['lt.Scalar'].call(this, p0);
+  if (n === 1 && p0 instanceof Tensor) return ops()['lt.Tensor'].call(this, p0);
+  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops()['lt.Scalar'].call(this, p0);
   throw invalidArguments('lt', '  * (self, other)\n  * (self, other)');
 }
 
 function method_le(this: Tensor, p0?: any, p1?: any): any {
   const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  if (n === 1 && p0 instanceof Tensor) return ops['le.Tensor'].call(this, p0);
-  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops['le.Scalar'].call(this, p0);
+  if (n === 1 && p0 instanceof Tensor) return ops()['le.Tensor'].call(this, p0);
+  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops()['le.Scalar'].call(this, p0);
   throw invalidArguments('le', '  * (self, other)\n  * (self, other)');
 }
 
 function method_gt(this: Tensor, p0?: any, p1?: any): any {
   const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  if (n === 1 && p0 instanceof Tensor) return ops['gt.Tensor'].call(this, p0);
-  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops['gt.Scalar'].call(this, p0);
+  if (n === 1 && p0 instanceof Tensor) return ops()['gt.Tensor'].call(this, p0);
+  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops()['gt.Scalar'].call(this, p0);
   throw invalidArguments('gt', '  * (self, other)\n  * (self, other)');
 }
 
 function method_ge(this: Tensor, p0?: any, p1?: any): any {
   const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  if (n === 1 && p0 instanceof Tensor) return ops['ge.Tensor'].call(this, p0);
-  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops['ge.Scalar'].call(this, p0);
+  if (n === 1 && p0 instanceof Tensor) return ops()['ge.Tensor'].call(this, p0);
+  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops()['ge.Scalar'].call(this, p0);
   throw invalidArguments('ge', '  * (self, other)\n  * (self, other)');
 }
 
 function method_neg(this: Tensor): any {
-  return ops['neg'].call(this);
+  return ops()['neg'].call(this);
 }
 
 function method_neg_(this: Tensor): any {
-  return ops['neg_'].call(this);
+  return ops()['neg_'].call(this);
 }
 
 function method_abs(this: Tensor): any {
-  return ops['abs'].call(this);
+  return ops()['abs'].call(this);
 }
 
 function method_sign(this: Tensor): any {
-  return ops['sign'].call(this);
+  return ops()['sign'].call(this);
 }
 
 function method_exp(this: Tensor): any {
-  return ops['exp'].call(this);
+  return ops()['exp'].call(this);
 }
 
 function method_exp_(this: Tensor): any {
-  return ops['exp_'].call(this);
+  return ops()['exp_'].call(this);
 }
 
 function method_log(this: Tensor): any {
-  return ops['log'].call(this);
+  return ops()['log'].call(this);
 }
 
 function method_log1p(this: Tensor): any {
-  return ops['log1p'].call(this);
+  return ops()['log1p'].call(this);
 }
 
 function method_expm1(this: Tensor): any {
-  return ops['expm1'].call(this);
+  return ops()['expm1'].call(this);
 }
 
 function method_sqrt(this: Tensor): any {
-  return ops['sqrt'].call(this);
+  return ops()['sqrt'].call(this);
 }
 
 function method_rsqrt(this: Tensor): any {
-  return ops['rsqrt'].call(this);
+  return ops()['rsqrt'].call(this);
 }
 
 function method_sin(this: Tensor): any {
-  return ops['sin'].call(this);
+  return ops()['sin'].call(this);
 }
 
 function method_cos(this: Tensor): any {
-  return ops['cos'].call(this);
+  return ops()['cos'].call(this);
 }
 
 function method_tanh(this: Tensor): any {
-  return ops['tanh'].call(this);
+  return ops()['tanh'].call(this);
 }
 
 function method_tanh_(this: Tensor): any {
-  return ops['tanh_'].call(this);
+  return ops()['tanh_'].call(this);
 }
 
 function method_sigmoid(this: Tensor): any {
-  return ops['sigmoid'].call(this);
+  return ops()['sigmoid'].call(this);
 }
 
 function method_sigmoid_(this: Tensor): any {
-  return ops['sigmoid_'].call(this);
+  return ops()['sigmoid_'].call(this);
 }
 
 function method_erf(this: Tensor): any {
-  return ops['erf'].call(this);
+  return ops()['erf'].call(this);
 }
 
 function method_reciprocal(this: Tensor): any {
-  return ops['reciprocal'].call(this);
+  return ops()['reciprocal'].call(this);
 }
 
 function method_relu(this: Tensor): any {
-  return ops['relu'].call(this);
+  return ops()['relu'].call(this);
 }
 
 function method_relu_(this: Tensor): any {
-  return ops['relu_'].call(this);
+  return ops()['relu_'].call(this);
 }
 
 function method_gelu(this: Tensor, p0?: any): any {
   const n: number = p0 === undefined || isOptions(p0) ? 0 : 1;
   const o = (n === 0 ? p0 : undefined) as any;
-  return ops['gelu'].call(this, o?.approximate ?? 'none');
+  return ops()['gelu'].call(this, o?.approximate ?? 'none');
 }
 
 function method_silu(this: Tensor): any {
-  return ops['silu'].call(this);
+  return ops()['silu'].call(this);
 }
 
 function method_floor(this: Tensor): any {
-  return ops['floor'].call(this);
+  return ops()['floor'].call(this);
 }
 
 function method_ceil(this: Tensor): any {
-  return ops['ceil'].call(this);
+  return ops()['ceil'].call(this);
 }
 
 function method_round(this: Tensor): any {
-  return ops['round'].call(this);
+  return ops()['round'].call(this);
 }
 
 function method_trunc(this: Tensor): any {
-  return ops['trunc'].call(this);
+  return ops()['trunc'].call(this);
 }
 
 function method_logicalNot(this: Tensor): any {
-  return ops['logical_not'].call(this);
+  return ops()['logical_not'].call(this);
 }
 
 function method_bitwiseNot(this: Tensor): any {
-  return ops['bitwise_not'].call(this);
+  return ops()['bitwise_not'].call(this);
 }
 
 function method_isnan(this: Tensor): any {
-  return ops['isnan'].call(this);
+  return ops()['isnan'].call(this);
 }
 
 function method_clamp(this: Tensor, p0?: any, p1?: any, p2?: any): any {
@@ -4488,20 +4491,20 @@ function method_clamp(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   if (
     n >= 0 && n <= 2 && (n <= 0 || (p0 == null || (typeof p0 === 'number' || typeof p0 === 'boolean'))) &&
     (n <= 1 || (p1 == null || (typeof p1 === 'number' || typeof p1 === 'boolean')))
-  ) return ops['clamp'].call(this, (n > 0 ? p0 : o?.min) ?? null, (n > 1 ? p1 : o?.max) ?? null);
+  ) return ops()['clamp'].call(this, (n > 0 ? p0 : o?.min) ?? null, (n > 1 ? p1 : o?.max) ?? null);
   if (
     n >= 0 && n <= 2 && (n <= 0 || (p0 == null || p0 instanceof Tensor)) &&
     (n <= 1 || (p1 == null || p1 instanceof Tensor))
-  ) return ops['clamp.Tensor'].call(this, (n > 0 ? p0 : o?.min) ?? null, (n > 1 ? p1 : o?.max) ?? null);
+  ) return ops()['clamp.Tensor'].call(this, (n > 0 ? p0 : o?.min) ?? null, (n > 1 ? p1 : o?.max) ?? null);
   throw invalidArguments('clamp', '  * (self, min, max)\n  * (self, min, max)');
 }
 
 function method_view(this: Tensor, p0?: any): any {
-  return ops['view'].call(this, intList(p0));
+  return ops()['view'].call(this, intList(p0));
 }
 
 function method_reshape(this: Tensor, p0?: any): any {
-  return ops['reshape'].call(this, intList(p0));
+  return ops()['reshape'].call(this, intList(p0));
 }
 
 function method_flatten(this: Tensor, p0?: any, p1?: any, p2?: any): any {
@@ -4513,52 +4516,52 @@ function method_flatten(this: Tensor, p0?: any, p1?: any, p2?: any): any {
     ? 2
     : 3;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops['flatten.using_ints'].call(this, (n > 0 ? p0 : o?.startDim) ?? 0, (n > 1 ? p1 : o?.endDim) ?? -1);
+  return ops()['flatten.using_ints'].call(this, (n > 0 ? p0 : o?.startDim) ?? 0, (n > 1 ? p1 : o?.endDim) ?? -1);
 }
 
 function method_unflatten(this: Tensor, p0?: any, p1?: any): any {
-  return ops['unflatten.int'].call(this, p0, intList(p1));
+  return ops()['unflatten.int'].call(this, p0, intList(p1));
 }
 
 function method_permute(this: Tensor, p0?: any): any {
-  return ops['permute'].call(this, intList(p0));
+  return ops()['permute'].call(this, intList(p0));
 }
 
 function method_transpose(this: Tensor, p0?: any, p1?: any): any {
-  return ops['transpose.int'].call(this, p0, p1);
+  return ops()['transpose.int'].call(this, p0, p1);
 }
 
 function method_t(this: Tensor): any {
-  return ops['t'].call(this);
+  return ops()['t'].call(this);
 }
 
 function method_squeeze(this: Tensor, p0?: any, p1?: any): any {
   const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  if (n === 1) return ops['squeeze.dim'].call(this, p0);
-  if (n === 0) return ops['squeeze'].call(this);
+  if (n === 1) return ops()['squeeze.dim'].call(this, p0);
+  if (n === 0) return ops()['squeeze'].call(this);
   throw invalidArguments('squeeze', '  * (self)\n  * (self, dim)');
 }
 
 function method_unsqueeze(this: Tensor, p0?: any): any {
-  return ops['unsqueeze'].call(this, p0);
+  return ops()['unsqueeze'].call(this, p0);
 }
 
 function method_expand(this: Tensor, p0?: any, p1?: any): any {
   const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
   const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
-  return ops['expand'].call(this, intList(p0), o?.implicit ?? false);
+  return ops()['expand'].call(this, intList(p0), o?.implicit ?? false);
 }
 
 function method_expandAs(this: Tensor, p0?: any): any {
-  return ops['expand_as'].call(this, p0);
+  return ops()['expand_as'].call(this, p0);
 }
 
 function method_narrow(this: Tensor, p0?: any, p1?: any, p2?: any): any {
-  return ops['narrow'].call(this, p0, p1, p2);
+  return ops()['narrow'].call(this, p0, p1, p2);
 }
 
 function method_select(this: Tensor, p0?: any, p1?: any): any {
-  return ops['select.int'].call(this, p0, p1);
+  return ops()['select.int'].call(this, p0, p1);
 }
 
 function method_slice(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any {
@@ -4574,7 +4577,7 @@ function method_slice(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?:
     ? 4
     : 5;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : n === 4 ? p4 : undefined) as any;
-  return ops['slice.Tensor'].call(
+  return ops()['slice.Tensor'].call(
     this,
     (n > 0 ? p0 : o?.dim) ?? 0,
     (n > 1 ? p1 : o?.start) ?? null,
@@ -4594,7 +4597,7 @@ function method_asStrided(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any):
     ? 3
     : 4;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  return ops['as_strided'].call(this, intList(p0), intList(p1), (n > 2 ? p2 : o?.storageOffset) ?? null);
+  return ops()['as_strided'].call(this, intList(p0), intList(p1), (n > 2 ? p2 : o?.storageOffset) ?? null);
 }
 
 function method_diagonal(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any): any {
@@ -4608,7 +4611,7 @@ function method_diagonal(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any): 
     ? 3
     : 4;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  return ops['diagonal'].call(
+  return ops()['diagonal'].call(
     this,
     (n > 0 ? p0 : o?.offset) ?? 0,
     (n > 1 ? p1 : o?.dim1) ?? 0,
@@ -4619,13 +4622,13 @@ function method_diagonal(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any): 
 function method_contiguous(this: Tensor, p0?: any): any {
   const n: number = p0 === undefined || isOptions(p0) ? 0 : 1;
   const o = (n === 0 ? p0 : undefined) as any;
-  return ops['contiguous'].call(this, o?.memoryFormat ?? 0);
+  return ops()['contiguous'].call(this, o?.memoryFormat ?? 0);
 }
 
 function method_clone(this: Tensor, p0?: any): any {
   const n: number = p0 === undefined || isOptions(p0) ? 0 : 1;
   const o = (n === 0 ? p0 : undefined) as any;
-  return ops['clone'].call(this, o?.memoryFormat ?? null);
+  return ops()['clone'].call(this, o?.memoryFormat ?? null);
 }
 
 function method_copy_(this: Tensor, p0?: any, p1?: any, p2?: any): any {
@@ -4637,13 +4640,13 @@ function method_copy_(this: Tensor, p0?: any, p1?: any, p2?: any): any {
     ? 2
     : 3;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops['copy_'].call(this, p0, (n > 1 ? p1 : o?.nonBlocking) ?? false);
+  return ops()['copy_'].call(this, p0, (n > 1 ? p1 : o?.nonBlocking) ?? false);
 }
 
 function method_to(this: Tensor, p0?: any): any {
   const n: number = p0 === undefined || isOptions(p0) ? 0 : 1;
   const o = (n === 0 ? p0 : undefined) as any;
-  return ops['to.dtype_layout'].call(
+  return ops()['to.dtype_layout'].call(
     this,
     optionalDType(o?.dtype ?? null),
     o?.layout ?? null,
@@ -4665,9 +4668,9 @@ function method_split(this: Tensor, p0?: any, p1?: any, p2?: any): any {
     : 3;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
   if (n >= 1 && n <= 2 && Array.isArray(p0)) {
-    return ops['split.sizes'].call(this, intList(p0), (n > 1 ? p1 : o?.dim) ?? 0);
+    return ops()['split.sizes'].call(this, intList(p0), (n > 1 ? p1 : o?.dim) ?? 0);
   }
-  if (n >= 1 && n <= 2) return ops['split.Tensor'].call(this, p0, (n > 1 ? p1 : o?.dim) ?? 0);
+  if (n >= 1 && n <= 2) return ops()['split.Tensor'].call(this, p0, (n > 1 ? p1 : o?.dim) ?? 0);
   throw invalidArguments('split', '  * (self, split_size, dim)\n  * (self, split_size, dim)');
 }
 
@@ -4680,7 +4683,7 @@ function method_splitWithSizes(this: Tensor, p0?: any, p1?: any, p2?: any): any 
     ? 2
     : 3;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops['split_with_sizes'].call(this, intList(p0), (n > 1 ? p1 : o?.dim) ?? 0);
+  return ops()['split_with_sizes'].call(this, intList(p0), (n > 1 ? p1 : o?.dim) ?? 0);
 }
 
 function method_chunk(this: Tensor, p0?: any, p1?: any, p2?: any): any {
@@ -4692,17 +4695,17 @@ function method_chunk(this: Tensor, p0?: any, p1?: any, p2?: any): any {
     ? 2
     : 3;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops['chunk'].call(this, p0, (n > 1 ? p1 : o?.dim) ?? 0);
+  return ops()['chunk'].call(this, p0, (n > 1 ? p1 : o?.dim) ?? 0);
 }
 
 function method_unbind(this: Tensor, p0?: any, p1?: any): any {
   const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
   const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
-  return ops['unbind.int'].call(this, (n > 0 ? p0 : o?.dim) ?? 0);
+  return ops()['unbind.int'].call(this, (n > 0 ? p0 : o?.dim) ?? 0);
 }
 
 function method_flip(this: Tensor, p0?: any): any {
-  return ops['flip'].call(this, intList(p0));
+  return ops()['flip'].call(this, intList(p0));
 }
 
 function method_sum(this: Tensor, p0?: any, p1?: any, p2?: any): any {
@@ -4714,7 +4717,7 @@ function method_sum(this: Tensor, p0?: any, p1?: any, p2?: any): any {
     ? 2
     : 3;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops['sum.dim_IntList'].call(
+  return ops()['sum.dim_IntList'].call(
     this,
     optionalIntList((n > 0 ? p0 : o?.dim) ?? null),
     (n > 1 ? p1 : o?.keepdim) ?? false,
@@ -4731,7 +4734,7 @@ function method_mean(this: Tensor, p0?: any, p1?: any, p2?: any): any {
     ? 2
     : 3;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops['mean.dim'].call(
+  return ops()['mean.dim'].call(
     this,
     optionalIntList((n > 0 ? p0 : o?.dim) ?? null),
     (n > 1 ? p1 : o?.keepdim) ?? false,
@@ -4749,9 +4752,9 @@ function method_prod(this: Tensor, p0?: any, p1?: any, p2?: any): any {
     : 3;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
   if (n >= 1 && n <= 2) {
-    return ops['prod.dim_int'].call(this, p0, (n > 1 ? p1 : o?.keepdim) ?? false, optionalDType(o?.dtype ?? null));
+    return ops()['prod.dim_int'].call(this, p0, (n > 1 ? p1 : o?.keepdim) ?? false, optionalDType(o?.dtype ?? null));
   }
-  if (n === 0) return ops['prod'].call(this, optionalDType(o?.dtype ?? null));
+  if (n === 0) return ops()['prod'].call(this, optionalDType(o?.dtype ?? null));
   throw invalidArguments('prod', '  * (self, dtype)\n  * (self, dim, keepdim, dtype)');
 }
 
@@ -4764,8 +4767,8 @@ function method_max(this: Tensor, p0?: any, p1?: any, p2?: any): any {
     ? 2
     : 3;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  if (n >= 1 && n <= 2) return ops['max.dim'].call(this, p0, (n > 1 ? p1 : o?.keepdim) ?? false);
-  if (n === 0) return ops['max'].call(this);
+  if (n >= 1 && n <= 2) return ops()['max.dim'].call(this, p0, (n > 1 ? p1 : o?.keepdim) ?? false);
+  if (n === 0) return ops()['max'].call(this);
   throw invalidArguments('max', '  * (self)\n  * (self, dim, keepdim)');
 }
 
@@ -4778,8 +4781,8 @@ function method_min(this: Tensor, p0?: any, p1?: any, p2?: any): any {
     ? 2
     : 3;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  if (n >= 1 && n <= 2) return ops['min.dim'].call(this, p0, (n > 1 ? p1 : o?.keepdim) ?? false);
-  if (n === 0) return ops['min'].call(this);
+  if (n >= 1 && n <= 2) return ops()['min.dim'].call(this, p0, (n > 1 ? p1 : o?.keepdim) ?? false);
+  if (n === 0) return ops()['min'].call(this);
   throw invalidArguments('min', '  * (self)\n  * (self, dim, keepdim)');
 }
 
@@ -4792,7 +4795,7 @@ function method_amax(this: Tensor, p0?: any, p1?: any, p2?: any): any {
     ? 2
     : 3;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops['amax'].call(this, intList((n > 0 ? p0 : o?.dim) ?? []), (n > 1 ? p1 : o?.keepdim) ?? false);
+  return ops()['amax'].call(this, intList((n > 0 ? p0 : o?.dim) ?? []), (n > 1 ? p1 : o?.keepdim) ?? false);
 }
 
 function method_amin(this: Tensor, p0?: any, p1?: any, p2?: any): any {
@@ -4804,7 +4807,7 @@ function method_amin(this: Tensor, p0?: any, p1?: any, p2?: any): any {
     ? 2
     : 3;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops['amin'].call(this, intList((n > 0 ? p0 : o?.dim) ?? []), (n > 1 ? p1 : o?.keepdim) ?? false);
+  return ops()['amin'].call(this, intList((n > 0 ? p0 : o?.dim) ?? []), (n > 1 ? p1 : o?.keepdim) ?? false);
 }
 
 function method_argmax(this: Tensor, p0?: any, p1?: any, p2?: any): any {
@@ -4816,7 +4819,7 @@ function method_argmax(this: Tensor, p0?: any, p1?: any, p2?: any): any {
     ? 2
     : 3;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops['argmax'].call(this, (n > 0 ? p0 : o?.dim) ?? null, (n > 1 ? p1 : o?.keepdim) ?? false);
+  return ops()['argmax'].call(this, (n > 0 ? p0 : o?.dim) ?? null, (n > 1 ? p1 : o?.keepdim) ?? false);
 }
 
 function method_argmin(this: Tensor, p0?: any, p1?: any, p2?: any): any {
@@ -4828,15 +4831,15 @@ function method_argmin(this: Tensor, p0?: any, p1?: any, p2?: any): any {
     ? 2
     : 3;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops['argmin'].call(this, (n > 0 ? p0 : o?.dim) ?? null, (n > 1 ? p1 : o?.keepdim) ?? false);
+  return ops()['argmin'].call(this, (n > 0 ? p0 : o?.dim) ?? null, (n > 1 ? p1 : o?.keepdim) ?? false);
 }
 
 function method_mm(this: Tensor, p0?: any): any {
-  return ops['mm'].call(this, p0);
+  return ops()['mm'].call(this, p0);
 }
 
 function method_bmm(this: Tensor, p0?: any): any {
-  return ops['bmm'].call(this, p0);
+  return ops()['bmm'].call(this, p0);
 }
 
 function method_addmm(this: Tensor, p0?: any, p1?: any, p2?: any): any {
@@ -4848,19 +4851,19 @@ function method_addmm(this: Tensor, p0?: any, p1?: any, p2?: any): any {
     ? 2
     : 3;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops['addmm'].call(this, p0, p1, o?.beta ?? 1, o?.alpha ?? 1);
+  return ops()['addmm'].call(this, p0, p1, o?.beta ?? 1, o?.alpha ?? 1);
 }
 
 function method_dot(this: Tensor, p0?: any): any {
-  return ops['dot'].call(this, p0);
+  return ops()['dot'].call(this, p0);
 }
 
 function method_mv(this: Tensor, p0?: any): any {
-  return ops['mv'].call(this, p0);
+  return ops()['mv'].call(this, p0);
 }
 
 function method_matmul(this: Tensor, p0?: any): any {
-  return ops['matmul'].call(this, p0);
+  return ops()['matmul'].call(this, p0);
 }
 
 function method_softmax(this: Tensor, p0?: any, p1?: any, p2?: any): any {
@@ -4872,7 +4875,7 @@ function method_softmax(this: Tensor, p0?: any, p1?: any, p2?: any): any {
     ? 2
     : 3;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops['softmax.int'].call(this, p0, optionalDType((n > 1 ? p1 : o?.dtype) ?? null));
+  return ops()['softmax.int'].call(this, p0, optionalDType((n > 1 ? p1 : o?.dtype) ?? null));
 }
 
 function method_logSoftmax(this: Tensor, p0?: any, p1?: any, p2?: any): any {
@@ -4884,7 +4887,7 @@ function method_logSoftmax(this: Tensor, p0?: any, p1?: any, p2?: any): any {
     ? 2
     : 3;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops['log_softmax.int'].call(this, p0, optionalDType((n > 1 ? p1 : o?.dtype) ?? null));
+  return ops()['log_softmax.int'].call(this, p0, optionalDType((n > 1 ? p1 : o?.dtype) ?? null));
 }
 
 function method_uniform_(this: Tensor, p0?: any, p1?: any, p2?: any): any {
@@ -4896,7 +4899,7 @@ function method_uniform_(this: Tensor, p0?: any, p1?: any, p2?: any): any {
     ? 2
     : 3;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops['uniform_'].call(this, (n > 0 ? p0 : o?.from) ?? 0, (n > 1 ? p1 : o?.to) ?? 1, o?.generator ?? null);
+  return ops()['uniform_'].call(this, (n > 0 ? p0 : o?.from) ?? 0, (n > 1 ? p1 : o?.to) ?? 1, o?.generator ?? null);
 }
 
 function method_normal_(this: Tensor, p0?: any, p1?: any, p2?: any): any {
@@ -4908,7 +4911,7 @@ function method_normal_(this: Tensor, p0?: any, p1?: any, p2?: any): any {
     ? 2
     : 3;
   const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops['normal_'].call(this, (n > 0 ? p0 : o?.mean) ?? 0, (n > 1 ? p1 : o?.std) ?? 1, o?.generator ?? null);
+  return ops()['normal_'].call(this, (n > 0 ? p0 : o?.mean) ?? 0, (n > 1 ? p1 : o?.std) ?? 1, o?.generator ?? null);
 }
 
 /**
