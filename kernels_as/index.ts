@@ -8,3 +8,4 @@ export * from './cast';
 export * from './reduce';
 export * from './matmul';
 export * from './softmax';
+export * from './indexing';

@@ -130,8 +130,17 @@ const CPP_NAMES: Partial<Record<string, string>> = {
   float32: 'float',
 };
 
-/** c10's `checked_convert`: a Scalar bound that does not fit the dtype is an error (`clamp(int8, 0, 1000)`). */
-function checkScalarFits(s: number, dtype: DType): void {
+/**
+ * c10's `checked_convert`: a Scalar bound that does not fit the dtype is an error (`clamp(int8, 0, 1000)`).
+ *
+ * @example
+ * ```ts
+ * import { checkScalarFits } from './elementwise.ts';
+ * import { int8 } from '../tensor/dtype.ts';
+ * checkScalarFits(100, int8); // fits; 1000 would throw
+ * ```
+ */
+export function checkScalarFits(s: number, dtype: DType): void {
   let fits = true;
   if (dtype === bool || dtype === int64 || dtype === float64) return;
   if (dtype.isFloatingPoint) {
@@ -148,8 +157,17 @@ function checkScalarFits(s: number, dtype: DType): void {
   }
 }
 
-/** A 0-d CPU tensor holding a scalar (what PyTorch calls a wrapped number). */
-function scalarTensor(value: number | boolean, dtype: DType): Tensor {
+/**
+ * A 0-d CPU tensor holding a scalar (what PyTorch calls a wrapped number).
+ *
+ * @example
+ * ```ts
+ * import { scalarTensor } from './elementwise.ts';
+ * import { float32 } from '../tensor/dtype.ts';
+ * scalarTensor(2, float32).dispose();
+ * ```
+ */
+export function scalarTensor(value: number | boolean, dtype: DType): Tensor {
   const t = emptyCpu([], dtype);
   const status = cpuRuntime().kernels.fill_contig(dtype.scalarType, dataPtr(t), scalarValue(value), 1);
   checkStatus(status, 'fill_', dtype.scalarType);

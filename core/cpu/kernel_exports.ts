@@ -4,7 +4,8 @@
  * @module
  */
 import type { ElementwiseExports } from './exports_elementwise.ts';
+import type { IndexingExports } from './exports_indexing.ts';
 import type { LinalgExports } from './exports_linalg.ts';
 
 /** Every function and value the kernel wasm module exports. */
-export type KernelExports = ElementwiseExports & LinalgExports;
+export type KernelExports = ElementwiseExports & LinalgExports & IndexingExports;

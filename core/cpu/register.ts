@@ -11,6 +11,7 @@ import { Library } from '../dispatch/library.ts';
 import type { BackendOpName } from '../ops/declarations.ts';
 import { CPU_ELEMENTWISE_KERNELS } from './elementwise.ts';
 import { CPU_FACTORY_KERNELS } from './factories.ts';
+import { CPU_INDEXING_KERNELS } from './indexing.ts';
 import { CPU_LINALG_KERNELS } from './linalg.ts';
 import { CPU_NN_KERNELS } from './nn.ts';
 import { CPU_RANDOM_KERNELS } from './random.ts';
@@ -29,6 +30,7 @@ export const CPU_KERNELS: { readonly [K in BackendOpName]: Kernel } = {
   ...CPU_LINALG_KERNELS,
   ...CPU_NN_KERNELS,
   ...CPU_RANDOM_KERNELS,
+  ...CPU_INDEXING_KERNELS,
 };
 
 let library: Library | undefined;

@@ -5,8 +5,7 @@
  *
  * @module
  */
-import { writeValues } from '../ops/creation.ts';
-import { empty, linear, matmul, mean, relu } from '../ops/generated_api.ts';
+import { embedding, empty, linear, mean, relu } from '../ops/generated_api.ts';
 import type { DeviceLike } from '../tensor/device.ts';
 import type { DTypeLike } from '../tensor/dtype.ts';
 import type { Tensor } from '../tensor/tensor.ts';
@@ -276,12 +275,6 @@ export class LayerNorm extends Module {
  * A lookup table of `numEmbeddings` vectors of size `embeddingDim`, initialised from N(0, 1): indices of any
  * shape give vectors of shape `[...indices.shape, embeddingDim]`.
  *
- * Note [Embedding without an index operator]
- * There is no `index_select` / `embedding` operator yet, so the lookup is a product of a one-hot matrix
- * (built on the host from the indices) with the weight: `mm` gives the right values and, through its
- * derivative, the right gradient (rows summed per index), at O(indices × numEmbeddings × embeddingDim).
- * Replace it with `embedding` once that operator exists.
- *
  * @example
  * ```ts
  * import { tensor } from '../../mod.ts';
@@ -307,27 +300,9 @@ export class Embedding extends Module {
     this.weight = this.registerParameter('weight', normal_(empty([numEmbeddings, embeddingDim], factory)));
   }
 
-  /** The vectors of `indices` (an integer tensor of any shape). */
+  /** The vectors of `indices` (an int32 or int64 tensor of any shape). */
   forward(indices: Tensor): Tensor {
-    if (indices.dtype.isFloatingPoint || indices.dtype.name === 'bool') {
-      throw new Error(
-        `Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; but got ${indices.dtype.name} instead (while checking arguments for embedding)`,
-      );
-    }
-    const flat = indices.toArray() as number[];
-    const n = flat.length, num = this.numEmbeddings;
-    const oneHot = new Float64Array(n * num);
-    for (let i = 0; i < n; i++) {
-      const index = flat[i];
-      if (index < 0 || index >= num) throw new RangeError('index out of range in self');
-      oneHot[i * num + index] = 1;
-    }
-    using selector = empty([n, num], { dtype: this.weight.dtype, device: this.weight.device });
-    writeValues(selector, oneHot);
-    const rows = matmul(selector, this.weight);
-    const out = rows.reshape([...indices.shape, this.embeddingDim]);
-    if (out !== rows) rows.dispose();
-    return out;
+    return embedding(this.weight, indices);
   }
 
   /** `100, 8`. */

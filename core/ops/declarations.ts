@@ -7,6 +7,7 @@
  */
 import { ELEMENTWISE_OPS, type ElementwiseOpName } from './decl_elementwise.ts';
 import { FACTORY_OPS, type FactoryOpName } from './decl_factories.ts';
+import { INDEXING_OPS, type IndexingBackendOpName, type IndexingCompositeOpName } from './decl_indexing.ts';
 import { LINALG_OPS, type LinalgBackendOpName, type LinalgCompositeOpName } from './decl_linalg.ts';
 import { NN_OPS, type NnBackendOpName, type NnCompositeOpName } from './decl_nn.ts';
 import { RANDOM_OPS, type RandomBackendOpName, type RandomCompositeOpName } from './decl_random.ts';
@@ -22,7 +23,8 @@ export type BackendOpName =
   | ReductionBackendOpName
   | LinalgBackendOpName
   | NnBackendOpName
-  | RandomBackendOpName;
+  | RandomBackendOpName
+  | IndexingBackendOpName;
 
 /** Names of operators implemented once for all backends (composites and views). */
 export type CompositeOpName =
@@ -30,7 +32,8 @@ export type CompositeOpName =
   | ReductionCompositeOpName
   | LinalgCompositeOpName
   | NnCompositeOpName
-  | RandomCompositeOpName;
+  | RandomCompositeOpName
+  | IndexingCompositeOpName;
 
 /** Names of all declared operators. */
 export type OpName = BackendOpName | CompositeOpName;
@@ -44,4 +47,5 @@ export const OPS: { readonly [K in OpName]: OpDecl } = {
   ...LINALG_OPS,
   ...NN_OPS,
   ...RANDOM_OPS,
+  ...INDEXING_OPS,
 };

@@ -25,6 +25,10 @@ const notImplemented = (name: string) => () => {
   throw new Error(`the derivative for '${name}' is not implemented.`);
 };
 
+/** Zeros of `full` shape with `like`'s dtype and device. */
+const zerosOf = (full: readonly number[], like: Tensor) =>
+  op('zeros').call(full, like.dtype, null, like.device, null) as Tensor;
+
 /** All dims of a rank, or `dim` wrapped and sorted. */
 function reducedDims(dim: readonly number[] | null | undefined, rank: number): number[] {
   if (dim === null || dim === undefined || dim.length === 0) return Array.from({ length: rank }, (_, i) => i);
@@ -332,6 +336,68 @@ export const DERIVATIVES: { readonly [K in OpName]?: Derivative } = {
       min: (g, s) => g.mul(t(s, 'self').lt(t(s, 'min'))),
       max: (g, s) => g.mul(t(s, 'self').gt(t(s, 'max'))),
     },
+  },
+
+  'index_select': {
+    name: 'IndexSelectBackward0',
+    save: ['self_shape', 'index'],
+    grads: { self: (g, s) => zerosOf(shape(s, 'self'), g).indexAdd(n(s, 'dim'), t(s, 'index'), g) },
+  },
+  'index_add': {
+    name: 'IndexAddBackward0',
+    save: ['index', 'source_shape'],
+    grads: {
+      self: (g) => g,
+      source: (g, s) => {
+        const picked = g.indexSelect(n(s, 'dim'), t(s, 'index')).reshape(shape(s, 'source'));
+        return n(s, 'alpha') === 1 ? picked : picked.mul(n(s, 'alpha'));
+      },
+    },
+  },
+  'embedding': {
+    name: 'EmbeddingBackward0',
+    save: ['weight_shape', 'indices'],
+    grads: {
+      weight: (g, s) =>
+        op('embedding_dense_backward').call(
+          g,
+          t(s, 'indices'),
+          shape(s, 'weight')[0],
+          s.padding_idx,
+          s.scale_grad_by_freq,
+        ) as Tensor,
+    },
+  },
+  'embedding_dense_backward': {
+    name: 'EmbeddingDenseBackwardBackward0',
+    save: ['indices'],
+    grads: {
+      grad_output: (g, s) => {
+        const rows = op('embedding').call(g, t(s, 'indices'), -1, false, false) as Tensor;
+        const padding = n(s, 'padding_idx');
+        return padding < 0 ? rows : rows.maskedFill(t(s, 'indices').eq(padding).unsqueeze(-1), 0);
+      },
+    },
+  },
+  'gather': {
+    name: 'GatherBackward0',
+    save: ['self_shape', 'index'],
+    grads: { self: (g, s) => zerosOf(shape(s, 'self'), g).scatterAdd(n(s, 'dim'), t(s, 'index'), g) },
+  },
+  'scatter_add': {
+    name: 'ScatterAddBackward0',
+    save: ['index'],
+    grads: { self: (g) => g, src: (g, s) => g.gather(n(s, 'dim'), t(s, 'index')) },
+  },
+  'masked_fill.Scalar': {
+    name: 'MaskedFillBackward0',
+    save: ['mask'],
+    grads: { self: (g, s) => g.maskedFill(t(s, 'mask'), 0) },
+  },
+  'masked_fill_.Scalar': {
+    name: 'MaskedFillBackward0',
+    save: ['mask'],
+    grads: { self: (g, s) => g.maskedFill(t(s, 'mask'), 0) },
   },
 
   // Sampling in place: the new values do not depend on the old ones (derivatives.yaml: zeros_like(grad)).

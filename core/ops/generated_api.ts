@@ -3679,6 +3679,190 @@ export function randintLike(p0?: any, p1?: any, p2?: any, p3?: any): any {
   );
 }
 
+/**
+ * The entries of `self` at `index` (int32 or int64, 1-d) along `dim`.
+ *
+ * Schemas:
+ * - `aten::index_select(Tensor self, int dim, Tensor index) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = indexSelect(x, 2, x);
+ * ```
+ */
+export function indexSelect(self: Tensor, dim: number, index: Tensor): Tensor;
+export function indexSelect(p0?: any, p1?: any, p2?: any): any {
+  return ops()['index_select'].call(p0, p1, p2);
+}
+
+/**
+ * A copy of `self` with `alpha * source` added at `index` along `dim` (duplicates accumulate in order).
+ *
+ * Schemas:
+ * - `aten::index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = indexAdd(x, 2, x, x);
+ * ```
+ */
+export function indexAdd(
+  self: Tensor,
+  dim: number,
+  index: Tensor,
+  source: Tensor,
+  options?: { alpha?: number | boolean },
+): Tensor;
+export function indexAdd(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : p3 === undefined || isOptions(p3)
+    ? 3
+    : p4 === undefined || isOptions(p4)
+    ? 4
+    : 5;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : n === 4 ? p4 : undefined) as any;
+  return ops()['index_add'].call(p0, p1, p2, p3, o?.alpha ?? 1);
+}
+
+/**
+ * Rows of `weight` at `indices` (any shape): the lookup of `nn.Embedding`.
+ *
+ * Schemas:
+ * - `aten::embedding(Tensor weight, Tensor indices, int padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = embedding(x, x);
+ * ```
+ */
+export function embedding(
+  weight: Tensor,
+  indices: Tensor,
+  options?: { paddingIdx?: number; scaleGradByFreq?: boolean; sparse?: boolean },
+): Tensor;
+/** Rows of `weight` at `indices` (any shape): the lookup of `nn.Embedding`. */
+export function embedding(
+  weight: Tensor,
+  indices: Tensor,
+  paddingIdx: number,
+  options?: { scaleGradByFreq?: boolean; sparse?: boolean },
+): Tensor;
+/** Rows of `weight` at `indices` (any shape): the lookup of `nn.Embedding`. */
+export function embedding(
+  weight: Tensor,
+  indices: Tensor,
+  paddingIdx: number,
+  scaleGradByFreq: boolean,
+  options?: { sparse?: boolean },
+): Tensor;
+/** Rows of `weight` at `indices` (any shape): the lookup of `nn.Embedding`. */
+export function embedding(
+  weight: Tensor,
+  indices: Tensor,
+  paddingIdx: number,
+  scaleGradByFreq: boolean,
+  sparse: boolean,
+): Tensor;
+export function embedding(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : p3 === undefined || isOptions(p3)
+    ? 3
+    : p4 === undefined || isOptions(p4)
+    ? 4
+    : p5 === undefined || isOptions(p5)
+    ? 5
+    : 6;
+  const o =
+    (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : n === 4 ? p4 : n === 5 ? p5 : undefined) as any;
+  return ops()['embedding'].call(
+    p0,
+    p1,
+    (n > 2 ? p2 : o?.paddingIdx) ?? -1,
+    (n > 3 ? p3 : o?.scaleGradByFreq) ?? false,
+    (n > 4 ? p4 : o?.sparse) ?? false,
+  );
+}
+
+/**
+ * `out[i][j] = self[index[i][j]][j]` (for dim 0): picks along `dim` at int64 `index`.
+ *
+ * Schemas:
+ * - `aten::gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = gather(x, 2, x);
+ * ```
+ */
+export function gather(self: Tensor, dim: number, index: Tensor, options?: { sparseGrad?: boolean }): Tensor;
+export function gather(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : p3 === undefined || isOptions(p3)
+    ? 3
+    : 4;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
+  return ops()['gather'].call(p0, p1, p2, o?.sparseGrad ?? false);
+}
+
+/**
+ * A copy of `self` with `src` added at `index` along `dim` (the inverse of `gather`).
+ *
+ * Schemas:
+ * - `aten::scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = scatterAdd(x, 2, x, x);
+ * ```
+ */
+export function scatterAdd(self: Tensor, dim: number, index: Tensor, src: Tensor): Tensor;
+export function scatterAdd(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  return ops()['scatter_add'].call(p0, p1, p2, p3);
+}
+
+/**
+ * `self` with `value` where `mask` is true.
+ *
+ * Schemas:
+ * - `aten::masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = maskedFill(x, x, 2);
+ * ```
+ */
+export function maskedFill(self: Tensor, mask: Tensor, value: number | boolean): Tensor;
+export function maskedFill(p0?: any, p1?: any, p2?: any): any {
+  return ops()['masked_fill.Scalar'].call(p0, p1, p2);
+}
+
 /** Methods every Tensor has, generated from the operator declarations. */
 export interface TensorMethods {
   /** Adds `other`, scaled by `alpha`, to `self`, with broadcasting and type promotion. */
@@ -4149,6 +4333,18 @@ export interface TensorMethods {
   normal_(this: Tensor, mean: number, options?: { std?: number; generator?: Generator | null }): Tensor;
   /** Fills `self` with samples from the normal distribution N(mean, std²), as PyTorch does. */
   normal_(this: Tensor, mean: number, std: number, options?: { generator?: Generator | null }): Tensor;
+  /** The entries of `self` at `index` (int32 or int64, 1-d) along `dim`. */
+  indexSelect(this: Tensor, dim: number, index: Tensor): Tensor;
+  /** A copy of `self` with `alpha * source` added at `index` along `dim` (duplicates accumulate in order). */
+  indexAdd(this: Tensor, dim: number, index: Tensor, source: Tensor, options?: { alpha?: number | boolean }): Tensor;
+  /** `out[i][j] = self[index[i][j]][j]` (for dim 0): picks along `dim` at int64 `index`. */
+  gather(this: Tensor, dim: number, index: Tensor, options?: { sparseGrad?: boolean }): Tensor;
+  /** A copy of `self` with `src` added at `index` along `dim` (the inverse of `gather`). */
+  scatterAdd(this: Tensor, dim: number, index: Tensor, src: Tensor): Tensor;
+  /** `self` with `value` where `mask` is true. */
+  maskedFill(this: Tensor, mask: Tensor, value: number | boolean): Tensor;
+  /** In-place `masked_fill`. */
+  maskedFill_(this: Tensor, mask: Tensor, value: number | boolean): Tensor;
 }
 
 // The method implementations (typed by TensorMethods above).
@@ -4914,6 +5110,48 @@ function method_normal_(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   return ops()['normal_'].call(this, (n > 0 ? p0 : o?.mean) ?? 0, (n > 1 ? p1 : o?.std) ?? 1, o?.generator ?? null);
 }
 
+function method_indexSelect(this: Tensor, p0?: any, p1?: any): any {
+  return ops()['index_select'].call(this, p0, p1);
+}
+
+function method_indexAdd(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : p3 === undefined || isOptions(p3)
+    ? 3
+    : 4;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
+  return ops()['index_add'].call(this, p0, p1, p2, o?.alpha ?? 1);
+}
+
+function method_gather(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : 3;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
+  return ops()['gather'].call(this, p0, p1, o?.sparseGrad ?? false);
+}
+
+function method_scatterAdd(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  return ops()['scatter_add'].call(this, p0, p1, p2);
+}
+
+function method_maskedFill(this: Tensor, p0?: any, p1?: any): any {
+  return ops()['masked_fill.Scalar'].call(this, p0, p1);
+}
+
+function method_maskedFill_(this: Tensor, p0?: any, p1?: any): any {
+  return ops()['masked_fill_.Scalar'].call(this, p0, p1);
+}
+
 /**
  * Installs the generated methods on Tensor.prototype (idempotent).
  *
@@ -5025,5 +5263,11 @@ export function installTensorMethods(): void {
     logSoftmax: method_logSoftmax,
     uniform_: method_uniform_,
     normal_: method_normal_,
+    indexSelect: method_indexSelect,
+    indexAdd: method_indexAdd,
+    gather: method_gather,
+    scatterAdd: method_scatterAdd,
+    maskedFill: method_maskedFill,
+    maskedFill_: method_maskedFill_,
   });
 }

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import {
   bmm,
   crossEntropy,
+  embedding,
   gradcheck,
   linear,
   manualSeed,
@@ -101,6 +102,20 @@ const CASES: Case[] = [
     'flip/expand/clone/contiguous',
     (a) => a.flip([0]).expand([2, 3, 4]).clone().transpose(1, 2).contiguous(),
     () => [r([3, 4])],
+  ],
+  [
+    'index_select/index_add/embedding',
+    (w, s) =>
+      w.indexSelect(1, tensor([2, 0, 2])).sum(1).add(embedding(w, tensor([[1, 4], [1, 0]])).sum([0, 2]).sum())
+        .add(w.indexAdd(0, tensor([4, 1, 4]), s, { alpha: -2 }).sum(1)),
+    () => [r([5, 3]), r([3, 3])],
+  ],
+  [
+    'gather/scatter_add/masked_fill',
+    (a, b) =>
+      a.gather(1, tensor([[2, 0, 2], [1, 1, 0]])).add(a.scatterAdd(0, tensor([[1, 0, 1], [1, 1, 0]]), b))
+        .maskedFill(tensor([true, false, false]), 0),
+    () => [r([2, 3]), r([2, 3])],
   ],
 ];
 
