@@ -78,8 +78,8 @@ function sameShape(a: readonly number[], b: readonly number[]): boolean {
 }
 
 /**
- * Casts a CPU tensor to `dtype` into a new contiguous tensor (strided source allowed); returns the input
- * itself when no cast is needed and it is already contiguous... only when `dtype` matches.
+ * A new contiguous CPU tensor holding `t` converted to `dtype` (any layout of `t`). See {@linkcode asDtype}
+ * for the variant that returns `t` itself when it already has the dtype.
  */
 export function castCpu(t: Tensor, dtype: DType): Tensor {
   const out = emptyCpu(t.shape, dtype);
