@@ -482,6 +482,20 @@ function gelu(_hi: number, _lo: number, self: Tensor, approximate: string): Tens
   return unaryOutOfPlace(GELU_RULE, approximate === 'tanh' ? UnaryOp.geluTanh : UnaryOp.gelu, GELU, self);
 }
 
+/** `fill_` / `zero_`: writes one value into every element of `self`, in any layout. */
+function fillInPlace(self: Tensor, value: number | boolean): Tensor {
+  const v = typeof value === 'boolean' ? (value ? 1 : 0) : value;
+  checkScalarFits(v, self.dtype);
+  const plan = planElementwise(self.shape, [self]);
+  if (plan.numel === 0) return self;
+  const k = cpuRuntime().kernels;
+  const status = plan.contiguous
+    ? k.fill_contig(self.dtype.scalarType, dataPtr(self), v, plan.numel)
+    : k.fill_strided(self.dtype.scalarType, dataPtr(self), v, plan.desc);
+  checkStatus(status, 'fill_', self.dtype.scalarType);
+  return self;
+}
+
 // ---- where and clamp ---------------------------------------------------------------------------------------------
 
 function where(_hi: number, _lo: number, cond: Tensor, self: Tensor, other: Operand): Tensor {
@@ -689,6 +703,10 @@ export const CPU_ELEMENTWISE_KERNELS: { readonly [K in keyof typeof ELEMENTWISE_
   'reciprocal': unary('reciprocal', UnaryOp.reciprocal, dispatch('reciprocal_cpu', FLOATING)),
   'relu': unary('relu', UnaryOp.relu, dispatch('clamp_min_cpu', ALL_BUT_BOOL_HALF)),
   'relu_': unaryInPlace('relu_', UnaryOp.relu, dispatch('clamp_min_cpu', ALL_BUT_BOOL_HALF)),
+  'sqrt_': unaryInPlace('sqrt_', UnaryOp.sqrt, FLOAT_NO_HALF('sqrt_vml_cpu')),
+  'zero_': ((_hi: number, _lo: number, self: Tensor) => fillInPlace(self, 0)) as Kernel,
+  'fill_.Scalar':
+    ((_hi: number, _lo: number, self: Tensor, value: number | boolean) => fillInPlace(self, value)) as Kernel,
   'gelu': gelu as Kernel,
   'silu': unary('silu', UnaryOp.silu, FLOAT_NO_HALF('silu_cpu')),
   'floor': unary('floor', UnaryOp.floor, ROUNDING('floor_vml_cpu')),

@@ -84,6 +84,12 @@ function unary(schema: string, rule: UnaryRule, doc: string, extra: Partial<OpDe
 function unaryInPlace(schema: string, rule: UnaryRule, doc: string): UnaryDecl {
   return { ...inplace, schema, kind: 'backend', meta: (self: Tensor) => unaryInPlaceMeta(rule, self), doc, rule };
 }
+/** Meta function of `zero_` and `fill_`: the result is `self`. */
+function fillMeta(self: Tensor): TensorMeta {
+  self.assertAlive('fill_');
+  return { shape: self.shape, dtype: self.dtype };
+}
+
 function backend(schema: string, meta: MetaFn, doc: string, extra: Partial<OpDecl> = {}): BackendDecl {
   return { ...extra, schema, kind: 'backend', meta, doc };
 }
@@ -199,6 +205,9 @@ export type ElementwiseOpName =
   | 'reciprocal'
   | 'relu'
   | 'relu_'
+  | 'sqrt_'
+  | 'zero_'
+  | 'fill_.Scalar'
   | 'gelu'
   | 'silu'
   | 'floor'
@@ -464,6 +473,14 @@ export const ELEMENTWISE_OPS: { readonly [K in ElementwiseOpName]: BackendDecl }
   'reciprocal': unary('reciprocal(Tensor self) -> Tensor', float('reciprocal'), '1 / x.'),
   'relu': unary('relu(Tensor self) -> Tensor', RELU, 'max(x, 0).'),
   'relu_': unaryInPlace('relu_(Tensor(a!) self) -> Tensor(a!)', RELU, 'In-place `relu`.'),
+  'sqrt_': unaryInPlace('sqrt_(Tensor(a!) self) -> Tensor(a!)', float('sqrt'), 'In-place `sqrt`.'),
+  'zero_': backend('zero_(Tensor(a!) self) -> Tensor(a!)', fillMeta, 'Fills `self` with zeros in place.', inplace),
+  'fill_.Scalar': backend(
+    'fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)',
+    fillMeta,
+    'Fills `self` with `value` in place.',
+    inplace,
+  ),
   'gelu': backend(
     "gelu(Tensor self, *, str approximate='none') -> Tensor",
     geluMeta,

@@ -400,7 +400,10 @@ export const DERIVATIVES: { readonly [K in OpName]?: Derivative } = {
     grads: { self: (g, s) => g.maskedFill(t(s, 'mask'), 0) },
   },
 
-  // Sampling in place: the new values do not depend on the old ones (derivatives.yaml: zeros_like(grad)).
+  'sqrt_': { name: 'SqrtBackward0', save: ['result'], grads: { self: (g, s) => g.div(t(s, 'result').mul(2)) } },
+  // Filling and sampling in place: the new values do not depend on the old ones (zeros_like(grad)).
+  'zero_': { name: 'ZeroBackward0', grads: { self: (g) => g.mul(0) } },
+  'fill_.Scalar': { name: 'FillBackward0', grads: { self: (g) => g.mul(0) } },
   'uniform_': { name: 'UniformBackward0', grads: { self: (g) => g.mul(0) } },
   'normal_': { name: 'NormalBackward0', grads: { self: (g) => g.mul(0) } },
 

@@ -4059,6 +4059,12 @@ export interface TensorMethods {
   relu(this: Tensor): Tensor;
   /** In-place `relu`. */
   relu_(this: Tensor): Tensor;
+  /** In-place `sqrt`. */
+  sqrt_(this: Tensor): Tensor;
+  /** Fills `self` with zeros in place. */
+  zero_(this: Tensor): Tensor;
+  /** Fills `self` with `value` in place. */
+  fill_(this: Tensor, value: number | boolean): Tensor;
   /** Gaussian error linear unit; `approximate: 'tanh'` uses the tanh approximation. */
   gelu(this: Tensor, options?: { approximate?: string }): Tensor;
   /** x * sigmoid(x). */
@@ -4637,6 +4643,18 @@ function method_relu_(this: Tensor): any {
   return ops()['relu_'].call(this);
 }
 
+function method_sqrt_(this: Tensor): any {
+  return ops()['sqrt_'].call(this);
+}
+
+function method_zero_(this: Tensor): any {
+  return ops()['zero_'].call(this);
+}
+
+function method_fill_(this: Tensor, p0?: any): any {
+  return ops()['fill_.Scalar'].call(this, p0);
+}
+
 function method_gelu(this: Tensor, p0?: any): any {
   const n: number = p0 === undefined || isOptions(p0) ? 0 : 1;
   const o = (n === 0 ? p0 : undefined) as any;
@@ -5209,6 +5227,9 @@ export function installTensorMethods(): void {
     reciprocal: method_reciprocal,
     relu: method_relu,
     relu_: method_relu_,
+    sqrt_: method_sqrt_,
+    zero_: method_zero_,
+    fill_: method_fill_,
     gelu: method_gelu,
     silu: method_silu,
     floor: method_floor,

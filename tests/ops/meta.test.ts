@@ -80,6 +80,9 @@ function argumentLists(op: string): Arg[][] {
     case 'self:Tensor':
       for (const a of tensors) lists.push([a]);
       break;
+    case 'self:Tensor,value:Scalar':
+      for (const a of tensors) for (const v of SCALARS) lists.push([a, v]);
+      break;
     case 'self:Tensor,approximate:str':
       for (const a of tensors) for (const m of STRINGS.approximate) lists.push([a, V(m)]);
       break;
