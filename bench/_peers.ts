@@ -3,14 +3,14 @@
  * backend (plain JavaScript kernels) and its `wasm` backend (XNNPACK, WebAssembly SIMD).
  *
  * Note [tfjs-wasm under Deno and Bun]
- * Both runtimes load the packages' Node builds (`dist/*.node.js`, CommonJS), so tfjs sees `IS_NODE` and
- * Emscripten reads the `.wasm` with `fs`. That works with `setWasmPaths` given the `file://` URL of
- * `node_modules/@tensorflow/tfjs-backend-wasm/dist/`, an absolute path, or nothing (the Node build falls back
- * to its own directory); with `usePlatformFetch` only the URL form works (a bare path: Deno's fetch and Bun's
- * `fetch() URL is invalid`). Under `IS_NODE` tfjs reports no multithreading, so the single-threaded SIMD
- * binary runs, which matches Switchyard's single-threaded kernels. Forcing the threaded binary fails in
- * both runtimes: Emscripten hands `worker_threads.Worker` a `blob:` URL, which both reject
- * ("The worker script or module filename must be an absolute path or a relative path").
+ * Both runtimes load the packages' Node builds (`dist/*.node.js`, CommonJS), so tfjs sees `IS_NODE` and Emscripten
+ * reads the `.wasm` with `fs`. That works with `setWasmPaths` given the `file://` URL of
+ * `node_modules/@tensorflow/tfjs-backend-wasm/dist/`, an absolute path, or nothing (the Node build falls back to its
+ * own directory). With `usePlatformFetch` only the URL form works: given a bare path, Deno's fetch throws
+ * `TypeError: Invalid URL` and Bun's `fetch() URL is invalid`. Under `IS_NODE` tfjs reports no multithreading, so
+ * the single-threaded SIMD binary runs, which matches Switchyard's single-threaded kernels. Forcing the threaded
+ * binary fails in both runtimes: Emscripten hands `worker_threads.Worker` a `blob:` URL, which both reject ("The
+ * worker script or module filename must be an absolute path or a relative path").
  *
  * @module
  */

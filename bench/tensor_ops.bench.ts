@@ -8,7 +8,7 @@
  *
  * Note [Benchmarks too slow for mitata]
  * mitata takes at least 12 samples per benchmark, and some peers need seconds per call (tfjs-cpu's 1024×1024
- * matmul takes 3–7 s). A candidate whose second call still takes more than `SLOW_CALL_NS` is timed here
+ * matmul takes 2–7 s). A candidate whose second call still takes more than `SLOW_CALL_NS` is timed here
  * instead, with the calls so far as warm-up and two or three samples; its figures are printed before mitata's
  * table and stored in the JSON under `derived.few_sample_figures`. This keeps the suite near two minutes per
  * runtime.
@@ -17,7 +17,8 @@
  * mitata's own warm-up is a few calls. The engines need far more before a call as deep as `add` (API,
  * dispatcher, checks, allocator, wasm) reaches its steady state: measured right away, the 1-element add read
  * 300–770 ns in Bun and ~400 ns in Deno, against ~140–150 ns in both after a million calls. So every candidate
- * fast enough runs `WARM_UP_MS` of calls before it is registered.
+ * fast enough runs `WARM_UP_MS` of calls before it is registered. (Bun's figure within this whole suite still
+ * varies between runs, 250–560 ns, with long tails: see the suite's report.)
  *
  * @module
  */
