@@ -41,6 +41,7 @@ import {
   broadcastOperands,
   checkBinary,
   checkClamp,
+  checkClampInPlace,
   checkGeluApproximate,
   checkRoundingMode,
   checkUnary,
@@ -576,7 +577,39 @@ function clamp(_hi: number, _lo: number, self: Tensor, min: Operand | null, max:
   return out;
 }
 
-function clampScalar(self: Tensor, min: number | boolean | null, max: number | boolean | null, dtype: DType): Tensor {
+/**
+ * `clamp_min` / `clamp_max`: `clamp` with one bound, except that a NaN bound makes every element NaN (PyTorch's
+ * dedicated kernels return the NaN bound; `clamp` with one NaN bound ignores it).
+ */
+function clampOneBound(self: Tensor, min: number | boolean | null, max: number | boolean | null): Tensor {
+  checkClamp(self, min, max);
+  return clampScalar(self, min, max, resultTypeOf(self, min, max), true);
+}
+
+/** `clamp_`, `clamp_min_`, `clamp_max_`: clamps into a temporary in `self`'s dtype, then writes it back. */
+function clampInPlace(
+  self: Tensor,
+  min: number | boolean | null,
+  max: number | boolean | null,
+  nanBoundPropagates: boolean,
+): Tensor {
+  const dtype = checkClampInPlace(self, min, max);
+  const tmp = clampScalar(self, min, max, dtype, nanBoundPropagates);
+  try {
+    copyIntoCpu(self, tmp);
+  } finally {
+    tmp.dispose();
+  }
+  return self;
+}
+
+function clampScalar(
+  self: Tensor,
+  min: number | boolean | null,
+  max: number | boolean | null,
+  dtype: DType,
+  nanBoundPropagates = false,
+): Tensor {
   checkDispatch(min === null ? CLAMP_MAX : max === null ? CLAMP_MIN : CLAMP_BOTH, dtype);
   const lo = min === null ? 0 : scalarValue(min), hi = max === null ? 0 : scalarValue(max);
   if (min !== null) checkScalarFits(lo, dtype);
@@ -585,10 +618,12 @@ function clampScalar(self: Tensor, min: number | boolean | null, max: number | b
   let ta: Tensor | undefined;
   try {
     if (min === null || max === null) {
-      // PyTorch's clamp_min / clamp_max kernels ignore a NaN bound (std::max(a, NaN) is a).
+      // With one NaN bound, clamp's kernels keep `self` (std::max(a, NaN) is a); clamp_min's and clamp_max's
+      // give NaN everywhere.
       const bound = min === null ? hi : lo;
       if (Number.isNaN(bound)) {
-        copyIntoCpu(out, self);
+        if (nanBoundPropagates) fillInPlace(out, NaN);
+        else copyIntoCpu(out, self);
         return out;
       }
     }
@@ -720,4 +755,13 @@ export const CPU_ELEMENTWISE_KERNELS: { readonly [K in keyof typeof ELEMENTWISE_
   'where.ScalarOther': where as Kernel,
   'clamp': clamp as Kernel,
   'clamp.Tensor': clamp as Kernel,
+  'clamp_':
+    ((_hi: number, _lo: number, self: Tensor, min: number | null, max: number | null) =>
+      clampInPlace(self, min, max, false)) as Kernel,
+  'clamp_min': ((_hi: number, _lo: number, self: Tensor, min: number) => clampOneBound(self, min, null)) as Kernel,
+  'clamp_max': ((_hi: number, _lo: number, self: Tensor, max: number) => clampOneBound(self, null, max)) as Kernel,
+  'clamp_min_':
+    ((_hi: number, _lo: number, self: Tensor, min: number) => clampInPlace(self, min, null, true)) as Kernel,
+  'clamp_max_':
+    ((_hi: number, _lo: number, self: Tensor, max: number) => clampInPlace(self, null, max, true)) as Kernel,
 };

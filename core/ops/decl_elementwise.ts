@@ -12,6 +12,7 @@ import {
   type BinaryRule,
   broadcastOperands,
   checkClamp,
+  checkClampInPlace,
   checkGeluApproximate,
   checkNeg,
   checkPowExponent,
@@ -122,6 +123,12 @@ function clampMeta(self: Tensor, min: Operand | null, max: Operand | null): Tens
   return { shape: broadcastOperands(self, min, max), dtype: resultTypeOf(self, min, max) };
 }
 
+/** Meta function of `clamp_`, `clamp_min_` and `clamp_max_`: the result is `self`. */
+function clampInPlaceMeta(self: Tensor, min: number | boolean | null, max: number | boolean | null): TensorMeta {
+  checkClampInPlace(self, min, max);
+  return { shape: self.shape, dtype: self.dtype };
+}
+
 function geluMeta(self: Tensor, approximate: string): TensorMeta {
   checkGeluApproximate(approximate);
   return unaryMeta(GELU, self);
@@ -220,7 +227,12 @@ export type ElementwiseOpName =
   | 'where.self'
   | 'where.ScalarOther'
   | 'clamp'
-  | 'clamp.Tensor';
+  | 'clamp.Tensor'
+  | 'clamp_'
+  | 'clamp_min'
+  | 'clamp_max'
+  | 'clamp_min_'
+  | 'clamp_max_';
 
 /**
  * Elementwise operator declarations, keyed by PyTorch's `name.overload`.
@@ -528,5 +540,35 @@ export const ELEMENTWISE_OPS: { readonly [K in ElementwiseOpName]: BackendDecl }
     'clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor',
     clampMeta,
     'Limits values to tensors [min, max] (broadcast).',
+  ),
+  'clamp_': backend(
+    'clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)',
+    clampInPlaceMeta,
+    'In-place `clamp`.',
+    inplace,
+  ),
+  'clamp_min': backend(
+    'clamp_min(Tensor self, Scalar min) -> Tensor',
+    (self: Tensor, min: Operand) => clampMeta(self, min, null),
+    'max(x, min): `clamp` with a lower bound only.',
+    method,
+  ),
+  'clamp_max': backend(
+    'clamp_max(Tensor self, Scalar max) -> Tensor',
+    (self: Tensor, max: Operand) => clampMeta(self, null, max),
+    'min(x, max): `clamp` with an upper bound only.',
+    method,
+  ),
+  'clamp_min_': backend(
+    'clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)',
+    (self: Tensor, min: number | boolean) => clampInPlaceMeta(self, min, null),
+    'In-place `clamp_min`.',
+    inplace,
+  ),
+  'clamp_max_': backend(
+    'clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)',
+    (self: Tensor, max: number | boolean) => clampInPlaceMeta(self, null, max),
+    'In-place `clamp_max`.',
+    inplace,
   ),
 };

@@ -68,6 +68,14 @@ function joinPieces(
   return op('cat').call(parts, dim) as Tensor;
 }
 
+/** Where `clamp(x, min, max)` passes `x` through: inside the bounds and not NaN (derivatives.yaml's clamp_backward). */
+function clampMask(x: Tensor, min: number | null, max: number | null): Tensor {
+  let mask = x.eq(x);
+  if (min !== null) mask = mask.logicalAnd(x.ge(min));
+  if (max !== null) mask = mask.logicalAnd(x.le(max));
+  return mask;
+}
+
 const SQRT_2_OVER_PI = Math.sqrt(2 / Math.PI);
 const INV_SQRT_2 = Math.SQRT1_2;
 const INV_SQRT_2PI = 1 / Math.sqrt(2 * Math.PI);
@@ -225,14 +233,34 @@ export const DERIVATIVES: { readonly [K in OpName]?: Derivative } = {
     name: 'ClampBackward1',
     save: ['self'],
     grads: {
-      self: (g, s) => {
-        const x = t(s, 'self');
-        let mask = x.eq(x); // true except NaN
-        if (s.min !== null) mask = mask.logicalAnd(x.ge(s.min as number));
-        if (s.max !== null) mask = mask.logicalAnd(x.le(s.max as number));
-        return g.mul(mask);
-      },
+      self: (g, s) => where(clampMask(t(s, 'self'), s.min as number | null, s.max as number | null), g, 0),
     },
+  },
+  // clamp_ saves a clone of `self` taken before the write (the autograd kernel clones in-place inputs it saves).
+  'clamp_': {
+    name: 'ClampBackward1',
+    save: ['self'],
+    grads: { self: (g, s) => where(clampMask(t(s, 'self'), s.min as number | null, s.max as number | null), g, 0) },
+  },
+  'clamp_min': {
+    name: 'ClampMinBackward0',
+    save: ['self'],
+    grads: { self: (g, s) => where(t(s, 'self').ge(n(s, 'min')), g, 0) },
+  },
+  'clamp_max': {
+    name: 'ClampMaxBackward0',
+    save: ['self'],
+    grads: { self: (g, s) => where(t(s, 'self').le(n(s, 'max')), g, 0) },
+  },
+  'clamp_min_': {
+    name: 'ClampMinBackward0',
+    save: ['self'],
+    grads: { self: (g, s) => where(t(s, 'self').ge(n(s, 'min')), g, 0) },
+  },
+  'clamp_max_': {
+    name: 'ClampMaxBackward0',
+    save: ['self'],
+    grads: { self: (g, s) => where(t(s, 'self').le(n(s, 'max')), g, 0) },
   },
   'where.self': {
     name: 'WhereBackward0',

@@ -1186,6 +1186,42 @@ export function clamp(p0?: any, p1?: any, p2?: any, p3?: any): any {
 }
 
 /**
+ * max(x, min): `clamp` with a lower bound only.
+ *
+ * Schemas:
+ * - `aten::clamp_min(Tensor self, Scalar min) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = clampMin(x, 2);
+ * ```
+ */
+export function clampMin(self: Tensor, min: number | boolean): Tensor;
+export function clampMin(p0?: any, p1?: any): any {
+  return ops()['clamp_min'].call(p0, p1);
+}
+
+/**
+ * min(x, max): `clamp` with an upper bound only.
+ *
+ * Schemas:
+ * - `aten::clamp_max(Tensor self, Scalar max) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = clampMax(x, 2);
+ * ```
+ */
+export function clampMax(self: Tensor, max: number | boolean): Tensor;
+export function clampMax(p0?: any, p1?: any): any {
+  return ops()['clamp_max'].call(p0, p1);
+}
+
+/**
  * A tensor with uninitialised data.
  *
  * Schemas:
@@ -4102,6 +4138,20 @@ export interface TensorMethods {
     max?: number | boolean | null | Tensor,
     options?: { min?: number | boolean | null | Tensor | null; max?: number | boolean | null | Tensor | null },
   ): Tensor;
+  /** In-place `clamp`. */
+  clamp_(this: Tensor, options?: { min?: number | boolean | null; max?: number | boolean | null }): Tensor;
+  /** In-place `clamp`. */
+  clamp_(this: Tensor, min: number | boolean | null, options?: { max?: number | boolean | null }): Tensor;
+  /** In-place `clamp`. */
+  clamp_(this: Tensor, min: number | boolean | null, max: number | boolean | null): Tensor;
+  /** max(x, min): `clamp` with a lower bound only. */
+  clampMin(this: Tensor, min: number | boolean): Tensor;
+  /** min(x, max): `clamp` with an upper bound only. */
+  clampMax(this: Tensor, max: number | boolean): Tensor;
+  /** In-place `clamp_min`. */
+  clampMin_(this: Tensor, min: number | boolean): Tensor;
+  /** In-place `clamp_max`. */
+  clampMax_(this: Tensor, max: number | boolean): Tensor;
   /** A view with a new shape (one size may be -1); fails when the strides cannot express it, see `reshape`. */
   view(this: Tensor, size: number | readonly number[]): Tensor;
   /** A tensor with a new shape: a view when the strides allow one, otherwise a contiguous copy. */
@@ -4713,6 +4763,34 @@ function method_clamp(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   throw invalidArguments('clamp', '  * (self, min, max)\n  * (self, min, max)');
 }
 
+function method_clamp_(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  const n: number = p0 === undefined || isOptions(p0)
+    ? 0
+    : p1 === undefined || isOptions(p1)
+    ? 1
+    : p2 === undefined || isOptions(p2)
+    ? 2
+    : 3;
+  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
+  return ops()['clamp_'].call(this, (n > 0 ? p0 : o?.min) ?? null, (n > 1 ? p1 : o?.max) ?? null);
+}
+
+function method_clampMin(this: Tensor, p0?: any): any {
+  return ops()['clamp_min'].call(this, p0);
+}
+
+function method_clampMax(this: Tensor, p0?: any): any {
+  return ops()['clamp_max'].call(this, p0);
+}
+
+function method_clampMin_(this: Tensor, p0?: any): any {
+  return ops()['clamp_min_'].call(this, p0);
+}
+
+function method_clampMax_(this: Tensor, p0?: any): any {
+  return ops()['clamp_max_'].call(this, p0);
+}
+
 function method_view(this: Tensor, p0?: any): any {
   return ops()['view'].call(this, intList(p0));
 }
@@ -5240,6 +5318,11 @@ export function installTensorMethods(): void {
     bitwiseNot: method_bitwiseNot,
     isnan: method_isnan,
     clamp: method_clamp,
+    clamp_: method_clamp_,
+    clampMin: method_clampMin,
+    clampMax: method_clampMax,
+    clampMin_: method_clampMin_,
+    clampMax_: method_clampMax_,
     view: method_view,
     reshape: method_reshape,
     flatten: method_flatten,

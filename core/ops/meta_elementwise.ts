@@ -16,6 +16,7 @@ import type { DType } from '../tensor/dtype.ts';
 import { bool, getDefaultDtype, int64 } from '../tensor/dtype.ts';
 import { canCast, isIntegral, promoteTypes } from '../tensor/promotion.ts';
 import { Tensor } from '../tensor/tensor.ts';
+import { TYPE_META_NAMES } from './decl_factories.ts';
 import type { TensorMeta } from './op_decl.ts';
 
 /**
@@ -607,6 +608,37 @@ export function checkClamp(self: Tensor, min: Operand | null, max: Operand | nul
     throw new RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None");
   }
   checkDevices('clamp', false, null, self, min, max);
+}
+
+/**
+ * The checks of `clamp_`, `clamp_min_` and `clamp_max_` (PyTorch's clamp meta functions writing into `self`):
+ * `clamp`'s, then a floating `self` keeps its dtype while any other must equal the type the bounds promote it to,
+ * then no internal overlap. Returns the dtype the clamp computes in.
+ *
+ * @example
+ * ```ts
+ * import { checkClampInPlace } from './meta_elementwise.ts';
+ * import { tensor } from '../ops/creation.ts';
+ * try {
+ *   checkClampInPlace(tensor([1, 2]), 0.5, null);
+ * } catch (e) {
+ *   (e as Error).message; // "result type Float can't be cast to the desired output type long int"
+ * }
+ * ```
+ */
+export function checkClampInPlace(self: Tensor, min: number | boolean | null, max: number | boolean | null): DType {
+  checkClamp(self, min, max);
+  const result = resultTypeOf(self, min, max);
+  if (result !== self.dtype) {
+    // PyTorch prints the destination as a caffe2 TypeMeta here ("long int"), not as a ScalarType.
+    throw new RuntimeError(
+      `result type ${result.scalarTypeName} can't be cast to the desired output type ${
+        TYPE_META_NAMES[self.dtype.name]
+      }`,
+    );
+  }
+  checkOverlap(self, null);
+  return result;
 }
 
 // ---- rules and Meta functions ------------------------------------------------------------------------------------

@@ -52,6 +52,13 @@ const CASES: Case[] = [
     () => [r([7])],
   ],
   ['clamp scalar and tensor bounds', (a, lo) => a.clamp(-0.4, 0.6).add(a.clamp(lo, null)), () => [r([6]), r([6])]],
+  [
+    'clamp_min/clamp_max, and clamp_/clamp_min_/clamp_max_ on non-leaf tensors',
+    (a) =>
+      a.clampMin(-0.3).add(a.clampMax(0.4)).add(a.mul(1.5).clamp_(-0.5, 0.5)).add(a.mul(1).clampMin_(0.1))
+        .add(a.mul(-1).clampMax_(-0.1)),
+    () => [r([9])],
+  ],
   ['minimum/maximum/atan2', (a, b) => a.minimum(b).add(a.maximum(b)).add(a.atan2(b)), () => [r([5]), r([5])]],
   ['where', (c, a, b) => where(c.gt(0), a, b), () => [randn([4], f64), r([4]), r([1])]],
   ['remainder/fmod', (a, b) => a.remainder(b).add(a.fmod(b)), () => [r([5]), pos([5])]],

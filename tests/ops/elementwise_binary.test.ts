@@ -12,6 +12,8 @@ import {
   bitwiseOr,
   bitwiseXor,
   clamp,
+  clampMax,
+  clampMin,
   div,
   type DType,
   eq,
@@ -732,6 +734,83 @@ describe('where and clamp', () => {
       assert.equal(clamp(tensor([1], { dtype: 'float16' }), tensor([0.5])).dtype.name, 'float32');
       const n = clamp(tensor([2, 1]), tensor([NaN, 0]), tensor([0.5, 0.5]));
       assert.deepEqual(values(n), [NaN, 0.5]);
+    }),
+  );
+
+  it(
+    'clamp_min and clamp_max, out of place and in place (also on strided views), on every dtype their kernels take',
+    scoped(() => {
+      const next = rng(34);
+      for (const dtype of ALL.filter((d) => d !== 'bool' && d !== 'float16')) {
+        for (const bound of [-1, 2, 0.5]) {
+          const d = isFloat(dtype) || Number.isInteger(bound) ? dtype : 'float32';
+          const b = castRef(bound, d);
+          const x = strided([5, 3], dtype, next), xv = values(x);
+          const lower = xv.map((v) => castRef(Number.isNaN(v) ? v : Math.max(v, b), d));
+          const upper = xv.map((v) => castRef(Number.isNaN(v) ? v : Math.min(v, b), d));
+          const lo = clampMin(x, bound), hi = x.clampMax(bound);
+          assert.equal(lo.dtype.name, d);
+          assertValues(lo, lower, 0, `clamp_min(${dtype}, ${bound})`);
+          assertValues(hi, upper, 0, `clamp_max(${dtype}, ${bound})`);
+          if (d !== dtype) continue; // in place needs the bound's type to be self's (checked below)
+          // In place through a transposed view: the base's elements change where the view maps them.
+          const base = make([3, 5], dtype, next), view = base.t();
+          const viewValues = values(view.contiguous());
+          assert.equal(view.clampMin_(bound), view);
+          assertValues(view, viewValues.map((v) => castRef(Number.isNaN(v) ? v : Math.max(v, b), d)), 0, 'clamp_min_');
+          const y = make([4], dtype, next), yv = values(y);
+          y.clampMax_(bound);
+          assertValues(y, yv.map((v) => castRef(Number.isNaN(v) ? v : Math.min(v, b), d)), 0, 'clamp_max_');
+          const z = make([2, 3], dtype, next), zv = values(z);
+          z.clamp_(-bound, bound + 1);
+          const [l, h] = [castRef(-bound, d), castRef(bound + 1, d)];
+          assertValues(z, zv.map((v) => castRef(Number.isNaN(v) ? v : Math.min(Math.max(v, l), h), d)), 0, 'clamp_');
+        }
+      }
+      // A NaN bound: clamp_min and clamp_max give NaN everywhere, clamp_ with one NaN bound ignores it.
+      const x = tensor([1, 2, NaN]);
+      assert.ok(values(clampMin(x, NaN)).every(Number.isNaN));
+      assert.ok(values(clampMax(x, NaN)).every(Number.isNaN));
+      assert.ok(values(x.clone().clampMin_(NaN)).every(Number.isNaN));
+      assert.deepEqual(values(x.clone().clamp_(NaN)), [1, 2, NaN]);
+      // An integer tensor with a float bound promotes out of place; a bool tensor with an integer bound to int64.
+      const i = clampMin(tensor([1, 5, 9], { dtype: 'int8' }), 2.5);
+      assert.equal(i.dtype.name, 'float32');
+      assert.deepEqual(values(i), [2.5, 5, 9]);
+      const bl = clampMin(tensor([true, false]), 0);
+      assert.equal(bl.dtype.name, 'int64');
+      assert.deepEqual(values(bl), [1, 0]);
+      // An unsigned tensor's negative bound wraps like c10's conversion: clamp_min_(uint8, -3) is all 253.
+      assert.deepEqual(values(tensor([1, 5, 9], { dtype: 'uint8' }).clampMin_(-3)), [253, 253, 253]);
+    }),
+  );
+
+  it(
+    "in-place clamps refuse what PyTorch refuses, in PyTorch's words, and leave self unchanged",
+    scoped(() => {
+      const cases: Array<[() => unknown, string]> = [
+        [() => tensor([1, 2]).clamp_(0.5), "result type Float can't be cast to the desired output type long int"],
+        [() => tensor([1, 2]).clampMin_(0.5), "result type Float can't be cast to the desired output type long int"],
+        [() => tensor([true, false]).clampMin_(0), "result type Long can't be cast to the desired output type bool"],
+        [() => tensor([1, 2], { dtype: 'int16' }).clampMax_(2.5), /output type short int$/],
+        [() => tensor([1, 2], { dtype: 'float16' }).clampMax_(1), `"clamp_max_scalar_cpu" not implemented for 'Half'`],
+        [() => tensor([1, 2], { dtype: 'float16' }).clampMin(0), `"clamp_min_cpu" not implemented for 'Half'`],
+        [() => tensor([1, 2]).clamp_(), "torch.clamp: At least one of 'min' or 'max' must not be None"],
+        [() => tensor([1, 2]).expand([2, 2]).clampMin_(0), /more than one element of the written-to tensor/],
+        [
+          () => tensor([1, 2], { dtype: 'int8' }).clampMin(1000),
+          'value cannot be converted to type int8_t without overflow',
+        ],
+      ];
+      for (const [call, message] of cases) {
+        assert.throws(
+          call,
+          (e: Error) => (typeof message === 'string' ? e.message === message : message.test(e.message)),
+        );
+      }
+      const kept = tensor([3, -4]);
+      assert.throws(() => kept.clamp_(0.5));
+      assert.deepEqual(values(kept), [3, -4]);
     }),
   );
 });

@@ -101,6 +101,10 @@ function argumentLists(op: string): Arg[][] {
         }
       }
       break;
+    case 'self:Tensor,min:Scalar':
+    case 'self:Tensor,max:Scalar':
+      for (const a of tensors) for (const b of [-1, 2.5, true, NaN, 1000].map(V)) lists.push([a, b]);
+      break;
     case 'self:Tensor,min:Tensor?,max:Tensor?':
       for (const [a, b] of PAIRS) {
         for (const [lo, hi] of [[b, b], [b, V(null)], [V(null), b], [V(null), V(null)]]) lists.push([a, lo, hi]);
