@@ -76,6 +76,18 @@ function clampMask(x: Tensor, min: number | null, max: number | null): Tensor {
   return mask;
 }
 
+// clamp_min and clamp_max, also in place (the autograd kernel saves a clone of self taken before the write).
+const CLAMP_MIN: Derivative = {
+  name: 'ClampMinBackward0',
+  save: ['self'],
+  grads: { self: (g, s) => where(t(s, 'self').ge(n(s, 'min')), g, 0) },
+};
+const CLAMP_MAX: Derivative = {
+  name: 'ClampMaxBackward0',
+  save: ['self'],
+  grads: { self: (g, s) => where(t(s, 'self').le(n(s, 'max')), g, 0) },
+};
+
 const SQRT_2_OVER_PI = Math.sqrt(2 / Math.PI);
 const INV_SQRT_2 = Math.SQRT1_2;
 const INV_SQRT_2PI = 1 / Math.sqrt(2 * Math.PI);
@@ -242,26 +254,10 @@ export const DERIVATIVES: { readonly [K in OpName]?: Derivative } = {
     save: ['self'],
     grads: { self: (g, s) => where(clampMask(t(s, 'self'), s.min as number | null, s.max as number | null), g, 0) },
   },
-  'clamp_min': {
-    name: 'ClampMinBackward0',
-    save: ['self'],
-    grads: { self: (g, s) => where(t(s, 'self').ge(n(s, 'min')), g, 0) },
-  },
-  'clamp_max': {
-    name: 'ClampMaxBackward0',
-    save: ['self'],
-    grads: { self: (g, s) => where(t(s, 'self').le(n(s, 'max')), g, 0) },
-  },
-  'clamp_min_': {
-    name: 'ClampMinBackward0',
-    save: ['self'],
-    grads: { self: (g, s) => where(t(s, 'self').ge(n(s, 'min')), g, 0) },
-  },
-  'clamp_max_': {
-    name: 'ClampMaxBackward0',
-    save: ['self'],
-    grads: { self: (g, s) => where(t(s, 'self').le(n(s, 'max')), g, 0) },
-  },
+  'clamp_min': CLAMP_MIN,
+  'clamp_max': CLAMP_MAX,
+  'clamp_min_': CLAMP_MIN,
+  'clamp_max_': CLAMP_MAX,
   'where.self': {
     name: 'WhereBackward0',
     save: ['condition'],

@@ -199,6 +199,19 @@ describe('in-place and version counters', () => {
     close(vals(z.grad), [3, 6]);
     assert.equal(y.gradFn?.name(), 'MulBackward0');
   });
+
+  it("in-place clamps see the values before the write and name their nodes as PyTorch's", () => {
+    const x = tensor([-2, 0.5, 3, NaN], f32).requiresGrad_();
+    const a = x.mul(2).clamp_(-1, 2), b = x.mul(1).clampMin_(0.4), c = x.clampMax(1);
+    assert.deepEqual([a.gradFn?.name(), b.gradFn?.name(), c.gradFn?.name()], [
+      'ClampBackward1',
+      'ClampMinBackward0',
+      'ClampMaxBackward0',
+    ]);
+    a.add(b).add(c).sum().backward();
+    // 2x is in [-1, 2] only at 0.5; x >= 0.4 at 0.5 and 3; x <= 1 at -2 and 0.5; NaN passes no gradient.
+    close(vals(x.grad), [1, 2 + 1 + 1, 1, 0]);
+  });
 });
 
 describe('custom functions and memory', () => {
