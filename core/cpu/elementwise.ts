@@ -31,6 +31,7 @@ import {
   numberToFloat16Bits,
   uint8,
 } from '../tensor/dtype.ts';
+import { filledOrFreed } from '../tensor/lifetime.ts';
 import { isIntegral } from '../tensor/promotion.ts';
 import { Tensor } from '../tensor/tensor.ts';
 import { type BackendDecl, ELEMENTWISE_OPS } from '../ops/decl_elementwise.ts';
@@ -542,14 +543,10 @@ function clamp(_hi: number, _lo: number, self: Tensor, min: Operand | null, max:
   if (min === null || max === null) {
     // One tensor bound: PyTorch runs maximum (min) or minimum (max), which take every dtype and propagate NaN.
     const spec = min === null ? MINIMUM : MAXIMUM;
-    const out = emptyCpu(shape, dtype);
-    try {
-      runBinary(spec, out, self, (min ?? max) as Operand, dtype, 1);
-    } catch (e) {
-      out.dispose();
-      throw e;
-    }
-    return out;
+    return filledOrFreed(
+      emptyCpu(shape, dtype),
+      (out) => runBinary(spec, out, self, (min ?? max) as Operand, dtype, 1),
+    );
   }
   checkDispatch(CLAMP_TENSOR, dtype);
   const out = emptyCpu(shape, dtype);

@@ -6,6 +6,7 @@
  * @module
  */
 import { bool, type DType } from '../tensor/dtype.ts';
+import { filledOrFreed } from '../tensor/lifetime.ts';
 import type { Tensor } from '../tensor/tensor.ts';
 import type { LinalgBackendOpName } from '../ops/decl_linalg.ts';
 import { addmmMeta, bmmShapes, checkSameScalarType, dotMeta, mmShapes, mvShapes } from '../ops/meta_linalg.ts';
@@ -74,14 +75,7 @@ function gemm(
 
 /** Allocates the result, runs `fill` on it, and frees it if `fill` throws. */
 function produce(shape: readonly number[], dtype: DType, fill: (out: Tensor) => void): Tensor {
-  const out = emptyCpu(shape, dtype);
-  try {
-    fill(out);
-  } catch (e) {
-    out.dispose();
-    throw e;
-  }
-  return out;
+  return filledOrFreed(emptyCpu(shape, dtype), fill);
 }
 
 function mm(_hi: number, _lo: number, self: Tensor, mat2: Tensor): Tensor {

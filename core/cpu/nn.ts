@@ -6,6 +6,7 @@
  * @module
  */
 import { float16, int64 } from '../tensor/dtype.ts';
+import { filledOrFreed } from '../tensor/lifetime.ts';
 import { numelOf, wrapDim } from '../tensor/shape.ts';
 import type { DType } from '../tensor/dtype.ts';
 import type { Tensor } from '../tensor/tensor.ts';
@@ -59,19 +60,14 @@ function softmaxForward(log: boolean): Kernel {
     checkFloating(softmaxKernelName(log, false, self.shape, dim), self.dtype);
     using temps = new Temporaries();
     const input = temps.track(dense(self), self);
-    const out = emptyCpu(m.shape, m.dtype);
-    try {
+    return filledOrFreed(emptyCpu(m.shape, m.dtype), (out) => {
       const [outer, R, inner] = softmaxBlocks(self.shape, dim);
       if (outer * R * inner > 0) {
         const code = self.dtype.scalarType;
         const status = cpuRuntime().kernels.softmax(code, dataPtr(out), dataPtr(input), outer, R, inner, log ? 1 : 0);
         checkStatus(status, op, code);
       }
-    } catch (e) {
-      out.dispose();
-      throw e;
-    }
-    return out;
+    });
   }) as Kernel;
 }
 

@@ -8,6 +8,7 @@ import { RuntimeError } from '../dispatch/errors.ts';
 import type { Device } from '../tensor/device.ts';
 import { type DType, getDefaultDtype } from '../tensor/dtype.ts';
 import { defaultCpuGenerator, type Generator } from '../tensor/generator.ts';
+import { filledOrFreed } from '../tensor/lifetime.ts';
 import type { Tensor } from '../tensor/tensor.ts';
 import {
   checkNormalArgs,
@@ -313,14 +314,7 @@ function normalCpu(self: Tensor, mean: number, std: number, generator: Generator
 
 function randomFactory(size: readonly number[], dtype: DType, layout: string | null, fill: (t: Tensor) => void) {
   checkLayout(layout);
-  const out = emptyCpu(checkSize(size), dtype);
-  try {
-    fill(out);
-  } catch (e) {
-    out.dispose();
-    throw e;
-  }
-  return out;
+  return filledOrFreed(emptyCpu(checkSize(size), dtype), fill);
 }
 
 /** Integers in [from, to) as `random_(from, to)` draws them, written to a fresh contiguous tensor. */

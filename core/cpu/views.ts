@@ -9,6 +9,7 @@ import { RuntimeError } from '../dispatch/errors.ts';
 import { Device } from '../tensor/device.ts';
 import type { DType } from '../tensor/dtype.ts';
 import { Storage } from '../tensor/storage.ts';
+import { filledOrFreed } from '../tensor/lifetime.ts';
 import { Tensor } from '../tensor/tensor.ts';
 import type { ViewBackendOpName } from '../ops/decl_views.ts';
 import {
@@ -34,17 +35,6 @@ function emptyStrided(shape: readonly number[], strides: readonly number[], dtyp
   return new Tensor({ storage, shape, strides, dtype });
 }
 
-/** Runs `fill` on a new tensor, freeing the tensor if it throws. */
-function filled(out: Tensor, fill: (out: Tensor) => void): Tensor {
-  try {
-    fill(out);
-  } catch (e) {
-    out.dispose();
-    throw e;
-  }
-  return out;
-}
-
 /**
  * Copies between `other` and a temporary view (geometry `g`) of `viewed`'s storage: from the view when
  * `direction` is 'from', into it when 'into'.
@@ -62,7 +52,7 @@ function copyThroughView(viewed: Tensor, g: Geometry, other: Tensor, direction: 
 function clone(_hi: number, _lo: number, self: Tensor, memoryFormat: unknown): Tensor {
   cloneMeta(self, memoryFormat);
   const strides = copyStrides(self.shape, self.stride(), memoryFormatOf(memoryFormat));
-  return filled(emptyStrided(self.shape, strides, self.dtype, Device.cpu), (out) => copyIntoCpu(out, self));
+  return filledOrFreed(emptyStrided(self.shape, strides, self.dtype, Device.cpu), (out) => copyIntoCpu(out, self));
 }
 
 function toCopy(
@@ -83,7 +73,7 @@ function toCopy(
   if (target.type !== 'cpu') {
     throw new RuntimeError(`_to_copy: the CPU backend cannot copy to device ${target}`);
   }
-  return filled(emptyStrided(meta.shape, strides, meta.dtype, Device.cpu), (out) => copyIntoCpu(out, self));
+  return filledOrFreed(emptyStrided(meta.shape, strides, meta.dtype, Device.cpu), (out) => copyIntoCpu(out, self));
 }
 
 /** How the memory of two tensors overlaps (PyTorch's `get_overlap_status`), plus whether their spans meet. */
@@ -147,7 +137,7 @@ function copy(_hi: number, _lo: number, self: Tensor, src: Tensor, nonBlocking: 
 function cat(_hi: number, _lo: number, tensors: readonly Tensor[], dim: number): Tensor {
   const meta = catMeta(tensors, dim);
   const d = catDim(tensors, dim);
-  return filled(emptyCpu(meta.shape, meta.dtype), (out) => {
+  return filledOrFreed(emptyCpu(meta.shape, meta.dtype), (out) => {
     const g = geometryOf(out);
     let start = 0;
     for (const t of tensors) {
@@ -171,7 +161,7 @@ function flip(_hi: number, _lo: number, self: Tensor, dims: readonly number[]): 
   }
   const out = emptyCpu(self.shape, self.dtype);
   // A view walking `self` backwards along the flipped dims: the strided copy takes negative strides.
-  return filled(out, () => copyThroughView(self, { shape: self.shape, strides, offset }, out, 'from'));
+  return filledOrFreed(out, () => copyThroughView(self, { shape: self.shape, strides, offset }, out, 'from'));
 }
 
 /**

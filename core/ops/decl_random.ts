@@ -9,6 +9,7 @@ import { NotImplementedError, RuntimeError } from '../dispatch/errors.ts';
 import type { Device } from '../tensor/device.ts';
 import { type DType, getDefaultDtype, int64 } from '../tensor/dtype.ts';
 import type { Generator } from '../tensor/generator.ts';
+import { filledOrFreed } from '../tensor/lifetime.ts';
 import type { Tensor } from '../tensor/tensor.ts';
 import { aten } from './aten_call.ts';
 import {
@@ -219,14 +220,7 @@ const sampleLike = (
 ) => {
   const empty = (size: readonly number[], d: DType, dev: Device) =>
     aten('empty', 'memory_format').call(size, d, null, dev, null, null) as Tensor;
-  const out = likeTensor(self, dtype, layout, device, format, empty, opName);
-  try {
-    fill(out);
-  } catch (e) {
-    out.dispose();
-    throw e;
-  }
-  return out;
+  return filledOrFreed(likeTensor(self, dtype, layout, device, format, empty, opName), fill);
 };
 
 const randintLike = (self: Tensor, low: number, high: number, [dtype, layout, device, , format]: LikeRest) =>

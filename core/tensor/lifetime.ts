@@ -116,6 +116,27 @@ export function scope<T>(fn: () => T): T {
 }
 
 /**
+ * Runs `fill` on a freshly made tensor and returns it; if `fill` throws, frees the tensor first, so a failing
+ * kernel leaks nothing.
+ *
+ * @example
+ * ```ts
+ * import { filledOrFreed } from './lifetime.ts';
+ * import { empty } from '../../mod.ts';
+ * const t = filledOrFreed(empty([2]), (out) => out.fill_(3));
+ * ```
+ */
+export function filledOrFreed<T extends Disposable_>(out: T, fill: (out: T) => void): T {
+  try {
+    fill(out);
+  } catch (e) {
+    out.dispose();
+    throw e;
+  }
+  return out;
+}
+
+/**
  * Exempts a tensor from the innermost `scope()`, so it outlives it.
  *
  * @example
