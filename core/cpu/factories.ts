@@ -6,7 +6,7 @@
  */
 import type { Device } from '../tensor/device.ts';
 import type { DType } from '../tensor/dtype.ts';
-import { numberToBFloat16Bits, numberToFloat16Bits } from '../tensor/dtype.ts';
+import { type DTypeArray, numberToBFloat16Bits, numberToFloat16Bits, typedArrayFor } from '../tensor/dtype.ts';
 import type { Tensor } from '../tensor/tensor.ts';
 import {
   arangePlan,
@@ -87,15 +87,7 @@ export function storeValues(t: Tensor, values: ArrayLike<number>, offsets?: Arra
       return;
     }
     default: {
-      const Ctor = {
-        float32: Float32Array,
-        float64: Float64Array,
-        int32: Int32Array,
-        int16: Int16Array,
-        int8: Int8Array,
-        uint8: Uint8Array,
-      }[t.dtype.name];
-      const out = new Ctor(buffer as ArrayBuffer, base, capacity);
+      const out = typedArrayFor(t.dtype, buffer, base, capacity) as Exclude<DTypeArray, BigInt64Array>;
       // TypedArray stores truncate and wrap integers as static_cast does (in-range values) and round floats.
       if (offsets === undefined) out.set(values, start);
       else for (let i = 0; i < n; i++) out[offsets[i]] = values[i];

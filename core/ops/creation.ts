@@ -8,6 +8,7 @@ import { Device, type DeviceLike, toDevice } from '../tensor/device.ts';
 import {
   bool,
   type DType,
+  type DTypeArray,
   type DTypeLike,
   float32,
   float64,
@@ -19,6 +20,7 @@ import {
   numberToBFloat16Bits,
   numberToFloat16Bits,
   toDType,
+  typedArrayFor,
   uint8,
 } from '../tensor/dtype.ts';
 import type { Tensor } from '../tensor/tensor.ts';
@@ -169,20 +171,12 @@ export function writeValues(t: Tensor, values: ArrayLike<number | boolean | bigi
       return;
     }
     default: {
-      const Ctor = {
-        float32: Float32Array,
-        float64: Float64Array,
-        int32: Int32Array,
-        int16: Int16Array,
-        int8: Int8Array,
-        uint8: Uint8Array,
-      }[t.dtype.name];
-      const a = new Ctor(bytes.buffer as ArrayBuffer, base, n);
+      const a = typedArrayFor(t.dtype, bytes.buffer, base, n) as Exclude<DTypeArray, BigInt64Array>;
       if (t.dtype.isFloatingPoint) {
         if (ArrayBuffer.isView(values) && !(values instanceof BigInt64Array)) a.set(values as ArrayLike<number>);
         else for (let i = 0; i < n; i++) a[i] = num(values[i]);
-      } else if (values instanceof Ctor) {
-        a.set(values);
+      } else if (ArrayBuffer.isView(values) && values.constructor === a.constructor) {
+        a.set(values as ArrayLike<number>); // the same integer TypedArray type: a plain copy
       } else {
         for (let i = 0; i < n; i++) a[i] = integral(values[i]);
       }
