@@ -57,6 +57,14 @@ function indexMask(indices: Tensor, full: readonly number[], dim: number, keepdi
   return positions.view(view).eq(idx);
 }
 
+/** max.dim / min.dim: the gradient goes to the position each output picked (value_selected_reduction_backward). */
+function valueSelectedBackward(g: Tensor, s: SavedValues): Tensor {
+  const full = shape(s, 'self');
+  const dim = wrap(n(s, 'dim'), full.length);
+  const keepdim = s.keepdim as boolean;
+  return unreduce(g, full, [dim], keepdim).mul(indexMask(t(s, 'result1'), full, dim, keepdim));
+}
+
 /** The gradient of a list of outputs (split, unbind): the pieces concatenated, zeros where none arrived. */
 function joinPieces(
   grads: ReadonlyArray<Tensor | null>,
@@ -579,26 +587,12 @@ export const DERIVATIVES: { readonly [K in OpName]?: Derivative } = {
   'max.dim': {
     name: 'MaxBackward0',
     save: ['result1'],
-    grads: {
-      self: (g, s) => {
-        const full = shape(s, 'self');
-        const dim = wrap(n(s, 'dim'), full.length);
-        const keepdim = s.keepdim as boolean;
-        return unreduce(g, full, [dim], keepdim).mul(indexMask(t(s, 'result1'), full, dim, keepdim));
-      },
-    },
+    grads: { self: (g, s) => valueSelectedBackward(g, s) },
   },
   'min.dim': {
     name: 'MinBackward0',
     save: ['result1'],
-    grads: {
-      self: (g, s) => {
-        const full = shape(s, 'self');
-        const dim = wrap(n(s, 'dim'), full.length);
-        const keepdim = s.keepdim as boolean;
-        return unreduce(g, full, [dim], keepdim).mul(indexMask(t(s, 'result1'), full, dim, keepdim));
-      },
-    },
+    grads: { self: (g, s) => valueSelectedBackward(g, s) },
   },
 
   // Linear algebra.
