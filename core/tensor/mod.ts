@@ -6,7 +6,7 @@
 export * from './dtype.ts';
 export * from './promotion.ts';
 export { Device, type DeviceLike, type DeviceType, toDevice } from './device.ts';
-export { type AutogradMeta, Tensor, type TensorInit, type VersionCounter } from './tensor.ts';
+export { type AutogradMeta, isTensor, Tensor, type TensorInit, type VersionCounter } from './tensor.ts';
 export { keep, type MemoryStats, memoryStats, scope } from './lifetime.ts';
 export { getPrintOptions, type PrintOptions, setPrintOptions } from './format.ts';
 export {

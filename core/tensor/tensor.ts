@@ -126,6 +126,21 @@ export class Tensor implements DispatchKeySource {
   finalizerRegistered = false;
   #disposed = false;
 
+  /**
+   * Whether `value` is a tensor made by this runtime. A brand check on a private field: an object that only
+   * looks like a tensor (its own `keySetHi`, `storage`, or even `Tensor.prototype` as its prototype) is not one.
+   *
+   * @example
+   * ```ts
+   * import { Tensor, tensor } from '../../mod.ts';
+   * Tensor.isTensor(tensor([1])); // true
+   * Tensor.isTensor(Object.create(Tensor.prototype)); // false
+   * ```
+   */
+  static isTensor(value: unknown): value is Tensor {
+    return typeof value === 'object' && value !== null && #disposed in value;
+  }
+
   /** Wraps a storage; takes over one reference to it. Use the factory functions instead. */
   constructor(init: TensorInit) {
     this.storage = init.storage;
@@ -338,6 +353,20 @@ export function elementReader(t: Tensor): Reader {
       return (o) => bfloat16BitsToNumber(a[o]);
     }
   }
+}
+
+/**
+ * Whether `value` is a tensor of this runtime (PyTorch's `torch.is_tensor`); see {@linkcode Tensor.isTensor}.
+ *
+ * @example
+ * ```ts
+ * import { isTensor, tensor } from '../../mod.ts';
+ * isTensor(tensor([1, 2])); // true
+ * isTensor({ shape: [2] }); // false
+ * ```
+ */
+export function isTensor(value: unknown): value is Tensor {
+  return Tensor.isTensor(value);
 }
 
 /** The default floating dtype, re-exported for factories. */
