@@ -25,7 +25,7 @@ export const STATUS_UNSUPPORTED: i32 = 1;
 export const STATUS_BAD_ARGUMENT: i32 = 2;
 
 /** Maximum number of dimensions a strided descriptor may carry (after coalescing on the TS side). */
-export const MAX_DIMS: i32 = 16;
+export const MAX_DIMS: i32 = 64;
 
 /** Bytes per element of `dtype`, or 0 for a code this module does not know. */
 export function itemSize(dtype: i32): i32 {

@@ -12,9 +12,18 @@ const extraArgs = process.argv.slice(2); // e.g. a test file filter: `npm test -
 let passed = 0;
 let failed = 0;
 
+// The suites run in the CPU backend's checked mode: guard bytes around every block, verified after every kernel
+// call (core/cpu/guarded_allocator.ts), so a kernel writing outside its blocks fails the test that ran it.
+const testEnv = { ...process.env, SWITCHYARD_CHECKED: '1' };
+
 function run(label, command, args, options = {}) {
   process.stdout.write(`\n== ${label}\n`);
-  const result = spawnSync(command, args, { cwd: root, stdio: options.capture ? 'pipe' : 'inherit', encoding: 'utf8' });
+  const result = spawnSync(command, args, {
+    cwd: root,
+    stdio: options.capture ? 'pipe' : 'inherit',
+    encoding: 'utf8',
+    env: options.env ?? process.env,
+  });
   if (options.capture) {
     process.stdout.write(result.stdout ?? '');
     process.stderr.write(result.stderr ?? '');
@@ -54,7 +63,7 @@ const deno = run('deno test', bin('deno'), [
   '--v8-flags=--expose-gc',
   `--junit-path=${junitPath}`,
   ...testTargets,
-]);
+], { env: testEnv });
 if (existsSync(junitPath)) {
   const xml = readFileSync(junitPath, 'utf8');
   const cases = [...xml.matchAll(/<testcase name="([^"]*)"[^>]*>([\s\S]*?)<\/testcase>/g)].map((m) => ({
@@ -73,7 +82,10 @@ if (deno.status !== 0 && !existsSync(junitPath)) process.stdout.write('!! deno t
 rmSync(junitDir, { recursive: true, force: true });
 
 // Bun prints " N pass" / " N fail".
-const bun = run('bun test', bin('bun'), ['test', ...testTargets], { capture: true });
+const bun = run('bun test', bin('bun'), ['test', '--timeout', '120000', ...testTargets], {
+  capture: true,
+  env: testEnv,
+});
 const out = `${bun.stdout}\n${bun.stderr}`;
 const bunPass = Number(/^\s*(\d+) pass\s*$/m.exec(out)?.[1] ?? 0);
 const bunFail = Number(/^\s*(\d+) fail\s*$/m.exec(out)?.[1] ?? 0);

@@ -393,8 +393,23 @@ export class Allocator {
   }
 
   #outOfMemory(nbytes: number): never {
+    throw this.outOfMemoryError(nbytes);
+  }
+
+  /**
+   * The error `alloc` throws when a request of `nbytes` cannot be met (for allocators layered on this one).
+   *
+   * @example
+   * ```ts
+   * import { Allocator } from './allocator.ts';
+   * const memory = new WebAssembly.Memory({ initial: 1, maximum: 16, shared: true });
+   * const allocator = new Allocator({ memory, base: 0, maximumBytes: 16 * 65536 });
+   * allocator.outOfMemoryError(1 << 30).message; // 'Out of memory: tried to allocate 1.00 GiB ...'
+   * ```
+   */
+  outOfMemoryError(nbytes: number): RangeError {
     const limit = (this.#limitUnit - this.#baseUnit) * UNIT;
-    throw new RangeError(
+    return new RangeError(
       `Out of memory: tried to allocate ${formatBytes(nbytes)} (${nbytes} bytes); ` +
         `${formatBytes(this.#bytesInUse)} in use, limit ${formatBytes(limit)}`,
     );

@@ -54,8 +54,9 @@ import {
   type UnaryRule,
 } from '../ops/meta_elementwise.ts';
 import { BinaryOp, ClampFlags, UnaryOp } from './exports_elementwise.ts';
-import { asDtype, copyIntoCpu, dataPtr, emptyCpu, planElementwise } from './iterator.ts';
-import { checkStatus, cpuRuntime } from './runtime.ts';
+import { asDtype, copyIntoCpu, emptyCpu, planElementwise } from './iterator.ts';
+import { contiguousAddress, hostElements, kernels } from './boundary.ts';
+import { checkStatus } from './runtime.ts';
 
 type Kernel = (hi: number, lo: number, ...args: never[]) => unknown;
 type ElementwiseOp = keyof typeof ELEMENTWISE_OPS;
@@ -171,7 +172,7 @@ export function checkScalarFits(s: number, dtype: DType): void {
  */
 export function scalarTensor(value: number | boolean, dtype: DType): Tensor {
   const t = emptyCpu([], dtype);
-  const status = cpuRuntime().kernels.fill_contig(dtype.scalarType, dataPtr(t), scalarValue(value), 1);
+  const status = kernels().fill_contig(dtype.scalarType, contiguousAddress(t, 'fill_', 1), scalarValue(value), 1);
   checkStatus(status, 'fill_', dtype.scalarType);
   return t;
 }
@@ -201,16 +202,17 @@ const DIVIDES = (1 << BinaryOp.divTrunc) | (1 << BinaryOp.divFloor) | (1 << Bina
 
 /** PyTorch's integer-division check: any zero divisor raises (the kernels would write 0 instead). */
 function checkNoZeroDivisor(b: Tensor): void {
-  const k = cpuRuntime().kernels;
+  const k = kernels();
   const isZero = emptyCpu(b.shape, bool);
   try {
-    const plan = planElementwise(b.shape, [isZero, b]);
+    const plan = planElementwise('eq', b.shape, [isZero, b]);
     const code = b.dtype.scalarType;
+    const [out, a] = plan.ptrs;
     const status = plan.contiguous
-      ? k.binary_scalar_contig(BinaryOp.eq, code, dataPtr(isZero), dataPtr(b), 0, plan.numel, 1)
-      : k.binary_scalar_strided(BinaryOp.eq, code, dataPtr(isZero), dataPtr(b), 0, plan.desc, 1);
+      ? k.binary_scalar_contig(BinaryOp.eq, code, out, a, 0, plan.numel, 1)
+      : k.binary_scalar_strided(BinaryOp.eq, code, out, a, 0, plan.desc, 1);
     checkStatus(status, 'eq', code);
-    if (new Uint8Array(cpuRuntime().memory.buffer, dataPtr(isZero), plan.numel).indexOf(1) >= 0) {
+    if ((hostElements(isZero, 'eq', plan.numel) as Uint8Array).indexOf(1) >= 0) {
       throw new RuntimeError('ZeroDivisionError');
     }
   } finally {
@@ -241,7 +243,7 @@ function runBinary(spec: BinarySpec, out: Tensor, a: Tensor, b: Operand, compute
   const shape = out.shape;
   const numel = numelOfShape(shape);
   if (numel === 0) return;
-  const k = cpuRuntime().kernels;
+  const k = kernels();
   const code = compute.scalarType;
   // Note [Rounded division of reduced floats]: for float16/bfloat16 PyTorch computes trunc(a / b) with the
   // quotient rounded to the dtype first; the kernel truncates the float quotient, so divide, then truncate.
@@ -251,18 +253,21 @@ function runBinary(spec: BinarySpec, out: Tensor, a: Tensor, b: Operand, compute
   if (b instanceof Tensor) {
     if (isDirect(a, shape, compute) && isDirect(b, shape, compute) && out.isContiguous()) {
       if (integerDivision) checkNoZeroDivisor(b);
-      const status = k.binary_contig(op, code, dataPtr(out), dataPtr(a), dataPtr(b), numel, alpha);
-      checkStatus(status, spec.dispatch.name, code);
+      const name = spec.dispatch.name;
+      const o = contiguousAddress(out, name, numel), pa = contiguousAddress(a, name, numel);
+      const status = k.binary_contig(op, code, o, pa, contiguousAddress(b, name, numel), numel, alpha);
+      checkStatus(status, name, code);
     } else {
       const ta = asDtype(a, compute);
       let tb: Tensor | undefined;
       try {
         tb = asDtype(b, compute);
         if (integerDivision) checkNoZeroDivisor(tb);
-        const plan = planElementwise(shape, [out, ta, tb]);
+        const plan = planElementwise(spec.dispatch.name, shape, [out, ta, tb]);
+        const [o, pa, pb] = plan.ptrs;
         const status = plan.contiguous
-          ? k.binary_contig(op, code, dataPtr(out), dataPtr(ta), dataPtr(tb), numel, alpha)
-          : k.binary_strided(op, code, dataPtr(out), dataPtr(ta), dataPtr(tb), plan.desc, alpha);
+          ? k.binary_contig(op, code, o, pa, pb, numel, alpha)
+          : k.binary_strided(op, code, o, pa, pb, plan.desc, alpha);
         checkStatus(status, spec.dispatch.name, code);
       } finally {
         if (ta !== a) ta.dispose();
@@ -281,15 +286,18 @@ function runBinary(spec: BinarySpec, out: Tensor, a: Tensor, b: Operand, compute
   if (unaryOp !== -1) {
     runUnary(spec.dispatch.name, unaryOp, out, a, compute);
   } else if (isDirect(a, shape, compute) && out.isContiguous()) {
-    const status = k.binary_scalar_contig(op, code, dataPtr(out), dataPtr(a), s, numel, alpha);
-    checkStatus(status, spec.dispatch.name, code);
+    const name = spec.dispatch.name;
+    const o = contiguousAddress(out, name, numel);
+    const status = k.binary_scalar_contig(op, code, o, contiguousAddress(a, name, numel), s, numel, alpha);
+    checkStatus(status, name, code);
   } else {
     const ta = asDtype(a, compute);
     try {
-      const plan = planElementwise(shape, [out, ta]);
+      const plan = planElementwise(spec.dispatch.name, shape, [out, ta]);
+      const [o, pa] = plan.ptrs;
       const status = plan.contiguous
-        ? k.binary_scalar_contig(op, code, dataPtr(out), dataPtr(ta), s, numel, alpha)
-        : k.binary_scalar_strided(op, code, dataPtr(out), dataPtr(ta), s, plan.desc, alpha);
+        ? k.binary_scalar_contig(op, code, o, pa, s, numel, alpha)
+        : k.binary_scalar_strided(op, code, o, pa, s, plan.desc, alpha);
       checkStatus(status, spec.dispatch.name, code);
     } finally {
       if (ta !== a) ta.dispose();
@@ -318,15 +326,16 @@ function powAsUnary(exponent: number, compute: DType): number {
 function runReversed(spec: BinarySpec, out: Tensor, s: number | boolean, b: Tensor, compute: DType): void {
   const numel = out.numel;
   if (numel === 0) return;
-  const k = cpuRuntime().kernels;
+  const k = kernels();
   const code = compute.scalarType;
   const value = scalarIn(scalarValue(s), compute);
   const tb = asDtype(b, compute);
   try {
-    const plan = planElementwise(out.shape, [out, tb]);
+    const plan = planElementwise(spec.dispatch.name, out.shape, [out, tb]);
+    const [o, pb] = plan.ptrs;
     const status = plan.contiguous
-      ? k.binary_rscalar_contig(spec.opcode, code, dataPtr(out), value, dataPtr(tb), numel, 1)
-      : k.binary_rscalar_strided(spec.opcode, code, dataPtr(out), value, dataPtr(tb), plan.desc, 1);
+      ? k.binary_rscalar_contig(spec.opcode, code, o, value, pb, numel, 1)
+      : k.binary_rscalar_strided(spec.opcode, code, o, value, pb, plan.desc, 1);
     checkStatus(status, spec.dispatch.name, code);
   } finally {
     if (tb !== b) tb.dispose();
@@ -335,7 +344,8 @@ function runReversed(spec: BinarySpec, out: Tensor, s: number | boolean, b: Tens
 
 function fillOnes(out: Tensor): void {
   const code = out.dtype.scalarType;
-  checkStatus(cpuRuntime().kernels.fill_contig(code, dataPtr(out), 1, out.numel), 'fill_', code);
+  const n = out.numel;
+  checkStatus(kernels().fill_contig(code, contiguousAddress(out, 'fill_', n), 1, n), 'fill_', code);
 }
 
 /** The out-of-place kernel of a binary operator; `alpha` only where the schema has it. */
@@ -428,18 +438,20 @@ function divMode(hi: number, lo: number, self: Tensor, other: Operand, mode: str
 function runUnary(name: string, op: number, out: Tensor, a: Tensor, compute: DType): void {
   const numel = numelOfShape(out.shape);
   if (numel === 0) return;
-  const k = cpuRuntime().kernels;
+  const k = kernels();
   const code = compute.scalarType;
   if (isDirect(a, out.shape, compute) && out.isContiguous()) {
-    checkStatus(k.unary_contig(op, code, dataPtr(out), dataPtr(a), numel), name, code);
+    const o = contiguousAddress(out, name, numel);
+    checkStatus(k.unary_contig(op, code, o, contiguousAddress(a, name, numel), numel), name, code);
     return;
   }
   const ta = asDtype(a, compute);
   try {
-    const plan = planElementwise(out.shape, [out, ta]);
+    const plan = planElementwise(name, out.shape, [out, ta]);
+    const [o, pa] = plan.ptrs;
     const status = plan.contiguous
-      ? k.unary_contig(op, code, dataPtr(out), dataPtr(ta), numel)
-      : k.unary_strided(op, code, dataPtr(out), dataPtr(ta), plan.desc);
+      ? k.unary_contig(op, code, o, pa, numel)
+      : k.unary_strided(op, code, o, pa, plan.desc);
     checkStatus(status, name, code);
   } finally {
     if (ta !== a) ta.dispose();
@@ -488,12 +500,12 @@ function gelu(_hi: number, _lo: number, self: Tensor, approximate: string): Tens
 function fillInPlace(self: Tensor, value: number | boolean): Tensor {
   const v = typeof value === 'boolean' ? (value ? 1 : 0) : value;
   checkScalarFits(v, self.dtype);
-  const plan = planElementwise(self.shape, [self]);
+  const plan = planElementwise('fill_', self.shape, [self]);
   if (plan.numel === 0) return self;
-  const k = cpuRuntime().kernels;
+  const k = kernels();
   const status = plan.contiguous
-    ? k.fill_contig(self.dtype.scalarType, dataPtr(self), v, plan.numel)
-    : k.fill_strided(self.dtype.scalarType, dataPtr(self), v, plan.desc);
+    ? k.fill_contig(self.dtype.scalarType, plan.ptrs[0], v, plan.numel)
+    : k.fill_strided(self.dtype.scalarType, plan.ptrs[0], v, plan.desc);
   checkStatus(status, 'fill_', self.dtype.scalarType);
   return self;
 }
@@ -509,12 +521,13 @@ function where(_hi: number, _lo: number, cond: Tensor, self: Tensor, other: Oper
   try {
     ta = asDtype(self, dtype);
     tb = other instanceof Tensor ? asDtype(other, dtype) : scalarTensor(other, dtype);
-    const plan = planElementwise(shape, [out, cond, ta, tb]);
+    const plan = planElementwise('where_cpu', shape, [out, cond, ta, tb]);
     if (plan.numel > 0) {
-      const k = cpuRuntime().kernels;
+      const k = kernels();
+      const [o, pc, pa, pb] = plan.ptrs;
       const status = plan.contiguous
-        ? k.where_contig(dtype.scalarType, dataPtr(out), dataPtr(cond), dataPtr(ta), dataPtr(tb), plan.numel)
-        : k.where_strided(dtype.scalarType, dataPtr(out), dataPtr(cond), dataPtr(ta), dataPtr(tb), plan.desc);
+        ? k.where_contig(dtype.scalarType, o, pc, pa, pb, plan.numel)
+        : k.where_strided(dtype.scalarType, o, pc, pa, pb, plan.desc);
       checkStatus(status, 'where_cpu', dtype.scalarType);
     }
   } catch (e) {
@@ -555,12 +568,13 @@ function clamp(_hi: number, _lo: number, self: Tensor, min: Operand | null, max:
     ta = asDtype(self, dtype);
     tl = min instanceof Tensor ? asDtype(min, dtype) : scalarTensor(min, dtype);
     th = max instanceof Tensor ? asDtype(max, dtype) : scalarTensor(max, dtype);
-    const plan = planElementwise(shape, [out, ta, tl, th]);
+    const plan = planElementwise(CLAMP_TENSOR.name, shape, [out, ta, tl, th]);
     if (plan.numel > 0) {
-      const k = cpuRuntime().kernels, code = dtype.scalarType, flags = ClampFlags.min | ClampFlags.max;
+      const k = kernels(), code = dtype.scalarType, flags = ClampFlags.min | ClampFlags.max;
+      const [o, pa, pl, ph] = plan.ptrs;
       const status = plan.contiguous
-        ? k.clamp_tensor_contig(code, dataPtr(out), dataPtr(ta), dataPtr(tl), dataPtr(th), plan.numel, flags)
-        : k.clamp_tensor_strided(code, dataPtr(out), dataPtr(ta), dataPtr(tl), dataPtr(th), plan.desc, flags);
+        ? k.clamp_tensor_contig(code, o, pa, pl, ph, plan.numel, flags)
+        : k.clamp_tensor_strided(code, o, pa, pl, ph, plan.desc, flags);
       checkStatus(status, CLAMP_TENSOR.name, code);
     }
   } catch (e) {
@@ -625,15 +639,16 @@ function clampScalar(
       }
     }
     ta = asDtype(self, dtype);
-    const plan = planElementwise(out.shape, [out, ta]);
+    const plan = planElementwise('clamp_scalar_cpu', out.shape, [out, ta]);
     if (plan.numel > 0) {
-      const k = cpuRuntime().kernels, code = dtype.scalarType;
+      const k = kernels(), code = dtype.scalarType;
+      const [o, pa] = plan.ptrs;
       const flags = (min === null ? 0 : ClampFlags.min) | (max === null ? 0 : ClampFlags.max);
       const l = isIntegral(dtype, false) ? wrapInteger(lo, dtype) : scalarIn(lo, dtype);
       const h = isIntegral(dtype, false) ? wrapInteger(hi, dtype) : scalarIn(hi, dtype);
       const status = plan.contiguous
-        ? k.clamp_contig(code, dataPtr(out), dataPtr(ta), plan.numel, l, h, flags)
-        : k.clamp_strided(code, dataPtr(out), dataPtr(ta), plan.desc, l, h, flags);
+        ? k.clamp_contig(code, o, pa, plan.numel, l, h, flags)
+        : k.clamp_strided(code, o, pa, plan.desc, l, h, flags);
       checkStatus(status, 'clamp_scalar_cpu', code);
     }
   } catch (e) {

@@ -17,8 +17,9 @@ import {
   fullMeta,
   linspaceMeta,
 } from '../ops/decl_factories.ts';
-import { dataPtr, emptyCpu } from './iterator.ts';
-import { checkStatus, cpuRuntime } from './runtime.ts';
+import { emptyCpu } from './iterator.ts';
+import { contiguousAddress, hostBlock, kernels } from './boundary.ts';
+import { checkStatus } from './runtime.ts';
 
 type Kernel = (hi: number, lo: number, ...args: never[]) => unknown;
 
@@ -36,7 +37,8 @@ type Kernel = (hi: number, lo: number, ...args: never[]) => unknown;
 export function fillCpu(t: Tensor, value: number | boolean): Tensor {
   if (t.numel === 0) return t;
   const v = typeof value === 'boolean' ? (value ? 1 : 0) : value;
-  const status = cpuRuntime().kernels.fill_contig(t.dtype.scalarType, dataPtr(t), v, t.numel);
+  const n = t.numel;
+  const status = kernels().fill_contig(t.dtype.scalarType, contiguousAddress(t, 'fill_', n), v, n);
   checkStatus(status, 'fill_', t.dtype.scalarType);
   return t;
 }
@@ -59,8 +61,9 @@ export function fillCpu(t: Tensor, value: number | boolean): Tensor {
 export function storeValues(t: Tensor, values: ArrayLike<number>, offsets?: ArrayLike<number>): void {
   const n = values.length;
   if (n === 0) return;
-  const bytes = t.storage.bytes();
-  const buffer = bytes.buffer, base = bytes.byteOffset, capacity = bytes.byteLength / t.dtype.itemSize;
+  const bytes = hostBlock(t, 'fill_');
+  const buffer = bytes.buffer, base = bytes.byteOffset;
+  const capacity = Math.floor(bytes.byteLength / t.dtype.itemSize);
   const start = t.storageOffset;
   const at = offsets === undefined ? (i: number) => start + i : (i: number) => offsets[i];
   switch (t.dtype.name) {

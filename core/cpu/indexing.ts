@@ -8,7 +8,7 @@
  * @module
  */
 import { RuntimeError } from '../dispatch/errors.ts';
-import { bool, int64 } from '../tensor/dtype.ts';
+import { bool } from '../tensor/dtype.ts';
 import { contiguousStrides, expandStrides } from '../tensor/shape.ts';
 import type { Tensor } from '../tensor/tensor.ts';
 import {
@@ -19,8 +19,9 @@ import {
   type IndexingBackendOpName,
 } from '../ops/decl_indexing.ts';
 import { checkScalarFits, scalarTensor } from './elementwise.ts';
-import { asDtype, castCpu, copyIntoCpu, dataPtr, emptyCpu, planElementwise } from './iterator.ts';
-import { checkStatus, cpuRuntime } from './runtime.ts';
+import { asDtype, castCpu, copyIntoCpu, emptyCpu, planElementwise } from './iterator.ts';
+import { contiguousAddress, hostElements, kernels, stridedAddress, writeDescriptor } from './boundary.ts';
+import { checkStatus } from './runtime.ts';
 
 type Kernel = (hi: number, lo: number, ...args: never[]) => unknown;
 
@@ -31,32 +32,34 @@ function contiguousIndex(index: Tensor): Tensor {
 
 /** Throws `error(value)` for the first index outside `[0, bound)`; `index` must be contiguous. */
 function checkIndexValues(index: Tensor, bound: number, error: (value: number) => Error): void {
-  const k = cpuRuntime().kernels;
-  const at = k.index_find_invalid(index.dtype.scalarType, dataPtr(index), index.numel, BigInt(bound));
+  const n = index.numel;
+  const at = kernels().index_find_invalid(
+    index.dtype.scalarType,
+    contiguousAddress(index, 'index', n),
+    n,
+    BigInt(bound),
+  );
   if (at === -1) return;
-  const buffer = cpuRuntime().memory.buffer;
-  const value = index.dtype === int64
-    ? Number(new BigInt64Array(buffer, dataPtr(index) + 8 * at, 1)[0])
-    : new Int32Array(buffer, dataPtr(index) + 4 * at, 1)[0];
-  throw error(value);
+  throw error(Number(hostElements(index, 'index', n)[at]));
 }
 
 const outOfRangeInSelf = () => new RangeError('index out of range in self');
 const outOfBounds = (dim: number, size: number) => (value: number) =>
   new RuntimeError(`index ${value} is out of bounds for dimension ${dim} with size ${size}`);
 
-/** Writes the descriptor `[ndim, sizes, strides of out, src, index]` to scratch memory; returns its address. */
-function describe(shape: readonly number[], out: number[], src: number[], index: number[]): number {
-  const rt = cpuRuntime();
-  const n = shape.length;
-  const words = new Int32Array(rt.memory.buffer, rt.scratch, 1 + 4 * n);
-  words[0] = n;
-  words.set(shape, 1);
-  words.set(out, 1 + n);
-  words.set(src, 1 + 2 * n);
-  words.set(index, 1 + 3 * n);
-  return rt.scratch;
+/**
+ * Writes the descriptor `[ndim, sizes, strides of out, src, index]` (Note [Indexing descriptor] in
+ * kernels_as/indexing.ts) to scratch memory and returns its address. Size-1 dims are dropped first: they add
+ * nothing to any offset, and so the descriptor of a tensor with hundreds of them still fits.
+ */
+function describe(op: string, shape: readonly number[], out: number[], src: number[], index: number[]): number {
+  const keep = shape.map((s, d) => (s === 1 ? -1 : d)).filter((d) => d >= 0);
+  const pick = (xs: readonly number[]) => keep.map((d) => xs[d]);
+  return writeDescriptor(op, pick(shape), [pick(out), pick(src), pick(index)]);
 }
+
+/** `sizes` with the size along `dim` replaced by `size` (the region a gather or scatter reaches along `dim`). */
+const reaching = (sizes: readonly number[], dim: number, size: number) => sizes.map((s, d) => (d === dim ? size : s));
 
 const withZeroAt = (strides: readonly number[], dim: number) => strides.map((s, i) => (i === dim ? 0 : s));
 const onlyAt = (rank: number, dim: number, stride: number) =>
@@ -80,13 +83,20 @@ function gather(
   if (out.numel === 0) return;
   const code = self.dtype.scalarType;
   const selfDimStride = self.ndim === 0 ? 0 : self.stride()[dim];
-  const desc = describe(shape, [...out.stride()], withZeroAt(self.stride(), dim), indexStrides);
-  const k = cpuRuntime().kernels;
-  const status = k.gather_strided(
+  // The index values were checked against self's size along `dim` (checkIndexValues), so the kernel reads
+  // self within the iteration shape with `dim` widened to that size.
+  const selfReach = self.ndim === 0 ? [] : reaching(shape, dim, self.shape[dim]);
+  const addresses = [
+    stridedAddress(out, 'gather', shape, out.stride()),
+    stridedAddress(self, 'gather', selfReach, self.stride()),
+    stridedAddress(index, 'gather', shape, indexStrides),
+  ];
+  const desc = describe('gather', shape, [...out.stride()], withZeroAt(self.stride(), dim), indexStrides);
+  const status = kernels().gather_strided(
     code,
-    dataPtr(out),
-    dataPtr(self),
-    dataPtr(index),
+    addresses[0],
+    addresses[1],
+    addresses[2],
     index.dtype.scalarType,
     desc,
     selfDimStride,
@@ -94,17 +104,19 @@ function gather(
   checkStatus(status, 'gather', code);
 }
 
-/** Accumulation location: the source's and the index's first element (byte addresses) and the index dtype. */
+/** What a scatter accumulates: `src` and `index` from element `srcFirst` / `indexFirst` of each. */
 interface ScatterOperands {
-  readonly src: number;
-  readonly index: number;
-  readonly indexDtype: number;
+  readonly src: Tensor;
+  readonly index: Tensor;
+  readonly srcFirst: number;
+  readonly indexFirst: number;
 }
 
-const operands = (src: Tensor, index: Tensor): ScatterOperands => ({
-  src: dataPtr(src),
-  index: dataPtr(index),
-  indexDtype: index.dtype.scalarType,
+const operands = (src: Tensor, index: Tensor, srcFirst = 0, indexFirst = 0): ScatterOperands => ({
+  src,
+  index,
+  srcFirst,
+  indexFirst,
 });
 
 function scatterAdd(
@@ -120,14 +132,21 @@ function scatterAdd(
   const code = out.dtype.scalarType;
   const outDimStride = out.ndim === 0 ? 0 : out.stride()[dim];
   const outStrides = out.ndim === 0 ? shape.map(() => 0) : withZeroAt(out.stride(), dim);
-  const desc = describe(shape, outStrides, strides.src, strides.index);
-  const k = cpuRuntime().kernels;
-  const status = k.scatter_add_strided(
+  // The index values were checked against out's size along `dim`: the kernel writes out within the iteration
+  // shape with `dim` widened to that size.
+  const outReach = out.ndim === 0 ? [] : reaching(shape, dim, out.shape[dim]);
+  const addresses = [
+    stridedAddress(out, 'scatter_add', outReach, out.ndim === 0 ? [] : out.stride()),
+    stridedAddress(from.src, 'scatter_add', shape, strides.src, from.srcFirst),
+    stridedAddress(from.index, 'scatter_add', shape, strides.index, from.indexFirst),
+  ];
+  const desc = describe('scatter_add', shape, outStrides, strides.src, strides.index);
+  const status = kernels().scatter_add_strided(
     code,
-    dataPtr(out),
-    from.src,
-    from.index,
-    from.indexDtype,
+    addresses[0],
+    addresses[1],
+    addresses[2],
+    from.index.dtype.scalarType,
     desc,
     outDimStride,
     alpha,
@@ -210,10 +229,7 @@ function scatterAddKernel(_hi: number, _lo: number, self: Tensor, dim: number, i
 
 /** Count of each index value (for `scale_grad_by_freq`); `index` must be contiguous. */
 function indexCounts(index: Tensor): { values: number[]; counts: Map<number, number> } {
-  const buffer = cpuRuntime().memory.buffer;
-  const values = index.dtype === int64
-    ? Array.from(new BigInt64Array(buffer, dataPtr(index), index.numel), Number)
-    : Array.from(new Int32Array(buffer, dataPtr(index), index.numel));
+  const values = Array.from(hostElements(index, 'embedding_backward', index.numel), Number);
   const counts = new Map<number, number>();
   for (const v of values) counts.set(v, (counts.get(v) ?? 0) + 1);
   return { values, counts };
@@ -231,7 +247,8 @@ function embeddingDenseBackward(
   const dim = grad.shape[grad.ndim - 1] ?? 1;
   const out = emptyCpu([numWeights, dim], grad.dtype);
   const code = grad.dtype.scalarType;
-  checkStatus(cpuRuntime().kernels.fill_contig(code, dataPtr(out), 0, out.numel), 'fill_', code);
+  const count = out.numel;
+  checkStatus(kernels().fill_contig(code, contiguousAddress(out, 'fill_', count), 0, count), 'fill_', code);
   const skip = paddingIdx >= 0 ? paddingIdx : -1;
   const rows = grad.isContiguous() ? grad : castCpu(grad, grad.dtype);
   try {
@@ -244,9 +261,8 @@ function embeddingDenseBackward(
       }
       // PyTorch scales each row by 1 / (count of its index): one accumulation per row, in row order.
       const { values, counts } = indexCounts(idx);
-      const base = operands(rows, idx), width = idx.dtype.itemSize, item = grad.dtype.itemSize;
       for (let i = 0; i < n; i++) {
-        const from = { src: base.src + i * dim * item, index: base.index + i * width, indexDtype: base.indexDtype };
+        const from = operands(rows, idx, i * dim, i);
         scatterAdd(out, from, 0, [1, dim], { src: [0, 1], index: [0, 0] }, 1 / counts.get(values[i])!, skip);
       }
     });
@@ -265,12 +281,13 @@ function maskedFill(self: Tensor, mask: Tensor, value: number | boolean, inPlace
     if (!inPlace) copyIntoCpu(out, self);
     m = asDtype(mask, bool);
     fill = scalarTensor(v, self.dtype);
-    const plan = planElementwise(shape, [out, m, fill, out]);
+    const plan = planElementwise('masked_fill', shape, [out, m, fill, out]);
     if (plan.numel > 0) {
-      const k = cpuRuntime().kernels, code = self.dtype.scalarType;
+      const k = kernels(), code = self.dtype.scalarType;
+      const [o, pm, pf, pa] = plan.ptrs;
       const status = plan.contiguous
-        ? k.where_contig(code, dataPtr(out), dataPtr(m), dataPtr(fill), dataPtr(out), plan.numel)
-        : k.where_strided(code, dataPtr(out), dataPtr(m), dataPtr(fill), dataPtr(out), plan.desc);
+        ? k.where_contig(code, o, pm, pf, pa, plan.numel)
+        : k.where_strided(code, o, pm, pf, pa, plan.desc);
       checkStatus(status, 'masked_fill', code);
     }
   } catch (e) {

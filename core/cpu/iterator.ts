@@ -16,12 +16,8 @@ import type { DType } from '../tensor/dtype.ts';
 import { coalesceDims, contiguousStrides, expandStrides, isContiguousLayout, numelOf } from '../tensor/shape.ts';
 import { Storage } from '../tensor/storage.ts';
 import { Tensor } from '../tensor/tensor.ts';
-import { checkStatus, cpuRuntime } from './runtime.ts';
-
-/** Byte address of element [0, ..., 0] of a CPU tensor. */
-export function dataPtr(t: Tensor): number {
-  return t.storage.ptr + t.storageOffset * t.dtype.itemSize;
-}
+import { contiguousAddress, kernels, stridedAddress, writeDescriptor } from './boundary.ts';
+import { checkStatus } from './runtime.ts';
 
 /**
  * A new contiguous CPU tensor (uninitialised memory).
@@ -45,13 +41,16 @@ export interface ElementwisePlan {
   readonly numel: number;
   /** Descriptor address for the `_strided` variant (valid until the next plan). */
   readonly desc: number;
+  /** Each operand's checked address, in the order given (Note [Kernel boundary] in boundary.ts). */
+  readonly ptrs: readonly number[];
 }
 
 /**
- * Plans an elementwise loop over `operands` (output first) viewed at `shape`; writes the strided descriptor
- * to scratch memory when needed.
+ * Plans an elementwise loop over `operands` (output first) viewed at `shape`: checks every operand's region
+ * at the kernel boundary and writes the strided descriptor to scratch memory when needed. `op` names the
+ * kernel in errors.
  */
-export function planElementwise(shape: readonly number[], operands: readonly Tensor[]): ElementwisePlan {
+export function planElementwise(op: string, shape: readonly number[], operands: readonly Tensor[]): ElementwisePlan {
   const numel = numelOf(shape);
   let contiguous = true;
   for (const t of operands) {
@@ -60,17 +59,16 @@ export function planElementwise(shape: readonly number[], operands: readonly Ten
       break;
     }
   }
-  if (contiguous || numel === 0) return { contiguous: true, numel, desc: 0 };
+  if (contiguous || numel === 0) {
+    const ptrs = operands.map((t) => contiguousAddress(t, op, numel));
+    return { contiguous: true, numel, desc: 0, ptrs };
+  }
   const strides = operands.map((t) => expandStrides(t.shape, t.stride(), shape));
   const c = coalesceDims(shape, strides);
-  const rt = cpuRuntime();
-  const words = new Int32Array(rt.memory.buffer, rt.scratch, 1 + c.shape.length * (1 + operands.length));
-  words[0] = c.shape.length;
-  words.set(c.shape, 1);
-  for (let k = 0; k < operands.length; k++) words.set(c.strides[k], 1 + c.shape.length * (1 + k));
-  return { contiguous: false, numel, desc: rt.scratch };
+  const ptrs = operands.map((t, k) => stridedAddress(t, op, c.shape, c.strides[k]));
+  const desc = writeDescriptor(op, c.shape, c.strides);
+  return { contiguous: false, numel, desc, ptrs };
 }
-
 function sameShape(a: readonly number[], b: readonly number[]): boolean {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
@@ -91,19 +89,20 @@ export function castCpu(t: Tensor, dtype: DType): Tensor {
  * Copies `src` into `dst` with broadcasting and dtype conversion (`dst.copy_(src)` on the CPU).
  */
 export function copyIntoCpu(dst: Tensor, src: Tensor): void {
-  const k = cpuRuntime().kernels;
-  const plan = planElementwise(dst.shape, [dst, src]);
+  const k = kernels();
+  const plan = planElementwise('copy_', dst.shape, [dst, src]);
   if (plan.numel === 0) return;
   const sameType = dst.dtype === src.dtype;
+  const [out, a] = plan.ptrs;
   let status: number;
   if (plan.contiguous) {
     status = sameType
-      ? k.copy_contig(dst.dtype.scalarType, dataPtr(dst), dataPtr(src), plan.numel)
-      : k.cast_contig(src.dtype.scalarType, dst.dtype.scalarType, dataPtr(dst), dataPtr(src), plan.numel);
+      ? k.copy_contig(dst.dtype.scalarType, out, a, plan.numel)
+      : k.cast_contig(src.dtype.scalarType, dst.dtype.scalarType, out, a, plan.numel);
   } else {
     status = sameType
-      ? k.copy_strided(dst.dtype.scalarType, dataPtr(dst), dataPtr(src), plan.desc)
-      : k.cast_strided(src.dtype.scalarType, dst.dtype.scalarType, dataPtr(dst), dataPtr(src), plan.desc);
+      ? k.copy_strided(dst.dtype.scalarType, out, a, plan.desc)
+      : k.cast_strided(src.dtype.scalarType, dst.dtype.scalarType, out, a, plan.desc);
   }
   checkStatus(status, 'copy_', src.dtype.scalarType);
 }

@@ -11,23 +11,24 @@ import type { Tensor } from '../tensor/tensor.ts';
 import type { LinalgBackendOpName } from '../ops/decl_linalg.ts';
 import { addmmMeta, bmmShapes, checkSameScalarType, dotMeta, mmShapes, mvShapes } from '../ops/meta_linalg.ts';
 import { KernelStatus } from './exports_elementwise.ts';
-import { copyIntoCpu, dataPtr, emptyCpu } from './iterator.ts';
-import { checkStatus, cpuRuntime } from './runtime.ts';
+import { copyIntoCpu, emptyCpu } from './iterator.ts';
+import { kernels, stridedAddress, withWorkspace } from './boundary.ts';
+import { checkStatus } from './runtime.ts';
 
 type Kernel = (hi: number, lo: number, ...args: never[]) => unknown;
 
-/** One operand of a product: address and element strides of a rows x cols matrix. */
+/** One operand of a product: a tensor read (or written) as a rows x cols matrix with element strides. */
 interface Operand {
-  readonly ptr: number;
+  readonly t: Tensor;
   readonly rowStride: number;
   readonly colStride: number;
 }
 
-const matrix = (t: Tensor, rowStride = t.stride(0), colStride = t.stride(1)): Operand => ({
-  ptr: dataPtr(t),
-  rowStride,
-  colStride,
-});
+const matrix = (t: Tensor, rowStride = t.stride(0), colStride = t.stride(1)): Operand => ({ t, rowStride, colStride });
+
+/** The operand's checked address for a rows x cols region (Note [Kernel boundary] in boundary.ts). */
+const address = (name: string, m: Operand, rows: number, cols: number) =>
+  stridedAddress(m.t, name, [rows, cols], [m.rowStride, m.colStride]);
 
 const scalarValue = (s: number | boolean): number => (typeof s === 'boolean' ? (s ? 1 : 0) : s);
 
@@ -37,15 +38,8 @@ function checkSupported(name: string, dtype: DType): void {
 }
 
 /** Runs `fn` with a gemm workspace for an M x N x K product of `dtype`. */
-function withWorkspace<T>(dtype: DType, M: number, N: number, K: number, fn: (work: number) => T): T {
-  const rt = cpuRuntime();
-  const bytes = rt.kernels.gemm_workspace_bytes(dtype.scalarType, M, N, K);
-  const work = rt.allocator.alloc(bytes);
-  try {
-    return fn(work);
-  } finally {
-    rt.allocator.free(work);
-  }
+function withGemmWorkspace<T>(name: string, dtype: DType, M: number, N: number, K: number, fn: (work: number) => T): T {
+  return withWorkspace(name, kernels().gemm_workspace_bytes(dtype.scalarType, M, N, K), fn);
 }
 
 /** `C = alpha * A @ B + beta * C` for M x K times K x N (beta = 0 never reads C). */
@@ -62,13 +56,15 @@ function gemm(
   c: Operand,
 ): void {
   if (M === 0 || N === 0) return;
-  const k = cpuRuntime().kernels;
+  const k = kernels();
   const code = dtype.scalarType;
-  const status = withWorkspace(dtype, M, N, K, (work) => {
-    const args = [M, N, K, alpha, a.ptr, a.rowStride, a.colStride, b.ptr, b.rowStride, b.colStride, beta] as const;
-    if (dtype.name === 'float32') return k.gemm_f32(...args, c.ptr, c.rowStride, c.colStride, work);
-    if (dtype.name === 'float64') return k.gemm_f64(...args, c.ptr, c.rowStride, c.colStride, work);
-    return k.gemm_generic(code, ...args, c.ptr, c.rowStride, c.colStride, work);
+  // alpha = 0 or K = 0 never reads A or B; beta = 0 never reads C (BLAS rules), but checking them costs nothing.
+  const pa = address(name, a, M, K), pb = address(name, b, K, N), pc = address(name, c, M, N);
+  const status = withGemmWorkspace(name, dtype, M, N, K, (work) => {
+    const args = [M, N, K, alpha, pa, a.rowStride, a.colStride, pb, b.rowStride, b.colStride, beta] as const;
+    if (dtype.name === 'float32') return k.gemm_f32(...args, pc, c.rowStride, c.colStride, work);
+    if (dtype.name === 'float64') return k.gemm_f64(...args, pc, c.rowStride, c.colStride, work);
+    return k.gemm_generic(code, ...args, pc, c.rowStride, c.colStride, work);
   });
   checkStatus(status, name, code);
 }
@@ -125,32 +121,20 @@ function bmm(_hi: number, _lo: number, self: Tensor, mat2: Tensor): Tensor {
   const [batch, M, N] = shape, K = self.shape[2];
   return produce(shape, self.dtype, (out) => {
     if (batch * M * N === 0) return;
-    const k = cpuRuntime().kernels;
+    const k = kernels();
     const code = self.dtype.scalarType;
     const [sAb, sAm, sAk] = self.stride(), [sBb, sBk, sBn] = mat2.stride(), [sCb, sCm, sCn] = out.stride();
-    const status = withWorkspace(self.dtype, M, N, K, (work) =>
-      k.bmm(
-        code,
-        batch,
-        M,
-        N,
-        K,
-        1,
-        dataPtr(self),
-        sAb,
-        sAm,
-        sAk,
-        dataPtr(mat2),
-        sBb,
-        sBk,
-        sBn,
-        0,
-        dataPtr(out),
-        sCb,
-        sCm,
-        sCn,
-        work,
-      ));
+    const pa = stridedAddress(self, 'bmm', [batch, M, K], [sAb, sAm, sAk]);
+    const pb = stridedAddress(mat2, 'bmm', [batch, K, N], [sBb, sBk, sBn]);
+    const pc = stridedAddress(out, 'bmm', [batch, M, N], [sCb, sCm, sCn]);
+    const status = withGemmWorkspace(
+      'bmm',
+      self.dtype,
+      M,
+      N,
+      K,
+      (work) => k.bmm(code, batch, M, N, K, 1, pa, sAb, sAm, sAk, pb, sBb, sBk, sBn, 0, pc, sCb, sCm, sCn, work),
+    );
     checkStatus(status, 'bmm', code);
   });
 }
@@ -161,11 +145,8 @@ function dot(_hi: number, _lo: number, self: Tensor, tensor: Tensor): Tensor {
   const K = self.shape[0];
   return produce(m.shape, m.dtype, (out) => {
     // A 1 x K row times a K x 1 column; the strides of the size-1 dims are never used.
-    gemm('dot', m.dtype, 1, 1, K, 1, matrix(self, 1, self.stride(0)), matrix(tensor, tensor.stride(0), 1), 0, {
-      ptr: dataPtr(out),
-      rowStride: 1,
-      colStride: 1,
-    });
+    const row = matrix(self, 1, self.stride(0)), column = matrix(tensor, tensor.stride(0), 1);
+    gemm('dot', m.dtype, 1, 1, K, 1, row, column, 0, matrix(out, 1, 1));
   });
 }
 
@@ -175,11 +156,7 @@ function mv(_hi: number, _lo: number, self: Tensor, vec: Tensor): Tensor {
   checkSameScalarType(self.dtype, vec.dtype);
   const [M, K] = self.shape;
   return produce(shape, self.dtype, (out) => {
-    gemm('addmv_impl_cpu', self.dtype, M, 1, K, 1, matrix(self), matrix(vec, vec.stride(0), 1), 0, {
-      ptr: dataPtr(out),
-      rowStride: 1,
-      colStride: 1,
-    });
+    gemm('addmv_impl_cpu', self.dtype, M, 1, K, 1, matrix(self), matrix(vec, vec.stride(0), 1), 0, matrix(out, 1, 1));
   });
 }
 

@@ -23,8 +23,9 @@ import { RuntimeError } from '../dispatch/errors.ts';
 import { Temporaries } from '../ops/aten_call.ts';
 import { KernelStatus } from './exports_elementwise.ts';
 import { LinalgStatus } from './exports_linalg.ts';
-import { castCpu, dataPtr, emptyCpu } from './iterator.ts';
-import { checkStatus, cpuRuntime } from './runtime.ts';
+import { castCpu, emptyCpu } from './iterator.ts';
+import { contiguousAddress, kernels } from './boundary.ts';
+import { checkStatus } from './runtime.ts';
 
 type Kernel = (hi: number, lo: number, ...args: never[]) => unknown;
 
@@ -63,8 +64,9 @@ function softmaxForward(log: boolean): Kernel {
     return filledOrFreed(emptyCpu(m.shape, m.dtype), (out) => {
       const [outer, R, inner] = softmaxBlocks(self.shape, dim);
       if (outer * R * inner > 0) {
-        const code = self.dtype.scalarType;
-        const status = cpuRuntime().kernels.softmax(code, dataPtr(out), dataPtr(input), outer, R, inner, log ? 1 : 0);
+        const code = self.dtype.scalarType, n = outer * R * inner;
+        const o = contiguousAddress(out, op, n), a = contiguousAddress(input, op, n);
+        const status = kernels().softmax(code, o, a, outer, R, inner, log ? 1 : 0);
         checkStatus(status, op, code);
       }
     });
@@ -82,10 +84,20 @@ function softmaxBackward(log: boolean): Kernel {
     try {
       const [outer, R, inner] = softmaxBlocks(grad.shape, dim);
       if (outer * R * inner > 0) {
-        const code = grad.dtype.scalarType;
-        const k = cpuRuntime().kernels;
-        const status = k.softmax_backward(code, dataPtr(result), dataPtr(g), dataPtr(y), outer, R, inner, log ? 1 : 0);
-        checkStatus(status, log ? '_log_softmax_backward_data' : '_softmax_backward_data', code);
+        const code = grad.dtype.scalarType, n = outer * R * inner;
+        const name = log ? '_log_softmax_backward_data' : '_softmax_backward_data';
+        const o = contiguousAddress(result, name, n), pg = contiguousAddress(g, name, n);
+        const status = kernels().softmax_backward(
+          code,
+          o,
+          pg,
+          contiguousAddress(y, name, n),
+          outer,
+          R,
+          inner,
+          log ? 1 : 0,
+        );
+        checkStatus(status, name, code);
       }
       if (m.dtype === result.dtype) return result;
       // PyTorch's half_to_float backward: a float32 gradient of a float16 input comes back as float16.
@@ -137,14 +149,14 @@ function nllLossForward(
     outputs.push(output);
     const totalWeight = emptyCpu(totalMeta.shape, totalMeta.dtype);
     outputs.push(totalWeight);
-    const code = self.dtype.scalarType;
-    const status = cpuRuntime().kernels.nll_loss_forward(
+    const code = self.dtype.scalarType, name = 'nll_loss_out_frame', { batch, classes } = ops;
+    const status = kernels().nll_loss_forward(
       code,
-      dataPtr(output),
-      dataPtr(totalWeight),
-      dataPtr(ops.logp),
-      dataPtr(ops.t),
-      ops.w === null ? 0 : dataPtr(ops.w),
+      contiguousAddress(output, name, reduction === 0 ? batch : 1),
+      contiguousAddress(totalWeight, name, 1),
+      contiguousAddress(ops.logp, name, batch * classes),
+      contiguousAddress(ops.t, name, batch),
+      ops.w === null ? 0 : contiguousAddress(ops.w, name, classes),
       ops.batch,
       ops.classes,
       reduction,
@@ -180,14 +192,14 @@ function nllLossBackward(
   const tw = temps.track(dense(totalWeight, self.dtype), totalWeight);
   const gradInput = emptyCpu(m.shape, m.dtype);
   try {
-    const code = self.dtype.scalarType;
-    const status = cpuRuntime().kernels.nll_loss_backward(
+    const code = self.dtype.scalarType, name = 'nll_loss_backward_out_frame', { batch, classes } = ops;
+    const status = kernels().nll_loss_backward(
       code,
-      dataPtr(gradInput),
-      dataPtr(g),
-      dataPtr(ops.t),
-      ops.w === null ? 0 : dataPtr(ops.w),
-      dataPtr(tw),
+      contiguousAddress(gradInput, name, batch * classes),
+      contiguousAddress(g, name, reduction === 0 ? batch : 1),
+      contiguousAddress(ops.t, name, batch),
+      ops.w === null ? 0 : contiguousAddress(ops.w, name, classes),
+      contiguousAddress(tw, name, 1),
       ops.batch,
       ops.classes,
       reduction,

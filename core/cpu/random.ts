@@ -21,6 +21,7 @@ import { checkLayout, checkSize } from '../ops/decl_factories.ts';
 import { inferDenseStrides } from '../ops/view_layout.ts';
 import { dtypeRounder, fma, fmaf, storeValues } from './factories.ts';
 import { emptyCpu, hasInternalOverlap } from './iterator.ts';
+import { hostElements } from './boundary.ts';
 
 type Kernel = (hi: number, lo: number, ...args: never[]) => unknown;
 
@@ -128,8 +129,7 @@ function uniformCpu(self: Tensor, from: number, to: number, generator: Generator
   const g = generator ?? defaultCpuGenerator();
   if (self.dtype.name === 'float32' && from === 0 && to === 1 && self.isContiguous()) {
     // The common case (`rand`): straight into memory, 24 bits of one draw each.
-    const bytes = self.storage.bytes();
-    const data = new Float32Array(bytes.buffer, bytes.byteOffset + self.storageOffset * 4, n);
+    const data = hostElements(self, 'uniform_', n) as Float32Array;
     for (let i = 0; i < n; i++) data[i] = (g.random() & 0xffffff) * TWO_POW_M24;
     return self;
   }
@@ -284,8 +284,7 @@ function normalCpu(self: Tensor, mean: number, std: number, generator: Generator
     return self;
   }
   if (self.dtype.name === 'float32') {
-    const bytes = self.storage.bytes();
-    const data = new Float32Array(bytes.buffer, bytes.byteOffset + self.storageOffset * 4, n);
+    const data = hostElements(self, 'normal_', n) as Float32Array;
     for (let i = 0; i < n; i++) data[i] = (g.random() & 0xffffff) * TWO_POW_M24;
     const m = f(mean), s = f(std);
     for (let i = 0; i + 16 <= n; i += 16) normalFill16Avx(data, i, m, s);
@@ -333,8 +332,7 @@ function fillRandomRange(out: Tensor, from: number, to: number, g: Generator): v
   const bigRange = BigInt(range), bigFrom = BigInt(from);
   const draw = wide ? () => g.random64() : () => BigInt(g.random());
   if (out.dtype.name === 'int64') {
-    const bytes = out.storage.bytes();
-    const data = new BigInt64Array(bytes.buffer, bytes.byteOffset + out.storageOffset * 8, n);
+    const data = hostElements(out, 'random_', n) as BigInt64Array;
     for (let i = 0; i < n; i++) data[i] = BigInt.asIntN(64, (draw() % bigRange) + bigFrom);
     return;
   }

@@ -20,9 +20,10 @@ import {
   sumMeta,
 } from '../ops/meta_reductions.ts';
 import type { ReduceKernel } from './exports_linalg.ts';
-import { asDtype, dataPtr } from './iterator.ts';
+import { asDtype } from './iterator.ts';
+import { contiguousAddress, kernels } from './boundary.ts';
 import { planReduction, reductionOutput, releaseLayout } from './reduce_layout.ts';
-import { checkStatus, cpuRuntime } from './runtime.ts';
+import { checkStatus } from './runtime.ts';
 
 type Kernel = (hi: number, lo: number, ...args: never[]) => unknown;
 type ReduceName =
@@ -52,10 +53,13 @@ function reduce(
   try {
     out = reductionOutput(input.shape, mask, keepdim, layout.keptOrder, outDtype);
     if (layout.outer * layout.inner > 0) {
-      const run = cpuRuntime().kernels[kernel] as ReduceKernel;
+      const run = kernels()[kernel] as ReduceKernel;
       const { outer, R, inner } = layout;
       const code = input.dtype.scalarType;
-      checkStatus(run(code, outDtype.scalarType, dataPtr(out), dataPtr(layout.source), outer, R, inner), name, code);
+      // Both are dense blocks (Note [Reduction layout]): the result of outer x inner, the source of outer x R x inner.
+      const o = contiguousAddress(out, name, outer * inner);
+      const a = contiguousAddress(layout.source, name, outer * R * inner);
+      checkStatus(run(code, outDtype.scalarType, o, a, outer, R, inner), name, code);
     }
     return out;
   } catch (e) {
@@ -178,11 +182,12 @@ function extremumDim(op: 'max' | 'min'): Kernel {
       const indices = reductionOutput(self.shape, mask, keepdim, layout.keptOrder, int64);
       outputs.push(indices);
       if (layout.outer * layout.inner > 0) {
-        const k = cpuRuntime().kernels;
+        const k = kernels(), name = `${op}_cpu`;
         const run = op === 'max' ? k.reduce_max_with_indices : k.reduce_min_with_indices;
         const code = self.dtype.scalarType;
         const { outer, R, inner } = layout;
-        const status = run(code, dataPtr(values), dataPtr(indices), dataPtr(layout.source), outer, R, inner);
+        const pv = contiguousAddress(values, name, outer * inner), pi = contiguousAddress(indices, name, outer * inner);
+        const status = run(code, pv, pi, contiguousAddress(layout.source, name, outer * R * inner), outer, R, inner);
         checkStatus(status, `${op}_cpu`, code);
       }
       return [values, indices];

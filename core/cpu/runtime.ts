@@ -6,6 +6,8 @@
  * @module
  */
 import { Allocator } from './allocator.ts';
+import { type BlockAllocator, GuardedAllocator, guardKernels } from './guarded_allocator.ts';
+import { readEnv } from '../dispatch/env.ts';
 import type { KernelExports } from './kernel_exports.ts';
 import { createKernelMemory, instantiateKernels, KERNEL_MAX_PAGES } from './wasm.ts';
 import { registerDeviceAllocator } from '../tensor/storage.ts';
@@ -16,16 +18,28 @@ import { dtypeFromScalarType } from '../tensor/dtype.ts';
 export interface CpuRuntime {
   readonly memory: WebAssembly.Memory;
   readonly kernels: KernelExports;
-  readonly allocator: Allocator;
-  /** Byte offset of a 4 KiB scratch area for descriptors (shapes, strides). */
+  readonly allocator: BlockAllocator;
+  /** Byte offset of a scratch area for kernel descriptors (shapes, strides). */
   readonly scratch: number;
+  /** Size of the scratch area in bytes. */
+  readonly scratchBytes: number;
+  /** The guarded allocator in checked mode (Note [Guard bytes]); undefined otherwise. */
+  readonly guards: GuardedAllocator | undefined;
 }
 
 /** Limits of the CPU memory. */
 export interface CpuOptions {
   /** Most bytes tensors may occupy (default 4 GiB minus the kernels' static data). */
   readonly maximumBytes?: number;
+  /**
+   * Checked mode: guard bytes around every block, verified after every kernel call (slow; for tests and
+   * fuzzing). Default: on when the environment variable `SWITCHYARD_CHECKED` is `1`.
+   */
+  readonly checked?: boolean;
 }
+
+/** The environment variable that turns checked mode on by default. */
+export const CHECKED_ENV_VAR = 'SWITCHYARD_CHECKED';
 
 const SCRATCH_BYTES = 4096;
 let options: CpuOptions = {};
@@ -59,12 +73,34 @@ export function cpuRuntime(): CpuRuntime {
   const maxBytes = options.maximumBytes ?? KERNEL_MAX_PAGES * 65536;
   const maximumPages = Math.min(KERNEL_MAX_PAGES, Math.ceil(maxBytes / 65536) + 64);
   const memory = createKernelMemory({ initialPages: 256, maximumPages });
-  const kernels = instantiateKernels(memory);
-  const base = kernels.heapBase();
-  const allocator = new Allocator({ memory, base, maximumBytes: Math.min(maximumPages * 65536, base + maxBytes) });
+  const raw = instantiateKernels(memory);
+  const base = raw.heapBase();
+  const plain = new Allocator({ memory, base, maximumBytes: Math.min(maximumPages * 65536, base + maxBytes) });
+  const checked = options.checked ?? readEnv(CHECKED_ENV_VAR) === '1';
+  const guards = checked ? new GuardedAllocator(plain, memory) : undefined;
+  const allocator = guards ?? plain;
+  const kernels = guards === undefined ? raw : guardKernels(raw, guards);
   const scratch = allocator.alloc(SCRATCH_BYTES);
-  runtime = { memory, kernels, allocator, scratch };
+  runtime = { memory, kernels, allocator, scratch, scratchBytes: SCRATCH_BYTES, guards };
   return runtime;
+}
+
+/**
+ * In checked mode, throws if any guard byte of any CPU block was overwritten; otherwise does nothing.
+ *
+ * @example
+ * ```ts
+ * import { verifyCpuGuards } from './runtime.ts';
+ * verifyCpuGuards('after my test');
+ * ```
+ */
+export function verifyCpuGuards(where: string): void {
+  runtime?.guards?.verify(where);
+}
+
+/** Whether the CPU runtime runs in checked mode (creating it if needed). */
+export function isCpuChecked(): boolean {
+  return cpuRuntime().guards !== undefined;
 }
 
 /** Registers the CPU and Meta allocators with the storage layer (idempotent). */

@@ -7,6 +7,7 @@
  */
 import { dispatchKeyName } from './dispatch_key.ts';
 import { DispatchKeySet } from './dispatch_key_set.ts';
+import { readEnv } from './env.ts';
 
 /** Mutable trace state of one dispatcher. */
 export interface DispatchTrace {
@@ -17,19 +18,6 @@ export interface DispatchTrace {
 
 /** The environment variable that switches the trace on. */
 export const TRACE_ENV_VAR = 'SWITCHYARD_SHOW_DISPATCH_TRACE';
-
-function readEnv(name: string): string | undefined {
-  const g = globalThis as {
-    Deno?: { env: { get(k: string): string | undefined } };
-    process?: { env: Record<string, string | undefined> };
-  };
-  try {
-    if (g.Deno !== undefined) return g.Deno.env.get(name);
-    return g.process?.env[name];
-  } catch {
-    return undefined; // no permission to read the environment: the trace stays off
-  }
-}
 
 /** Trace state from an explicit setting or the environment; invalid values warn, as PyTorch does. */
 export function readTraceSetting(

@@ -45,8 +45,13 @@ export function deviceAllocator(type: DeviceType): DeviceAllocator {
   return allocator;
 }
 
+// Only `Storage.allocate` may make a storage: its address and size come from the device's allocator, never
+// from a caller (a storage is what a kernel trusts, see core/cpu/boundary.ts).
+const ALLOCATE = Symbol('Storage.allocate');
+
 /**
  * A block of memory on a device, shared by a tensor and its views. Freed when the last reference goes.
+ * Its device, address and size are fixed when it is allocated and cannot be changed or forged.
  *
  * @example
  * ```ts
@@ -58,32 +63,50 @@ export function deviceAllocator(type: DeviceType): DeviceAllocator {
  * ```
  */
 export class Storage {
-  /** Where the data lives. */
-  readonly device: Device;
-  /** Address of the block (a byte offset into the kernels' memory for the CPU). */
-  readonly ptr: number;
-  /** Size of the block. */
-  readonly nbytes: number;
+  readonly #device: Device;
+  readonly #ptr: number;
+  readonly #nbytes: number;
   readonly #allocator: DeviceAllocator;
   #refs = 1;
 
-  private constructor(device: Device, ptr: number, nbytes: number, allocator: DeviceAllocator) {
-    this.device = device;
-    this.ptr = ptr;
-    this.nbytes = nbytes;
+  private constructor(token: symbol, device: Device, ptr: number, nbytes: number, allocator: DeviceAllocator) {
+    if (token !== ALLOCATE) throw new TypeError('Storage objects are made by Storage.allocate() only');
+    this.#device = device;
+    this.#ptr = ptr;
+    this.#nbytes = nbytes;
     this.#allocator = allocator;
   }
 
-  /** Allocates a new block with one reference. */
+  /** Allocates a new block of `nbytes` (a non-negative safe integer) with one reference. */
   static allocate(device: Device, nbytes: number): Storage {
+    if (!Number.isSafeInteger(nbytes) || nbytes < 0) {
+      throw new RangeError(`Storage size must be a non-negative integer number of bytes, got ${String(nbytes)}`);
+    }
     const allocator = allocatorsByBackend[device.backend] ?? deviceAllocator(device.type);
     const ptr = allocator.allocate(nbytes);
     liveBytes += nbytes;
     liveStorages++;
     if (liveBytes > peakBytes) peakBytes = liveBytes;
-    return new Storage(device, ptr, nbytes, allocator);
+    return new Storage(ALLOCATE, device, ptr, nbytes, allocator);
   }
 
+  /** Whether `value` is a storage made by `Storage.allocate` (a brand check, not duck typing). */
+  static isStorage(value: unknown): value is Storage {
+    return typeof value === 'object' && value !== null && #refs in value;
+  }
+
+  /** Where the data lives. */
+  get device(): Device {
+    return this.#device;
+  }
+  /** Address of the block (a byte offset into the kernels' memory for the CPU). */
+  get ptr(): number {
+    return this.#ptr;
+  }
+  /** Size of the block in bytes. */
+  get nbytes(): number {
+    return this.#nbytes;
+  }
   /** Whether the block has been freed. */
   get isReleased(): boolean {
     return this.#refs === 0;
@@ -97,14 +120,15 @@ export class Storage {
   release(): void {
     if (this.#refs === 0) return;
     if (--this.#refs === 0) {
-      this.#allocator.free(this.ptr);
-      liveBytes -= this.nbytes;
+      this.#allocator.free(this.#ptr);
+      liveBytes -= this.#nbytes;
       liveStorages--;
     }
   }
-  /** Host view of the bytes (valid until the memory grows; re-fetch after allocating). */
+  /** Host view of exactly the block's bytes (valid until the memory grows; re-fetch after allocating). */
   bytes(): Uint8Array {
-    return this.#allocator.bytes(this.ptr, this.nbytes);
+    if (this.#refs === 0) throw new Error('Storage was already freed');
+    return this.#allocator.bytes(this.#ptr, this.#nbytes);
   }
 }
 

@@ -13,13 +13,14 @@ import {
 import type { DispatchKeySource } from '../dispatch/ivalue.ts';
 import type { Device } from './device.ts';
 import type { DType } from './dtype.ts';
-import { bfloat16BitsToNumber, float16BitsToNumber, getDefaultDtype } from './dtype.ts';
+import { bfloat16BitsToNumber, dtypeFromScalarType, float16BitsToNumber, getDefaultDtype } from './dtype.ts';
 import { formatTensor } from './format.ts';
 import { trackTensor, untrackTensor } from './lifetime.ts';
 import { contiguousStrides, isContiguousLayout, numelOf, wrapDim } from './shape.ts';
 import type { TensorMethods } from '../ops/generated_api.ts';
 import type { AutogradTensorMethods } from '../autograd/tensor_autograd.ts';
-import type { Storage } from './storage.ts';
+import { Storage } from './storage.ts';
+import { RuntimeError } from '../dispatch/errors.ts';
 
 /** A counter shared by a tensor and its views, bumped by every in-place change (autograd checks it). */
 export interface VersionCounter {
@@ -58,6 +59,88 @@ export function tensorKeySet(device: Device, inference: boolean): DispatchKeySet
   let ks = DispatchKeySet.of(DispatchKey.StartOfDenseBackends + b);
   if (!inference) ks = ks.or(getAutogradRelatedKeySetFromBackend(b));
   return ks.or(getAutocastRelatedKeySetFromBackend(b));
+}
+
+// Note [Tensor geometry]
+// Every tensor's description is checked once, when it is made: sizes are non-negative safe integers, strides
+// and the storage offset are safe integers (negative strides only come from internal views such as flip's),
+// the dtype is one of the runtime's, and every element the sizes and strides reach lies inside the storage
+// (PyTorch's setStorage check). The CPU kernel boundary (core/cpu/boundary.ts) checks again, per call, the
+// region each kernel is given; this check makes a bad description fail where it is made, with PyTorch's words.
+
+const MAX_SAFE = Number.MAX_SAFE_INTEGER;
+const listText = (xs: readonly number[]) => `[${xs.map(String).join(', ')}]`;
+
+// The runtime's dtypes by ScalarType code: a description's dtype must be one of these very objects.
+const RUNTIME_DTYPES: ReadonlyArray<DType | undefined> = Array.from({ length: 16 }, (_, code) => {
+  try {
+    return dtypeFromScalarType(code);
+  } catch {
+    return undefined; // a ScalarType code the runtime has no dtype for
+  }
+});
+
+function isRuntimeDtype(dtype: unknown): dtype is DType {
+  return typeof dtype === 'object' && dtype !== null &&
+    RUNTIME_DTYPES[(dtype as { scalarType: number }).scalarType & 15] === dtype;
+}
+
+/** A non-negative safe integer (the common case, below 2^32, in one comparison). */
+const isSize = (x: number) => (x >>> 0) === x || (Number.isSafeInteger(x) && x >= 0);
+
+/** The error refusing a tensor description, or undefined when it is sound. */
+function checkGeometry(
+  shape: number[],
+  strides: number[] | undefined,
+  offset: number,
+  dtype: DType,
+  storage: Storage,
+): Error | undefined {
+  if (!isRuntimeDtype(dtype)) return new TypeError(`A Tensor needs one of the runtime's dtypes, got ${String(dtype)}`);
+  const n = shape.length;
+  let numel = 1;
+  for (let d = 0; d < n; d++) {
+    const size = shape[d];
+    if (!isSize(size)) {
+      return Number.isSafeInteger(size)
+        ? new RuntimeError(`Trying to create tensor with negative dimension ${size}: ${listText(shape)}`)
+        : new TypeError(`Tensor sizes must be integers, got ${listText(shape)}`);
+    }
+    numel *= size;
+  }
+  if (!isSize(offset)) {
+    return new RuntimeError(`Tensor storage offset must be a non-negative integer, got ${String(offset)}`);
+  }
+  // Products and sums of integers stay exact below 2^53; anything above is refused, so one bound check suffices.
+  let lowest = offset, highest = offset + numel - 1;
+  if (strides !== undefined) {
+    if (strides.length !== n) {
+      return new RuntimeError(`Tensor has ${n} sizes but ${strides.length} strides: ${listText(strides)}`);
+    }
+    highest = offset;
+    for (let d = 0; d < n; d++) {
+      const stride = strides[d];
+      if (!Number.isSafeInteger(stride)) {
+        return new TypeError(`Tensor strides must be integers, got ${listText(strides)}`);
+      }
+      const reach = (shape[d] - 1) * stride;
+      if (reach > 0) highest += reach;
+      else if (reach < 0) lowest += reach;
+    }
+  }
+  if (numel > MAX_SAFE || highest > MAX_SAFE || lowest < -MAX_SAFE) {
+    return new RuntimeError(
+      `Storage size calculation overflowed with sizes=${listText(shape)} and strides=${listText(strides ?? [])}`,
+    );
+  }
+  if (numel === 0 || storage.device.type === 'meta') return undefined;
+  const needed = (highest + 1) * dtype.itemSize;
+  if (lowest >= 0 && needed <= storage.nbytes) return undefined;
+  return new RuntimeError(
+    `setStorage: sizes ${listText(shape)}, strides ${listText(strides ?? contiguousStrides(shape))}, storage ` +
+      `offset ${offset}, and itemsize ${dtype.itemSize} requiring a storage size of ${needed} are out of bounds ` +
+      `for storage of size ${storage.nbytes}`,
+  );
 }
 
 let inferenceModeDepth = 0;
@@ -105,17 +188,15 @@ export class Tensor implements DispatchKeySource {
   keySetHi: number;
   /** Dispatch keyset, backend word. */
   keySetLo: number;
-  /** The storage (shared with views). */
-  readonly storage: Storage;
-  /** Offset of element [0, ..., 0] in the storage, in elements. */
-  readonly storageOffset: number;
+  // Storage, offset and dtype are fixed at construction (a kernel trusts them: see Note [Tensor geometry]).
+  readonly #storage: Storage;
+  readonly #storageOffset: number;
+  readonly #dtype: DType;
   /** Sizes. */
   readonly shape: readonly number[];
   // Computed on first use for tensors made contiguous (most op outputs never have their strides read).
   #strides: readonly number[] | undefined;
   #contiguous: boolean | undefined;
-  /** Element type. */
-  readonly dtype: DType;
   /** Version counter shared with views. */
   #version: VersionCounter | undefined;
   /** The tensor this one views, if it is a view. */
@@ -141,28 +222,56 @@ export class Tensor implements DispatchKeySource {
     return typeof value === 'object' && value !== null && #disposed in value;
   }
 
-  /** Wraps a storage; takes over one reference to it. Use the factory functions instead. */
+  /**
+   * Wraps a storage; takes over one reference to it (released again if the description is refused). Use the
+   * factory functions instead. Throws PyTorch's errors when the sizes, strides or offset are not integers in
+   * range or when the elements they reach do not lie inside the storage (Note [Tensor geometry]).
+   */
   constructor(init: TensorInit) {
-    this.storage = init.storage;
+    const storage = init.storage;
+    if (!Storage.isStorage(storage)) throw new TypeError('A Tensor needs a Storage made by Storage.allocate()');
     // Copies, so callers may reuse their arrays; typed readonly rather than frozen (freezing costs on every op).
-    this.shape = init.shape.slice();
-    if (init.strides !== undefined) {
-      this.#strides = init.strides.slice();
+    const shape = init.shape.slice();
+    const strides = init.strides === undefined ? undefined : init.strides.slice();
+    const offset = init.storageOffset ?? 0;
+    const refused = storage.isReleased
+      ? new RuntimeError('Cannot make a tensor over a storage that was already freed')
+      : checkGeometry(shape, strides, offset, init.dtype, storage);
+    if (refused !== undefined) {
+      storage.release();
+      throw refused;
+    }
+    this.#storage = storage;
+    this.shape = shape;
+    if (strides !== undefined) {
+      this.#strides = strides;
     } else {
       this.#strides = undefined;
       this.#contiguous = true;
     }
-    this.storageOffset = init.storageOffset ?? 0;
-    this.dtype = init.dtype;
+    this.#storageOffset = offset;
+    this.#dtype = init.dtype;
     this.#version = init.version; // created on first use: most temporaries are never written in place
     this.base = init.base;
-    const ks = cachedKeySet(init.storage.device, init.inference ?? inferenceModeDepth > 0);
+    const ks = cachedKeySet(storage.device, init.inference ?? inferenceModeDepth > 0);
     this.keySetHi = ks.hi;
     this.keySetLo = ks.lo;
     this.autograd = undefined;
-    trackTensor(this, init.storage);
+    trackTensor(this, storage);
   }
 
+  /** The storage (shared with views). */
+  get storage(): Storage {
+    return this.#storage;
+  }
+  /** Offset of element [0, ..., 0] in the storage, in elements. */
+  get storageOffset(): number {
+    return this.#storageOffset;
+  }
+  /** Element type. */
+  get dtype(): DType {
+    return this.#dtype;
+  }
   /** The device of the storage. */
   get device(): Device {
     return this.storage.device;
