@@ -5,7 +5,7 @@
  * @module
  */
 import { scope } from '../tensor/lifetime.ts';
-import type { Tensor } from '../tensor/tensor.ts';
+import { contiguousHostBytes, type Tensor } from '../tensor/tensor.ts';
 import { noGrad } from './grad_mode.ts';
 import { grad } from './tensor_autograd.ts';
 
@@ -24,8 +24,8 @@ export interface GradcheckOptions {
 function float64Data(t: Tensor): Float64Array {
   if (t.dtype.name !== 'float64') throw new Error('gradcheck expects float64 inputs for accuracy');
   if (!t.isContiguous()) throw new Error('gradcheck expects contiguous inputs');
-  const bytes = t.storage.bytes();
-  return new Float64Array(bytes.buffer, bytes.byteOffset + t.storageOffset * 8, t.numel);
+  const bytes = contiguousHostBytes(t);
+  return new Float64Array(bytes.buffer, bytes.byteOffset, t.numel);
 }
 
 /**

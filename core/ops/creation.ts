@@ -23,7 +23,7 @@ import {
   typedArrayFor,
   uint8,
 } from '../tensor/dtype.ts';
-import type { Tensor } from '../tensor/tensor.ts';
+import { contiguousHostBytes, type Tensor } from '../tensor/tensor.ts';
 import { checkedConvert } from './decl_factories.ts';
 import { registerOperators } from './registry.ts';
 
@@ -130,8 +130,8 @@ const PY_INT_NAMES: { readonly [name: string]: string } = {
 export function writeValues(t: Tensor, values: ArrayLike<number | boolean | bigint>): void {
   const n = t.numel;
   if (n === 0) return;
-  const bytes = t.storage.bytes();
-  const base = bytes.byteOffset + t.storageOffset * t.dtype.itemSize;
+  const bytes = contiguousHostBytes(t); // exactly the n elements: the typed arrays below cannot reach further
+  const base = bytes.byteOffset;
   const num = (v: number | boolean | bigint) => Number(v);
   const pyName = PY_INT_NAMES[t.dtype.name];
   const integral = (v: number | boolean | bigint) =>

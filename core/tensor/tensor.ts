@@ -414,6 +414,29 @@ export class Tensor implements DispatchKeySource {
   }
 }
 
+/**
+ * The bytes of a contiguous CPU tensor's elements, for host code that reads or fills them: a view of exactly
+ * `numel` elements from its first, checked to lie inside its storage block (so typed arrays made over it cannot
+ * reach another tensor's memory). The CPU backend's own kernels take their addresses from core/cpu/boundary.ts.
+ *
+ * @example
+ * ```ts
+ * import { contiguousHostBytes, tensor } from './tensor.ts';
+ * contiguousHostBytes(tensor([1, 2])).byteLength; // 16
+ * ```
+ */
+export function contiguousHostBytes(t: Tensor): Uint8Array {
+  if (!Tensor.isTensor(t)) throw new TypeError('Expected a Tensor made by this runtime');
+  t.assertAlive('host access');
+  if (!t.isContiguous()) throw new RuntimeError('Host access to tensor data needs a contiguous tensor');
+  const item = t.dtype.itemSize, start = t.storageOffset * item, end = start + t.numel * item;
+  const block = t.storage.bytes();
+  if (end > block.byteLength) {
+    throw new RuntimeError(`A tensor's ${t.numel} elements from offset ${t.storageOffset} lie outside its storage`);
+  }
+  return block.subarray(start, end);
+}
+
 type Reader = (offset: number) => number | boolean;
 
 /** A function reading element `offset` (in elements) of a CPU tensor's storage. */
