@@ -2,9 +2,9 @@
 // for all 100 pairs of the ten dtypes.
 //
 // Note [Cast semantics] (PyTorch's `static_cast` in c10::convert, made trap-free):
-// - float -> integer truncates toward zero. NaN gives 0 and out-of-range values saturate (wasm trunc_sat) to
-//   the i32 range (u8/i8/i16/i32 destinations; narrow types then wrap, so -1.0 -> u8 255) or the i64 range.
-//   C leaves those cases undefined; PyTorch on x86 gives INT_MIN-style values instead of saturating.
+// - float -> integer truncates toward zero; NaN and out-of-range values give what PyTorch on x86-64 gives
+//   (Note [Float to int casts] in common.ts: int64 and uint8 through int64, int32/int16/int8 through int32,
+//   the "integer indefinite" minimum for values outside the intermediate type; narrow types then wrap).
 // - integer -> narrower integer wraps (two's complement); i64 <-> i64 and i32 -> i64 are exact.
 // - anything -> Bool is `!= 0` (NaN is true); Bool -> anything is 0 or 1.
 // - -> f16 / bf16 rounds to nearest even. Sources wider than f32 (f64, i32, i64) go through f32 first, exactly as
@@ -48,8 +48,12 @@ function castVector<SS, DS>(o: usize, a: usize, n: i32): i32 {
       o += 16;
     }
   } else if (isFloat<SS>() && sizeof<SS>() == 4 && isInteger<DS>() && isSigned<DS>() && sizeof<DS>() == 4) {
+    // Saturating truncation, then INT32_MIN for NaN and lanes outside int32 (Note [Float to int casts]).
+    const lo = f32x4.splat(-2147483648.0), hi = f32x4.splat(2147483648.0), indefinite = i32x4.splat(i32.MIN_VALUE);
     for (; i + 4 <= n; i += 4) {
-      v128.store(o, i32x4.trunc_sat_f32x4_s(v128.load(a)));
+      const x = v128.load(a);
+      const inRange = v128.and(f32x4.ge(x, lo), f32x4.lt(x, hi));
+      v128.store(o, v128.bitselect(i32x4.trunc_sat_f32x4_s(x), indefinite, inRange));
       a += 16;
       o += 16;
     }

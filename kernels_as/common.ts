@@ -129,35 +129,31 @@ export function f32ToBf16(x: f32): u16 {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// Float -> integer conversions that never trap (wasm's plain trunc traps on NaN and out-of-range).
+// Float -> integer conversions as PyTorch 1.13 on x86-64 performs them, without trapping.
 //
-// Note [Float to int casts]: PyTorch uses C casts, which truncate toward zero and are undefined for NaN and
-// out-of-range values. We use wasm's saturating truncation: NaN -> 0, values beyond the target range clamp to
-// its min/max. For the narrow types (u8, i8, i16) the value is first saturated to i32 and then wrapped to the
-// narrow width (never `<u8>v` directly: AS would saturate unsigned, giving -1.0 -> 0), which matches x86 PyTorch for every in-range-of-i32 value (e.g. -1.0 -> u8 255).
+// Note [Float to int casts]: PyTorch's casts are C casts (c10::convert), which truncate toward zero and are
+// undefined for NaN and out-of-range values; x86-64 compilers emit cvttss2si / cvttsd2si, which return the
+// "integer indefinite" value (the type's minimum) for those. So, checked against PyTorch 1.13:
+// - to int64: truncation, or INT64_MIN for NaN, infinities and values outside int64;
+// - to int32, int16 and int8: a 32-bit conversion (INT32_MIN when outside int32 or NaN), then wrapped to the
+//   width, so 1e10 -> int16 0 and 70000.0 -> int16 4464;
+// - to uint8: through int64 first (c10's static_cast_with_inter_type<uint8_t>), then wrapped, so -1.5 -> 255
+//   and 3000000001.0 (float64) -> 1.
+// wasm's own truncation traps on those inputs, and its saturating form clamps instead, hence these helpers.
+
+const TWO_POW_31: f64 = 2147483648.0;
+const TWO_POW_63: f64 = 9223372036854775808.0;
 
 // @ts-ignore: decorator
 @inline
-export function f64ToI32Sat(v: f64): i32 {
-  return <i32>v; // AS emits i32.trunc_sat_f64_s (nontrapping-f2i is on by default)
+export function f64ToI32X86(v: f64): i32 {
+  return v > -TWO_POW_31 - 1.0 && v < TWO_POW_31 ? <i32>v : i32.MIN_VALUE;
 }
 
 // @ts-ignore: decorator
 @inline
-export function f64ToI64Sat(v: f64): i64 {
-  return <i64>v; // i64.trunc_sat_f64_s
-}
-
-// @ts-ignore: decorator
-@inline
-export function f32ToI32Sat(v: f32): i32 {
-  return <i32>v; // i32.trunc_sat_f32_s
-}
-
-// @ts-ignore: decorator
-@inline
-export function f32ToI64Sat(v: f32): i64 {
-  return <i64>v; // i64.trunc_sat_f32_s
+export function f64ToI64X86(v: f64): i64 {
+  return v >= -TWO_POW_63 && v < TWO_POW_63 ? <i64>v : i64.MIN_VALUE;
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -196,20 +192,22 @@ export function loadAsF64(dtype: i32, ptr: usize): f64 {
 export function storeFromF64(dtype: i32, ptr: usize, v: f64): void {
   switch (dtype) {
     case DT_U8:
+      store<u8>(ptr, <u8>f64ToI64X86(v));
+      break;
     case DT_I8:
-      store<u8>(ptr, <u8>f64ToI32Sat(v));
+      store<u8>(ptr, <u8>f64ToI32X86(v));
       break;
     case DT_BOOL:
       store<u8>(ptr, v != 0 ? 1 : 0);
       break;
     case DT_I16:
-      store<i16>(ptr, <i16>f64ToI32Sat(v));
+      store<i16>(ptr, <i16>f64ToI32X86(v));
       break;
     case DT_I32:
-      store<i32>(ptr, f64ToI32Sat(v));
+      store<i32>(ptr, f64ToI32X86(v));
       break;
     case DT_I64:
-      store<i64>(ptr, f64ToI64Sat(v));
+      store<i64>(ptr, f64ToI64X86(v));
       break;
     case DT_F16:
       // Double rounding (f64 -> f32 -> f16) can differ from direct rounding only for values within 2^-29
@@ -306,8 +304,9 @@ export function st<S, C>(p: usize, v: C): void {
   else if (isBoolean<S>()) store<u8>(p, <u8>(v != <C>0));
   else if (isFloat<S>()) store<S>(p, <S>v);
   else if (isFloat<C>()) {
-    if (sizeof<S>() == 8) store<S>(p, <S>(<i64>v));
-    else store<S>(p, <S>(<i32>v));
+    // Note [Float to int casts]: int64 and uint8 convert through int64, the narrower signed types through int32.
+    if (sizeof<S>() == 8 || (sizeof<S>() == 1 && !isSigned<S>())) store<S>(p, <S>f64ToI64X86(<f64>v));
+    else store<S>(p, <S>f64ToI32X86(<f64>v));
   } else store<S>(p, <S>v);
 }
 

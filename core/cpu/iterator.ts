@@ -115,12 +115,8 @@ export function asDtype(t: Tensor, dtype: DType): Tensor {
   return t.dtype === dtype ? t : castCpu(t, dtype);
 }
 
-/** Whether writing to `t` could write one memory location twice (an expanded tensor). */
-export function hasInternalOverlap(t: Tensor): boolean {
-  const strides = t.stride();
-  for (let i = 0; i < t.shape.length; i++) if (strides[i] === 0 && t.shape[i] > 1) return true;
-  return false;
-}
+/** PyTorch's internal-overlap rule, shared with the Meta functions. */
+export { hasInternalOverlap } from '../ops/meta_elementwise.ts';
 
 /** Contiguous strides of a shape, re-exported for kernels. */
 export { contiguousStrides };

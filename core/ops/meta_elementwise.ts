@@ -326,7 +326,19 @@ export function checkSameDevice(op: string, operands: readonly (Operand | null)[
 // ---- in-place and overlap rules ----------------------------------------------------------------------------------
 
 /** Whether some element of `t` is reachable by two index tuples (PyTorch's has_internal_overlap == YES). */
-function hasInternalOverlap(t: Tensor): boolean {
+/**
+ * Whether writing to `t` could write one memory location twice (a broadcast dim: stride 0, size > 1). An empty
+ * tensor counts as contiguous, so never overlaps (PyTorch's `has_internal_overlap`).
+ *
+ * @example
+ * ```ts
+ * import { hasInternalOverlap } from './meta_elementwise.ts';
+ * import { zeros } from '../../mod.ts';
+ * hasInternalOverlap(zeros([1]).expand([3])); // true
+ * ```
+ */
+export function hasInternalOverlap(t: Tensor): boolean {
+  if (t.numel === 0) return false;
   const strides = t.stride();
   for (let i = 0; i < t.shape.length; i++) if (strides[i] === 0 && t.shape[i] > 1) return true;
   return false;

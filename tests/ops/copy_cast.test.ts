@@ -413,6 +413,118 @@ describe('float16 and bfloat16 casts round like PyTorch', () => {
   );
 });
 
+describe('float to integer casts of values the integer cannot hold', () => {
+  // PyTorch 1.13 on x86-64 (C casts compiled to cvttss2si/cvttsd2si): int64 and uint8 go through int64, int32,
+  // int16 and int8 through int32, and NaN, infinities and out-of-range values become that type's minimum.
+  const VALUES = [
+    3000000001,
+    5e9 + 7,
+    -3000000001,
+    70000,
+    -70000,
+    40000.5,
+    2 ** 31,
+    -(2 ** 31) - 1,
+    2 ** 63,
+    1e30,
+    NaN,
+  ];
+  const TORCH: Record<string, Record<string, Array<number | bigint>>> = {
+    float32: {
+      uint8: [0, 0, 0, 112, 144, 64, 0, 0, 0, 0, 0],
+      int8: [0, 0, 0, 112, -112, 64, 0, 0, 0, 0, 0],
+      int16: [0, 0, 0, 4464, -4464, -25536, 0, 0, 0, 0, 0],
+      int32: [
+        -(2 ** 31),
+        -(2 ** 31),
+        -(2 ** 31),
+        70000,
+        -70000,
+        40000,
+        -(2 ** 31),
+        -(2 ** 31),
+        -(2 ** 31),
+        -(2 ** 31),
+        -(2 ** 31),
+      ],
+      int64: [
+        3000000000n,
+        5000000000n,
+        -3000000000n,
+        70000n,
+        -70000n,
+        40000n,
+        2147483648n,
+        -2147483648n,
+        -(2n ** 63n),
+        -(2n ** 63n),
+        -(2n ** 63n),
+      ],
+    },
+    float64: {
+      uint8: [1, 7, 255, 112, 144, 64, 0, 255, 0, 0, 0],
+      int8: [0, 0, 0, 112, -112, 64, 0, 0, 0, 0, 0],
+      int16: [0, 0, 0, 4464, -4464, -25536, 0, 0, 0, 0, 0],
+      int32: [
+        -(2 ** 31),
+        -(2 ** 31),
+        -(2 ** 31),
+        70000,
+        -70000,
+        40000,
+        -(2 ** 31),
+        -(2 ** 31),
+        -(2 ** 31),
+        -(2 ** 31),
+        -(2 ** 31),
+      ],
+      int64: [
+        3000000001n,
+        5000000007n,
+        -3000000001n,
+        70000n,
+        -70000n,
+        40000n,
+        2147483648n,
+        -2147483649n,
+        -(2n ** 63n),
+        -(2n ** 63n),
+        -(2n ** 63n),
+      ],
+    },
+  };
+  for (const [src, targets] of Object.entries(TORCH)) {
+    it(`from ${src}, as PyTorch gives them, contiguous (vector paths) and strided`, () => {
+      scope(() => {
+        // Repeated so the contiguous kernels run their vector loops, and read with a step for the strided ones.
+        const data = Array.from({ length: 4 }, () => VALUES).flat();
+        const x = src === 'float32' ? tensor(new Float32Array(data)) : tensor(new Float64Array(data));
+        for (const [dst, expected] of Object.entries(targets)) {
+          for (
+            const [what, from, want] of [
+              ['contiguous', x, Array.from({ length: 4 }, () => expected).flat()],
+              ['strided', x.narrow(0, 0, 22).view([2, 11]).t(), expected.flatMap((v) => [v, v])],
+            ] as const
+          ) {
+            const out = empty([...from.shape], { dtype: dst as 'int64' }).copy_(from);
+            const bytes = out.contiguous();
+            const got = dst === 'int64'
+              ? [...new BigInt64Array(bytes.toArray().map((v) => BigInt(v as number)))]
+              : bytes.toArray();
+            const wantValues = dst === 'int64' ? want.map((v) => BigInt.asIntN(64, BigInt(v))) : want;
+            if (dst === 'int64') {
+              // toArray() reads int64 through float64: compare with the same rounding.
+              assert.deepEqual(got.map(Number), wantValues.map(Number), `${src} -> ${dst} ${what}`);
+            } else {
+              assert.deepEqual(got, wantValues, `${src} -> ${dst} ${what}`);
+            }
+          }
+        }
+      });
+    });
+  }
+});
+
 describe('Meta parity and memory', () => {
   it(
     'Meta copies give the shapes and dtypes CPU copies give',
