@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { RuntimeError } from './errors.ts';
 
 /**
  * Backend components, in priority order (a higher component wins when a keyset holds several).
@@ -331,7 +332,7 @@ const PARSE_TABLE: ReadonlyMap<string, DispatchKey> = (() => {
  * Parses a dispatch key name as PyTorch spells it (including its backward-compatible aliases such as
  * `CatchAll` and `DefaultBackend`).
  *
- * @throws {Error} `could not parse dispatch key: <name>` for an unknown name.
+ * @throws {RuntimeError} `could not parse dispatch key: <name>` for an unknown name (PyTorch's c10::Error).
  * @example
  * ```ts
  * import { DispatchKey, parseDispatchKey } from './dispatch_key.ts';
@@ -340,7 +341,7 @@ const PARSE_TABLE: ReadonlyMap<string, DispatchKey> = (() => {
  */
 export function parseDispatchKey(name: string): DispatchKey {
   const k = PARSE_TABLE.get(name);
-  if (k === undefined) throw new Error(`could not parse dispatch key: ${name}`);
+  if (k === undefined) throw new RuntimeError(`could not parse dispatch key: ${String(name)}`);
   return k;
 }
 

@@ -292,14 +292,20 @@ export class Dispatcher implements OperatorHost, EntryContext {
       list = [];
       entry.kernels.set(stored, list);
     } else if (list.length > 0) {
-      this.#onWarning(
-        'Overriding a previously registered kernel for the same operator and the same dispatch key\n' +
-          `  operator: ${entry.schema?.schema ?? name}\n` +
-          `    ${entry.schema?.debug ?? 'no debug info'}\n` +
-          `  dispatch key: ${key === undefined ? '(catch all)' : dispatchKeyName(key)}\n` +
-          `  previous kernel: ${list[0].debug}\n` +
-          `       new kernel: ${debug}`,
-      );
+      try {
+        this.#onWarning(
+          'Overriding a previously registered kernel for the same operator and the same dispatch key\n' +
+            `  operator: ${entry.schema?.schema ?? name}\n` +
+            `    ${entry.schema?.debug ?? 'no debug info'}\n` +
+            `  dispatch key: ${key === undefined ? '(catch all)' : dispatchKeyName(key)}\n` +
+            `  previous kernel: ${list[0].debug}\n` +
+            `       new kernel: ${debug}`,
+        );
+      } catch (e) {
+        // A warning handler that raises (warnings as errors) refuses the registration: nothing is kept.
+        this.#releaseId(annotated.id);
+        throw e;
+      }
     }
     list.unshift(annotated);
     entry.defAndImplCount++;
@@ -547,7 +553,7 @@ export class Dispatcher implements OperatorHost, EntryContext {
     const reason = schemaMismatch(schema, kernel);
     if (reason === undefined) return;
     throw new RuntimeError(
-      "Inferred operator schema for a kernel function doesn't match the expected function schema.\n" +
+      "Inferred operator schema for a C++ kernel function doesn't match the expected function schema.\n" +
         `  operator: ${state.entry.name}\n` +
         `  expected schema: ${schema}\n    ${schemaDebug}\n` +
         `  inferred schema: ${kernel.inferredSchema ?? '(none)'}\n    ${kernel.debug}\n` +

@@ -37,8 +37,11 @@ export interface ImplKernelOptions {
 
 /** Options of {@linkcode Library.define}. */
 export interface DefineOptions {
-  /** Alias analysis kind printed by dumps: FROM_SCHEMA (default), CONSERVATIVE or PURE_FUNCTION. */
-  readonly aliasAnalysis?: 'FROM_SCHEMA' | 'CONSERVATIVE' | 'PURE_FUNCTION';
+  /**
+   * Alias analysis kind printed by dumps: FROM_SCHEMA (default; `''` means it too), CONSERVATIVE or PURE_FUNCTION;
+   * anything else raises PyTorch's `Invalid alias_analysis type ...`.
+   */
+  readonly aliasAnalysis?: 'FROM_SCHEMA' | 'CONSERVATIVE' | 'PURE_FUNCTION' | '';
   /** A catch-all kernel registered with the def, as PyTorch's `m.def(schema, fn)`. */
   readonly impl?: KernelLike;
 }
@@ -66,8 +69,15 @@ export function boxed(fn: BoxedKernel): KernelFunction {
 }
 
 function toKernelFunction(fn: KernelLike): KernelFunction {
-  return fn instanceof KernelFunction ? fn : KernelFunction.fromUnboxed(fn);
+  if (fn instanceof KernelFunction) return fn;
+  if (typeof fn !== 'function') {
+    throw new TypeError(`expected a kernel (a function or a KernelFunction), got ${fn === null ? 'null' : typeof fn}`);
+  }
+  return KernelFunction.fromUnboxed(fn);
 }
+
+/** The alias analysis kinds a def may name (c10's AliasAnalysisKind, as `parseAliasAnalysisKind` reads them). */
+const ALIAS_ANALYSIS_KINDS: readonly string[] = ['FROM_SCHEMA', 'CONSERVATIVE', 'PURE_FUNCTION', ''];
 
 function toKey(key: DispatchKey | string | undefined): DispatchKey | undefined {
   const k = typeof key === 'string' ? (key === '' ? undefined : parseDispatchKey(key)) : key;
@@ -143,8 +153,19 @@ export class Library implements Disposable {
     return `(Error occurred while processing ${KIND_NAMES[this.kind]} block at ${this.location})`;
   }
 
-  /** Defines an operator from its schema; returns its handle. */
+  /**
+   * Defines an operator from its schema; returns its handle. All or nothing: when the def or its `impl` is
+   * refused, nothing stays registered.
+   */
   define(schemaText: string, options: DefineOptions = {}): OperatorHandle {
+    if (typeof schemaText !== 'string') {
+      throw new TypeError(`define(): argument 'schema' must be str, not ${typeof schemaText}`);
+    }
+    const aliasAnalysis = options.aliasAnalysis ?? 'FROM_SCHEMA';
+    if (!ALIAS_ANALYSIS_KINDS.includes(aliasAnalysis)) {
+      throw new RuntimeError(`Invalid alias_analysis type ${String(options.aliasAnalysis)}`);
+    }
+    const kernel = options.impl === undefined ? undefined : toKernelFunction(options.impl);
     let schema: FunctionSchema = parseSchema(schemaText);
     if (this.kind === 'IMPL') {
       throw new RuntimeError(
@@ -162,13 +183,20 @@ export class Library implements Disposable {
           `schema string.)  ${this.#context()}`,
       );
     }
-    this.#handles.push(this.dispatcher.registerDef(schema, `registered at ${this.location}`, options.aliasAnalysis));
-    if (options.impl !== undefined) {
-      this.#handles.push(
-        this.dispatcher.registerImpl(schema.fullName, this.dispatchKey, toKernelFunction(options.impl), {
+    const def = this.dispatcher.registerDef(schema, `registered at ${this.location}`, aliasAnalysis || 'FROM_SCHEMA');
+    if (kernel !== undefined) {
+      let impl: RegistrationHandle;
+      try {
+        impl = this.dispatcher.registerImpl(schema.fullName, this.dispatchKey, kernel, {
           debug: `registered at ${this.location}`,
-        }),
-      );
+        });
+      } catch (e) {
+        def.dispose();
+        throw e;
+      }
+      this.#handles.push(def, impl);
+    } else {
+      this.#handles.push(def);
     }
     return this.dispatcher.findOp(schema.fullName)!;
   }

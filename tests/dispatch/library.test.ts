@@ -204,6 +204,60 @@ describe('def errors', () => {
   });
 });
 
+describe('define is all or nothing', () => {
+  it('an invalid alias analysis kind is refused before anything is registered', () => {
+    const { d, lib } = newDispatcher();
+    using def = lib('test', 'DEF');
+    for (const kind of ['PURE', 'from_schema', 'INTERNAL_SPECIAL_CASE']) {
+      throwsWith(
+        () => def.define('foo(Tensor x) -> Tensor', { aliasAnalysis: kind as 'CONSERVATIVE' }),
+        `Invalid alias_analysis type ${kind}`,
+      );
+    }
+    assert.deepEqual(d.operatorNames(), []);
+    for (const kind of ['', 'FROM_SCHEMA', 'CONSERVATIVE', 'PURE_FUNCTION'] as const) {
+      using frag = lib('test', 'FRAGMENT');
+      const op = frag.define(`k${kind === '' ? 'default' : kind}(Tensor x) -> Tensor`, { aliasAnalysis: kind });
+      assert.match(op.dump(), new RegExp(`alias analysis kind: ${kind || 'FROM_SCHEMA'}`));
+    }
+    assertUsable(d);
+  });
+
+  it('a def whose kernel is refused leaves neither the def nor the kernel behind', () => {
+    const warnings: string[] = [];
+    // Warnings as errors: the override warning refuses the second catch-all kernel.
+    const d = new Dispatcher({
+      onWarning: (m) => {
+        warnings.push(m);
+        throw new RuntimeError(`warning raised as an error: ${m.split('\n')[0]}`);
+      },
+    });
+    using impl = new Library('test', 'FRAGMENT', undefined, { dispatcher: d, location: 'impl.ts:1' });
+    impl.impl('foo', identity);
+    const before = snapshot(d, d.findOp('test::foo')!);
+    using def = new Library('test', 'DEF', undefined, { dispatcher: d, location: 'def.ts:2' });
+    assert.throws(() => def.define('foo(Tensor x) -> Tensor', { impl: identity }), /warning raised as an error/);
+    assert.equal(warnings.length, 1);
+    assert.equal(snapshot(d, d.findOp('test::foo')!), before);
+    assert.equal(d.findOp('test::foo')!.schema, undefined, 'the def was rolled back');
+    // The same block can define it afterwards.
+    const op = def.define('foo(Tensor x) -> Tensor');
+    assert.equal(op.schema?.toString(), 'test::foo(Tensor x) -> Tensor');
+  });
+
+  it('garbage schemas and kernels are refused with clear errors', () => {
+    const { d, lib } = newDispatcher();
+    using def = lib('test', 'DEF');
+    assert.throws(() => def.define(42 as unknown as string), /^TypeError: define\(\): argument 'schema' must be str/);
+    assert.throws(
+      () => def.define('foo(Tensor x) -> Tensor', { impl: 'kernel' as unknown as typeof identity }),
+      /expected a kernel \(a function or a KernelFunction\), got string/,
+    );
+    assert.deepEqual(d.operatorNames(), []);
+    assertUsable(d);
+  });
+});
+
 describe('impl errors', () => {
   it('an impl namespace other than the block namespace fails', () => {
     const { d, lib } = newDispatcher();
@@ -248,7 +302,7 @@ describe('impl errors', () => {
     assert.throws(() => op.call(meta()), /from the 'AutogradMeta' backend/, 'AutogradMeta has no fallback');
     assert.equal(op.call(fakeTensor(K.Meta, { inference: true })), 'meta');
     const before = snapshot(d, op);
-    assert.throws(() => impl.impl('foo', () => 'cuda', 'CUDA'), /^Error: could not parse dispatch key: CUDA$/);
+    assert.throws(() => impl.impl('foo', () => 'cuda', 'CUDA'), /^RuntimeError: could not parse dispatch key: CUDA$/);
     assert.throws(() => lib('test', 'IMPL', 'Bogus'), /could not parse dispatch key: Bogus/);
     assert.equal(snapshot(d, op), before);
     using named = lib('test', 'IMPL', 'QuantizedCPU');
@@ -268,7 +322,7 @@ describe('impl errors', () => {
     const def = lib('test', 'DEF', undefined, 'def.ts:1');
     throwsWith(
       () => def.define('foo(Tensor x) -> Tensor'),
-      "Inferred operator schema for a kernel function doesn't match the expected function schema.\n" +
+      "Inferred operator schema for a C++ kernel function doesn't match the expected function schema.\n" +
         '  operator: test::foo\n' +
         '  expected schema: test::foo(Tensor x) -> Tensor\n' +
         '    registered at def.ts:1\n' +
@@ -290,7 +344,7 @@ describe('impl errors', () => {
     const barBefore = snapshot(d, bar);
     throwsWith(
       () => impl.impl('bar', () => 'bad', undefined, { schema: '(Tensor x) -> int', debug: 'returns int' }),
-      "Inferred operator schema for a kernel function doesn't match the expected function schema.\n" +
+      "Inferred operator schema for a C++ kernel function doesn't match the expected function schema.\n" +
         '  operator: test::bar\n' +
         '  expected schema: test::bar(Tensor x) -> Tensor\n' +
         '    registered at def.ts:1\n' +
