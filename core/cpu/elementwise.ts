@@ -96,31 +96,34 @@ function checkDispatch(d: DtypeDispatch, dtype: DType): void {
 const scalarValue = (s: number | boolean): number => (typeof s === 'boolean' ? (s ? 1 : 0) : s);
 
 /**
- * A scalar operand as the kernel sees it: PyTorch wraps it in a tensor and casts that to the compute dtype,
- * so for float16/bfloat16 it is rounded to the dtype (through float, as c10's conversion does) before the
- * arithmetic. The kernels keep float precision for reduced-float scalars, hence the rounding here.
+ * A scalar operand as the kernel sees it: PyTorch wraps it in a tensor and casts that to the compute dtype.
+ * For float16/bfloat16 it is rounded to the dtype (through float, as c10's conversion does) before the
+ * arithmetic, since the kernels keep float precision for reduced-float scalars. For integral dtypes an integer
+ * scalar wraps to the dtype's width as the int64 wrapped number's cast does (`int32 + 2**40` adds 0), and a
+ * float one truncates first.
  */
 function scalarIn(s: number, dtype: DType): number {
   if (dtype === float16) return float16BitsToNumber(numberToFloat16Bits(Math.fround(s)));
   if (dtype === bfloat16) return bfloat16BitsToNumber(numberToBFloat16Bits(Math.fround(s)));
+  if (isIntegral(dtype, false)) return wrapInteger(s, dtype);
   return s;
 }
 
-/** An integral scalar converted to `dtype` as C++ converts it: truncation, then wrapping to the width. */
+const INT_BITS: Partial<Record<string, number>> = { uint8: 8, int8: 8, int16: 16, int32: 32, int64: 64 };
+
+/**
+ * An integral scalar converted to `dtype` as C++ converts an int64 to it: truncation, then two's-complement
+ * wrapping to the width (uint8 unsigned). Exact for every integer a JS number holds exactly.
+ */
 function wrapInteger(s: number, dtype: DType): number {
-  const v = Math.trunc(s);
-  switch (dtype) {
-    case uint8:
-      return v & 0xff;
-    case int8:
-      return (v << 24) >> 24;
-    case int16:
-      return (v << 16) >> 16;
-    case int32:
-      return v | 0;
-    default:
-      return v;
-  }
+  if (!Number.isFinite(s)) return s; // kept for the kernel's own conversion (NaN/inf scalars with ints)
+  const v = Math.trunc(s) + 0;
+  const bits = INT_BITS[dtype.name];
+  if (bits === undefined) return v;
+  if (Number.isSafeInteger(v) && bits === 32) return v | 0;
+  if (Number.isSafeInteger(v) && bits < 32) return dtype === uint8 ? v & 0xff : (v << (32 - bits)) >> (32 - bits);
+  const wrapped = dtype === uint8 ? BigInt.asUintN(bits, BigInt(v)) : BigInt.asIntN(bits, BigInt(v));
+  return Number(wrapped);
 }
 
 const CPP_NAMES: Partial<Record<string, string>> = {
@@ -172,7 +175,8 @@ export function checkScalarFits(s: number, dtype: DType): void {
  */
 export function scalarTensor(value: number | boolean, dtype: DType): Tensor {
   const t = emptyCpu([], dtype);
-  const status = kernels().fill_contig(dtype.scalarType, contiguousAddress(t, 'fill_', 1), scalarValue(value), 1);
+  const v = scalarIn(scalarValue(value), dtype);
+  const status = kernels().fill_contig(dtype.scalarType, contiguousAddress(t, 'fill_', 1), v, 1);
   checkStatus(status, 'fill_', dtype.scalarType);
   return t;
 }
@@ -277,11 +281,8 @@ function runBinary(spec: BinarySpec, out: Tensor, a: Tensor, b: Operand, compute
     if (truncate) truncAfterDiv(out);
     return;
   }
-  let s = scalarIn(scalarValue(b), compute);
-  if (integerDivision) {
-    s = wrapInteger(s, compute);
-    if (s === 0) throw new RuntimeError('ZeroDivisionError');
-  }
+  const s = scalarIn(scalarValue(b), compute);
+  if (integerDivision && s === 0) throw new RuntimeError('ZeroDivisionError');
   const unaryOp = op === BinaryOp.pow ? powAsUnary(s, compute) : -1;
   if (unaryOp !== -1) {
     runUnary(spec.dispatch.name, unaryOp, out, a, compute);
@@ -520,6 +521,8 @@ function where(_hi: number, _lo: number, cond: Tensor, self: Tensor, other: Oper
   let ta: Tensor | undefined, tb: Tensor | undefined;
   try {
     ta = asDtype(self, dtype);
+    // A scalar `other` becomes a tensor of the result dtype by a checked conversion (PyTorch's scalar_to_tensor).
+    if (!(other instanceof Tensor)) checkScalarFits(scalarValue(other), dtype);
     tb = other instanceof Tensor ? asDtype(other, dtype) : scalarTensor(other, dtype);
     const plan = planElementwise('where_cpu', shape, [out, cond, ta, tb]);
     if (plan.numel > 0) {
@@ -644,8 +647,7 @@ function clampScalar(
       const k = kernels(), code = dtype.scalarType;
       const [o, pa] = plan.ptrs;
       const flags = (min === null ? 0 : ClampFlags.min) | (max === null ? 0 : ClampFlags.max);
-      const l = isIntegral(dtype, false) ? wrapInteger(lo, dtype) : scalarIn(lo, dtype);
-      const h = isIntegral(dtype, false) ? wrapInteger(hi, dtype) : scalarIn(hi, dtype);
+      const l = scalarIn(lo, dtype), h = scalarIn(hi, dtype);
       const status = plan.contiguous
         ? k.clamp_contig(code, o, pa, plan.numel, l, h, flags)
         : k.clamp_strided(code, o, pa, plan.desc, l, h, flags);

@@ -825,3 +825,45 @@ describe('pow follows C pow at its special values, as PyTorch does', () => {
     });
   }
 });
+
+describe('integer scalars beyond an integral tensor’s range', () => {
+  // PyTorch 1.13: the int64 wrapped number is cast to the compute dtype, which wraps (two's complement).
+  it('wrap to the width for arithmetic, alpha and comparisons, as PyTorch computes them', () => {
+    const before = memoryStats().liveTensors;
+    scope(() => {
+      const t = tensor([1, 2], { dtype: 'int32' });
+      const cases: Array<[number, number[], number[], number[]]> = [
+        [2 ** 40, [1, 2], [0, 0], [1, 2]],
+        [2 ** 40 + 3, [4, 5], [3, 6], [-2, -1]],
+        [-(2 ** 33) - 1, [0, 1], [-1, -2], [2, 3]],
+        [2 ** 31, [-2147483647, -2147483646], [-2147483648, 0], [-2147483647, -2147483646]],
+        [2 ** 53 - 1, [0, 1], [-1, -2], [2, 3]],
+      ];
+      for (const [s, sum, product, difference] of cases) {
+        assert.deepEqual(t.add(s).toArray(), sum, `int32 + ${s}`);
+        assert.deepEqual(t.mul(s).toArray(), product, `int32 * ${s}`);
+        assert.deepEqual(t.sub(s).toArray(), difference, `int32 - ${s}`);
+        assert.deepEqual(t.eq(s).toArray(), [false, false], `int32 == ${s}`);
+      }
+      assert.deepEqual(t.add(2 ** 40, { alpha: 2 }).toArray(), [1, 2]);
+      const u = tensor([1, 2], { dtype: 'uint8' });
+      assert.deepEqual(u.add(300).toArray(), [45, 46]);
+      assert.deepEqual(u.add(-1).toArray(), [0, 1]);
+      assert.deepEqual(u.mul(1000).toArray(), [232, 208]);
+      const i8 = tensor([1, 2], { dtype: 'int8' });
+      assert.deepEqual(i8.add(300).toArray(), [45, 46]);
+      assert.deepEqual(i8.gt(300).toArray(), [false, false]); // 300 is 44 as int8
+      assert.deepEqual(i8.eq(257).toArray(), [true, false]); // 257 is 1 as int8
+    });
+    assert.equal(memoryStats().liveTensors, before);
+  });
+
+  it('but where, clamp and masked_fill convert their scalar with PyTorch’s overflow check', () => {
+    scope(() => {
+      const t = tensor([1, 2], { dtype: 'int32' });
+      assert.throws(() => where(t.gt(1), t, 2 ** 40), /value cannot be converted to type int without overflow/);
+      assert.throws(() => clamp(t, 0, 2 ** 40), /value cannot be converted to type int without overflow/);
+      assert.deepEqual(where(t.gt(1), t, 7).toArray(), [7, 2]);
+    });
+  });
+});
