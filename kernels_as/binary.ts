@@ -46,7 +46,8 @@ import {
   BINARY_REMAINDER,
   BINARY_SUB,
 } from './elementwise';
-import { hasVector, hasVectorMinMax, hasVectorMul, vAdd, vCompare, vMax, vMin, vMul, vMulAdd } from './simd';
+import { hasVector, hasVectorMinMax, hasVectorMul, vAdd, vCompare, vMul, vMulAdd } from './simd';
+import { maxFirst, minFirst, vMaxFirst, vMinFirst } from './simd';
 import { vNegMulAdd, vSplat, vSub } from './simd';
 import { blockCount, blockOff0, blockOff1, blockOff2, blockOffsets, descNdim, innerSize } from './strided';
 import { innerStride, midSize, midStride } from './strided';
@@ -269,22 +270,22 @@ class Pow {
   @inline vapply<S>(a: v128, b: v128, al: v128): v128 { return a; }
 }
 
-/** torch.minimum: NaN-propagating for floats (wasm f32.min), logical and for Bool. */
+/** torch.minimum: NaN-propagating, a ±0 tie keeps `a` (Note [Signed zero ties] in simd.ts); logical and for Bool. */
 @final @unmanaged
 class Minimum {
   @inline supports<S>(): bool { return true; }
-  @inline apply<C>(a: C, b: C, al: C): C { return isFloat<C>() ? min<C>(a, b) : a < b ? a : b; }
+  @inline apply<C>(a: C, b: C, al: C): C { return minFirst<C>(a, b); }
   @inline simd<S>(): bool { return hasVectorMinMax<S>(); }
-  @inline vapply<S>(a: v128, b: v128, al: v128): v128 { return vMin<S>(a, b); }
+  @inline vapply<S>(a: v128, b: v128, al: v128): v128 { return vMinFirst<S>(a, b); }
 }
 
 /** torch.maximum (see Minimum); logical or for Bool. */
 @final @unmanaged
 class Maximum {
   @inline supports<S>(): bool { return true; }
-  @inline apply<C>(a: C, b: C, al: C): C { return isFloat<C>() ? max<C>(a, b) : a > b ? a : b; }
+  @inline apply<C>(a: C, b: C, al: C): C { return maxFirst<C>(a, b); }
   @inline simd<S>(): bool { return hasVectorMinMax<S>(); }
-  @inline vapply<S>(a: v128, b: v128, al: v128): v128 { return vMax<S>(a, b); }
+  @inline vapply<S>(a: v128, b: v128, al: v128): v128 { return vMaxFirst<S>(a, b); }
 }
 
 @final @unmanaged

@@ -38,6 +38,7 @@ import {
   STATUS_UNSUPPORTED,
 } from './common';
 import { copyElem, loadVec, STATUS_EMPTY_REDUCTION, storeVec } from './linalg_util';
+import { maxFirst, minFirst, vMaxFirst, vMinFirst } from './simd';
 
 // Reduction operators as marker types: `changetype<Op>(0) instanceof OpSum` is decided at compile time, so each
 // instantiation keeps only its own branch (AssemblyScript generics take types, not values).
@@ -69,13 +70,13 @@ function identity<Op, V>(): V {
   return <V>0;
 }
 
-/** Scalar combine. wasm's f32.max / f64.max propagate NaN, which is PyTorch's max / min semantics. */
+/** Scalar combine: max / min propagate NaN and keep the accumulated (earlier) value on ±0 ties (Note [Signed zero ties]). */
 // @ts-ignore: decorator
 @inline
 function combine<Op, V>(a: V, b: V): V {
   if (isOp<Op, OpProd>()) return a * b;
-  if (isOp<Op, OpMax>()) return max<V>(a, b);
-  if (isOp<Op, OpMin>()) return min<V>(a, b);
+  if (isOp<Op, OpMax>()) return maxFirst<V>(a, b);
+  if (isOp<Op, OpMin>()) return minFirst<V>(a, b);
   return a + b;
 }
 
@@ -86,11 +87,11 @@ function combineVec<Op, V>(a: v128, b: v128): v128 {
   if (isOp<Op, OpProd>()) return v128.mul<V>(a, b);
   if (isOp<Op, OpMax>()) {
     if (sizeof<V>() == 8 && isInteger<V>()) return v128.bitselect(a, b, v128.gt<V>(a, b));
-    return v128.max<V>(a, b);
+    return isFloat<V>() ? vMaxFirst<V>(a, b) : v128.max<V>(a, b);
   }
   if (isOp<Op, OpMin>()) {
     if (sizeof<V>() == 8 && isInteger<V>()) return v128.bitselect(a, b, v128.lt<V>(a, b));
-    return v128.min<V>(a, b);
+    return isFloat<V>() ? vMinFirst<V>(a, b) : v128.min<V>(a, b);
   }
   return v128.add<V>(a, b);
 }

@@ -119,6 +119,55 @@ export function vMax<S>(a: v128, b: v128): v128 {
   return isSigned<S>() ? i32x4.max_s(a, b) : i32x4.max_u(a, b);
 }
 
+// Note [Signed zero ties]: PyTorch's scalar CPU kernels compute maximum, minimum, clamp and relu with std::max /
+// std::min, `a < b ? b : a`, so a tie keeps the first operand: maximum(-0, +0) is -0, relu(-0) is -0, and
+// amax over [-0, +0] is -0. wasm's min / max order -0 below +0 instead. These helpers keep the first operand on
+// ties and give NaN when either operand is NaN (PyTorch's NaN-propagating maximum / minimum). PyTorch's AVX2
+// blocks of large contiguous tensors return the second operand on ties for maximum / minimum (and tensor-bound
+// clamp); Switchyard keeps the first everywhere, documented in README.
+
+/** `a < b ? b : a`, or NaN when either is NaN (Note [Signed zero ties]). */
+// @ts-ignore: decorator
+@inline
+export function maxFirst<C>(a: C, b: C): C {
+  if (isFloat<C>() && (a != a || b != b)) return a + b;
+  return a < b ? b : a;
+}
+
+/** `b < a ? b : a`, or NaN when either is NaN (Note [Signed zero ties]). */
+// @ts-ignore: decorator
+@inline
+export function minFirst<C>(a: C, b: C): C {
+  if (isFloat<C>() && (a != a || b != b)) return a + b;
+  return b < a ? b : a;
+}
+
+/** Lane maximum keeping the first operand on ties (Note [Signed zero ties]); vMax for integer lanes. */
+// @ts-ignore: decorator
+@inline
+export function vMaxFirst<S>(a: v128, b: v128): v128 {
+  if (!isFloat<S>()) return vMax<S>(a, b);
+  if (sizeof<S>() == 4) {
+    const r = v128.bitselect(b, a, f32x4.lt(a, b));
+    return v128.bitselect(f32x4.add(a, b), r, v128.or(f32x4.ne(a, a), f32x4.ne(b, b)));
+  }
+  const r = v128.bitselect(b, a, f64x2.lt(a, b));
+  return v128.bitselect(f64x2.add(a, b), r, v128.or(f64x2.ne(a, a), f64x2.ne(b, b)));
+}
+
+/** Lane minimum keeping the first operand on ties (Note [Signed zero ties]); vMin for integer lanes. */
+// @ts-ignore: decorator
+@inline
+export function vMinFirst<S>(a: v128, b: v128): v128 {
+  if (!isFloat<S>()) return vMin<S>(a, b);
+  if (sizeof<S>() == 4) {
+    const r = v128.bitselect(b, a, f32x4.lt(b, a));
+    return v128.bitselect(f32x4.add(a, b), r, v128.or(f32x4.ne(a, a), f32x4.ne(b, b)));
+  }
+  const r = v128.bitselect(b, a, f64x2.lt(b, a));
+  return v128.bitselect(f64x2.add(a, b), r, v128.or(f64x2.ne(a, a), f64x2.ne(b, b)));
+}
+
 // @ts-ignore: decorator
 @inline
 export function vNeg<S>(a: v128): v128 {

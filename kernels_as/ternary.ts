@@ -16,6 +16,7 @@
 // so lo > hi gives hi, as in PyTorch. Bool is not supported, as in PyTorch.
 
 import { CLAMP_HAS_MAX, CLAMP_HAS_MIN } from './elementwise';
+import { maxFirst, minFirst } from './simd';
 import { DT_BF16, DT_BOOL, DT_F16, DT_F32, DT_F64, DT_I16, DT_I32, DT_I64, DT_I8, DT_U8 } from './common';
 import { isKnownDtype, itemSize, ld, scalarToCompute, SIMD_ZERO, st } from './common';
 import { STATUS_BAD_ARGUMENT, STATUS_OK, STATUS_UNSUPPORTED } from './common';
@@ -118,8 +119,9 @@ export function where_strided(dtype: i32, out: usize, cond: usize, a: usize, b: 
 @inline
 function clampValue<C>(x: C, lo: C, hi: C, flags: i32): C {
   if (isFloat<C>()) {
-    if (flags & CLAMP_HAS_MIN) x = max<C>(x, lo);
-    if (flags & CLAMP_HAS_MAX) x = min<C>(x, hi);
+    // Ties keep x (Note [Signed zero ties] in simd.ts); a NaN bound still gives NaN (Note [Clamp and NaN]).
+    if (flags & CLAMP_HAS_MIN) x = maxFirst<C>(x, lo);
+    if (flags & CLAMP_HAS_MAX) x = minFirst<C>(x, hi);
   } else {
     if (flags & CLAMP_HAS_MIN) x = x < lo ? lo : x;
     if (flags & CLAMP_HAS_MAX) x = x > hi ? hi : x;

@@ -42,7 +42,7 @@ import {
   UNARY_TRUNC,
 } from './elementwise';
 import { erf64, gelu64, gelu64Precise, geluTanh64, sigmoid32, sigmoid64 } from './math';
-import { hasVector, hasVectorMinMax, vAbs, vMax, vNeg } from './simd';
+import { hasVector, hasVectorMinMax, maxFirst, vAbs, vMaxFirst, vNeg } from './simd';
 import { blockCount, blockOff0, blockOff1, blockOffsets, descNdim, innerSize, innerStride } from './strided';
 import { midSize, midStride } from './strided';
 
@@ -211,16 +211,15 @@ class Sigmoid {
   @inline vapply<S>(x: v128, zero: v128, one: v128): v128 { return x; }
 }
 
-/** relu = clamp_min(x, 0): NaN stays NaN; integers keep their dtype. Not for Bool, as in PyTorch. */
+/** relu = clamp_min(x, 0): NaN stays NaN, relu(-0) is -0 (Note [Signed zero ties]); not for Bool, as in PyTorch. */
 @final @unmanaged
 class Relu {
   @inline supports<S>(): bool { return allButBool<S>(); }
   @inline apply<C>(x: C): C {
-    if (isFloat<C>()) return max<C>(x, <C>0);
-    return x < <C>0 ? <C>0 : x;
+    return maxFirst<C>(x, <C>0);
   }
   @inline simd<S>(): bool { return hasVectorMinMax<S>(); }
-  @inline vapply<S>(x: v128, zero: v128, one: v128): v128 { return vMax<S>(x, zero); }
+  @inline vapply<S>(x: v128, zero: v128, one: v128): v128 { return vMaxFirst<S>(x, zero); }
 }
 
 /** gelu, exact erf form; f16/bf16/f32 evaluate in f64 (Note [Activation precision]). */

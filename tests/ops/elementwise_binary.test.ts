@@ -19,6 +19,7 @@ import {
   eq,
   float16BitsToNumber,
   fmod,
+  full,
   ge,
   gt,
   le,
@@ -864,6 +865,42 @@ describe('integer scalars beyond an integral tensor’s range', () => {
       assert.throws(() => where(t.gt(1), t, 2 ** 40), /value cannot be converted to type int without overflow/);
       assert.throws(() => clamp(t, 0, 2 ** 40), /value cannot be converted to type int without overflow/);
       assert.deepEqual(where(t.gt(1), t, 7).toArray(), [7, 2]);
+    });
+  });
+});
+
+describe('signed zeros in maximum, minimum, clamp, relu and amax', () => {
+  // PyTorch 1.13's scalar kernels use std::max / std::min: a ±0 tie keeps the first operand (Note [Signed zero
+  // ties] in kernels_as/simd.ts). Values printed by PyTorch for these inputs.
+  const signs = (t: Tensor) => (t.toArray() as number[]).map((v) => (Object.is(v, -0) ? '-0' : String(v)));
+  for (const dtype of ['float32', 'float64'] as const) {
+    for (const n of [4, 21]) { // 21: vector loops and a scalar tail
+      it(`${dtype}, ${n} elements (contiguous, and broadcast from a scalar)`, () => {
+        scope(() => {
+          const negZero = full([n], -0, { dtype }), zero = full([n], 0, { dtype });
+          assert.deepEqual(signs(maximum(negZero, zero)), new Array(n).fill('-0'));
+          assert.deepEqual(signs(maximum(zero, negZero)), new Array(n).fill('0'));
+          assert.deepEqual(signs(minimum(negZero, zero)), new Array(n).fill('-0'));
+          assert.deepEqual(signs(minimum(zero, negZero)), new Array(n).fill('0'));
+          assert.deepEqual(signs(negZero.relu()), new Array(n).fill('-0'));
+          assert.deepEqual(signs(clampMin(negZero, 0)), new Array(n).fill('-0'));
+          assert.deepEqual(signs(clampMax(zero, -0)), new Array(n).fill('0'));
+          assert.deepEqual(signs(clamp(negZero, 0, 0)), new Array(n).fill('-0'));
+          assert.deepEqual(signs(clamp(zero, -0, -0)), new Array(n).fill('0'));
+          assert.deepEqual(signs(maximum(negZero, tensor(0, { dtype }))), new Array(n).fill('-0'));
+          // NaN still wins over everything.
+          const withNaN = maximum(negZero, full([n], NaN, { dtype }));
+          assert.ok((withNaN.toArray() as number[]).every(Number.isNaN));
+        });
+      });
+    }
+  }
+  it('amax and amin keep the first of equal zeros', () => {
+    scope(() => {
+      assert.deepEqual(signs(tensor(new Float32Array([-0, 0])).amax()), ['-0']);
+      assert.deepEqual(signs(tensor(new Float32Array([0, -0])).amax()), ['0']);
+      assert.deepEqual(signs(tensor(new Float64Array([0, -0])).amin()), ['0']);
+      assert.deepEqual(signs(tensor(new Float64Array([-0, 0])).amin()), ['-0']);
     });
   });
 });
