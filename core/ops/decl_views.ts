@@ -7,6 +7,7 @@
  * @module
  */
 import type { OpDecl } from './op_decl.ts';
+import { catDefaultBackend } from './default_backend.ts';
 import { catMeta, cloneMeta, copyMeta, flipMeta, toCopyMeta } from './view_copy_meta.ts';
 import { DECOMPOSITION_IMPLS as D, VIEW_IMPLS as V } from './view_ops.ts';
 
@@ -204,7 +205,7 @@ export const VIEW_OPS: { readonly [K in ViewBackendOpName | ViewCompositeOpName]
     'cat(Tensor[] tensors, int dim=0) -> Tensor',
     catMeta,
     'Concatenates tensors along `dim` (promoting dtypes; 1-d empty tensors are skipped).',
-    {},
+    { defaultBackend: catDefaultBackend },
   ),
   'stack': implicit(
     'stack(Tensor[] tensors, int dim=0) -> Tensor',

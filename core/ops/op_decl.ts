@@ -45,6 +45,12 @@ export interface OpDecl {
   readonly meta?: MetaFn;
   /** The implementation of a composite op. */
   readonly impl?: OpImpl;
+  /**
+   * For a backend op: a kernel for every backend without its own (and for calls with no tensor argument),
+   * registered at CompositeExplicitAutogradNonFunctional as PyTorch's structured ops register their default
+   * backend kernel (core/ops/default_backend.ts).
+   */
+  readonly defaultBackend?: OpImpl;
   /** Name in the functional API (default: the camelCased base name); `false` for none. */
   readonly function?: string | false;
   /** Name of the Tensor method (default: none; `true` means the function name). */

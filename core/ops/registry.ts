@@ -68,6 +68,11 @@ export function registerOperators(dispatcher: Dispatcher = Dispatcher.singleton(
           DispatchKey.Meta,
           opts,
         );
+        if (decl.defaultBackend !== undefined) {
+          impl.impl(name, dropKeySet(decl.defaultBackend), DispatchKey.CompositeExplicitAutogradNonFunctional, {
+            debug: `default backend kernel from ${location}`,
+          });
+        }
         break;
       case 'factory':
         impl.impl(

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import {
   cat,
   chunk,
+  Dispatcher,
   empty,
   flip,
   memoryStats,
@@ -19,6 +20,7 @@ import {
   unbind,
 } from '../../mod.ts';
 import { ALL_DTYPES, nonContiguousTensor, randomTensor, rng, values } from './_helpers.ts';
+import { catDefaultBackend } from '../../core/ops/default_backend.ts';
 
 function unravel(i: number, shape: readonly number[]): number[] {
   const idx = new Array<number>(shape.length);
@@ -169,8 +171,8 @@ describe('cat', () => {
         RangeError,
       );
       throwsWith(() => cat([tensor(1), tensor(2)]), 'zero-dimensional tensor (at position 0) cannot be concatenated');
-      // An empty list has no tensor to dispatch on: the dispatcher reports it, as PyTorch's does for such ops.
-      assert.throws(() => cat([]), /There were no tensor arguments to this function/);
+      // An empty list has no tensor to dispatch on: the default backend kernel in the Undefined slot checks it.
+      throwsWith(() => cat([]), 'torch.cat(): expected a non-empty list of Tensors');
     }),
   );
 
@@ -412,4 +414,42 @@ describe('memory', () => {
     assert.equal(memoryStats().storages, base.storages);
     assert.equal(memoryStats().bytes, base.bytes);
   });
+});
+
+describe("cat's default backend kernel", () => {
+  it("gives PyTorch's message for an empty list, whose keyset is empty, and leaves nothing behind", () => {
+    const before = memoryStats().liveTensors;
+    assert.throws(
+      () => cat([]),
+      (e: Error) => e instanceof RuntimeError && e.message === 'torch.cat(): expected a non-empty list of Tensors',
+    );
+    assert.equal(memoryStats().liveTensors, before);
+  });
+
+  it('fills the Undefined slot and the backends without a kernel, as PyTorch dumps it', () => {
+    const table = Dispatcher.singleton().findSchemaOrThrow('aten::cat').dumpComputedTable();
+    assert.match(table, /^Undefined: default backend kernel from .* \[default backend kernel\]$/m);
+    assert.match(table, /^WebGPU: default backend kernel from .* \[default backend kernel\]$/m);
+    assert.match(table, /^CPU: cpu kernel cat \[kernel\]$/m);
+  });
+
+  it(
+    'computes what the CPU kernel computes, promoting dtypes and skipping empty 1-d inputs',
+    scoped(() => {
+      const next = rng(41);
+      const a = randomTensor([2, 3, 4], 'float32', next), b = nonContiguousTensor([2, 5, 4], 'int32', next);
+      const skipped = empty([0], { dtype: 'float64' });
+      for (const dim of [1, -2]) {
+        const viaDefault = catDefaultBackend([a, skipped, b], dim);
+        const viaCpu = cat([a, skipped, b], dim);
+        assert.equal(viaDefault.dtype, viaCpu.dtype);
+        assert.deepEqual([...viaDefault.shape], [2, 8, 4]);
+        assert.deepEqual(values(viaDefault), values(viaCpu));
+      }
+      assert.throws(
+        () => catDefaultBackend([a, randomTensor([3, 3, 4], 'float32', next)], 1),
+        /Sizes of tensors must match/,
+      );
+    }),
+  );
 });
