@@ -74,9 +74,80 @@ export function getPrintOptions(): Readonly<PrintOptions> {
   return current;
 }
 
+/** What {@linkcode setPrintOptions} takes: any of the options, and a profile applied before them. */
+export type PrintOptionsInit = Partial<PrintOptions> & { profile?: PrintProfile };
+
+const OPTION_NAMES: ReadonlySet<string> = new Set(['precision', 'threshold', 'edgeitems', 'linewidth', 'sciMode']);
+
+function describe(value: unknown): string {
+  if (typeof value === 'string') return `'${value}'`;
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint' || value == null) {
+    return String(value);
+  }
+  return Array.isArray(value) ? 'an array' : `a ${typeof value}`;
+}
+
+// A value of the right type out of its range (a negative count, an unknown profile name) is a RangeError.
+function invalid(key: string, value: unknown, expected: string, rightType: boolean): never {
+  const message = `Invalid print option ${key}=${describe(value)}: expected ${expected}`;
+  throw rightType ? new RangeError(message) : new TypeError(message);
+}
+
 /**
- * Sets print options as `torch.set_printoptions` does: a `profile` first, then the given options.
- * As in PyTorch, `sciMode` is reset to `undefined` (automatic) unless it is passed.
+ * The options after applying `init` to `base` (a profile first, then the options; `sciMode` back to
+ * `undefined` unless given, as `torch.set_printoptions` does), or PyTorch-style errors: a `TypeError` for an
+ * unknown option or a value of the wrong type, a `RangeError` for a number out of range.
+ */
+function applyPrintOptions(base: Readonly<PrintOptions>, init: unknown, resetSciMode: boolean): PrintOptions {
+  if (init === undefined) init = {};
+  if (typeof init !== 'object' || init === null || Array.isArray(init)) {
+    throw new TypeError(`setPrintOptions(): expected an options object, got ${describe(init)}`);
+  }
+  const given = init as Record<string, unknown>;
+  for (const key of Object.keys(given)) {
+    if (key !== 'profile' && !OPTION_NAMES.has(key)) {
+      throw new TypeError(`setPrintOptions() got an unexpected keyword argument '${key}'`);
+    }
+  }
+  const next: PrintOptions = { ...base };
+  const profile = given.profile;
+  if (profile !== undefined) {
+    if (typeof profile !== 'string' || !Object.hasOwn(PROFILES, profile)) {
+      invalid('profile', profile, "'default', 'short' or 'full'", typeof profile === 'string');
+    }
+    Object.assign(next, PROFILES[profile as PrintProfile]);
+  }
+  for (const key of ['precision', 'edgeitems', 'linewidth'] as const) {
+    const value = given[key];
+    if (value === undefined) continue;
+    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+      invalid(key, value, 'a non-negative integer', typeof value === 'number');
+    }
+    next[key] = value;
+  }
+  const threshold = given.threshold;
+  if (threshold !== undefined) {
+    if (
+      typeof threshold !== 'number' || !(Number.isSafeInteger(threshold) || threshold === Infinity) || threshold < 0
+    ) {
+      invalid('threshold', threshold, 'a non-negative integer or Infinity', typeof threshold === 'number');
+    }
+    next.threshold = threshold;
+  }
+  const sciMode = given.sciMode;
+  if (sciMode !== undefined && typeof sciMode !== 'boolean') {
+    invalid('sciMode', sciMode, 'true, false or undefined', false);
+  }
+  if (resetSciMode || sciMode !== undefined) next.sciMode = sciMode as boolean | undefined;
+  return next;
+}
+
+/**
+ * Sets print options as `torch.set_printoptions` does: a `profile` first, then the given options. As in
+ * PyTorch, `sciMode` is reset to `undefined` (automatic) unless it is passed. Unlike PyTorch, which accepts
+ * anything and fails when printing, the options are checked here: an unknown option or a value of the wrong
+ * type is a `TypeError`, a negative or fractional count or an unknown profile a `RangeError`, and the options
+ * stay as they were.
  *
  * @example
  * ```ts
@@ -85,18 +156,8 @@ export function getPrintOptions(): Readonly<PrintOptions> {
  * setPrintOptions({ profile: 'default' });
  * ```
  */
-export function setPrintOptions(options: Partial<PrintOptions> & { profile?: PrintProfile }): void {
-  const { profile, ...rest } = options;
-  const next: PrintOptions = { ...current, ...(profile === undefined ? {} : PROFILES[profile]) };
-  for (const key of ['precision', 'threshold', 'edgeitems', 'linewidth'] as const) {
-    const value = rest[key];
-    if (value === undefined) continue;
-    const valid = key === 'threshold' ? value >= 0 : Number.isInteger(value) && value >= 0;
-    if (!valid) throw new RangeError(`Invalid print option ${key}=${value}: expected a non-negative integer`);
-    next[key] = value;
-  }
-  next.sciMode = rest.sciMode;
-  current = Object.freeze(next);
+export function setPrintOptions(options?: PrintOptionsInit): void {
+  current = Object.freeze(applyPrintOptions(current, options, true));
 }
 
 /**
@@ -112,7 +173,7 @@ export function setPrintOptions(options: Partial<PrintOptions> & { profile?: Pri
  * ```
  */
 export function formatTensor(view: FormatSource, options?: Partial<PrintOptions>): string {
-  const opts: PrintOptions = options === undefined ? current : { ...current, ...options };
+  const opts = options === undefined ? current : applyPrintOptions(current, options, false);
   const prefix = 'tensor(';
   const indent = prefix.length;
   const suffixes: string[] = [];

@@ -278,18 +278,16 @@ export class Tensor implements DispatchKeySource {
     return this.toArray()[0];
   }
 
-  /** PyTorch's `repr`. */
+  /** PyTorch's `repr`. Reads only the elements it prints: a summarised 10^8-element tensor costs microseconds. */
   toString(): string {
     if (this.#disposed) return 'tensor(<disposed>)';
-    const meta = this.device.type === 'meta';
-    const flat = meta ? [] : this.toArray();
     const ag = this.autograd;
     const gradFn = ag?.gradFn as { name?: () => string } | null | undefined;
     return formatTensor({
       shape: this.shape,
       dtype: this.dtype,
       device: this.device.toString(),
-      get: (i) => flat[i],
+      get: this.device.type === 'meta' ? noElements : elementAtFlatIndex(this),
       requiresGrad: ag?.requiresGrad === true && (gradFn === null || gradFn === undefined),
       gradFnName: gradFn?.name?.(),
     });
@@ -306,6 +304,33 @@ export class Tensor implements DispatchKeySource {
 }
 
 type Reader = (offset: number) => number | boolean;
+
+function noElements(): never {
+  throw new Error('Cannot read the data of a meta tensor: it has none');
+}
+
+/**
+ * Reads the element at a row-major flat index through the tensor's own strides (views, expanded tensors),
+ * without materialising anything; int64 exactly, as a bigint.
+ */
+function elementAtFlatIndex(t: Tensor): (flat: number) => number | bigint | boolean {
+  const shape = t.shape, strides = t.stride(), start = t.storageOffset;
+  let read: (offset: number) => number | bigint | boolean = elementReader(t);
+  if (t.dtype.name === 'int64') {
+    const bytes = t.storage.bytes();
+    const values = new BigInt64Array(bytes.buffer, bytes.byteOffset, bytes.byteLength >> 3);
+    read = (offset) => values[offset];
+  }
+  return (flat) => {
+    let offset = start;
+    for (let d = shape.length - 1; d >= 0 && flat > 0; d--) {
+      const size = shape[d];
+      offset += (flat % size) * strides[d];
+      flat = Math.floor(flat / size);
+    }
+    return read(offset);
+  };
+}
 
 /** A function reading element `offset` (in elements) of a CPU tensor's storage. */
 export function elementReader(t: Tensor): Reader {
