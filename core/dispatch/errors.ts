@@ -26,6 +26,24 @@ export class RuntimeError extends Error {
 }
 
 /**
+ * A device ran out of memory for a new tensor (PyTorch's `torch.cuda.OutOfMemoryError`). A `RangeError`, as
+ * the allocator's own error is; the runtime stays usable after it.
+ *
+ * @example
+ * ```ts
+ * import { OutOfMemoryError } from './errors.ts';
+ * new OutOfMemoryError('CPU out of memory') instanceof RangeError; // true
+ * ```
+ */
+export class OutOfMemoryError extends RangeError {
+  /** Creates the error. */
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'OutOfMemoryError';
+  }
+}
+
+/**
  * PyTorch's `NotImplementedError` (what `TORCH_CHECK_NOT_IMPLEMENTED` raises): no kernel for the keys an
  * operator was called with, or a dtype a kernel does not handle.
  *

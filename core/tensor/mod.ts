@@ -8,6 +8,7 @@ export * from './promotion.ts';
 export { Device, type DeviceLike, type DeviceType, toDevice } from './device.ts';
 export { type AutogradMeta, isTensor, Tensor, type TensorInit, type VersionCounter } from './tensor.ts';
 export { keep, type MemoryStats, memoryStats, scope } from './lifetime.ts';
+export { heldTensors, type HoldsTensors } from './held_tensors.ts';
 export {
   getPrintOptions,
   type PrintOptions,

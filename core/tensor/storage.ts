@@ -5,6 +5,7 @@
  * @module
  */
 import { type Device, type DeviceType, toDevice } from './device.ts';
+import { outOfMemoryError } from './out_of_memory.ts';
 
 /** What a backend provides to hold tensor data on its device. */
 export interface DeviceAllocator {
@@ -77,7 +78,14 @@ export class Storage {
   /** Allocates a new block with one reference. */
   static allocate(device: Device, nbytes: number): Storage {
     const allocator = allocatorsByBackend[device.backend] ?? deviceAllocator(device.type);
-    const ptr = allocator.allocate(nbytes);
+    let ptr: number;
+    try {
+      ptr = allocator.allocate(nbytes);
+    } catch (e) {
+      throw e instanceof RangeError && Number.isSafeInteger(nbytes) && nbytes >= 0
+        ? outOfMemoryError(device, nbytes, e)
+        : e;
+    }
     liveBytes += nbytes;
     liveStorages++;
     if (liveBytes > peakBytes) peakBytes = liveBytes;

@@ -15,7 +15,7 @@ import type { Device } from './device.ts';
 import type { DType } from './dtype.ts';
 import { bfloat16BitsToNumber, float16BitsToNumber, getDefaultDtype } from './dtype.ts';
 import { formatTensor } from './format.ts';
-import { trackTensor, untrackTensor } from './lifetime.ts';
+import { type ScopeFrame, scopeSlot, trackTensor, untrackTensor } from './lifetime.ts';
 import { contiguousStrides, isContiguousLayout, numelOf, wrapDim } from './shape.ts';
 import type { TensorMethods } from '../ops/generated_api.ts';
 import type { AutogradTensorMethods } from '../autograd/tensor_autograd.ts';
@@ -118,12 +118,13 @@ export class Tensor implements DispatchKeySource {
   readonly dtype: DType;
   /** Version counter shared with views. */
   #version: VersionCounter | undefined;
-  /** The tensor this one views, if it is a view. */
-  readonly base: Tensor | undefined;
+  #base: Tensor | undefined;
   /** Autograd state, created on first use. */
   autograd: AutogradMeta | undefined;
   /** Lifetime bookkeeping: whether the finalizer safety net knows this tensor (see lifetime.ts). */
   finalizerRegistered = false;
+  /** Lifetime bookkeeping: the `scope()` that will free this tensor (see lifetime.ts). */
+  [scopeSlot]: ScopeFrame | undefined = undefined;
   #disposed = false;
 
   /**
@@ -155,7 +156,7 @@ export class Tensor implements DispatchKeySource {
     this.storageOffset = init.storageOffset ?? 0;
     this.dtype = init.dtype;
     this.#version = init.version; // created on first use: most temporaries are never written in place
-    this.base = init.base;
+    this.#base = init.base;
     const ks = cachedKeySet(init.storage.device, init.inference ?? inferenceModeDepth > 0);
     this.keySetHi = ks.hi;
     this.keySetLo = ks.lo;
@@ -196,6 +197,13 @@ export class Tensor implements DispatchKeySource {
   isContiguous(): boolean {
     return this.#contiguous ??= isContiguousLayout(this.shape, this.#strides!);
   }
+  /**
+   * The tensor this one views, if it is a view (PyTorch's `_base`). A disposed view forgets it, so that a view
+   * kept around after `dispose()` does not keep its base object (and the base's storage) from being collected.
+   */
+  get base(): Tensor | undefined {
+    return this.#base;
+  }
   /** Whether the tensor has been disposed. */
   get isDisposed(): boolean {
     return this.#disposed;
@@ -222,6 +230,7 @@ export class Tensor implements DispatchKeySource {
   dispose(): void {
     if (this.#disposed) return;
     this.#disposed = true;
+    this.#base = undefined;
     untrackTensor(this);
     this.storage.release();
   }
