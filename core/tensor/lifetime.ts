@@ -216,7 +216,14 @@ export function scope<T>(fn: () => T | Promise<T>): T | Promise<T> {
     throw e;
   }
   runningFrames.pop();
-  if (!isThenable(result)) {
+  let isAsync: boolean;
+  try {
+    isAsync = isThenable(result); // reads `then`, which a hostile result may make throw
+  } catch (e) {
+    closeFrame(frame, undefined, false);
+    throw e;
+  }
+  if (!isAsync) {
     closeFrame(frame, result, true);
     return result;
   }

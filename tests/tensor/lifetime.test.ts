@@ -299,7 +299,7 @@ describe('scope() keeps what the result holds', () => {
     assert.deepEqual(level(), before);
   });
 
-  it('fails, freeing what it made, when searching the result throws', () => {
+  it('fails, freeing what it made, when searching the result or reading its `then` throws', async () => {
     const before = level();
     assert.throws(
       () =>
@@ -313,6 +313,22 @@ describe('scope() keeps what the result holds', () => {
         }),
       /^Error: hostile result$/,
     );
+    assert.throws(
+      () =>
+        scope(() => {
+          zeros([2]);
+          return {
+            get then() {
+              throw new Error('hostile then');
+            },
+          };
+        }),
+      /^Error: hostile then$/,
+    );
+    // Nothing is left attributed to the failed scopes: a later task's tensors are its own.
+    const after = await new Promise<Tensor>((resolve) => setTimeout(() => resolve(zeros([1])), 0));
+    assert.equal(after.isDisposed, false);
+    after.dispose();
     assert.deepEqual(level(), before);
   });
 });
