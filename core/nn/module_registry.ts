@@ -21,7 +21,17 @@ import { Tensor } from '../tensor/tensor.ts';
 import { isParameter, Parameter } from './parameter.ts';
 import { typename } from './typename.ts';
 
-/** The names a module owns, in registration order (PyTorch's `_parameters`, `_buffers`, `_modules`). */
+/**
+ * The names a module owns, in registration order (PyTorch's `_parameters`, `_buffers`, `_modules`).
+ *
+ * @example
+ * ```ts
+ * import { ModuleRegistry } from './module_registry.ts';
+ * const registry = new ModuleRegistry({});
+ * registry.registerBuffer('steps', null);
+ * registry.has('steps'); // true
+ * ```
+ */
 export class ModuleRegistry {
   /** Parameters; `null` registers a name without a tensor (`bias=False`). */
   readonly parameters = new Map<string, Tensor | null>();

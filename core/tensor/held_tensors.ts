@@ -46,7 +46,15 @@ export interface HoldsTensors {
   [heldTensors](): Iterable<unknown>;
 }
 
-/** How deep {@linkcode forEachHeldTensor} descends into nested containers. */
+/**
+ * How deep {@linkcode forEachHeldTensor} descends into nested containers.
+ *
+ * @example
+ * ```ts
+ * import { MAX_HELD_DEPTH } from './held_tensors.ts';
+ * MAX_HELD_DEPTH; // 32
+ * ```
+ */
 export const MAX_HELD_DEPTH = 32;
 
 /**

@@ -28,7 +28,16 @@ import type { Storage } from './storage.ts';
 import { storageStats } from './storage.ts';
 import { forEachHeldTensor } from './held_tensors.ts';
 
-/** The slot of a tensor that names the scope frame owning it (see Note [Scope frames]). */
+/**
+ * The slot of a tensor that names the scope frame owning it (see Note [Scope frames]).
+ *
+ * @example
+ * ```ts
+ * import { scope, zeros } from '../../mod.ts';
+ * import { scopeSlot } from './lifetime.ts';
+ * scope(() => zeros([1])[scopeSlot] !== undefined); // true: made inside a scope
+ * ```
+ */
 export const scopeSlot: unique symbol = Symbol('switchyard.scopeFrame');
 
 /** What lifetime tracking needs of a tensor. */
@@ -43,7 +52,16 @@ export interface Tracked {
   readonly autograd?: { readonly grad: unknown } | undefined;
 }
 
-/** One `scope()` call: the tensors it owns and the frame it runs in (see Note [Scope frames]). */
+/**
+ * One `scope()` call: the tensors it owns and the frame it runs in (see Note [Scope frames]).
+ *
+ * @example
+ * ```ts
+ * import { ScopeFrame } from './lifetime.ts';
+ * const outer = new ScopeFrame(undefined);
+ * new ScopeFrame(outer).parent === outer; // true
+ * ```
+ */
 export class ScopeFrame {
   /** Tensors made while this frame was current, not yet disposed, kept or moved. */
   readonly owned: Set<Tracked> = new Set();

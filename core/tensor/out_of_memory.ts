@@ -9,7 +9,15 @@ import type { Device } from './device.ts';
 // A cycle (storage.ts -> this file -> lifetime.ts -> storage.ts) that only runs when an error is built.
 import { memoryStats } from './lifetime.ts';
 
-/** PyTorch's `format_size` (c10/cuda/CUDACachingAllocator.cpp): bytes, KiB, MiB or GiB with two decimals. */
+/**
+ * PyTorch's `format_size` (c10/cuda/CUDACachingAllocator.cpp): bytes, KiB, MiB or GiB with two decimals.
+ *
+ * @example
+ * ```ts
+ * import { formatSize } from './out_of_memory.ts';
+ * formatSize(1536); // '1.50 KiB'
+ * ```
+ */
 export function formatSize(bytes: number): string {
   if (bytes < 1024) return `${bytes} bytes`;
   if (bytes < 1024 ** 2) return `${(bytes / 1024).toFixed(2)} KiB`;
