@@ -15,7 +15,7 @@ export {
   type PrintOptionsInit,
   type PrintProfile,
   setPrintOptions,
-} from './format.ts';
+} from './print_options.ts';
 export {
   DEFAULT_SEED,
   defaultCpuGenerator,
