@@ -27,6 +27,25 @@ function level(): [number, number, number] {
   return [s.liveTensors, s.bytes, s.storages];
 }
 
+const g = globalThis as { gc?: () => void; Bun?: { gc(force: boolean): void } };
+const collect = g.Bun !== undefined ? () => g.Bun!.gc(true) : g.gc;
+
+/**
+ * `level()` once the finalizers have freed what earlier tests dropped without dispose() (Bun runs every file in
+ * one process), so that counts compared across awaits, when finalizers may run, are this test's own.
+ */
+async function settledLevel(): Promise<[number, number, number]> {
+  let last = level(), stableRounds = 0;
+  for (let round = 0; round < 40 && collect !== undefined && stableRounds < 2; round++) {
+    collect();
+    await new Promise((resolve) => setTimeout(resolve, 2));
+    const now = level();
+    stableRounds = String(now) === String(last) ? stableRounds + 1 : 0;
+    last = now;
+  }
+  return last;
+}
+
 describe('dispose and using', () => {
   it('dispose() frees the storage once, and is idempotent', () => {
     const before = level();
@@ -300,7 +319,7 @@ describe('scope() keeps what the result holds', () => {
   });
 
   it('fails, freeing what it made, when searching the result or reading its `then` throws', async () => {
-    const before = level();
+    const before = await settledLevel();
     assert.throws(
       () =>
         scope(() => {
@@ -337,7 +356,7 @@ const tick = () => new Promise((resolve) => setTimeout(resolve, 1));
 
 describe('async scope()', () => {
   it('frees what the function made before and after its awaits once it settles, and keeps the result', async () => {
-    const before = level();
+    const before = await settledLevel();
     let early: Tensor | undefined, late: Tensor | undefined;
     const pending = scope(async () => {
       early = zeros([2]).add(1);
@@ -356,7 +375,7 @@ describe('async scope()', () => {
   });
 
   it('frees everything it made when the promise rejects, and passes the rejection on', async () => {
-    const before = level();
+    const before = await settledLevel();
     let made: Tensor | undefined;
     await assert.rejects(
       scope(async () => {
@@ -372,7 +391,7 @@ describe('async scope()', () => {
   });
 
   it('never frees tensors that other tasks make while it awaits', async () => {
-    const before = level();
+    const before = await settledLevel();
     let resume: () => void = () => {};
     const gate = new Promise<void>((resolve) => (resume = resolve));
     const scoped = scope(async () => {
@@ -392,7 +411,7 @@ describe('async scope()', () => {
   });
 
   it('overlapping async scopes each free only their own tensors', async () => {
-    const before = level();
+    const before = await settledLevel();
     const made: Tensor[][] = [[], []];
     const work = (k: 0 | 1, delays: number[]) =>
       scope(async () => {
@@ -411,7 +430,7 @@ describe('async scope()', () => {
   });
 
   it('nests with sync and async scopes in any mix; results move outwards', async () => {
-    const before = level();
+    const before = await settledLevel();
     let innerSync: Tensor | undefined, innerAsync: Tensor | undefined;
     const out = await scope(async () => {
       innerSync = scope(() => zeros([2]).add(1)); // kept by the sync scope, owned by the async one
@@ -432,7 +451,7 @@ describe('async scope()', () => {
   });
 
   it('an async scope inside a sync scope returns its promise; the tensors it keeps outlive both', async () => {
-    const before = level();
+    const before = await settledLevel();
     const promise = scope(() =>
       scope(async () => {
         await tick();
@@ -446,7 +465,7 @@ describe('async scope()', () => {
   });
 
   it('also follows promises from a plain function that calls async code', async () => {
-    const before = level();
+    const before = await settledLevel();
     const helper = async () => {
       const a = zeros([2]);
       await tick();
@@ -459,7 +478,7 @@ describe('async scope()', () => {
   });
 
   it('keep() works inside async scopes', async () => {
-    const before = level();
+    const before = await settledLevel();
     let cached: Tensor | undefined;
     await scope(async () => {
       await tick();
@@ -472,7 +491,7 @@ describe('async scope()', () => {
   });
 
   it('gives what a task it did not await makes after it settled to the enclosing scope', async () => {
-    const before = level();
+    const before = await settledLevel();
     let straggler: Tensor | undefined;
     let finished: Promise<void> | undefined;
     await scope(async () => {
@@ -581,9 +600,6 @@ describe('memoryStats()', () => {
 });
 
 describe('the FinalizationRegistry safety net', () => {
-  const g = globalThis as { gc?: () => void; Bun?: { gc(force: boolean): void } };
-  const collect = g.Bun !== undefined ? () => g.Bun!.gc(true) : g.gc;
-
   const skip = collect === undefined ? 'no gc(): run Deno with --v8-flags=--expose-gc' : false;
   async function collectUntil(done: () => boolean): Promise<void> {
     for (let round = 0; round < 50 && !done(); round++) {
