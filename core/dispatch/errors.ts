@@ -26,6 +26,59 @@ export class RuntimeError extends Error {
 }
 
 /**
+ * Python's `KeyError`, which PyTorch raises for bad names: `parameter name can't contain "."`,
+ * `attribute 'weight' already exists`.
+ *
+ * @example
+ * ```ts
+ * import { KeyError } from './errors.ts';
+ * new KeyError("attribute 'weight' already exists").name; // 'KeyError'
+ * ```
+ */
+export class KeyError extends Error {
+  /** Creates the error. */
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'KeyError';
+  }
+}
+
+/**
+ * Python's `AttributeError`: `cannot assign module before Module.__init__() call`.
+ *
+ * @example
+ * ```ts
+ * import { AttributeError } from './errors.ts';
+ * new AttributeError('cannot assign module before Module.__init__() call').name; // 'AttributeError'
+ * ```
+ */
+export class AttributeError extends Error {
+  /** Creates the error. */
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'AttributeError';
+  }
+}
+
+/**
+ * A device ran out of memory for a new tensor (PyTorch's `torch.cuda.OutOfMemoryError`). A `RangeError`, as
+ * the allocator's own error is; the runtime stays usable after it.
+ *
+ * @example
+ * ```ts
+ * import { OutOfMemoryError } from './errors.ts';
+ * new OutOfMemoryError('CPU out of memory') instanceof RangeError; // true
+ * ```
+ */
+export class OutOfMemoryError extends RangeError {
+  /** Creates the error. */
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'OutOfMemoryError';
+  }
+}
+
+/**
  * PyTorch's `NotImplementedError` (what `TORCH_CHECK_NOT_IMPLEMENTED` raises): no kernel for the keys an
  * operator was called with, or a dtype a kernel does not handle.
  *

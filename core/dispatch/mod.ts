@@ -26,6 +26,7 @@ export * from './local_dispatch_key_set.ts';
 export * from './function_schema.ts';
 export { parseSchema, parseSchemaOrName } from './schema_parser.ts';
 export * from './ivalue.ts';
+export { AttributeError, KeyError, OutOfMemoryError } from './errors.ts';
 export {
   type BoxedKernel,
   FALLTHROUGH_EXECUTED_MESSAGE,

@@ -23,6 +23,7 @@ export {
   zeroGradients,
   type ZeroGradOptions,
 } from './module.ts';
+export { isParameter, Parameter } from './parameter.ts';
 export {
   Dropout,
   Embedding,

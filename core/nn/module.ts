@@ -3,17 +3,20 @@
  * grad), buffers (state that is not trained) and child modules, each under a name, and gives them back in
  * registration order, recursively, with dotted names (`0.weight`), as PyTorch does.
  *
- * Note [Explicit registration]
- * PyTorch finds parameters and children through `__setattr__`. JavaScript has no such hook short of a Proxy,
- * which would tax every property read of every module, so a module registers what it owns:
- * `this.weight = this.registerParameter('weight', w)`. The registration order is PyTorch's attribute order,
- * which is what `stateDict()` keys and optimizers' parameter lists follow.
+ * As in PyTorch, assigning a `Module` or a `Parameter` to a property registers it under the property's name
+ * (`fc1 = new Linear(4, 8)` in a class body, `this.scale = new Parameter(t)`, `model.head = null`; see Note
+ * [Attribute registration] in module_registry.ts), and `registerParameter` / `registerBuffer` /
+ * `registerModule` register explicitly. The registration order is PyTorch's attribute order, which is what
+ * `stateDict()` keys and optimizers' parameter lists follow.
  *
  * @module
  */
 import { noGrad } from '../autograd/grad_mode.ts';
+import { AttributeError } from '../dispatch/errors.ts';
+import { heldTensors, type HoldsTensors } from '../tensor/held_tensors.ts';
 import type { Tensor } from '../tensor/tensor.ts';
 import { zeros_ } from './init.ts';
+import { isModule, type ModuleRegistry, RegistersAttributes, registryOf } from './module_registry.ts';
 
 /** Options of `zeroGrad`. */
 export interface ZeroGradOptions {
@@ -68,30 +71,43 @@ function shapeString(shape: readonly number[]): string {
   return `torch.Size([${shape.join(', ')}])`;
 }
 
+type AnyModule = Module<any, any>;
+
+// The registry of a module, or PyTorch's error for an object that `Module`'s constructor did not make.
+function registry(module: object, what: string): ModuleRegistry {
+  const r = registryOf(module);
+  if (r === undefined) throw new AttributeError(`cannot assign ${what} before Module.__init__() call`);
+  return r;
+}
+
 /**
- * The base class of layers and models. Subclasses register their parameters, buffers and children in the
- * constructor and implement `forward`; `call` runs it.
+ * The base class of layers and models. Subclasses assign (or register) their parameters, buffers and
+ * children and implement `forward`; `call` runs it. `scope()` keeps a module it returns (parameters,
+ * gradients, buffers).
  *
  * @example
  * ```ts
  * import { relu, type Tensor } from '../../mod.ts';
  * import { Linear, Module } from './mod.ts';
  * class Mlp extends Module<[Tensor], Tensor> {
- *   readonly fc1 = this.registerModule('fc1', new Linear(64, 128));
- *   readonly fc2 = this.registerModule('fc2', new Linear(128, 10));
+ *   fc1 = new Linear(64, 128);
+ *   fc2 = new Linear(128, 10);
  *   forward(x: Tensor): Tensor {
  *     return this.fc2.call(relu(this.fc1.call(x)));
  *   }
  * }
  * const model = new Mlp();
- * model.parameters().length; // 4
+ * model.namedParameters().map(([name]) => name); // ['fc1.weight', 'fc1.bias', 'fc2.weight', 'fc2.bias']
  * model.dispose();
  * ```
  */
-export abstract class Module<In extends unknown[] = [Tensor], Out = Tensor> implements Disposable {
-  readonly #parameters = new Map<string, Tensor | null>();
-  readonly #buffers = new Map<string, Tensor | null>();
-  readonly #modules = new Map<string, Module<any, any>>();
+export abstract class Module<In extends unknown[] = [Tensor], Out = Tensor> extends RegistersAttributes
+  implements Disposable, HoldsTensors {
+  // `this` is already the Proxy here (see RegistersAttributes), whose registry these are.
+  readonly #registry = registryOf(this)!;
+  readonly #parameters = this.#registry.parameters;
+  readonly #buffers = this.#registry.buffers;
+  readonly #modules = this.#registry.modules as Map<string, AnyModule | null>;
   #training = true;
 
   /** The computation; call the module with {@linkcode call}. */
@@ -108,59 +124,62 @@ export abstract class Module<In extends unknown[] = [Tensor], Out = Tensor> impl
   }
 
   /**
-   * Registers a parameter under `name` (null registers the name without a tensor, like `bias=False`);
-   * makes it require grad and returns it.
+   * Registers a parameter under `name` (null registers the name without a tensor, like `bias=False`) and
+   * makes `this[name]` read it; returns it. A leaf tensor that is not yet a `Parameter` becomes one (requires
+   * grad); anything else is PyTorch's TypeError, and bad names its KeyError.
    */
   registerParameter<T extends Tensor | null>(name: string, param: T): T {
-    checkName(name, this.#parameters, 'parameter');
-    if (this.#buffers.has(name) || this.#modules.has(name)) throw new Error(`attribute '${name}' already exists`);
-    if (param !== null && !param.requiresGrad) param.requiresGrad_(true);
-    this.#parameters.set(name, param);
+    registry(this, 'parameter').registerParameter(name, param);
     return param;
   }
 
   /** Registers a buffer (state saved in `stateDict` but not trained) under `name`; returns it. */
   registerBuffer<T extends Tensor | null>(name: string, buffer: T): T {
-    checkName(name, this.#buffers, 'buffer');
-    if (this.#parameters.has(name) || this.#modules.has(name)) throw new Error(`attribute '${name}' already exists`);
-    this.#buffers.set(name, buffer);
+    registry(this, 'buffer').registerBuffer(name, buffer);
     return buffer;
   }
 
-  /** Registers a child module under `name`; returns it. */
-  registerModule<M extends Module<any, any>>(name: string, module: M): M {
-    checkName(name, this.#modules, 'module');
-    if (this.#parameters.has(name) || this.#buffers.has(name)) throw new Error(`attribute '${name}' already exists`);
-    this.#modules.set(name, module);
+  /** Registers a child module (or null) under `name` (PyTorch's `add_module`); returns it. */
+  registerModule<M extends AnyModule | null>(name: string, module: M): M {
+    registry(this, 'module').registerModule(name, module);
     return module;
   }
 
-  /** The direct children, in registration order. */
-  children(): Array<Module<any, any>> {
-    return [...this.#modules.values()];
+  /** The direct children, each once, in registration order (null entries skipped). */
+  children(): AnyModule[] {
+    return this.namedChildren().map(([, m]) => m);
   }
 
-  /** The direct children with their names. */
-  namedChildren(): Array<[string, Module<any, any>]> {
-    return [...this.#modules.entries()];
+  /** The direct children with their names, each module once. */
+  namedChildren(): Array<[string, AnyModule]> {
+    const out: Array<[string, AnyModule]> = [];
+    const seen = new Set<AnyModule>();
+    for (const [name, m] of this.#modules) {
+      if (m === null || seen.has(m)) continue;
+      seen.add(m);
+      out.push([name, m]);
+    }
+    return out;
   }
 
   /** This module and every descendant (each once), with dotted names; this module's name is `''`. */
-  namedModules(prefix = ''): Array<[string, Module<any, any>]> {
-    const out: Array<[string, Module<any, any>]> = [];
-    const seen = new Set<Module<any, any>>();
-    const visit = (m: Module<any, any>, name: string) => {
+  namedModules(prefix = ''): Array<[string, AnyModule]> {
+    const out: Array<[string, AnyModule]> = [];
+    const seen = new Set<AnyModule>();
+    const visit = (m: AnyModule, name: string) => {
       if (seen.has(m)) return;
       seen.add(m);
       out.push([name, m]);
-      for (const [childName, child] of m.#modules) visit(child, name === '' ? childName : `${name}.${childName}`);
+      for (const [childName, child] of m.#modules) {
+        if (child !== null) visit(child, name === '' ? childName : `${name}.${childName}`);
+      }
     };
     visit(this, prefix);
     return out;
   }
 
   /** This module and every descendant. */
-  modules(): Array<Module<any, any>> {
+  modules(): Array<AnyModule> {
     return this.namedModules().map(([, m]) => m);
   }
 
@@ -184,10 +203,10 @@ export abstract class Module<In extends unknown[] = [Tensor], Out = Tensor> impl
     return this.namedBuffers(options).map(([, b]) => b);
   }
 
-  #collect(of: (m: Module<any, any>) => Map<string, Tensor | null>, recurse: boolean): Array<[string, Tensor]> {
+  #collect(of: (m: AnyModule) => Map<string, Tensor | null>, recurse: boolean): Array<[string, Tensor]> {
     const out: Array<[string, Tensor]> = [];
     const seen = new Set<Tensor>();
-    const modules: Array<[string, Module<any, any>]> = recurse ? this.namedModules() : [['', this]];
+    const modules: Array<[string, AnyModule]> = recurse ? this.namedModules() : [['', this]];
     for (const [prefix, m] of modules) {
       for (const [name, t] of of(m)) {
         if (t === null || seen.has(t)) continue;
@@ -210,8 +229,8 @@ export abstract class Module<In extends unknown[] = [Tensor], Out = Tensor> impl
   }
 
   /** Calls `fn` on every descendant, then on this module (PyTorch's order); returns this module. */
-  apply(fn: (module: Module<any, any>) => void): this {
-    for (const child of this.#modules.values()) child.apply(fn);
+  apply(fn: (module: AnyModule) => void): this {
+    for (const child of this.children()) child.apply(fn);
     fn(this);
     return this;
   }
@@ -222,16 +241,23 @@ export abstract class Module<In extends unknown[] = [Tensor], Out = Tensor> impl
   }
 
   /**
-   * Parameters and buffers by dotted name, in registration order. The tensors are the module's own (not
-   * copies): read them or pass them to `loadStateDict`, do not dispose them.
+   * Parameters and buffers by dotted name: this module's, then each child's under its name, as PyTorch's
+   * `state_dict` (a module registered under two names appears under both). The tensors are the module's own
+   * (not copies): read them or pass them to `loadStateDict`, do not dispose them.
    */
   stateDict(): Map<string, Tensor> {
     const out = new Map<string, Tensor>();
-    for (const [prefix, m] of this.namedModules()) {
+    const visit = (m: AnyModule, prefix: string, ancestors: Set<AnyModule>) => {
       for (const map of [m.#parameters, m.#buffers]) {
-        for (const [name, t] of map) if (t !== null) out.set(prefix === '' ? name : `${prefix}.${name}`, t);
+        for (const [name, t] of map) if (t !== null) out.set(prefix + name, t);
       }
-    }
+      ancestors.add(m);
+      for (const [name, child] of m.#modules) {
+        if (child !== null && !ancestors.has(child)) visit(child, `${prefix}${name}.`, ancestors);
+      }
+      ancestors.delete(m);
+    };
+    visit(this, '', new Set());
     return out;
   }
 
@@ -285,11 +311,11 @@ export abstract class Module<In extends unknown[] = [Tensor], Out = Tensor> impl
   }
 
   /** PyTorch's module repr: `Sequential(\n  (0): Linear(in_features=64, ...)\n)`. */
-  toString(): string {
+  override toString(): string {
     const extra = this.extraRepr();
     const lines = extra === '' ? [] : extra.split('\n');
     for (const [name, child] of this.#modules) {
-      const text = String(child).split('\n').join('\n  ');
+      const text = child === null ? 'None' : String(child).split('\n').join('\n  ');
       lines.push(`(${name}): ${text}`);
     }
     const name = this.constructor.name;
@@ -314,10 +340,23 @@ export abstract class Module<In extends unknown[] = [Tensor], Out = Tensor> impl
   [Symbol.dispose](): void {
     this.dispose();
   }
-}
 
-function checkName(name: string, map: Map<string, unknown>, what: string): void {
-  if (name === '') throw new Error(`${what} name can't be empty string ""`);
-  if (name.includes('.')) throw new Error(`${what} name can't contain "."`);
-  if (map.has(name)) throw new Error(`attribute '${name}' already exists`);
+  /** What `scope()` and `keep()` keep of a module: its parameters (with their gradients) and buffers. */
+  [heldTensors](): Tensor[] {
+    return [...this.parameters(), ...this.buffers()];
+  }
+
+  /**
+   * Whether `value` is a module made by `Module`'s constructor (a brand check; `instanceof` can be forged).
+   *
+   * @example
+   * ```ts
+   * import { Linear, Module } from './mod.ts';
+   * Module.isModule(new Linear(1, 1)); // true
+   * Module.isModule(Object.create(Module.prototype)); // false
+   * ```
+   */
+  static isModule(value: unknown): value is AnyModule {
+    return isModule(value);
+  }
 }

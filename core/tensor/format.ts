@@ -19,6 +19,7 @@
  * @module
  */
 import { bool, type DType, getDefaultDtype, int64 } from './dtype.ts';
+import { getPrintOptions, type PrintOptions, resolvePrintOptions } from './print_options.ts';
 
 /** What {@linkcode formatTensor} needs to know about a tensor; no tensor class required. */
 export interface FormatSource {
@@ -36,69 +37,6 @@ export interface FormatSource {
   readonly gradFnName?: string;
 }
 
-/** `torch.set_printoptions`'s options. */
-export interface PrintOptions {
-  /** Digits after the decimal point (default 4). */
-  precision: number;
-  /** Element count above which the tensor is summarized (default 1000; `Infinity` = never). */
-  threshold: number;
-  /** Items shown at each end of a summarized dimension (default 3). */
-  edgeitems: number;
-  /** Characters per line for wrapping (default 80). */
-  linewidth: number;
-  /** Force scientific notation on (`true`) or off (`false`); `undefined` lets the formatter choose. */
-  sciMode: boolean | undefined;
-}
-
-/** The option profiles of `torch.set_printoptions(profile=...)`. */
-export type PrintProfile = 'default' | 'short' | 'full';
-
-const PROFILES: { readonly [K in PrintProfile]: Omit<PrintOptions, 'sciMode'> } = {
-  default: { precision: 4, threshold: 1000, edgeitems: 3, linewidth: 80 },
-  short: { precision: 2, threshold: 1000, edgeitems: 2, linewidth: 80 },
-  full: { precision: 4, threshold: Infinity, edgeitems: 3, linewidth: 80 },
-};
-
-let current: Readonly<PrintOptions> = Object.freeze({ ...PROFILES.default, sciMode: undefined });
-
-/**
- * The current print options.
- *
- * @example
- * ```ts
- * import { getPrintOptions } from './format.ts';
- * console.log(getPrintOptions().precision); // 4
- * ```
- */
-export function getPrintOptions(): Readonly<PrintOptions> {
-  return current;
-}
-
-/**
- * Sets print options as `torch.set_printoptions` does: a `profile` first, then the given options.
- * As in PyTorch, `sciMode` is reset to `undefined` (automatic) unless it is passed.
- *
- * @example
- * ```ts
- * import { setPrintOptions } from './format.ts';
- * setPrintOptions({ precision: 2 });
- * setPrintOptions({ profile: 'default' });
- * ```
- */
-export function setPrintOptions(options: Partial<PrintOptions> & { profile?: PrintProfile }): void {
-  const { profile, ...rest } = options;
-  const next: PrintOptions = { ...current, ...(profile === undefined ? {} : PROFILES[profile]) };
-  for (const key of ['precision', 'threshold', 'edgeitems', 'linewidth'] as const) {
-    const value = rest[key];
-    if (value === undefined) continue;
-    const valid = key === 'threshold' ? value >= 0 : Number.isInteger(value) && value >= 0;
-    if (!valid) throw new RangeError(`Invalid print option ${key}=${value}: expected a non-negative integer`);
-    next[key] = value;
-  }
-  next.sciMode = rest.sciMode;
-  current = Object.freeze(next);
-}
-
 /**
  * PyTorch's `repr()` of a tensor.
  *
@@ -112,7 +50,7 @@ export function setPrintOptions(options: Partial<PrintOptions> & { profile?: Pri
  * ```
  */
 export function formatTensor(view: FormatSource, options?: Partial<PrintOptions>): string {
-  const opts: PrintOptions = options === undefined ? current : { ...current, ...options };
+  const opts = options === undefined ? getPrintOptions() : resolvePrintOptions(options);
   const prefix = 'tensor(';
   const indent = prefix.length;
   const suffixes: string[] = [];

@@ -8,7 +8,14 @@ export * from './promotion.ts';
 export { Device, type DeviceLike, type DeviceType, toDevice } from './device.ts';
 export { type AutogradMeta, isTensor, Tensor, type TensorInit, type VersionCounter } from './tensor.ts';
 export { keep, type MemoryStats, memoryStats, scope } from './lifetime.ts';
-export { getPrintOptions, type PrintOptions, setPrintOptions } from './format.ts';
+export { heldTensors, type HoldsTensors } from './held_tensors.ts';
+export {
+  getPrintOptions,
+  type PrintOptions,
+  type PrintOptionsInit,
+  type PrintProfile,
+  setPrintOptions,
+} from './print_options.ts';
 export {
   DEFAULT_SEED,
   defaultCpuGenerator,

@@ -5,6 +5,7 @@
  * @module
  */
 import { type Device, type DeviceType, toDevice } from './device.ts';
+import { outOfMemoryError } from './out_of_memory.ts';
 
 /** What a backend provides to hold tensor data on its device. */
 export interface DeviceAllocator {
@@ -83,7 +84,14 @@ export class Storage {
       throw new RangeError(`Storage size must be a non-negative integer number of bytes, got ${String(nbytes)}`);
     }
     const allocator = allocatorsByBackend[device.backend] ?? deviceAllocator(device.type);
-    const ptr = allocator.allocate(nbytes);
+    let ptr: number;
+    try {
+      ptr = allocator.allocate(nbytes);
+    } catch (e) {
+      throw e instanceof RangeError && Number.isSafeInteger(nbytes) && nbytes >= 0
+        ? outOfMemoryError(device, nbytes, e)
+        : e;
+    }
     liveBytes += nbytes;
     liveStorages++;
     if (liveBytes > peakBytes) peakBytes = liveBytes;

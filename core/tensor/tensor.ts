@@ -15,7 +15,7 @@ import type { Device } from './device.ts';
 import type { DType } from './dtype.ts';
 import { bfloat16BitsToNumber, dtypeFromScalarType, float16BitsToNumber, getDefaultDtype } from './dtype.ts';
 import { formatTensor } from './format.ts';
-import { trackTensor, untrackTensor } from './lifetime.ts';
+import { type ScopeFrame, scopeSlot, trackTensor, untrackTensor } from './lifetime.ts';
 import { contiguousStrides, isContiguousLayout, numelOf, wrapDim } from './shape.ts';
 import type { TensorMethods } from '../ops/generated_api.ts';
 import type { AutogradTensorMethods } from '../autograd/tensor_autograd.ts';
@@ -199,12 +199,13 @@ export class Tensor implements DispatchKeySource {
   #contiguous: boolean | undefined;
   /** Version counter shared with views. */
   #version: VersionCounter | undefined;
-  /** The tensor this one views, if it is a view. */
-  readonly base: Tensor | undefined;
+  #base: Tensor | undefined;
   /** Autograd state, created on first use. */
   autograd: AutogradMeta | undefined;
   /** Lifetime bookkeeping: whether the finalizer safety net knows this tensor (see lifetime.ts). */
   finalizerRegistered = false;
+  /** Lifetime bookkeeping: the `scope()` that will free this tensor (see lifetime.ts). */
+  [scopeSlot]: ScopeFrame | undefined = undefined;
   #disposed = false;
 
   /**
@@ -252,7 +253,7 @@ export class Tensor implements DispatchKeySource {
     this.#storageOffset = offset;
     this.#dtype = init.dtype;
     this.#version = init.version; // created on first use: most temporaries are never written in place
-    this.base = init.base;
+    this.#base = init.base;
     const ks = cachedKeySet(storage.device, init.inference ?? inferenceModeDepth > 0);
     this.keySetHi = ks.hi;
     this.keySetLo = ks.lo;
@@ -305,6 +306,13 @@ export class Tensor implements DispatchKeySource {
   isContiguous(): boolean {
     return this.#contiguous ??= isContiguousLayout(this.shape, this.#strides!);
   }
+  /**
+   * The tensor this one views, if it is a view (PyTorch's `_base`). A disposed view forgets it, so that a view
+   * kept around after `dispose()` does not keep its base object (and the base's storage) from being collected.
+   */
+  get base(): Tensor | undefined {
+    return this.#base;
+  }
   /** Whether the tensor has been disposed. */
   get isDisposed(): boolean {
     return this.#disposed;
@@ -331,6 +339,7 @@ export class Tensor implements DispatchKeySource {
   dispose(): void {
     if (this.#disposed) return;
     this.#disposed = true;
+    this.#base = undefined;
     untrackTensor(this);
     this.storage.release();
   }
@@ -387,18 +396,16 @@ export class Tensor implements DispatchKeySource {
     return this.toArray()[0];
   }
 
-  /** PyTorch's `repr`. */
+  /** PyTorch's `repr`. Reads only the elements it prints: a summarised 10^8-element tensor costs microseconds. */
   toString(): string {
     if (this.#disposed) return 'tensor(<disposed>)';
-    const meta = this.device.type === 'meta';
-    const flat = meta ? [] : this.toArray();
     const ag = this.autograd;
     const gradFn = ag?.gradFn as { name?: () => string } | null | undefined;
     return formatTensor({
       shape: this.shape,
       dtype: this.dtype,
       device: this.device.toString(),
-      get: (i) => flat[i],
+      get: this.device.type === 'meta' ? noElements : elementAtFlatIndex(this),
       requiresGrad: ag?.requiresGrad === true && (gradFn === null || gradFn === undefined),
       gradFnName: gradFn?.name?.(),
     });
@@ -438,6 +445,33 @@ export function contiguousHostBytes(t: Tensor): Uint8Array {
 }
 
 type Reader = (offset: number) => number | boolean;
+
+function noElements(): never {
+  throw new Error('Cannot read the data of a meta tensor: it has none');
+}
+
+/**
+ * Reads the element at a row-major flat index through the tensor's own strides (views, expanded tensors),
+ * without materialising anything; int64 exactly, as a bigint.
+ */
+function elementAtFlatIndex(t: Tensor): (flat: number) => number | bigint | boolean {
+  const shape = t.shape, strides = t.stride(), start = t.storageOffset;
+  let read: (offset: number) => number | bigint | boolean = elementReader(t);
+  if (t.dtype.name === 'int64') {
+    const bytes = t.storage.bytes();
+    const values = new BigInt64Array(bytes.buffer, bytes.byteOffset, bytes.byteLength >> 3);
+    read = (offset) => values[offset];
+  }
+  return (flat) => {
+    let offset = start;
+    for (let d = shape.length - 1; d >= 0 && flat > 0; d--) {
+      const size = shape[d];
+      offset += (flat % size) * strides[d];
+      flat = Math.floor(flat / size);
+    }
+    return read(offset);
+  };
+}
 
 /** A function reading element `offset` (in elements) of a CPU tensor's storage. */
 export function elementReader(t: Tensor): Reader {

@@ -1,8 +1,8 @@
 // Module: registration, names and order as PyTorch gives them, modes, gradients, state dicts, repr, disposal.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { memoryStats, noGrad, type Tensor, tensor } from '../../mod.ts';
-import { Module } from '../../core/nn/mod.ts';
+import { memoryStats, noGrad, randn, scope, type Tensor, tensor, zeros } from '../../mod.ts';
+import { Linear, Module, ReLU, Sequential } from '../../core/nn/mod.ts';
 
 /** A layer with literal parameters (no random init), so these tests need no random operator. */
 class Affine extends Module {
@@ -62,10 +62,14 @@ describe('Module', () => {
 
   it('rejects duplicate and malformed names', () => {
     const m = new Affine([1], [1]);
-    assert.throws(() => m.registerParameter('weight', null), /attribute 'weight' already exists/);
     assert.throws(() => m.registerBuffer('bias', null), /attribute 'bias' already exists/);
     assert.throws(() => m.registerModule('a.b', new Affine([1], null)), /module name can't contain "."/);
     assert.throws(() => m.registerParameter('', null), /parameter name can't be empty string/);
+    // Registering a parameter name again replaces it, as PyTorch's register_parameter does.
+    const weight = m.weight;
+    assert.equal(m.registerParameter('weight', null), null);
+    assert.deepEqual(m.namedParameters().map(([n]) => n), ['bias']);
+    weight.dispose();
     m.dispose();
   });
 
@@ -161,6 +165,23 @@ describe('Module', () => {
     const model = new Pair();
     assert.equal(String(model), 'Pair(\n  (first): Affine(features=2)\n  (second): Affine(features=2)\n)');
     model.dispose();
+  });
+
+  it('scope() keeps a module it returns: its parameters, their gradients and its buffers', () => {
+    const before = memoryStats().liveTensors;
+    const model = scope(() => {
+      const m = new Sequential(new Linear(3, 4), new ReLU(), new Linear(4, 2));
+      m.registerBuffer('steps', zeros([1]));
+      const loss = m.call(randn([5, 3])).sum();
+      loss.backward(); // the activations and the loss are freed; the gradients stay with the parameters
+      return m;
+    });
+    assert.equal(model.parameters().length, 4);
+    assert.ok(model.parameters().every((p) => !p.isDisposed && p.grad !== null && !p.grad.isDisposed));
+    assert.equal(model.buffers()[0].isDisposed, false);
+    assert.equal(memoryStats().liveTensors, before + 4 + 4 + 1);
+    model.dispose();
+    assert.equal(memoryStats().liveTensors, before);
   });
 
   it('dispose() frees parameters, their gradients and buffers', () => {

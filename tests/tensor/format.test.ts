@@ -1,4 +1,4 @@
-import { afterEach, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   bfloat16,
@@ -12,15 +12,9 @@ import {
   setDefaultDtype,
   uint8,
 } from '../../core/tensor/dtype.ts';
-import {
-  formatExponential,
-  formatFixed,
-  type FormatSource,
-  formatTensor,
-  getPrintOptions,
-  type PrintOptions,
-  setPrintOptions,
-} from '../../core/tensor/format.ts';
+import { arange, memoryStats, scope, type Tensor, tensor } from '../../mod.ts';
+import { formatExponential, formatFixed, type FormatSource, formatTensor } from '../../core/tensor/format.ts';
+import type { PrintOptions } from '../../core/tensor/print_options.ts';
 
 /** A FormatSource over literal values, or over `values(flatIndex)`. */
 function src(
@@ -306,47 +300,139 @@ describe('formatTensor matches PyTorch 1.13 repr()', () => {
   });
 });
 
-describe('print options', () => {
-  afterEach(() => setPrintOptions({ profile: 'default' }));
+/** Wraps a FormatSource to count the elements read. */
+function counting(source: FormatSource): { source: FormatSource; reads: () => number } {
+  let reads = 0;
+  return {
+    source: {
+      ...source,
+      get: (i) => {
+        reads++;
+        return source.get(i);
+      },
+    },
+    reads: () => reads,
+  };
+}
 
-  it("default to PyTorch's", () => {
-    assert.deepEqual({ ...getPrintOptions() }, {
-      precision: 4,
-      threshold: 1000,
-      edgeitems: 3,
-      linewidth: 80,
-      sciMode: undefined,
+describe('printing reads only the elements it prints', () => {
+  it('a summarised 10^8-element source is read at its edge items only', () => {
+    const { source, reads } = counting(src([10_000, 10_000], float32, (i) => (i % 10_000) / 7));
+    const text = formatTensor(source);
+    // 6 rows x 6 columns are shown; the formatter reads each twice (to measure the width, then to print).
+    assert.ok(reads() <= 2 * 36, `${reads()} reads`);
+    assert.equal(text.split('\n').length, 13);
+  });
+
+  it('an expanded 10^4 x 10^4 Tensor prints as PyTorch does, in milliseconds and without allocating', () => {
+    using row = arange(10_000, { dtype: 'float32' });
+    using scaled = row.div(7);
+    using huge = scaled.expand([10_000, 10_000]);
+    const before = memoryStats();
+    const start = performance.now();
+    const text = String(huge);
+    const elapsed = performance.now() - start;
+    const rowText = '[0.0000e+00, 1.4286e-01, 2.8571e-01,  ..., 1.4281e+03, 1.4283e+03,\n         1.4284e+03]';
+    assert.equal(
+      text,
+      `tensor([${rowText},\n        ${rowText},\n        ${rowText},\n        ...,\n        ${rowText},\n        ` +
+        `${rowText},\n        ${rowText}])`,
+    );
+    // Reading all 10^8 elements (as printing once did) takes seconds; the edge items take well under one.
+    assert.ok(elapsed < 250, `${elapsed} ms`);
+    const after = memoryStats();
+    assert.deepEqual([after.liveTensors, after.bytes], [before.liveTensors, before.bytes]);
+  });
+
+  it('a real 2000 x 3000 tensor and its transpose print from the edges', () => {
+    using flat = arange(2000 * 3, { dtype: 'float32' });
+    using quarter = flat.div(4);
+    using matrix = quarter.reshape([2000, 3]);
+    using transposed = matrix.t();
+    assert.equal(
+      String(transposed),
+      'tensor([[0.0000e+00, 7.5000e-01, 1.5000e+00,  ..., 1.4978e+03, 1.4985e+03,\n         1.4992e+03],\n' +
+        '        [2.5000e-01, 1.0000e+00, 1.7500e+00,  ..., 1.4980e+03, 1.4988e+03,\n         1.4995e+03],\n' +
+        '        [5.0000e-01, 1.2500e+00, 2.0000e+00,  ..., 1.4982e+03, 1.4990e+03,\n         1.4998e+03]])',
+    );
+  });
+});
+
+describe('printing views, expanded and strided tensors matches PyTorch 1.13 repr()', () => {
+  // Each `build` makes the tensor from PyTorch's expression in its name (through owned temporaries).
+  const x = () => arange(60, { dtype: 'float32' }).div(8).reshape([3, 4, 5]);
+  const cases: Array<[string, () => Tensor, string]> = [
+    [
+      'x.permute(2, 0, 1)',
+      () => x().permute([2, 0, 1]),
+      'tensor([[[0.0000, 0.6250, 1.2500, 1.8750],\n         [2.5000, 3.1250, 3.7500, 4.3750],\n         [5.0000, 5.6250, 6.2500, 6.8750]],\n\n        [[0.1250, 0.7500, 1.3750, 2.0000],\n         [2.6250, 3.2500, 3.8750, 4.5000],\n         [5.1250, 5.7500, 6.3750, 7.0000]],\n\n        [[0.2500, 0.8750, 1.5000, 2.1250],\n         [2.7500, 3.3750, 4.0000, 4.6250],\n         [5.2500, 5.8750, 6.5000, 7.1250]],\n\n        [[0.3750, 1.0000, 1.6250, 2.2500],\n         [2.8750, 3.5000, 4.1250, 4.7500],\n         [5.3750, 6.0000, 6.6250, 7.2500]],\n\n        [[0.5000, 1.1250, 1.7500, 2.3750],\n         [3.0000, 3.6250, 4.2500, 4.8750],\n         [5.5000, 6.1250, 6.7500, 7.3750]]])',
+    ],
+    [
+      'x[:, ::2, 1:]',
+      () => x().slice(1, null, null, 2).slice(2, 1),
+      'tensor([[[0.1250, 0.2500, 0.3750, 0.5000],\n         [1.3750, 1.5000, 1.6250, 1.7500]],\n\n        [[2.6250, 2.7500, 2.8750, 3.0000],\n         [3.8750, 4.0000, 4.1250, 4.2500]],\n\n        [[5.1250, 5.2500, 5.3750, 5.5000],\n         [6.3750, 6.5000, 6.6250, 6.7500]]])',
+    ],
+    [
+      'x.select(1, 2)',
+      () => x().select(1, 2),
+      'tensor([[1.2500, 1.3750, 1.5000, 1.6250, 1.7500],\n        [3.7500, 3.8750, 4.0000, 4.1250, 4.2500],\n        [6.2500, 6.3750, 6.5000, 6.6250, 6.7500]])',
+    ],
+    [
+      'torch.arange(12).reshape(3, 4).t()',
+      () => arange(12).reshape([3, 4]).t(),
+      'tensor([[ 0,  4,  8],\n        [ 1,  5,  9],\n        [ 2,  6, 10],\n        [ 3,  7, 11]])',
+    ],
+    [
+      '(torch.arange(5.) - 2).reshape(1, 5).expand(4, 5)',
+      () => arange(5, { dtype: 'float32' }).sub(2).reshape([1, 5]).expand([4, 5]),
+      'tensor([[-2., -1.,  0.,  1.,  2.],\n        [-2., -1.,  0.,  1.,  2.],\n        [-2., -1.,  0.,  1.,  2.],\n        [-2., -1.,  0.,  1.,  2.]])',
+    ],
+    [
+      'torch.arange(16, dtype=torch.float64).reshape(4, 4).diagonal(1)',
+      () => arange(16, { dtype: 'float64' }).reshape([4, 4]).diagonal(1),
+      'tensor([ 1.,  6., 11.], dtype=torch.float64)',
+    ],
+    [
+      'torch.arange(10, dtype=torch.int32).as_strided((4, 3), (2, 1), 1)',
+      () => arange(10, { dtype: 'int32' }).asStrided([4, 3], [2, 1], 1),
+      'tensor([[1, 2, 3],\n        [3, 4, 5],\n        [5, 6, 7],\n        [7, 8, 9]], dtype=torch.int32)',
+    ],
+    [
+      '(torch.arange(10000.) * 3).reshape(10000, 1).expand(10000, 10000).t()',
+      () => arange(10_000, { dtype: 'float32' }).mul(3).reshape([10_000, 1]).expand([10_000, 10_000]).t(),
+      'tensor([' +
+      Array(6).fill('[0.0000e+00, 3.0000e+00, 6.0000e+00,  ..., 2.9991e+04, 2.9994e+04,\n         2.9997e+04]')
+        .map((row, i) => (i === 3 ? '...,\n        ' : '') + row).join(',\n        ') +
+      '])',
+    ],
+    [
+      'torch.arange(24000).reshape(20, 30, 40)[::2, 1:, ::3]',
+      () => arange(24_000).reshape([20, 30, 40]).slice(0, null, null, 2).slice(1, 1).slice(2, null, null, 3),
+      'tensor([[[   40,    43,    46,  ...,    73,    76,    79],\n         [   80,    83,    86,  ...,   113,   116,   119],\n         [  120,   123,   126,  ...,   153,   156,   159],\n         ...,\n         [ 1080,  1083,  1086,  ...,  1113,  1116,  1119],\n         [ 1120,  1123,  1126,  ...,  1153,  1156,  1159],\n         [ 1160,  1163,  1166,  ...,  1193,  1196,  1199]],\n\n        [[ 2440,  2443,  2446,  ...,  2473,  2476,  2479],\n         [ 2480,  2483,  2486,  ...,  2513,  2516,  2519],\n         [ 2520,  2523,  2526,  ...,  2553,  2556,  2559],\n         ...,\n         [ 3480,  3483,  3486,  ...,  3513,  3516,  3519],\n         [ 3520,  3523,  3526,  ...,  3553,  3556,  3559],\n         [ 3560,  3563,  3566,  ...,  3593,  3596,  3599]],\n\n        [[ 4840,  4843,  4846,  ...,  4873,  4876,  4879],\n         [ 4880,  4883,  4886,  ...,  4913,  4916,  4919],\n         [ 4920,  4923,  4926,  ...,  4953,  4956,  4959],\n         ...,\n         [ 5880,  5883,  5886,  ...,  5913,  5916,  5919],\n         [ 5920,  5923,  5926,  ...,  5953,  5956,  5959],\n         [ 5960,  5963,  5966,  ...,  5993,  5996,  5999]],\n\n        ...,\n\n        [[16840, 16843, 16846,  ..., 16873, 16876, 16879],\n         [16880, 16883, 16886,  ..., 16913, 16916, 16919],\n         [16920, 16923, 16926,  ..., 16953, 16956, 16959],\n         ...,\n         [17880, 17883, 17886,  ..., 17913, 17916, 17919],\n         [17920, 17923, 17926,  ..., 17953, 17956, 17959],\n         [17960, 17963, 17966,  ..., 17993, 17996, 17999]],\n\n        [[19240, 19243, 19246,  ..., 19273, 19276, 19279],\n         [19280, 19283, 19286,  ..., 19313, 19316, 19319],\n         [19320, 19323, 19326,  ..., 19353, 19356, 19359],\n         ...,\n         [20280, 20283, 20286,  ..., 20313, 20316, 20319],\n         [20320, 20323, 20326,  ..., 20353, 20356, 20359],\n         [20360, 20363, 20366,  ..., 20393, 20396, 20399]],\n\n        [[21640, 21643, 21646,  ..., 21673, 21676, 21679],\n         [21680, 21683, 21686,  ..., 21713, 21716, 21719],\n         [21720, 21723, 21726,  ..., 21753, 21756, 21759],\n         ...,\n         [22680, 22683, 22686,  ..., 22713, 22716, 22719],\n         [22720, 22723, 22726,  ..., 22753, 22756, 22759],\n         [22760, 22763, 22766,  ..., 22793, 22796, 22799]]])',
+    ],
+    [
+      'torch.tensor([2**62 + 1, -2**63, 2**53 + 1])',
+      () => tensor(new BigInt64Array([2n ** 62n + 1n, -(2n ** 63n), 2n ** 53n + 1n])),
+      'tensor([ 4611686018427387905, -9223372036854775808,     9007199254740993])',
+    ],
+    [
+      '(torch.arange(12, dtype=torch.float16) / 3).reshape(3, 4)[:, 1::2]',
+      () => arange(12, { dtype: 'float16' }).div(3).reshape([3, 4]).slice(1, 1, null, 2),
+      'tensor([[0.3333, 1.0000],\n        [1.6670, 2.3340],\n        [3.0000, 3.6660]], dtype=torch.float16)',
+    ],
+    [
+      '(torch.arange(6).reshape(2, 3) % 2 == 0).t()',
+      () => arange(6).reshape([2, 3]).remainder(2).eq(0).t(),
+      'tensor([[ True, False],\n        [False,  True],\n        [ True, False]])',
+    ],
+  ];
+  for (const [name, build, expected] of cases) {
+    it(name, () => {
+      const before = memoryStats().liveTensors;
+      scope(() => assert.equal(String(build()), expected));
+      assert.equal(memoryStats().liveTensors, before);
     });
-  });
-
-  it('apply globally, and profiles set the same values as torch.set_printoptions', () => {
-    setPrintOptions({ profile: 'short' });
-    assert.deepEqual({ ...getPrintOptions() }, {
-      precision: 2,
-      threshold: 1000,
-      edgeitems: 2,
-      linewidth: 80,
-      sciMode: undefined,
-    });
-    assert.equal(formatTensor(src([3], float32, [1 / 3, 2 / 3, 1])), 'tensor([0.33, 0.67, 1.00])');
-    setPrintOptions({ profile: 'full' });
-    assert.equal(getPrintOptions().threshold, Infinity);
-    assert.equal(formatTensor(src([1001], int64, (i) => BigInt(i))).includes('...'), false);
-  });
-
-  it('reset sciMode unless it is passed, as torch.set_printoptions does', () => {
-    setPrintOptions({ sciMode: true });
-    assert.equal(getPrintOptions().sciMode, true);
-    setPrintOptions({ precision: 3 });
-    assert.equal(getPrintOptions().sciMode, undefined);
-    assert.equal(getPrintOptions().precision, 3);
-  });
-
-  it('reject invalid values, naming them', () => {
-    assert.throws(() => setPrintOptions({ precision: -1 }), /^RangeError: Invalid print option precision=-1/);
-    assert.throws(() => setPrintOptions({ linewidth: 1.5 }), /Invalid print option linewidth=1.5/);
-    assert.equal(getPrintOptions().precision, 4);
-  });
+  }
 });
 
 describe('Python number formatting', () => {
