@@ -20,6 +20,8 @@
  * @module
  */
 
+import { formatSize } from '../tensor/out_of_memory.ts';
+
 const UNIT = 64;
 const PAGE_BYTES = 65536;
 const SMALL_LIMIT_BYTES = 1 << 20;
@@ -410,16 +412,8 @@ export class Allocator {
   outOfMemoryError(nbytes: number): RangeError {
     const limit = (this.#limitUnit - this.#baseUnit) * UNIT;
     return new RangeError(
-      `Out of memory: tried to allocate ${formatBytes(nbytes)} (${nbytes} bytes); ` +
-        `${formatBytes(this.#bytesInUse)} in use, limit ${formatBytes(limit)}`,
+      `Out of memory: tried to allocate ${formatSize(nbytes)} (${nbytes} bytes); ` +
+        `${formatSize(this.#bytesInUse)} in use, limit ${formatSize(limit)}`,
     );
   }
-}
-
-/** PyTorch's `format_size` (c10/cuda/CUDACachingAllocator.cpp), with 1 GiB printed as GiB. */
-function formatBytes(bytes: number): string {
-  if (bytes < 1024) return `${bytes} bytes`;
-  if (bytes < 1 << 20) return `${(bytes / 1024).toFixed(2)} KiB`;
-  if (bytes < 1 << 30) return `${(bytes / (1 << 20)).toFixed(2)} MiB`;
-  return `${(bytes / 2 ** 30).toFixed(2)} GiB`;
 }
