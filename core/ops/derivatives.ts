@@ -29,6 +29,9 @@ const notImplemented = (name: string) => () => {
 const zerosOf = (full: readonly number[], like: Tensor) =>
   op('zeros').call(full, like.dtype, null, like.device, null) as Tensor;
 
+/** `value` where `keep` holds, 0 elsewhere (PyTorch's `at::where(cond, zeros({}), value)` masks in formulas). */
+const maskedZero = (keep: Tensor, value: Tensor) => op('where', 'ScalarOther').call(keep, value, 0) as Tensor;
+
 /** All dims of a rank, or `dim` wrapped and sorted. */
 function reducedDims(dim: readonly number[] | null | undefined, rank: number): number[] {
   if (dim === null || dim === undefined || dim.length === 0) return Array.from({ length: rank }, (_, i) => i);
@@ -165,13 +168,15 @@ export const DERIVATIVES: { readonly [K in OpName]?: Derivative } = {
     },
   },
   'div_.Scalar': { name: 'DivBackward1', grads: { self: (g, s) => g.div(n(s, 'other')) } },
+  // pow's gradients with PyTorch's masks (FunctionsManual.cpp pow_backward*): a zero exponent has gradient 0 for
+  // self (not grad * 0, which is NaN for a NaN or infinite grad), and d(a^b)/db is taken as 0 at a = 0, b >= 0.
   'pow.Tensor_Scalar': {
     name: 'PowBackward0',
     save: ['self'],
     grads: {
       self: (g, s) => {
-        const e = n(s, 'exponent');
-        return e === 0 ? g.mul(0) : g.mul(t(s, 'self').pow(e - 1).mul(e));
+        const e = n(s, 'exponent'), x = t(s, 'self');
+        return e === 0 ? zerosOf(x.shape, x) : g.mul(x.pow(e - 1).mul(e));
       },
     },
   },
@@ -179,13 +184,14 @@ export const DERIVATIVES: { readonly [K in OpName]?: Derivative } = {
     name: 'PowBackward1',
     save: ['self', 'exponent', 'result'],
     grads: {
-      self: (g, s) => g.mul(t(s, 'exponent')).mul(t(s, 'self').pow(t(s, 'exponent').sub(1))),
-      // d/de x^e = x^e log x, taken as 0 where x == 0 and e >= 0 (PyTorch's masking).
+      self: (g, s) => {
+        const x = t(s, 'self'), e = t(s, 'exponent');
+        return maskedZero(e.ne(0), g.mul(e.mul(x.pow(e.sub(1)))));
+      },
       exponent: (g, s) => {
-        const x = t(s, 'self');
-        const grad = g.mul(t(s, 'result')).mul(x.log());
-        const keep = x.eq(0).logicalAnd(t(s, 'exponent').ge(0)).logicalNot();
-        return op('where', 'ScalarOther').call(keep, grad, 0) as Tensor;
+        const x = t(s, 'self'), e = t(s, 'exponent');
+        const keep = x.eq(0).logicalAnd(e.ge(0)).logicalNot();
+        return g.mul(maskedZero(keep, t(s, 'result').mul(x.log())));
       },
     },
   },
@@ -324,8 +330,13 @@ export const DERIVATIVES: { readonly [K in OpName]?: Derivative } = {
   'fmod.Scalar': { name: 'FmodBackward1', grads: { self: (g) => g } },
   'pow.Scalar': {
     name: 'PowBackward2',
-    save: ['result'],
-    grads: { exponent: (g, s) => g.mul(t(s, 'result')).mul(Math.log(n(s, 'self'))) },
+    save: ['exponent', 'result'],
+    grads: {
+      exponent: (g, s) => {
+        const base = n(s, 'self'), grad = t(s, 'result').mul(Math.log(base));
+        return g.mul(base === 0 ? maskedZero(t(s, 'exponent').ge(0).logicalNot(), grad) : grad);
+      },
+    },
   },
   'atan2': {
     name: 'Atan2Backward0',
