@@ -54,7 +54,8 @@ import {
   type UnaryRule,
 } from '../ops/meta_elementwise.ts';
 import { BinaryOp, ClampFlags, UnaryOp } from './exports_elementwise.ts';
-import { asDtype, copyIntoCpu, emptyCpu, planElementwise } from './iterator.ts';
+import { asDtype, copyIntoCpu, emptyCpu, emptyStridedCpu, planElementwise } from './iterator.ts';
+import { outputStridesOf } from '../ops/output_layout.ts';
 import { contiguousAddress, hostElements, kernels } from './boundary.ts';
 import { checkStatus } from './runtime.ts';
 
@@ -224,6 +225,15 @@ function checkNoZeroDivisor(b: Tensor): void {
   }
 }
 
+/**
+ * A new output of `shape` laid out as TensorIterator lays it out from the operands: contiguous when the inputs
+ * are, else following their memory order (Note [Elementwise output layout] in core/ops/output_layout.ts).
+ */
+function outputFor(shape: readonly number[], dtype: DType, ...operands: Array<Operand | null>): Tensor {
+  const strides = outputStridesOf(shape, ...operands);
+  return strides === undefined ? emptyCpu(shape, dtype) : emptyStridedCpu(shape, strides, dtype);
+}
+
 // ---- binary ------------------------------------------------------------------------------------------------------
 
 /** How a binary operator runs on the CPU: its checks, the wasm opcode, and the dtypes that opcode handles. */
@@ -360,7 +370,7 @@ function binary(key: ElementwiseOp, opcode: number, d: DtypeDispatch, withAlpha 
     // pow(1, exponent) is one everywhere, before any dtype dispatch (PyTorch fills; `true` is not 1 there).
     const fill = !(self instanceof Tensor) && self === 1;
     if (!fill) checkDispatch(spec.dispatch, compute);
-    const out = emptyCpu(shape, binaryOutDtype(rule.kind, common));
+    const out = outputFor(shape, binaryOutDtype(rule.kind, common), self, other);
     try {
       if (self instanceof Tensor) runBinary(spec, out, self, other, compute, scalarValue(alpha));
       else if (fill) fillOnes(out);
@@ -423,7 +433,7 @@ function divMode(hi: number, lo: number, self: Tensor, other: Operand, mode: str
   const shape = broadcastOperands(self, other);
   const compute = checkBinary(spec.rule, null, shape, self, other, 1);
   checkDispatch(spec.dispatch, compute);
-  const out = emptyCpu(shape, compute);
+  const out = outputFor(shape, compute, self, other);
   try {
     runBinary(spec, out, self, other, compute, 1);
   } catch (e) {
@@ -463,7 +473,7 @@ function unaryOutOfPlace(rule: UnaryRule, op: number, d: DtypeDispatch, self: Te
   checkUnary(rule, self, false);
   const compute = unaryComputeDtype(rule.kind, self.dtype);
   checkDispatch(d, compute);
-  const out = emptyCpu(self.shape, unaryOutDtype(rule.kind, self.dtype));
+  const out = outputFor(self.shape, unaryOutDtype(rule.kind, self.dtype), self);
   try {
     runUnary(d.name, op, out, self, compute);
   } catch (e) {
@@ -517,7 +527,7 @@ function where(_hi: number, _lo: number, cond: Tensor, self: Tensor, other: Oper
   checkWhere(cond, self, other);
   const shape = broadcastOperands(cond, self, other);
   const dtype = resultTypeOf(self, other);
-  const out = emptyCpu(shape, dtype);
+  const out = outputFor(shape, dtype, cond, self, other);
   let ta: Tensor | undefined, tb: Tensor | undefined;
   try {
     ta = asDtype(self, dtype);
@@ -560,12 +570,12 @@ function clamp(_hi: number, _lo: number, self: Tensor, min: Operand | null, max:
     // One tensor bound: PyTorch runs maximum (min) or minimum (max), which take every dtype and propagate NaN.
     const spec = min === null ? MINIMUM : MAXIMUM;
     return filledOrFreed(
-      emptyCpu(shape, dtype),
+      outputFor(shape, dtype, self, min ?? max),
       (out) => runBinary(spec, out, self, (min ?? max) as Operand, dtype, 1),
     );
   }
   checkDispatch(CLAMP_TENSOR, dtype);
-  const out = emptyCpu(shape, dtype);
+  const out = outputFor(shape, dtype, self, min, max);
   let ta: Tensor | undefined, tl: Tensor | undefined, th: Tensor | undefined;
   try {
     ta = asDtype(self, dtype);
@@ -628,7 +638,7 @@ function clampScalar(
   const lo = min === null ? 0 : scalarValue(min), hi = max === null ? 0 : scalarValue(max);
   if (min !== null) checkScalarFits(lo, dtype);
   if (max !== null) checkScalarFits(hi, dtype);
-  const out = emptyCpu(self.shape, dtype);
+  const out = outputFor(self.shape, dtype, self, min, max);
   let ta: Tensor | undefined;
   try {
     if (min === null || max === null) {

@@ -16,6 +16,7 @@ import type { DType } from '../tensor/dtype.ts';
 import { coalesceDims, contiguousStrides, expandStrides, isContiguousLayout, numelOf } from '../tensor/shape.ts';
 import { Storage } from '../tensor/storage.ts';
 import { Tensor } from '../tensor/tensor.ts';
+import { isNonOverlappingAndDense, storageNbytes } from '../ops/view_layout.ts';
 import { contiguousAddress, kernels, stridedAddress, writeDescriptor } from './boundary.ts';
 import { checkStatus } from './runtime.ts';
 
@@ -32,6 +33,21 @@ import { checkStatus } from './runtime.ts';
 export function emptyCpu(shape: readonly number[], dtype: DType): Tensor {
   const storage = Storage.allocate(Device.cpu, numelOf(shape) * dtype.itemSize);
   return new Tensor({ storage, shape, dtype });
+}
+
+/**
+ * A new CPU tensor with the given (dense) strides, uninitialised.
+ *
+ * @example
+ * ```ts
+ * import { emptyStridedCpu } from './iterator.ts';
+ * import { float32 } from '../tensor/dtype.ts';
+ * emptyStridedCpu([2, 3], [1, 2], float32).dispose(); // laid out transposed
+ * ```
+ */
+export function emptyStridedCpu(shape: readonly number[], strides: readonly number[], dtype: DType): Tensor {
+  const storage = Storage.allocate(Device.cpu, storageNbytes(shape, strides, dtype.itemSize));
+  return new Tensor({ storage, shape, strides, dtype });
 }
 
 /** How to run an elementwise kernel over operands viewed at one shape. */
@@ -59,7 +75,9 @@ export function planElementwise(op: string, shape: readonly number[], operands: 
       break;
     }
   }
-  if (contiguous || numel === 0) {
+  if (contiguous || numel === 0 || sameDenseLayout(shape, operands)) {
+    // Also operands that share one dense layout in any dim order (a transposed input and its TensorIterator-
+    // ordered output): element by element in memory order, from each one's lowest address, its first element.
     const ptrs = operands.map((t) => contiguousAddress(t, op, numel));
     return { contiguous: true, numel, desc: 0, ptrs };
   }
@@ -69,6 +87,14 @@ export function planElementwise(op: string, shape: readonly number[], operands: 
   const desc = writeDescriptor(op, c.shape, c.strides);
   return { contiguous: false, numel, desc, ptrs };
 }
+/** Whether every operand has `shape` and the same non-negative, non-overlapping and dense strides. */
+function sameDenseLayout(shape: readonly number[], operands: readonly Tensor[]): boolean {
+  const strides = operands[0].stride();
+  for (const s of strides) if (s < 0) return false;
+  for (const t of operands) if (!sameShape(t.shape, shape) || !sameShape(t.stride(), strides)) return false;
+  return isNonOverlappingAndDense(shape, strides);
+}
+
 function sameShape(a: readonly number[], b: readonly number[]): boolean {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;

@@ -159,7 +159,8 @@ function flip(_hi: number, _lo: number, self: Tensor, dims: readonly number[]): 
     offset += strides[d] * (self.shape[d] - 1);
     strides[d] = -strides[d];
   }
-  const out = emptyCpu(self.shape, self.dtype);
+  // PyTorch's empty_like(self, preserve_format): the result keeps self's dim order.
+  const out = emptyStrided(self.shape, copyStrides(self.shape, self.stride(), 'preserve'), self.dtype, Device.cpu);
   // A view walking `self` backwards along the flipped dims: the strided copy takes negative strides.
   return filledOrFreed(out, () => copyThroughView(self, { shape: self.shape, strides, offset }, out, 'from'));
 }

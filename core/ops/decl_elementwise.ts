@@ -26,6 +26,7 @@ import {
   unaryMeta,
   type UnaryRule,
 } from './meta_elementwise.ts';
+import { outputStridesOf } from './output_layout.ts';
 
 /**
  * A declaration with backend kernels and a Meta function.
@@ -115,12 +116,14 @@ function divModeMeta(self: Operand, other: Operand, mode: string | null): Tensor
 
 function whereMeta(cond: Tensor, self: Operand, other: Operand): TensorMeta {
   checkWhere(cond, self, other);
-  return { shape: broadcastOperands(cond, self, other), dtype: resultTypeOf(self, other) };
+  const shape = broadcastOperands(cond, self, other);
+  return { shape, dtype: resultTypeOf(self, other), strides: outputStridesOf(shape, cond, self, other) };
 }
 
 function clampMeta(self: Tensor, min: Operand | null, max: Operand | null): TensorMeta {
   checkClamp(self, min, max);
-  return { shape: broadcastOperands(self, min, max), dtype: resultTypeOf(self, min, max) };
+  const shape = broadcastOperands(self, min, max);
+  return { shape, dtype: resultTypeOf(self, min, max), strides: outputStridesOf(shape, self, min, max) };
 }
 
 /** Meta function of `clamp_`, `clamp_min_` and `clamp_max_`: the result is `self`. */

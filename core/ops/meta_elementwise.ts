@@ -10,6 +10,7 @@
  *
  * @module
  */
+import { outputStridesOf } from './output_layout.ts';
 import { RuntimeError } from '../dispatch/errors.ts';
 import type { Device } from '../tensor/device.ts';
 import type { DType } from '../tensor/dtype.ts';
@@ -751,7 +752,8 @@ export function checkUnary(rule: UnaryRule, self: Tensor, inPlace: boolean): voi
  */
 export function binaryMeta(rule: BinaryRule, self: Operand, other: Operand, alpha: number | boolean = 1): TensorMeta {
   const shape = broadcastOperands(self, other);
-  return { shape, dtype: binaryOutDtype(rule.kind, checkBinary(rule, null, shape, self, other, alpha)) };
+  const dtype = binaryOutDtype(rule.kind, checkBinary(rule, null, shape, self, other, alpha));
+  return { shape, dtype, strides: outputStridesOf(shape, self, other) };
 }
 
 /**
@@ -786,7 +788,7 @@ export function binaryInPlaceMeta(
  */
 export function unaryMeta(rule: UnaryRule, self: Tensor): TensorMeta {
   checkUnary(rule, self, false);
-  return { shape: self.shape, dtype: unaryOutDtype(rule.kind, self.dtype) };
+  return { shape: self.shape, dtype: unaryOutDtype(rule.kind, self.dtype), strides: outputStridesOf(self.shape, self) };
 }
 
 /**

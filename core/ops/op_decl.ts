@@ -11,6 +11,8 @@ import type { DType } from '../tensor/dtype.ts';
 export interface TensorMeta {
   readonly shape: readonly number[];
   readonly dtype: DType;
+  /** The output's strides when it is not contiguous (elementwise outputs follow their inputs' layout). */
+  readonly strides?: readonly number[];
 }
 
 /**

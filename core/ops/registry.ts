@@ -29,7 +29,12 @@ const libraries: Library[] = [];
 
 /** A new meta tensor with the given metadata (Meta kernels return these). */
 export function emptyMeta(meta: TensorMeta): Tensor {
-  return new Tensor({ storage: Storage.allocate(Device.meta, 0), shape: meta.shape, dtype: meta.dtype });
+  return new Tensor({
+    storage: Storage.allocate(Device.meta, 0),
+    shape: meta.shape,
+    strides: meta.strides,
+    dtype: meta.dtype,
+  });
 }
 
 function metaKernel(meta: (...args: unknown[]) => TensorMeta | readonly TensorMeta[], inPlace: boolean) {

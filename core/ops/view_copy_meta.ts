@@ -14,7 +14,7 @@ import { checkLayout } from './decl_factories.ts';
 import { resultTypeOf } from './meta_elementwise.ts';
 import type { TensorMeta } from './op_decl.ts';
 import { sameList } from './view_geometry.ts';
-import { memoryFormatOf } from './view_layout.ts';
+import { copyStrides, memoryFormatOf } from './view_layout.ts';
 
 const META_COPY_OUT = 'Cannot copy out of meta tensor; no data!';
 
@@ -191,5 +191,6 @@ export function flipDims(self: Tensor, dims: readonly number[]): number[] {
 export function flipMeta(self: Tensor, dims: readonly number[]): TensorMeta {
   self.assertAlive('flip');
   flipDims(self, dims);
-  return { shape: self.shape, dtype: self.dtype };
+  // PyTorch's empty_like(self, preserve_format).
+  return { shape: self.shape, dtype: self.dtype, strides: copyStrides(self.shape, self.stride(), 'preserve') };
 }
