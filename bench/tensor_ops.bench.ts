@@ -26,6 +26,7 @@ import { type B, bench, do_not_optimize, group, summary } from 'mitata';
 import type * as tfjs from '@tensorflow/tfjs-core';
 import { add, empty, matmul, memoryStats, sum, type Tensor } from '../mod.ts';
 import { cpuRuntime } from '../core/cpu/runtime.ts';
+import { contiguousAddress } from '../core/cpu/boundary.ts';
 import { resetPeakStorageBytes } from '../core/tensor/storage.ts';
 import { type BenchFigure, runAndReport } from './_report.ts';
 import { setupTfjs, type TfBackend, useTfBackend } from './_peers.ts';
@@ -144,6 +145,7 @@ async function tfjsCandidates(
 // ---- 1. add on 1-element tensors: the fixed cost of an operator call ----------------------------------------
 
 const ADD_ONE = 'add, 1 element';
+const BOUNDARY_ONE = 'switchyard kernel-boundary checks of that add (3 operands)';
 {
   const a = fromValues(new Float32Array([1.5]), [1]), b = fromValues(new Float32Array([2.25]), [1]);
   const c = add(a, b);
@@ -159,6 +161,16 @@ const ADD_ONE = 'add, 1 element';
         cleanup: () => {},
       }));
       mine?.baseline();
+      // What one add spends at the kernel boundary (core/cpu/boundary.ts): the three operand checks it makes.
+      const out = add(a, b);
+      await candidate(BOUNDARY_ONE, () => ({
+        call: () => {
+          do_not_optimize(contiguousAddress(out, 'add_cpu', 1));
+          do_not_optimize(contiguousAddress(a, 'add_cpu', 1));
+          do_not_optimize(contiguousAddress(b, 'add_cpu', 1));
+        },
+        cleanup: () => {},
+      }));
       await tfjsCandidates(ADD_ONE, () => [tf.tensor1d([1.5]), tf.tensor1d([2.25])], tf.add);
     })
   );
@@ -328,6 +340,9 @@ await runAndReport('tensor_ops', (figures) => {
       ...perLibrary(ADD_ONE, (ns) => ns === undefined ? null : round(ns, 1)),
       target: 300,
       met: addOne !== undefined && addOne <= 300,
+      boundary_checks_p50_ns: p50(BOUNDARY_ONE) === undefined ? null : round(p50(BOUNDARY_ONE)!, 1),
+      boundary_share: ratio(p50(BOUNDARY_ONE) ?? null, addOne ?? null),
+      boundary_share_target: 0.1,
     },
     add_16M: {
       copy_gbps: copy,
