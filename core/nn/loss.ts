@@ -6,25 +6,15 @@
  * @module
  */
 import { crossEntropy, mean, nllLoss, sum } from '../ops/generated_api.ts';
+import { reductionArg } from '../ops/arg_values.ts';
 import type { Tensor } from '../tensor/tensor.ts';
 import { Module } from './module.ts';
 
-/** How a loss reduces its per-element values: not at all, to their mean (default), or to their sum. */
+/**
+ * How a loss reduces its per-element values: not at all, to their mean (default), or to their sum. Anything
+ * else raises PyTorch's `ValueError` ("xyz is not a valid value for reduction") when the loss is computed.
+ */
 export type Reduction = 'none' | 'mean' | 'sum';
-
-/** PyTorch's `at::Reduction` enum, which the loss operators take. */
-function reductionEnum(reduction: Reduction): number {
-  switch (reduction) {
-    case 'none':
-      return 0;
-    case 'mean':
-      return 1;
-    case 'sum':
-      return 2;
-    default:
-      throw new Error(`${reduction satisfies never} is not a valid value for reduction`);
-  }
-}
 
 /** Options of {@linkcode NLLLoss}. */
 export interface NLLLossOptions {
@@ -78,7 +68,7 @@ export class CrossEntropyLoss extends Module<[Tensor, Tensor], Tensor> {
       input,
       target,
       this.weight,
-      reductionEnum(this.reduction),
+      this.reduction,
       this.ignoreIndex,
       this.labelSmoothing,
     );
@@ -114,7 +104,7 @@ export class NLLLoss extends Module<[Tensor, Tensor], Tensor> {
 
   /** The loss of `input` log-probabilities against `target`. */
   forward(input: Tensor, target: Tensor): Tensor {
-    return nllLoss(input, target, this.weight, reductionEnum(this.reduction), this.ignoreIndex);
+    return nllLoss(input, target, this.weight, this.reduction, this.ignoreIndex);
   }
 }
 
@@ -131,7 +121,7 @@ export class NLLLoss extends Module<[Tensor, Tensor], Tensor> {
  */
 export function mseLoss(input: Tensor, target: Tensor, options: { reduction?: Reduction } = {}): Tensor {
   const reduction = options.reduction ?? 'mean';
-  reductionEnum(reduction); // validates before computing
+  reductionArg(reduction); // validates before computing
   using diff = input.sub(target);
   const squared = diff.mul(diff);
   if (reduction === 'none') return squared;

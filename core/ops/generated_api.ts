@@ -9,12 +9,39 @@ import { Tensor } from '../tensor/tensor.ts';
 import type { DTypeLike } from '../tensor/dtype.ts';
 import type { DeviceLike } from '../tensor/device.ts';
 import type { Generator } from '../tensor/generator.ts';
-import { intList, invalidArguments, isOptions, optionalDevice, optionalDType, optionalIntList } from './arguments.ts';
+import type { Scalar } from '../tensor/float_scalar.ts';
+import {
+  deviceArg,
+  dtypeArg,
+  floatArg,
+  intArg,
+  intListArg,
+  isDeviceArg,
+  isDTypeArg,
+  isFloatArg,
+  isIntArg,
+  isIntListArg,
+  isLiveTensor,
+  isScalarArg,
+  isTensorListArg,
+  reductionArg,
+  scalarArg,
+} from './arg_values.ts';
+import { callParsed, type OverloadGroup } from './arg_parser.ts';
 import { type OpHandles, registerOperators } from './registry.ts';
 
 let handles: OpHandles | undefined;
 const ops = (): OpHandles => handles ??= registerOperators();
 
+const F_add: OverloadGroup = {
+  name: 'add',
+  method: false,
+  overloads: [{ key: 'add.Tensor', schema: 'add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor' }, {
+    key: 'add.Scalar',
+    schema: 'add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor',
+    hidden: true,
+  }],
+};
 /**
  * Adds `other`, scaled by `alpha`, to `self`, with broadcasting and type promotion.
  *
@@ -29,37 +56,36 @@ const ops = (): OpHandles => handles ??= registerOperators();
  * const y = add(x, x);
  * ```
  */
-export function add(self: Tensor, other: Tensor, options?: { alpha?: number | boolean }): Tensor;
+export function add(input: Tensor, other: Tensor, options?: { alpha?: Scalar }): Tensor;
 /** Adds a scalar. */
-export function add(self: Tensor, other: number | boolean, options?: { alpha?: number | boolean }): Tensor;
+export function add(input: Tensor, other: Scalar, options?: { alpha?: Scalar }): Tensor;
 /** Adds a scalar. */
-export function add(self: Tensor, other: number | boolean, alpha: number | boolean): Tensor;
+export function add(input: Tensor, other: Scalar, alpha: Scalar): Tensor;
 /** Adds `other`, scaled by `alpha`, to `self`, with broadcasting and type promotion. (any overload) */
-export function add(
-  self: Tensor,
-  other: Tensor | number | boolean,
-  alpha?: number | boolean,
-  options?: { alpha?: number | boolean },
-): Tensor;
-export function add(p0?: any, p1?: any, p2?: any, p3?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : 4;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  if (n === 2 && p1 instanceof Tensor) return ops()['add.Tensor'].call(p0, p1, o?.alpha ?? 1);
-  if (
-    n >= 2 && n <= 3 && (typeof p1 === 'number' || typeof p1 === 'boolean') &&
-    (n <= 2 || (typeof p2 === 'number' || typeof p2 === 'boolean'))
-  ) return ops()['add.Scalar'].call(p0, p1, (n > 2 ? p2 : o?.alpha) ?? 1);
-  throw invalidArguments('add', '  * (self, other, alpha)\n  * (self, other, alpha)');
+export function add(input: Tensor, other: Tensor | Scalar, alpha?: Scalar, options?: { alpha?: Scalar }): Tensor;
+export function add(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['add.Tensor'].call(p0, p1, 1);
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['add.Scalar'].call(p0, scalarArg(p1), 1);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isScalarArg(p1) && isScalarArg(p2)) {
+      return ops()['add.Scalar'].call(p0, scalarArg(p1), scalarArg(p2));
+    }
+  }
+  return callParsed(F_add, ops(), undefined, arguments);
 }
 
+const F_sub: OverloadGroup = {
+  name: 'sub',
+  method: false,
+  overloads: [{ key: 'sub.Tensor', schema: 'sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor' }, {
+    key: 'sub.Scalar',
+    schema: 'sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor',
+    hidden: true,
+  }],
+};
 /**
  * Subtracts `other`, scaled by `alpha`, from `self`.
  *
@@ -74,37 +100,36 @@ export function add(p0?: any, p1?: any, p2?: any, p3?: any): any {
  * const y = sub(x, x);
  * ```
  */
-export function sub(self: Tensor, other: Tensor, options?: { alpha?: number | boolean }): Tensor;
+export function sub(input: Tensor, other: Tensor, options?: { alpha?: Scalar }): Tensor;
 /** Subtracts a scalar. */
-export function sub(self: Tensor, other: number | boolean, options?: { alpha?: number | boolean }): Tensor;
+export function sub(input: Tensor, other: Scalar, options?: { alpha?: Scalar }): Tensor;
 /** Subtracts a scalar. */
-export function sub(self: Tensor, other: number | boolean, alpha: number | boolean): Tensor;
+export function sub(input: Tensor, other: Scalar, alpha: Scalar): Tensor;
 /** Subtracts `other`, scaled by `alpha`, from `self`. (any overload) */
-export function sub(
-  self: Tensor,
-  other: Tensor | number | boolean,
-  alpha?: number | boolean,
-  options?: { alpha?: number | boolean },
-): Tensor;
-export function sub(p0?: any, p1?: any, p2?: any, p3?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : 4;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  if (n === 2 && p1 instanceof Tensor) return ops()['sub.Tensor'].call(p0, p1, o?.alpha ?? 1);
-  if (
-    n >= 2 && n <= 3 && (typeof p1 === 'number' || typeof p1 === 'boolean') &&
-    (n <= 2 || (typeof p2 === 'number' || typeof p2 === 'boolean'))
-  ) return ops()['sub.Scalar'].call(p0, p1, (n > 2 ? p2 : o?.alpha) ?? 1);
-  throw invalidArguments('sub', '  * (self, other, alpha)\n  * (self, other, alpha)');
+export function sub(input: Tensor, other: Tensor | Scalar, alpha?: Scalar, options?: { alpha?: Scalar }): Tensor;
+export function sub(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['sub.Tensor'].call(p0, p1, 1);
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['sub.Scalar'].call(p0, scalarArg(p1), 1);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isScalarArg(p1) && isScalarArg(p2)) {
+      return ops()['sub.Scalar'].call(p0, scalarArg(p1), scalarArg(p2));
+    }
+  }
+  return callParsed(F_sub, ops(), undefined, arguments);
 }
 
+const F_mul: OverloadGroup = {
+  name: 'mul',
+  method: false,
+  overloads: [{ key: 'mul.Tensor', schema: 'mul.Tensor(Tensor self, Tensor other) -> Tensor' }, {
+    key: 'mul.Scalar',
+    schema: 'mul.Scalar(Tensor self, Scalar other) -> Tensor',
+    hidden: true,
+  }],
+};
 /**
  * Multiplies elementwise.
  *
@@ -119,24 +144,30 @@ export function sub(p0?: any, p1?: any, p2?: any, p3?: any): any {
  * const y = mul(x, x);
  * ```
  */
-export function mul(self: Tensor, other: Tensor): Tensor;
+export function mul(input: Tensor, other: Tensor): Tensor;
 /** Multiplies by a scalar. */
-export function mul(self: Tensor, other: number | boolean): Tensor;
+export function mul(input: Tensor, other: Scalar): Tensor;
 /** Multiplies elementwise. (any overload) */
-export function mul(self: Tensor, other: Tensor | number | boolean): Tensor;
-export function mul(p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  if (n === 2 && p1 instanceof Tensor) return ops()['mul.Tensor'].call(p0, p1);
-  if (n === 2 && (typeof p1 === 'number' || typeof p1 === 'boolean')) return ops()['mul.Scalar'].call(p0, p1);
-  throw invalidArguments('mul', '  * (self, other)\n  * (self, other)');
+export function mul(input: Tensor, other: Tensor | Scalar): Tensor;
+export function mul(p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['mul.Tensor'].call(p0, p1);
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['mul.Scalar'].call(p0, scalarArg(p1));
+  }
+  return callParsed(F_mul, ops(), undefined, arguments);
 }
 
+const F_div: OverloadGroup = {
+  name: 'div',
+  method: false,
+  overloads: [
+    { key: 'div.Tensor', schema: 'div.Tensor(Tensor self, Tensor other) -> Tensor' },
+    { key: 'div.Tensor_mode', schema: 'div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor' },
+    { key: 'div.Scalar', schema: 'div.Scalar(Tensor self, Scalar other) -> Tensor', hidden: true },
+    { key: 'div.Scalar_mode', schema: 'div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor' },
+  ],
+};
 /**
  * Divides elementwise (true division: integers give floats).
  *
@@ -153,38 +184,32 @@ export function mul(p0?: any, p1?: any, p2?: any): any {
  * const y = div(x, x);
  * ```
  */
-export function div(self: Tensor, other: Tensor): Tensor;
-/** Divides by a scalar. */
-export function div(self: Tensor, other: number | boolean): Tensor;
+export function div(input: Tensor, other: Tensor): Tensor;
 /** Divides with rounding_mode 'trunc' or 'floor' (or None for true division). */
-export function div(self: Tensor, other: Tensor, options?: { roundingMode?: string | null }): Tensor;
+export function div(input: Tensor, other: Tensor, options: { roundingMode: string | null }): Tensor;
+/** Divides by a scalar. */
+export function div(input: Tensor, other: Scalar): Tensor;
 /** Divides by a scalar with a rounding mode. */
-export function div(self: Tensor, other: number | boolean, options?: { roundingMode?: string | null }): Tensor;
+export function div(input: Tensor, other: Scalar, options: { roundingMode: string | null }): Tensor;
 /** Divides elementwise (true division: integers give floats). (any overload) */
-export function div(self: Tensor, other: Tensor | number | boolean, options?: { roundingMode?: string | null }): Tensor;
-export function div(p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  if (n === 2 && p1 instanceof Tensor && o?.roundingMode !== undefined) {
-    return ops()['div.Tensor_mode'].call(p0, p1, o?.roundingMode ?? null);
+export function div(input: Tensor, other: Tensor | Scalar, options?: { roundingMode?: string | null }): Tensor;
+export function div(p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['div.Tensor'].call(p0, p1);
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['div.Scalar'].call(p0, scalarArg(p1));
   }
-  if (n === 2 && (typeof p1 === 'number' || typeof p1 === 'boolean') && o?.roundingMode !== undefined) {
-    return ops()['div.Scalar_mode'].call(p0, p1, o?.roundingMode ?? null);
-  }
-  if (n === 2 && p1 instanceof Tensor) return ops()['div.Tensor'].call(p0, p1);
-  if (n === 2 && (typeof p1 === 'number' || typeof p1 === 'boolean')) return ops()['div.Scalar'].call(p0, p1);
-  throw invalidArguments(
-    'div',
-    '  * (self, other)\n  * (self, other)\n  * (self, other, rounding_mode)\n  * (self, other, rounding_mode)',
-  );
+  return callParsed(F_div, ops(), undefined, arguments);
 }
 
+const F_remainder: OverloadGroup = {
+  name: 'remainder',
+  method: false,
+  overloads: [{ key: 'remainder.Tensor', schema: 'remainder.Tensor(Tensor self, Tensor other) -> Tensor' }, {
+    key: 'remainder.Scalar',
+    schema: 'remainder.Scalar(Tensor self, Scalar other) -> Tensor',
+  }],
+};
 /**
  * Python-style modulus: the result has the sign of the divisor.
  *
@@ -199,24 +224,28 @@ export function div(p0?: any, p1?: any, p2?: any): any {
  * const y = remainder(x, x);
  * ```
  */
-export function remainder(self: Tensor, other: Tensor): Tensor;
+export function remainder(input: Tensor, other: Tensor): Tensor;
 /** Python-style modulus by a scalar. */
-export function remainder(self: Tensor, other: number | boolean): Tensor;
+export function remainder(input: Tensor, other: Scalar): Tensor;
 /** Python-style modulus: the result has the sign of the divisor. (any overload) */
-export function remainder(self: Tensor, other: Tensor | number | boolean): Tensor;
-export function remainder(p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  if (n === 2 && p1 instanceof Tensor) return ops()['remainder.Tensor'].call(p0, p1);
-  if (n === 2 && (typeof p1 === 'number' || typeof p1 === 'boolean')) return ops()['remainder.Scalar'].call(p0, p1);
-  throw invalidArguments('remainder', '  * (self, other)\n  * (self, other)');
+export function remainder(input: Tensor, other: Tensor | Scalar): Tensor;
+export function remainder(p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['remainder.Tensor'].call(p0, p1);
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['remainder.Scalar'].call(p0, scalarArg(p1));
+  }
+  return callParsed(F_remainder, ops(), undefined, arguments);
 }
 
+const F_fmod: OverloadGroup = {
+  name: 'fmod',
+  method: false,
+  overloads: [{ key: 'fmod.Tensor', schema: 'fmod.Tensor(Tensor self, Tensor other) -> Tensor' }, {
+    key: 'fmod.Scalar',
+    schema: 'fmod.Scalar(Tensor self, Scalar other) -> Tensor',
+  }],
+};
 /**
  * C-style modulus: the result has the sign of the dividend.
  *
@@ -231,24 +260,28 @@ export function remainder(p0?: any, p1?: any, p2?: any): any {
  * const y = fmod(x, x);
  * ```
  */
-export function fmod(self: Tensor, other: Tensor): Tensor;
+export function fmod(input: Tensor, other: Tensor): Tensor;
 /** C-style modulus by a scalar. */
-export function fmod(self: Tensor, other: number | boolean): Tensor;
+export function fmod(input: Tensor, other: Scalar): Tensor;
 /** C-style modulus: the result has the sign of the dividend. (any overload) */
-export function fmod(self: Tensor, other: Tensor | number | boolean): Tensor;
-export function fmod(p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  if (n === 2 && p1 instanceof Tensor) return ops()['fmod.Tensor'].call(p0, p1);
-  if (n === 2 && (typeof p1 === 'number' || typeof p1 === 'boolean')) return ops()['fmod.Scalar'].call(p0, p1);
-  throw invalidArguments('fmod', '  * (self, other)\n  * (self, other)');
+export function fmod(input: Tensor, other: Tensor | Scalar): Tensor;
+export function fmod(p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['fmod.Tensor'].call(p0, p1);
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['fmod.Scalar'].call(p0, scalarArg(p1));
+  }
+  return callParsed(F_fmod, ops(), undefined, arguments);
 }
 
+const F_pow: OverloadGroup = {
+  name: 'pow',
+  method: false,
+  overloads: [{ key: 'pow.Tensor_Tensor', schema: 'pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor' }, {
+    key: 'pow.Scalar',
+    schema: 'pow.Scalar(Scalar self, Tensor exponent) -> Tensor',
+  }, { key: 'pow.Tensor_Scalar', schema: 'pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor' }],
+};
 /**
  * Raises `self` to the power `exponent`.
  *
@@ -264,31 +297,28 @@ export function fmod(p0?: any, p1?: any, p2?: any): any {
  * const y = pow(x, x);
  * ```
  */
-export function pow(self: Tensor, exponent: Tensor): Tensor;
-/** Raises to a scalar power. */
-export function pow(self: Tensor, exponent: number | boolean): Tensor;
+export function pow(input: Tensor, exponent: Tensor): Tensor;
 /** Raises a scalar to tensor powers. */
-export function pow(self: number | boolean, exponent: Tensor): Tensor;
+export function pow(self: Scalar, exponent: Tensor): Tensor;
+/** Raises to a scalar power. */
+export function pow(input: Tensor, exponent: Scalar): Tensor;
 /** Raises `self` to the power `exponent`. (any overload) */
-export function pow(self: Tensor | number | boolean, exponent: Tensor | number | boolean): Tensor;
-export function pow(p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  if (n === 2 && p0 instanceof Tensor && p1 instanceof Tensor) return ops()['pow.Tensor_Tensor'].call(p0, p1);
-  if (n === 2 && p0 instanceof Tensor && (typeof p1 === 'number' || typeof p1 === 'boolean')) {
-    return ops()['pow.Tensor_Scalar'].call(p0, p1);
+export function pow(input: Tensor | Scalar, exponent: Tensor | Scalar): Tensor;
+export function pow(p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['pow.Tensor_Tensor'].call(p0, p1);
+    if (isScalarArg(p0) && isLiveTensor(p1)) return ops()['pow.Scalar'].call(scalarArg(p0), p1);
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['pow.Tensor_Scalar'].call(p0, scalarArg(p1));
   }
-  if (n === 2 && (typeof p0 === 'number' || typeof p0 === 'boolean') && p1 instanceof Tensor) {
-    return ops()['pow.Scalar'].call(p0, p1);
-  }
-  throw invalidArguments('pow', '  * (self, exponent)\n  * (self, exponent)\n  * (self, exponent)');
+  return callParsed(F_pow, ops(), undefined, arguments);
 }
 
+const F_minimum: OverloadGroup = {
+  name: 'minimum',
+  method: false,
+  overloads: [{ key: 'minimum', schema: 'minimum(Tensor self, Tensor other) -> Tensor' }],
+};
 /**
  * Elementwise minimum (NaN propagates).
  *
@@ -302,11 +332,20 @@ export function pow(p0?: any, p1?: any, p2?: any): any {
  * const y = minimum(x, x);
  * ```
  */
-export function minimum(self: Tensor, other: Tensor): Tensor;
-export function minimum(p0?: any, p1?: any): any {
-  return ops()['minimum'].call(p0, p1);
+export function minimum(input: Tensor, other: Tensor): Tensor;
+export function minimum(p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['minimum'].call(p0, p1);
+  }
+  return callParsed(F_minimum, ops(), undefined, arguments);
 }
 
+const F_maximum: OverloadGroup = {
+  name: 'maximum',
+  method: false,
+  overloads: [{ key: 'maximum', schema: 'maximum(Tensor self, Tensor other) -> Tensor' }],
+};
 /**
  * Elementwise maximum (NaN propagates).
  *
@@ -320,11 +359,20 @@ export function minimum(p0?: any, p1?: any): any {
  * const y = maximum(x, x);
  * ```
  */
-export function maximum(self: Tensor, other: Tensor): Tensor;
-export function maximum(p0?: any, p1?: any): any {
-  return ops()['maximum'].call(p0, p1);
+export function maximum(input: Tensor, other: Tensor): Tensor;
+export function maximum(p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['maximum'].call(p0, p1);
+  }
+  return callParsed(F_maximum, ops(), undefined, arguments);
 }
 
+const F_atan2: OverloadGroup = {
+  name: 'atan2',
+  method: false,
+  overloads: [{ key: 'atan2', schema: 'atan2(Tensor self, Tensor other) -> Tensor' }],
+};
 /**
  * Elementwise arctangent of self / other with quadrant.
  *
@@ -338,11 +386,20 @@ export function maximum(p0?: any, p1?: any): any {
  * const y = atan2(x, x);
  * ```
  */
-export function atan2(self: Tensor, other: Tensor): Tensor;
-export function atan2(p0?: any, p1?: any): any {
-  return ops()['atan2'].call(p0, p1);
+export function atan2(input: Tensor, other: Tensor): Tensor;
+export function atan2(p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['atan2'].call(p0, p1);
+  }
+  return callParsed(F_atan2, ops(), undefined, arguments);
 }
 
+const F_bitwiseAnd: OverloadGroup = {
+  name: 'bitwise_and',
+  method: false,
+  overloads: [{ key: 'bitwise_and.Tensor', schema: 'bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor' }],
+};
 /**
  * Bitwise AND of integral or bool tensors.
  *
@@ -356,11 +413,20 @@ export function atan2(p0?: any, p1?: any): any {
  * const y = bitwiseAnd(x, x);
  * ```
  */
-export function bitwiseAnd(self: Tensor, other: Tensor): Tensor;
-export function bitwiseAnd(p0?: any, p1?: any): any {
-  return ops()['bitwise_and.Tensor'].call(p0, p1);
+export function bitwiseAnd(input: Tensor, other: Tensor): Tensor;
+export function bitwiseAnd(p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['bitwise_and.Tensor'].call(p0, p1);
+  }
+  return callParsed(F_bitwiseAnd, ops(), undefined, arguments);
 }
 
+const F_bitwiseOr: OverloadGroup = {
+  name: 'bitwise_or',
+  method: false,
+  overloads: [{ key: 'bitwise_or.Tensor', schema: 'bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor' }],
+};
 /**
  * Bitwise OR of integral or bool tensors.
  *
@@ -374,11 +440,20 @@ export function bitwiseAnd(p0?: any, p1?: any): any {
  * const y = bitwiseOr(x, x);
  * ```
  */
-export function bitwiseOr(self: Tensor, other: Tensor): Tensor;
-export function bitwiseOr(p0?: any, p1?: any): any {
-  return ops()['bitwise_or.Tensor'].call(p0, p1);
+export function bitwiseOr(input: Tensor, other: Tensor): Tensor;
+export function bitwiseOr(p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['bitwise_or.Tensor'].call(p0, p1);
+  }
+  return callParsed(F_bitwiseOr, ops(), undefined, arguments);
 }
 
+const F_bitwiseXor: OverloadGroup = {
+  name: 'bitwise_xor',
+  method: false,
+  overloads: [{ key: 'bitwise_xor.Tensor', schema: 'bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor' }],
+};
 /**
  * Bitwise XOR of integral or bool tensors.
  *
@@ -392,11 +467,20 @@ export function bitwiseOr(p0?: any, p1?: any): any {
  * const y = bitwiseXor(x, x);
  * ```
  */
-export function bitwiseXor(self: Tensor, other: Tensor): Tensor;
-export function bitwiseXor(p0?: any, p1?: any): any {
-  return ops()['bitwise_xor.Tensor'].call(p0, p1);
+export function bitwiseXor(input: Tensor, other: Tensor): Tensor;
+export function bitwiseXor(p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['bitwise_xor.Tensor'].call(p0, p1);
+  }
+  return callParsed(F_bitwiseXor, ops(), undefined, arguments);
 }
 
+const F_logicalAnd: OverloadGroup = {
+  name: 'logical_and',
+  method: false,
+  overloads: [{ key: 'logical_and', schema: 'logical_and(Tensor self, Tensor other) -> Tensor' }],
+};
 /**
  * Elementwise logical AND (nonzero is true); bool result.
  *
@@ -410,11 +494,20 @@ export function bitwiseXor(p0?: any, p1?: any): any {
  * const y = logicalAnd(x, x);
  * ```
  */
-export function logicalAnd(self: Tensor, other: Tensor): Tensor;
-export function logicalAnd(p0?: any, p1?: any): any {
-  return ops()['logical_and'].call(p0, p1);
+export function logicalAnd(input: Tensor, other: Tensor): Tensor;
+export function logicalAnd(p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['logical_and'].call(p0, p1);
+  }
+  return callParsed(F_logicalAnd, ops(), undefined, arguments);
 }
 
+const F_logicalOr: OverloadGroup = {
+  name: 'logical_or',
+  method: false,
+  overloads: [{ key: 'logical_or', schema: 'logical_or(Tensor self, Tensor other) -> Tensor' }],
+};
 /**
  * Elementwise logical OR; bool result.
  *
@@ -428,11 +521,20 @@ export function logicalAnd(p0?: any, p1?: any): any {
  * const y = logicalOr(x, x);
  * ```
  */
-export function logicalOr(self: Tensor, other: Tensor): Tensor;
-export function logicalOr(p0?: any, p1?: any): any {
-  return ops()['logical_or'].call(p0, p1);
+export function logicalOr(input: Tensor, other: Tensor): Tensor;
+export function logicalOr(p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['logical_or'].call(p0, p1);
+  }
+  return callParsed(F_logicalOr, ops(), undefined, arguments);
 }
 
+const F_logicalXor: OverloadGroup = {
+  name: 'logical_xor',
+  method: false,
+  overloads: [{ key: 'logical_xor', schema: 'logical_xor(Tensor self, Tensor other) -> Tensor' }],
+};
 /**
  * Elementwise logical XOR; bool result.
  *
@@ -446,11 +548,23 @@ export function logicalOr(p0?: any, p1?: any): any {
  * const y = logicalXor(x, x);
  * ```
  */
-export function logicalXor(self: Tensor, other: Tensor): Tensor;
-export function logicalXor(p0?: any, p1?: any): any {
-  return ops()['logical_xor'].call(p0, p1);
+export function logicalXor(input: Tensor, other: Tensor): Tensor;
+export function logicalXor(p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['logical_xor'].call(p0, p1);
+  }
+  return callParsed(F_logicalXor, ops(), undefined, arguments);
 }
 
+const F_eq: OverloadGroup = {
+  name: 'eq',
+  method: false,
+  overloads: [{ key: 'eq.Tensor', schema: 'eq.Tensor(Tensor self, Tensor other) -> Tensor' }, {
+    key: 'eq.Scalar',
+    schema: 'eq.Scalar(Tensor self, Scalar other) -> Tensor',
+  }],
+};
 /**
  * Elementwise `==`; bool result.
  *
@@ -465,24 +579,28 @@ export function logicalXor(p0?: any, p1?: any): any {
  * const y = eq(x, x);
  * ```
  */
-export function eq(self: Tensor, other: Tensor): Tensor;
+export function eq(input: Tensor, other: Tensor): Tensor;
 /** Elementwise `==` with a scalar. */
-export function eq(self: Tensor, other: number | boolean): Tensor;
+export function eq(input: Tensor, other: Scalar): Tensor;
 /** Elementwise `==`; bool result. (any overload) */
-export function eq(self: Tensor, other: Tensor | number | boolean): Tensor;
-export function eq(p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  if (n === 2 && p1 instanceof Tensor) return ops()['eq.Tensor'].call(p0, p1);
-  if (n === 2 && (typeof p1 === 'number' || typeof p1 === 'boolean')) return ops()['eq.Scalar'].call(p0, p1);
-  throw invalidArguments('eq', '  * (self, other)\n  * (self, other)');
+export function eq(input: Tensor, other: Tensor | Scalar): Tensor;
+export function eq(p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['eq.Tensor'].call(p0, p1);
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['eq.Scalar'].call(p0, scalarArg(p1));
+  }
+  return callParsed(F_eq, ops(), undefined, arguments);
 }
 
+const F_ne: OverloadGroup = {
+  name: 'ne',
+  method: false,
+  overloads: [{ key: 'ne.Tensor', schema: 'ne.Tensor(Tensor self, Tensor other) -> Tensor' }, {
+    key: 'ne.Scalar',
+    schema: 'ne.Scalar(Tensor self, Scalar other) -> Tensor',
+  }],
+};
 /**
  * Elementwise `!=`; bool result.
  *
@@ -497,24 +615,28 @@ export function eq(p0?: any, p1?: any, p2?: any): any {
  * const y = ne(x, x);
  * ```
  */
-export function ne(self: Tensor, other: Tensor): Tensor;
+export function ne(input: Tensor, other: Tensor): Tensor;
 /** Elementwise `!=` with a scalar. */
-export function ne(self: Tensor, other: number | boolean): Tensor;
+export function ne(input: Tensor, other: Scalar): Tensor;
 /** Elementwise `!=`; bool result. (any overload) */
-export function ne(self: Tensor, other: Tensor | number | boolean): Tensor;
-export function ne(p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  if (n === 2 && p1 instanceof Tensor) return ops()['ne.Tensor'].call(p0, p1);
-  if (n === 2 && (typeof p1 === 'number' || typeof p1 === 'boolean')) return ops()['ne.Scalar'].call(p0, p1);
-  throw invalidArguments('ne', '  * (self, other)\n  * (self, other)');
+export function ne(input: Tensor, other: Tensor | Scalar): Tensor;
+export function ne(p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['ne.Tensor'].call(p0, p1);
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['ne.Scalar'].call(p0, scalarArg(p1));
+  }
+  return callParsed(F_ne, ops(), undefined, arguments);
 }
 
+const F_lt: OverloadGroup = {
+  name: 'lt',
+  method: false,
+  overloads: [{ key: 'lt.Tensor', schema: 'lt.Tensor(Tensor self, Tensor other) -> Tensor' }, {
+    key: 'lt.Scalar',
+    schema: 'lt.Scalar(Tensor self, Scalar other) -> Tensor',
+  }],
+};
 /**
  * Elementwise `<`; bool result.
  *
@@ -529,24 +651,28 @@ export function ne(p0?: any, p1?: any, p2?: any): any {
  * const y = lt(x, x);
  * ```
  */
-export function lt(self: Tensor, other: Tensor): Tensor;
+export function lt(input: Tensor, other: Tensor): Tensor;
 /** Elementwise `<` with a scalar. */
-export function lt(self: Tensor, other: number | boolean): Tensor;
+export function lt(input: Tensor, other: Scalar): Tensor;
 /** Elementwise `<`; bool result. (any overload) */
-export function lt(self: Tensor, other: Tensor | number | boolean): Tensor;
-export function lt(p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  if (n === 2 && p1 instanceof Tensor) return ops()['lt.Tensor'].call(p0, p1);
-  if (n === 2 && (typeof p1 === 'number' || typeof p1 === 'boolean')) return ops()['lt.Scalar'].call(p0, p1);
-  throw invalidArguments('lt', '  * (self, other)\n  * (self, other)');
+export function lt(input: Tensor, other: Tensor | Scalar): Tensor;
+export function lt(p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['lt.Tensor'].call(p0, p1);
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['lt.Scalar'].call(p0, scalarArg(p1));
+  }
+  return callParsed(F_lt, ops(), undefined, arguments);
 }
 
+const F_le: OverloadGroup = {
+  name: 'le',
+  method: false,
+  overloads: [{ key: 'le.Tensor', schema: 'le.Tensor(Tensor self, Tensor other) -> Tensor' }, {
+    key: 'le.Scalar',
+    schema: 'le.Scalar(Tensor self, Scalar other) -> Tensor',
+  }],
+};
 /**
  * Elementwise `<=`; bool result.
  *
@@ -561,24 +687,28 @@ export function lt(p0?: any, p1?: any, p2?: any): any {
  * const y = le(x, x);
  * ```
  */
-export function le(self: Tensor, other: Tensor): Tensor;
+export function le(input: Tensor, other: Tensor): Tensor;
 /** Elementwise `<=` with a scalar. */
-export function le(self: Tensor, other: number | boolean): Tensor;
+export function le(input: Tensor, other: Scalar): Tensor;
 /** Elementwise `<=`; bool result. (any overload) */
-export function le(self: Tensor, other: Tensor | number | boolean): Tensor;
-export function le(p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  if (n === 2 && p1 instanceof Tensor) return ops()['le.Tensor'].call(p0, p1);
-  if (n === 2 && (typeof p1 === 'number' || typeof p1 === 'boolean')) return ops()['le.Scalar'].call(p0, p1);
-  throw invalidArguments('le', '  * (self, other)\n  * (self, other)');
+export function le(input: Tensor, other: Tensor | Scalar): Tensor;
+export function le(p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['le.Tensor'].call(p0, p1);
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['le.Scalar'].call(p0, scalarArg(p1));
+  }
+  return callParsed(F_le, ops(), undefined, arguments);
 }
 
+const F_gt: OverloadGroup = {
+  name: 'gt',
+  method: false,
+  overloads: [{ key: 'gt.Tensor', schema: 'gt.Tensor(Tensor self, Tensor other) -> Tensor' }, {
+    key: 'gt.Scalar',
+    schema: 'gt.Scalar(Tensor self, Scalar other) -> Tensor',
+  }],
+};
 /**
  * Elementwise `>`; bool result.
  *
@@ -593,24 +723,28 @@ export function le(p0?: any, p1?: any, p2?: any): any {
  * const y = gt(x, x);
  * ```
  */
-export function gt(self: Tensor, other: Tensor): Tensor;
+export function gt(input: Tensor, other: Tensor): Tensor;
 /** Elementwise `>` with a scalar. */
-export function gt(self: Tensor, other: number | boolean): Tensor;
+export function gt(input: Tensor, other: Scalar): Tensor;
 /** Elementwise `>`; bool result. (any overload) */
-export function gt(self: Tensor, other: Tensor | number | boolean): Tensor;
-export function gt(p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  if (n === 2 && p1 instanceof Tensor) return ops()['gt.Tensor'].call(p0, p1);
-  if (n === 2 && (typeof p1 === 'number' || typeof p1 === 'boolean')) return ops()['gt.Scalar'].call(p0, p1);
-  throw invalidArguments('gt', '  * (self, other)\n  * (self, other)');
+export function gt(input: Tensor, other: Tensor | Scalar): Tensor;
+export function gt(p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['gt.Tensor'].call(p0, p1);
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['gt.Scalar'].call(p0, scalarArg(p1));
+  }
+  return callParsed(F_gt, ops(), undefined, arguments);
 }
 
+const F_ge: OverloadGroup = {
+  name: 'ge',
+  method: false,
+  overloads: [{ key: 'ge.Tensor', schema: 'ge.Tensor(Tensor self, Tensor other) -> Tensor' }, {
+    key: 'ge.Scalar',
+    schema: 'ge.Scalar(Tensor self, Scalar other) -> Tensor',
+  }],
+};
 /**
  * Elementwise `>=`; bool result.
  *
@@ -625,24 +759,25 @@ export function gt(p0?: any, p1?: any, p2?: any): any {
  * const y = ge(x, x);
  * ```
  */
-export function ge(self: Tensor, other: Tensor): Tensor;
+export function ge(input: Tensor, other: Tensor): Tensor;
 /** Elementwise `>=` with a scalar. */
-export function ge(self: Tensor, other: number | boolean): Tensor;
+export function ge(input: Tensor, other: Scalar): Tensor;
 /** Elementwise `>=`; bool result. (any overload) */
-export function ge(self: Tensor, other: Tensor | number | boolean): Tensor;
-export function ge(p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  if (n === 2 && p1 instanceof Tensor) return ops()['ge.Tensor'].call(p0, p1);
-  if (n === 2 && (typeof p1 === 'number' || typeof p1 === 'boolean')) return ops()['ge.Scalar'].call(p0, p1);
-  throw invalidArguments('ge', '  * (self, other)\n  * (self, other)');
+export function ge(input: Tensor, other: Tensor | Scalar): Tensor;
+export function ge(p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['ge.Tensor'].call(p0, p1);
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['ge.Scalar'].call(p0, scalarArg(p1));
+  }
+  return callParsed(F_ge, ops(), undefined, arguments);
 }
 
+const F_neg: OverloadGroup = {
+  name: 'neg',
+  method: false,
+  overloads: [{ key: 'neg', schema: 'neg(Tensor self) -> Tensor' }],
+};
 /**
  * Negates elementwise.
  *
@@ -656,11 +791,20 @@ export function ge(p0?: any, p1?: any, p2?: any): any {
  * const y = neg(x);
  * ```
  */
-export function neg(self: Tensor): Tensor;
-export function neg(p0?: any): any {
-  return ops()['neg'].call(p0);
+export function neg(input: Tensor): Tensor;
+export function neg(p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['neg'].call(p0);
+  }
+  return callParsed(F_neg, ops(), undefined, arguments);
 }
 
+const F_abs: OverloadGroup = {
+  name: 'abs',
+  method: false,
+  overloads: [{ key: 'abs', schema: 'abs(Tensor self) -> Tensor' }],
+};
 /**
  * Absolute value.
  *
@@ -674,11 +818,20 @@ export function neg(p0?: any): any {
  * const y = abs(x);
  * ```
  */
-export function abs(self: Tensor): Tensor;
-export function abs(p0?: any): any {
-  return ops()['abs'].call(p0);
+export function abs(input: Tensor): Tensor;
+export function abs(p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['abs'].call(p0);
+  }
+  return callParsed(F_abs, ops(), undefined, arguments);
 }
 
+const F_sign: OverloadGroup = {
+  name: 'sign',
+  method: false,
+  overloads: [{ key: 'sign', schema: 'sign(Tensor self) -> Tensor' }],
+};
 /**
  * Sign (-1, 0 or 1).
  *
@@ -692,11 +845,20 @@ export function abs(p0?: any): any {
  * const y = sign(x);
  * ```
  */
-export function sign(self: Tensor): Tensor;
-export function sign(p0?: any): any {
-  return ops()['sign'].call(p0);
+export function sign(input: Tensor): Tensor;
+export function sign(p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['sign'].call(p0);
+  }
+  return callParsed(F_sign, ops(), undefined, arguments);
 }
 
+const F_exp: OverloadGroup = {
+  name: 'exp',
+  method: false,
+  overloads: [{ key: 'exp', schema: 'exp(Tensor self) -> Tensor' }],
+};
 /**
  * Exponential.
  *
@@ -710,11 +872,20 @@ export function sign(p0?: any): any {
  * const y = exp(x);
  * ```
  */
-export function exp(self: Tensor): Tensor;
-export function exp(p0?: any): any {
-  return ops()['exp'].call(p0);
+export function exp(input: Tensor): Tensor;
+export function exp(p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['exp'].call(p0);
+  }
+  return callParsed(F_exp, ops(), undefined, arguments);
 }
 
+const F_log: OverloadGroup = {
+  name: 'log',
+  method: false,
+  overloads: [{ key: 'log', schema: 'log(Tensor self) -> Tensor' }],
+};
 /**
  * Natural logarithm.
  *
@@ -728,11 +899,20 @@ export function exp(p0?: any): any {
  * const y = log(x);
  * ```
  */
-export function log(self: Tensor): Tensor;
-export function log(p0?: any): any {
-  return ops()['log'].call(p0);
+export function log(input: Tensor): Tensor;
+export function log(p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['log'].call(p0);
+  }
+  return callParsed(F_log, ops(), undefined, arguments);
 }
 
+const F_log1p: OverloadGroup = {
+  name: 'log1p',
+  method: false,
+  overloads: [{ key: 'log1p', schema: 'log1p(Tensor self) -> Tensor' }],
+};
 /**
  * log(1 + x), accurate for small x.
  *
@@ -746,11 +926,20 @@ export function log(p0?: any): any {
  * const y = log1p(x);
  * ```
  */
-export function log1p(self: Tensor): Tensor;
-export function log1p(p0?: any): any {
-  return ops()['log1p'].call(p0);
+export function log1p(input: Tensor): Tensor;
+export function log1p(p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['log1p'].call(p0);
+  }
+  return callParsed(F_log1p, ops(), undefined, arguments);
 }
 
+const F_expm1: OverloadGroup = {
+  name: 'expm1',
+  method: false,
+  overloads: [{ key: 'expm1', schema: 'expm1(Tensor self) -> Tensor' }],
+};
 /**
  * exp(x) - 1, accurate for small x.
  *
@@ -764,11 +953,20 @@ export function log1p(p0?: any): any {
  * const y = expm1(x);
  * ```
  */
-export function expm1(self: Tensor): Tensor;
-export function expm1(p0?: any): any {
-  return ops()['expm1'].call(p0);
+export function expm1(input: Tensor): Tensor;
+export function expm1(p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['expm1'].call(p0);
+  }
+  return callParsed(F_expm1, ops(), undefined, arguments);
 }
 
+const F_sqrt: OverloadGroup = {
+  name: 'sqrt',
+  method: false,
+  overloads: [{ key: 'sqrt', schema: 'sqrt(Tensor self) -> Tensor' }],
+};
 /**
  * Square root.
  *
@@ -782,11 +980,20 @@ export function expm1(p0?: any): any {
  * const y = sqrt(x);
  * ```
  */
-export function sqrt(self: Tensor): Tensor;
-export function sqrt(p0?: any): any {
-  return ops()['sqrt'].call(p0);
+export function sqrt(input: Tensor): Tensor;
+export function sqrt(p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['sqrt'].call(p0);
+  }
+  return callParsed(F_sqrt, ops(), undefined, arguments);
 }
 
+const F_rsqrt: OverloadGroup = {
+  name: 'rsqrt',
+  method: false,
+  overloads: [{ key: 'rsqrt', schema: 'rsqrt(Tensor self) -> Tensor' }],
+};
 /**
  * Reciprocal square root.
  *
@@ -800,11 +1007,20 @@ export function sqrt(p0?: any): any {
  * const y = rsqrt(x);
  * ```
  */
-export function rsqrt(self: Tensor): Tensor;
-export function rsqrt(p0?: any): any {
-  return ops()['rsqrt'].call(p0);
+export function rsqrt(input: Tensor): Tensor;
+export function rsqrt(p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['rsqrt'].call(p0);
+  }
+  return callParsed(F_rsqrt, ops(), undefined, arguments);
 }
 
+const F_sin: OverloadGroup = {
+  name: 'sin',
+  method: false,
+  overloads: [{ key: 'sin', schema: 'sin(Tensor self) -> Tensor' }],
+};
 /**
  * Sine.
  *
@@ -818,11 +1034,20 @@ export function rsqrt(p0?: any): any {
  * const y = sin(x);
  * ```
  */
-export function sin(self: Tensor): Tensor;
-export function sin(p0?: any): any {
-  return ops()['sin'].call(p0);
+export function sin(input: Tensor): Tensor;
+export function sin(p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['sin'].call(p0);
+  }
+  return callParsed(F_sin, ops(), undefined, arguments);
 }
 
+const F_cos: OverloadGroup = {
+  name: 'cos',
+  method: false,
+  overloads: [{ key: 'cos', schema: 'cos(Tensor self) -> Tensor' }],
+};
 /**
  * Cosine.
  *
@@ -836,11 +1061,20 @@ export function sin(p0?: any): any {
  * const y = cos(x);
  * ```
  */
-export function cos(self: Tensor): Tensor;
-export function cos(p0?: any): any {
-  return ops()['cos'].call(p0);
+export function cos(input: Tensor): Tensor;
+export function cos(p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['cos'].call(p0);
+  }
+  return callParsed(F_cos, ops(), undefined, arguments);
 }
 
+const F_tanh: OverloadGroup = {
+  name: 'tanh',
+  method: false,
+  overloads: [{ key: 'tanh', schema: 'tanh(Tensor self) -> Tensor' }],
+};
 /**
  * Hyperbolic tangent.
  *
@@ -854,11 +1088,20 @@ export function cos(p0?: any): any {
  * const y = tanh(x);
  * ```
  */
-export function tanh(self: Tensor): Tensor;
-export function tanh(p0?: any): any {
-  return ops()['tanh'].call(p0);
+export function tanh(input: Tensor): Tensor;
+export function tanh(p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['tanh'].call(p0);
+  }
+  return callParsed(F_tanh, ops(), undefined, arguments);
 }
 
+const F_sigmoid: OverloadGroup = {
+  name: 'sigmoid',
+  method: false,
+  overloads: [{ key: 'sigmoid', schema: 'sigmoid(Tensor self) -> Tensor' }],
+};
 /**
  * Logistic sigmoid 1 / (1 + exp(-x)).
  *
@@ -872,11 +1115,20 @@ export function tanh(p0?: any): any {
  * const y = sigmoid(x);
  * ```
  */
-export function sigmoid(self: Tensor): Tensor;
-export function sigmoid(p0?: any): any {
-  return ops()['sigmoid'].call(p0);
+export function sigmoid(input: Tensor): Tensor;
+export function sigmoid(p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['sigmoid'].call(p0);
+  }
+  return callParsed(F_sigmoid, ops(), undefined, arguments);
 }
 
+const F_erf: OverloadGroup = {
+  name: 'erf',
+  method: false,
+  overloads: [{ key: 'erf', schema: 'erf(Tensor self) -> Tensor' }],
+};
 /**
  * Gauss error function.
  *
@@ -890,11 +1142,20 @@ export function sigmoid(p0?: any): any {
  * const y = erf(x);
  * ```
  */
-export function erf(self: Tensor): Tensor;
-export function erf(p0?: any): any {
-  return ops()['erf'].call(p0);
+export function erf(input: Tensor): Tensor;
+export function erf(p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['erf'].call(p0);
+  }
+  return callParsed(F_erf, ops(), undefined, arguments);
 }
 
+const F_reciprocal: OverloadGroup = {
+  name: 'reciprocal',
+  method: false,
+  overloads: [{ key: 'reciprocal', schema: 'reciprocal(Tensor self) -> Tensor' }],
+};
 /**
  * 1 / x.
  *
@@ -908,11 +1169,20 @@ export function erf(p0?: any): any {
  * const y = reciprocal(x);
  * ```
  */
-export function reciprocal(self: Tensor): Tensor;
-export function reciprocal(p0?: any): any {
-  return ops()['reciprocal'].call(p0);
+export function reciprocal(input: Tensor): Tensor;
+export function reciprocal(p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['reciprocal'].call(p0);
+  }
+  return callParsed(F_reciprocal, ops(), undefined, arguments);
 }
 
+const F_relu: OverloadGroup = {
+  name: 'relu',
+  method: false,
+  overloads: [{ key: 'relu', schema: 'relu(Tensor self) -> Tensor' }],
+};
 /**
  * max(x, 0).
  *
@@ -926,11 +1196,20 @@ export function reciprocal(p0?: any): any {
  * const y = relu(x);
  * ```
  */
-export function relu(self: Tensor): Tensor;
-export function relu(p0?: any): any {
-  return ops()['relu'].call(p0);
+export function relu(input: Tensor): Tensor;
+export function relu(p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['relu'].call(p0);
+  }
+  return callParsed(F_relu, ops(), undefined, arguments);
 }
 
+const F_gelu: OverloadGroup = {
+  name: 'gelu',
+  method: false,
+  overloads: [{ key: 'gelu', schema: "gelu(Tensor self, *, str approximate='none') -> Tensor" }],
+};
 /**
  * Gaussian error linear unit; `approximate: 'tanh'` uses the tanh approximation.
  *
@@ -944,13 +1223,20 @@ export function relu(p0?: any): any {
  * const y = gelu(x);
  * ```
  */
-export function gelu(self: Tensor, options?: { approximate?: string }): Tensor;
-export function gelu(p0?: any, p1?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
-  return ops()['gelu'].call(p0, o?.approximate ?? 'none');
+export function gelu(input: Tensor, options?: { approximate?: string }): Tensor;
+export function gelu(p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['gelu'].call(p0, 'none');
+  }
+  return callParsed(F_gelu, ops(), undefined, arguments);
 }
 
+const F_silu: OverloadGroup = {
+  name: 'silu',
+  method: false,
+  overloads: [{ key: 'silu', schema: 'silu(Tensor self) -> Tensor' }],
+};
 /**
  * x * sigmoid(x).
  *
@@ -964,11 +1250,20 @@ export function gelu(p0?: any, p1?: any): any {
  * const y = silu(x);
  * ```
  */
-export function silu(self: Tensor): Tensor;
-export function silu(p0?: any): any {
-  return ops()['silu'].call(p0);
+export function silu(input: Tensor): Tensor;
+export function silu(p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['silu'].call(p0);
+  }
+  return callParsed(F_silu, ops(), undefined, arguments);
 }
 
+const F_floor: OverloadGroup = {
+  name: 'floor',
+  method: false,
+  overloads: [{ key: 'floor', schema: 'floor(Tensor self) -> Tensor' }],
+};
 /**
  * Rounds down.
  *
@@ -982,11 +1277,20 @@ export function silu(p0?: any): any {
  * const y = floor(x);
  * ```
  */
-export function floor(self: Tensor): Tensor;
-export function floor(p0?: any): any {
-  return ops()['floor'].call(p0);
+export function floor(input: Tensor): Tensor;
+export function floor(p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['floor'].call(p0);
+  }
+  return callParsed(F_floor, ops(), undefined, arguments);
 }
 
+const F_ceil: OverloadGroup = {
+  name: 'ceil',
+  method: false,
+  overloads: [{ key: 'ceil', schema: 'ceil(Tensor self) -> Tensor' }],
+};
 /**
  * Rounds up.
  *
@@ -1000,11 +1304,20 @@ export function floor(p0?: any): any {
  * const y = ceil(x);
  * ```
  */
-export function ceil(self: Tensor): Tensor;
-export function ceil(p0?: any): any {
-  return ops()['ceil'].call(p0);
+export function ceil(input: Tensor): Tensor;
+export function ceil(p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['ceil'].call(p0);
+  }
+  return callParsed(F_ceil, ops(), undefined, arguments);
 }
 
+const F_round: OverloadGroup = {
+  name: 'round',
+  method: false,
+  overloads: [{ key: 'round', schema: 'round(Tensor self) -> Tensor' }],
+};
 /**
  * Rounds half to even, like torch.round.
  *
@@ -1018,11 +1331,20 @@ export function ceil(p0?: any): any {
  * const y = round(x);
  * ```
  */
-export function round(self: Tensor): Tensor;
-export function round(p0?: any): any {
-  return ops()['round'].call(p0);
+export function round(input: Tensor): Tensor;
+export function round(p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['round'].call(p0);
+  }
+  return callParsed(F_round, ops(), undefined, arguments);
 }
 
+const F_trunc: OverloadGroup = {
+  name: 'trunc',
+  method: false,
+  overloads: [{ key: 'trunc', schema: 'trunc(Tensor self) -> Tensor' }],
+};
 /**
  * Rounds toward zero.
  *
@@ -1036,11 +1358,20 @@ export function round(p0?: any): any {
  * const y = trunc(x);
  * ```
  */
-export function trunc(self: Tensor): Tensor;
-export function trunc(p0?: any): any {
-  return ops()['trunc'].call(p0);
+export function trunc(input: Tensor): Tensor;
+export function trunc(p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['trunc'].call(p0);
+  }
+  return callParsed(F_trunc, ops(), undefined, arguments);
 }
 
+const F_logicalNot: OverloadGroup = {
+  name: 'logical_not',
+  method: false,
+  overloads: [{ key: 'logical_not', schema: 'logical_not(Tensor self) -> Tensor' }],
+};
 /**
  * Elementwise NOT (zero is false); bool result.
  *
@@ -1054,11 +1385,20 @@ export function trunc(p0?: any): any {
  * const y = logicalNot(x);
  * ```
  */
-export function logicalNot(self: Tensor): Tensor;
-export function logicalNot(p0?: any): any {
-  return ops()['logical_not'].call(p0);
+export function logicalNot(input: Tensor): Tensor;
+export function logicalNot(p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['logical_not'].call(p0);
+  }
+  return callParsed(F_logicalNot, ops(), undefined, arguments);
 }
 
+const F_bitwiseNot: OverloadGroup = {
+  name: 'bitwise_not',
+  method: false,
+  overloads: [{ key: 'bitwise_not', schema: 'bitwise_not(Tensor self) -> Tensor' }],
+};
 /**
  * Bitwise NOT of integral or bool tensors.
  *
@@ -1072,11 +1412,20 @@ export function logicalNot(p0?: any): any {
  * const y = bitwiseNot(x);
  * ```
  */
-export function bitwiseNot(self: Tensor): Tensor;
-export function bitwiseNot(p0?: any): any {
-  return ops()['bitwise_not'].call(p0);
+export function bitwiseNot(input: Tensor): Tensor;
+export function bitwiseNot(p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['bitwise_not'].call(p0);
+  }
+  return callParsed(F_bitwiseNot, ops(), undefined, arguments);
 }
 
+const F_isnan: OverloadGroup = {
+  name: 'isnan',
+  method: false,
+  overloads: [{ key: 'isnan', schema: 'isnan(Tensor self) -> Tensor' }],
+};
 /**
  * Whether each element is NaN; bool result.
  *
@@ -1090,11 +1439,23 @@ export function bitwiseNot(p0?: any): any {
  * const y = isnan(x);
  * ```
  */
-export function isnan(self: Tensor): Tensor;
-export function isnan(p0?: any): any {
-  return ops()['isnan'].call(p0);
+export function isnan(input: Tensor): Tensor;
+export function isnan(p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['isnan'].call(p0);
+  }
+  return callParsed(F_isnan, ops(), undefined, arguments);
 }
 
+const F_where: OverloadGroup = {
+  name: 'where',
+  method: false,
+  overloads: [{ key: 'where.self', schema: 'where.self(Tensor condition, Tensor self, Tensor other) -> Tensor' }, {
+    key: 'where.ScalarOther',
+    schema: 'where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor',
+  }],
+};
 /**
  * Chooses `self` where `condition` is true, else `other`.
  *
@@ -1111,26 +1472,28 @@ export function isnan(p0?: any): any {
  */
 export function where(condition: Tensor, self: Tensor, other: Tensor): Tensor;
 /** Chooses `self` where `condition` is true, else the scalar `other`. */
-export function where(condition: Tensor, self: Tensor, other: number | boolean): Tensor;
+export function where(condition: Tensor, self: Tensor, other: Scalar): Tensor;
 /** Chooses `self` where `condition` is true, else `other`. (any overload) */
-export function where(condition: Tensor, self: Tensor, other: Tensor | number | boolean): Tensor;
-export function where(p0?: any, p1?: any, p2?: any, p3?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : 4;
-  if (n === 3 && p2 instanceof Tensor) return ops()['where.self'].call(p0, p1, p2);
-  if (n === 3 && (typeof p2 === 'number' || typeof p2 === 'boolean')) {
-    return ops()['where.ScalarOther'].call(p0, p1, p2);
+export function where(condition: Tensor, self: Tensor, other: Tensor | Scalar): Tensor;
+export function where(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+  const n = arguments.length;
+  if (n === 3) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && isLiveTensor(p2)) return ops()['where.self'].call(p0, p1, p2);
+    if (isLiveTensor(p0) && isLiveTensor(p1) && isScalarArg(p2)) {
+      return ops()['where.ScalarOther'].call(p0, p1, scalarArg(p2));
+    }
   }
-  throw invalidArguments('where', '  * (condition, self, other)\n  * (condition, self, other)');
+  return callParsed(F_where, ops(), undefined, arguments);
 }
 
+const F_clamp: OverloadGroup = {
+  name: 'clamp',
+  method: false,
+  overloads: [{
+    key: 'clamp.Tensor',
+    schema: 'clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor',
+  }, { key: 'clamp', schema: 'clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor' }],
+};
 /**
  * Limits values to [min, max].
  *
@@ -1145,46 +1508,52 @@ export function where(p0?: any, p1?: any, p2?: any, p3?: any): any {
  * const y = clamp(x);
  * ```
  */
-export function clamp(self: Tensor, options?: { min?: number | boolean | null; max?: number | boolean | null }): Tensor;
+export function clamp(input: Tensor, options?: { min?: Tensor | null; max?: Tensor | null }): Tensor;
+/** Limits values to tensors [min, max] (broadcast). */
+export function clamp(input: Tensor, min: Tensor | null, options?: { max?: Tensor | null }): Tensor;
+/** Limits values to tensors [min, max] (broadcast). */
+export function clamp(input: Tensor, min: Tensor | null, max: Tensor | null): Tensor;
 /** Limits values to [min, max]. */
-export function clamp(self: Tensor, min: number | boolean | null, options?: { max?: number | boolean | null }): Tensor;
+export function clamp(input: Tensor, options?: { min?: Scalar | null; max?: Scalar | null }): Tensor;
 /** Limits values to [min, max]. */
-export function clamp(self: Tensor, min: number | boolean | null, max: number | boolean | null): Tensor;
-/** Limits values to tensors [min, max] (broadcast). */
-export function clamp(self: Tensor, options?: { min?: Tensor | null; max?: Tensor | null }): Tensor;
-/** Limits values to tensors [min, max] (broadcast). */
-export function clamp(self: Tensor, min: Tensor | null, options?: { max?: Tensor | null }): Tensor;
-/** Limits values to tensors [min, max] (broadcast). */
-export function clamp(self: Tensor, min: Tensor | null, max: Tensor | null): Tensor;
-/** Limits values to [min, max]. (any overload) */
+export function clamp(input: Tensor, min: Scalar | null, options?: { max?: Scalar | null }): Tensor;
+/** Limits values to [min, max]. */
+export function clamp(input: Tensor, min: Scalar | null, max: Scalar | null): Tensor;
+/** Limits values to tensors [min, max] (broadcast). (any overload) */
 export function clamp(
-  self: Tensor,
-  min?: number | boolean | null | Tensor,
-  max?: number | boolean | null | Tensor,
-  options?: { min?: number | boolean | null | Tensor | null; max?: number | boolean | null | Tensor | null },
+  input: Tensor,
+  min?: Tensor | null | Scalar,
+  max?: Tensor | null | Scalar,
+  options?: { min?: Tensor | null | Scalar; max?: Tensor | null | Scalar },
 ): Tensor;
-export function clamp(p0?: any, p1?: any, p2?: any, p3?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : 4;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  if (
-    n >= 1 && n <= 3 && (n <= 1 || (p1 == null || (typeof p1 === 'number' || typeof p1 === 'boolean'))) &&
-    (n <= 2 || (p2 == null || (typeof p2 === 'number' || typeof p2 === 'boolean')))
-  ) return ops()['clamp'].call(p0, (n > 1 ? p1 : o?.min) ?? null, (n > 2 ? p2 : o?.max) ?? null);
-  if (
-    n >= 1 && n <= 3 && (n <= 1 || (p1 == null || p1 instanceof Tensor)) &&
-    (n <= 2 || (p2 == null || p2 instanceof Tensor))
-  ) return ops()['clamp.Tensor'].call(p0, (n > 1 ? p1 : o?.min) ?? null, (n > 2 ? p2 : o?.max) ?? null);
-  throw invalidArguments('clamp', '  * (self, min, max)\n  * (self, min, max)');
+export function clamp(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['clamp.Tensor'].call(p0, null, null);
+    if (isLiveTensor(p0)) return ops()['clamp'].call(p0, null, null);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && (p1 == null || isLiveTensor(p1))) return ops()['clamp.Tensor'].call(p0, p1, null);
+    if (isLiveTensor(p0) && (p1 == null || isScalarArg(p1))) {
+      return ops()['clamp'].call(p0, p1 == null ? null : scalarArg(p1), null);
+    }
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && (p1 == null || isLiveTensor(p1)) && (p2 == null || isLiveTensor(p2))) {
+      return ops()['clamp.Tensor'].call(p0, p1, p2);
+    }
+    if (isLiveTensor(p0) && (p1 == null || isScalarArg(p1)) && (p2 == null || isScalarArg(p2))) {
+      return ops()['clamp'].call(p0, p1 == null ? null : scalarArg(p1), p2 == null ? null : scalarArg(p2));
+    }
+  }
+  return callParsed(F_clamp, ops(), undefined, arguments);
 }
 
+const F_clampMin: OverloadGroup = {
+  name: 'clamp_min',
+  method: false,
+  overloads: [{ key: 'clamp_min', schema: 'clamp_min(Tensor self, Scalar min) -> Tensor' }],
+};
 /**
  * max(x, min): `clamp` with a lower bound only.
  *
@@ -1198,11 +1567,20 @@ export function clamp(p0?: any, p1?: any, p2?: any, p3?: any): any {
  * const y = clampMin(x, 2);
  * ```
  */
-export function clampMin(self: Tensor, min: number | boolean): Tensor;
-export function clampMin(p0?: any, p1?: any): any {
-  return ops()['clamp_min'].call(p0, p1);
+export function clampMin(input: Tensor, min: Scalar): Tensor;
+export function clampMin(p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['clamp_min'].call(p0, scalarArg(p1));
+  }
+  return callParsed(F_clampMin, ops(), undefined, arguments);
 }
 
+const F_clampMax: OverloadGroup = {
+  name: 'clamp_max',
+  method: false,
+  overloads: [{ key: 'clamp_max', schema: 'clamp_max(Tensor self, Scalar max) -> Tensor' }],
+};
 /**
  * min(x, max): `clamp` with an upper bound only.
  *
@@ -1216,11 +1594,25 @@ export function clampMin(p0?: any, p1?: any): any {
  * const y = clampMax(x, 2);
  * ```
  */
-export function clampMax(self: Tensor, max: number | boolean): Tensor;
-export function clampMax(p0?: any, p1?: any): any {
-  return ops()['clamp_max'].call(p0, p1);
+export function clampMax(input: Tensor, max: Scalar): Tensor;
+export function clampMax(p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['clamp_max'].call(p0, scalarArg(p1));
+  }
+  return callParsed(F_clampMax, ops(), undefined, arguments);
 }
 
+const F_empty: OverloadGroup = {
+  name: 'empty',
+  method: false,
+  requiresGrad: true,
+  overloads: [{
+    key: 'empty.memory_format',
+    schema:
+      'empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor',
+  }],
+};
 /**
  * A tensor with uninitialised data.
  *
@@ -1235,28 +1627,74 @@ export function clampMax(p0?: any, p1?: any): any {
  * ```
  */
 export function empty(
-  size: number | readonly number[],
+  size: readonly number[],
   options?: {
     dtype?: DTypeLike | null;
     layout?: 'strided' | null;
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
     memoryFormat?: 'contiguous_format' | 'preserve_format' | null;
+    requiresGrad?: boolean;
   },
 ): Tensor;
-export function empty(p0?: any, p1?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
-  return ops()['empty.memory_format'].call(
-    intList(p0),
-    optionalDType(o?.dtype ?? null),
-    o?.layout ?? null,
-    optionalDevice(o?.device ?? null),
-    o?.pinMemory ?? null,
-    o?.memoryFormat ?? null,
-  );
+/** A tensor with uninitialised data. */
+export function empty(...size: number[]): Tensor;
+/** A tensor with uninitialised data. */
+export function empty(
+  ...args: [
+    ...size: number[],
+    options: {
+      dtype?: DTypeLike | null;
+      layout?: 'strided' | null;
+      device?: DeviceLike | null;
+      pinMemory?: boolean | null;
+      memoryFormat?: 'contiguous_format' | 'preserve_format' | null;
+      requiresGrad?: boolean;
+    },
+  ]
+): Tensor;
+export function empty(p0?: any, p1?: any, p2?: any, p3?: any, ..._rest: any[]): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if ((Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
+      return ops()['empty.memory_format'].call(intListArg(p0, 0), null, null, null, null, null);
+    }
+  }
+  if (n === 2) {
+    if (isIntArg(p0) && isIntArg(p1)) {
+      return ops()['empty.memory_format'].call([intArg(p0), intArg(p1)], null, null, null, null, null);
+    }
+  }
+  if (n === 3) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['empty.memory_format'].call([intArg(p0), intArg(p1), intArg(p2)], null, null, null, null, null);
+    }
+  }
+  if (n === 4) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
+      return ops()['empty.memory_format'].call(
+        [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
+        null,
+        null,
+        null,
+        null,
+        null,
+      );
+    }
+  }
+  return callParsed(F_empty, ops(), undefined, arguments);
 }
 
+const F_zeros: OverloadGroup = {
+  name: 'zeros',
+  method: false,
+  requiresGrad: true,
+  overloads: [{
+    key: 'zeros',
+    schema:
+      'zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
+  }],
+};
 /**
  * A tensor filled with 0.
  *
@@ -1271,26 +1709,63 @@ export function empty(p0?: any, p1?: any): any {
  * ```
  */
 export function zeros(
-  size: number | readonly number[],
+  size: readonly number[],
   options?: {
     dtype?: DTypeLike | null;
     layout?: 'strided' | null;
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
+    requiresGrad?: boolean;
   },
 ): Tensor;
-export function zeros(p0?: any, p1?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
-  return ops()['zeros'].call(
-    intList(p0),
-    optionalDType(o?.dtype ?? null),
-    o?.layout ?? null,
-    optionalDevice(o?.device ?? null),
-    o?.pinMemory ?? null,
-  );
+/** A tensor filled with 0. */
+export function zeros(...size: number[]): Tensor;
+/** A tensor filled with 0. */
+export function zeros(
+  ...args: [
+    ...size: number[],
+    options: {
+      dtype?: DTypeLike | null;
+      layout?: 'strided' | null;
+      device?: DeviceLike | null;
+      pinMemory?: boolean | null;
+      requiresGrad?: boolean;
+    },
+  ]
+): Tensor;
+export function zeros(p0?: any, p1?: any, p2?: any, p3?: any, ..._rest: any[]): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if ((Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
+      return ops()['zeros'].call(intListArg(p0, 0), null, null, null, null);
+    }
+  }
+  if (n === 2) {
+    if (isIntArg(p0) && isIntArg(p1)) return ops()['zeros'].call([intArg(p0), intArg(p1)], null, null, null, null);
+  }
+  if (n === 3) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['zeros'].call([intArg(p0), intArg(p1), intArg(p2)], null, null, null, null);
+    }
+  }
+  if (n === 4) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
+      return ops()['zeros'].call([intArg(p0), intArg(p1), intArg(p2), intArg(p3)], null, null, null, null);
+    }
+  }
+  return callParsed(F_zeros, ops(), undefined, arguments);
 }
 
+const F_ones: OverloadGroup = {
+  name: 'ones',
+  method: false,
+  requiresGrad: true,
+  overloads: [{
+    key: 'ones',
+    schema:
+      'ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
+  }],
+};
 /**
  * A tensor filled with 1.
  *
@@ -1305,26 +1780,63 @@ export function zeros(p0?: any, p1?: any): any {
  * ```
  */
 export function ones(
-  size: number | readonly number[],
+  size: readonly number[],
   options?: {
     dtype?: DTypeLike | null;
     layout?: 'strided' | null;
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
+    requiresGrad?: boolean;
   },
 ): Tensor;
-export function ones(p0?: any, p1?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
-  return ops()['ones'].call(
-    intList(p0),
-    optionalDType(o?.dtype ?? null),
-    o?.layout ?? null,
-    optionalDevice(o?.device ?? null),
-    o?.pinMemory ?? null,
-  );
+/** A tensor filled with 1. */
+export function ones(...size: number[]): Tensor;
+/** A tensor filled with 1. */
+export function ones(
+  ...args: [
+    ...size: number[],
+    options: {
+      dtype?: DTypeLike | null;
+      layout?: 'strided' | null;
+      device?: DeviceLike | null;
+      pinMemory?: boolean | null;
+      requiresGrad?: boolean;
+    },
+  ]
+): Tensor;
+export function ones(p0?: any, p1?: any, p2?: any, p3?: any, ..._rest: any[]): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if ((Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
+      return ops()['ones'].call(intListArg(p0, 0), null, null, null, null);
+    }
+  }
+  if (n === 2) {
+    if (isIntArg(p0) && isIntArg(p1)) return ops()['ones'].call([intArg(p0), intArg(p1)], null, null, null, null);
+  }
+  if (n === 3) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['ones'].call([intArg(p0), intArg(p1), intArg(p2)], null, null, null, null);
+    }
+  }
+  if (n === 4) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
+      return ops()['ones'].call([intArg(p0), intArg(p1), intArg(p2), intArg(p3)], null, null, null, null);
+    }
+  }
+  return callParsed(F_ones, ops(), undefined, arguments);
 }
 
+const F_full: OverloadGroup = {
+  name: 'full',
+  method: false,
+  requiresGrad: true,
+  overloads: [{
+    key: 'full',
+    schema:
+      'full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
+  }],
+};
 /**
  * A tensor filled with `fill_value` (dtype inferred from it when not given).
  *
@@ -1339,34 +1851,44 @@ export function ones(p0?: any, p1?: any): any {
  * ```
  */
 export function full(
-  size: number | readonly number[],
-  fillValue: number | boolean,
+  size: readonly number[],
+  fillValue: Scalar,
   options?: {
     dtype?: DTypeLike | null;
     layout?: 'strided' | null;
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
+    requiresGrad?: boolean;
   },
 ): Tensor;
-export function full(p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops()['full'].call(
-    intList(p0),
-    p1,
-    optionalDType(o?.dtype ?? null),
-    o?.layout ?? null,
-    optionalDevice(o?.device ?? null),
-    o?.pinMemory ?? null,
-  );
+export function full(p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isIntListArg(p0, 0) && isScalarArg(p1)) {
+      return ops()['full'].call(intListArg(p0, 0), scalarArg(p1), null, null, null, null);
+    }
+  }
+  return callParsed(F_full, ops(), undefined, arguments);
 }
 
+const F_arange: OverloadGroup = {
+  name: 'arange',
+  method: false,
+  requiresGrad: true,
+  overloads: [{
+    key: 'arange',
+    schema:
+      'arange(Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
+  }, {
+    key: 'arange.start',
+    schema:
+      'arange.start(Scalar start, Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
+  }, {
+    key: 'arange.start_step',
+    schema:
+      'arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
+  }],
+};
 /**
  * Values from 0 to `end` (exclusive) in steps of 1.
  *
@@ -1383,112 +1905,98 @@ export function full(p0?: any, p1?: any, p2?: any): any {
  * ```
  */
 export function arange(
-  end: number | boolean,
+  end: Scalar,
   options?: {
     dtype?: DTypeLike | null;
     layout?: 'strided' | null;
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
+    requiresGrad?: boolean;
   },
 ): Tensor;
 /** Values from `start` to `end` (exclusive) in steps of 1. */
 export function arange(
-  start: number | boolean,
-  end: number | boolean,
+  start: Scalar,
+  end: Scalar,
   options?: {
     dtype?: DTypeLike | null;
     layout?: 'strided' | null;
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
+    requiresGrad?: boolean;
   },
 ): Tensor;
 /** Values from `start` to `end` (exclusive) in steps of `step`. */
 export function arange(
-  start: number | boolean,
-  end: number | boolean,
+  start: Scalar,
+  end: Scalar,
   options?: {
-    step?: number | boolean;
+    step?: Scalar;
     dtype?: DTypeLike | null;
     layout?: 'strided' | null;
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
+    requiresGrad?: boolean;
   },
 ): Tensor;
 /** Values from `start` to `end` (exclusive) in steps of `step`. */
 export function arange(
-  start: number | boolean,
-  end: number | boolean,
-  step: number | boolean,
+  start: Scalar,
+  end: Scalar,
+  step: Scalar,
   options?: {
     dtype?: DTypeLike | null;
     layout?: 'strided' | null;
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
+    requiresGrad?: boolean;
   },
 ): Tensor;
 /** Values from 0 to `end` (exclusive) in steps of 1. (any overload) */
 export function arange(
-  end: number | boolean,
-  arg1?: number | boolean,
-  step?: number | boolean,
+  end: Scalar,
+  arg1?: Scalar,
+  step?: Scalar,
   options?: {
     dtype?: DTypeLike | null;
     layout?: 'strided' | null;
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
-    step?: number | boolean;
+    requiresGrad?: boolean;
+    step?: Scalar;
   },
 ): Tensor;
-export function arange(p0?: any, p1?: any, p2?: any, p3?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : 4;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  if (n === 2 && (typeof p1 === 'number' || typeof p1 === 'boolean')) {
-    return ops()['arange.start'].call(
-      p0,
-      p1,
-      optionalDType(o?.dtype ?? null),
-      o?.layout ?? null,
-      optionalDevice(o?.device ?? null),
-      o?.pinMemory ?? null,
-    );
-  }
-  if (
-    n >= 2 && n <= 3 && (typeof p1 === 'number' || typeof p1 === 'boolean') &&
-    (n <= 2 || (typeof p2 === 'number' || typeof p2 === 'boolean'))
-  ) {
-    return ops()['arange.start_step'].call(
-      p0,
-      p1,
-      (n > 2 ? p2 : o?.step) ?? 1,
-      optionalDType(o?.dtype ?? null),
-      o?.layout ?? null,
-      optionalDevice(o?.device ?? null),
-      o?.pinMemory ?? null,
-    );
-  }
+export function arange(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+  const n = arguments.length;
   if (n === 1) {
-    return ops()['arange'].call(
-      p0,
-      optionalDType(o?.dtype ?? null),
-      o?.layout ?? null,
-      optionalDevice(o?.device ?? null),
-      o?.pinMemory ?? null,
-    );
+    if (isScalarArg(p0)) return ops()['arange'].call(scalarArg(p0), null, null, null, null);
   }
-  throw invalidArguments(
-    'arange',
-    '  * (end, dtype, layout, device, pin_memory)\n  * (start, end, dtype, layout, device, pin_memory)\n  * (start, end, step, dtype, layout, device, pin_memory)',
-  );
+  if (n === 2) {
+    if (isScalarArg(p0) && isScalarArg(p1)) {
+      return ops()['arange.start'].call(scalarArg(p0), scalarArg(p1), null, null, null, null);
+    }
+    if (isScalarArg(p0) && isScalarArg(p1)) {
+      return ops()['arange.start_step'].call(scalarArg(p0), scalarArg(p1), 1, null, null, null, null);
+    }
+  }
+  if (n === 3) {
+    if (isScalarArg(p0) && isScalarArg(p1) && isScalarArg(p2)) {
+      return ops()['arange.start_step'].call(scalarArg(p0), scalarArg(p1), scalarArg(p2), null, null, null, null);
+    }
+  }
+  return callParsed(F_arange, ops(), undefined, arguments);
 }
 
+const F_linspace: OverloadGroup = {
+  name: 'linspace',
+  method: false,
+  requiresGrad: true,
+  overloads: [{
+    key: 'linspace',
+    schema:
+      'linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
+  }],
+};
 /**
  * `steps` evenly spaced values from `start` to `end` (both included).
  *
@@ -1503,38 +2011,41 @@ export function arange(p0?: any, p1?: any, p2?: any, p3?: any): any {
  * ```
  */
 export function linspace(
-  start: number | boolean,
-  end: number | boolean,
+  start: Scalar,
+  end: Scalar,
   steps: number,
   options?: {
     dtype?: DTypeLike | null;
     layout?: 'strided' | null;
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
+    requiresGrad?: boolean;
   },
 ): Tensor;
-export function linspace(p0?: any, p1?: any, p2?: any, p3?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : 4;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  return ops()['linspace'].call(
-    p0,
-    p1,
-    p2,
-    optionalDType(o?.dtype ?? null),
-    o?.layout ?? null,
-    optionalDevice(o?.device ?? null),
-    o?.pinMemory ?? null,
-  );
+export function linspace(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+  const n = arguments.length;
+  if (n === 3) {
+    if (isScalarArg(p0) && isScalarArg(p1) && isIntArg(p2)) {
+      return ops()['linspace'].call(scalarArg(p0), scalarArg(p1), intArg(p2), null, null, null, null);
+    }
+  }
+  return callParsed(F_linspace, ops(), undefined, arguments);
 }
 
+const F_eye: OverloadGroup = {
+  name: 'eye',
+  method: false,
+  requiresGrad: true,
+  overloads: [{
+    key: 'eye',
+    schema:
+      'eye(int n, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
+  }, {
+    key: 'eye.m',
+    schema:
+      'eye.m(int n, int m, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
+  }],
+};
 /**
  * The n×n identity matrix.
  *
@@ -1556,6 +2067,7 @@ export function eye(
     layout?: 'strided' | null;
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
+    requiresGrad?: boolean;
   },
 ): Tensor;
 /** An n×m matrix with ones on the diagonal. */
@@ -1567,6 +2079,7 @@ export function eye(
     layout?: 'strided' | null;
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
+    requiresGrad?: boolean;
   },
 ): Tensor;
 /** The n×n identity matrix. (any overload) */
@@ -1578,42 +2091,25 @@ export function eye(
     layout?: 'strided' | null;
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
+    requiresGrad?: boolean;
   },
 ): Tensor;
-export function eye(p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  if (n === 2) {
-    return ops()['eye.m'].call(
-      p0,
-      p1,
-      optionalDType(o?.dtype ?? null),
-      o?.layout ?? null,
-      optionalDevice(o?.device ?? null),
-      o?.pinMemory ?? null,
-    );
-  }
+export function eye(p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
   if (n === 1) {
-    return ops()['eye'].call(
-      p0,
-      optionalDType(o?.dtype ?? null),
-      o?.layout ?? null,
-      optionalDevice(o?.device ?? null),
-      o?.pinMemory ?? null,
-    );
+    if (isIntArg(p0)) return ops()['eye'].call(intArg(p0), null, null, null, null);
   }
-  throw invalidArguments(
-    'eye',
-    '  * (n, dtype, layout, device, pin_memory)\n  * (n, m, dtype, layout, device, pin_memory)',
-  );
+  if (n === 2) {
+    if (isIntArg(p0) && isIntArg(p1)) return ops()['eye.m'].call(intArg(p0), intArg(p1), null, null, null, null);
+  }
+  return callParsed(F_eye, ops(), undefined, arguments);
 }
 
+const F_view: OverloadGroup = {
+  name: 'view',
+  method: false,
+  overloads: [{ key: 'view', schema: 'view(Tensor(a) self, SymInt[] size) -> Tensor(a)' }],
+};
 /**
  * A view with a new shape (one size may be -1); fails when the strides cannot express it, see `reshape`.
  *
@@ -1627,11 +2123,20 @@ export function eye(p0?: any, p1?: any, p2?: any): any {
  * const y = view(x, [2, 3]);
  * ```
  */
-export function view(self: Tensor, size: number | readonly number[]): Tensor;
-export function view(p0?: any, p1?: any): any {
-  return ops()['view'].call(p0, intList(p1));
+export function view(input: Tensor, size: readonly number[]): Tensor;
+export function view(p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntListArg(p1, 0)) return ops()['view'].call(p0, intListArg(p1, 0));
+  }
+  return callParsed(F_view, ops(), undefined, arguments);
 }
 
+const F_reshape: OverloadGroup = {
+  name: 'reshape',
+  method: false,
+  overloads: [{ key: 'reshape', schema: 'reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)' }],
+};
 /**
  * A tensor with a new shape: a view when the strides allow one, otherwise a contiguous copy.
  *
@@ -1645,11 +2150,23 @@ export function view(p0?: any, p1?: any): any {
  * const y = reshape(x, [2, 3]);
  * ```
  */
-export function reshape(self: Tensor, shape: number | readonly number[]): Tensor;
-export function reshape(p0?: any, p1?: any): any {
-  return ops()['reshape'].call(p0, intList(p1));
+export function reshape(input: Tensor, shape: readonly number[]): Tensor;
+export function reshape(p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntListArg(p1, 0)) return ops()['reshape'].call(p0, intListArg(p1, 0));
+  }
+  return callParsed(F_reshape, ops(), undefined, arguments);
 }
 
+const F_flatten: OverloadGroup = {
+  name: 'flatten',
+  method: false,
+  overloads: [{
+    key: 'flatten.using_ints',
+    schema: 'flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)',
+  }],
+};
 /**
  * Merges dims `start_dim..end_dim` into one (a view when possible).
  *
@@ -1663,25 +2180,32 @@ export function reshape(p0?: any, p1?: any): any {
  * const y = flatten(x);
  * ```
  */
-export function flatten(self: Tensor, options?: { startDim?: number; endDim?: number }): Tensor;
+export function flatten(input: Tensor, options?: { startDim?: number; endDim?: number }): Tensor;
 /** Merges dims `start_dim..end_dim` into one (a view when possible). */
-export function flatten(self: Tensor, startDim: number, options?: { endDim?: number }): Tensor;
+export function flatten(input: Tensor, startDim: number, options?: { endDim?: number }): Tensor;
 /** Merges dims `start_dim..end_dim` into one (a view when possible). */
-export function flatten(self: Tensor, startDim: number, endDim: number): Tensor;
-export function flatten(p0?: any, p1?: any, p2?: any, p3?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : 4;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  return ops()['flatten.using_ints'].call(p0, (n > 1 ? p1 : o?.startDim) ?? 0, (n > 2 ? p2 : o?.endDim) ?? -1);
+export function flatten(input: Tensor, startDim: number, endDim: number): Tensor;
+export function flatten(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['flatten.using_ints'].call(p0, 0, -1);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['flatten.using_ints'].call(p0, intArg(p1), -1);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['flatten.using_ints'].call(p0, intArg(p1), intArg(p2));
+    }
+  }
+  return callParsed(F_flatten, ops(), undefined, arguments);
 }
 
+const F_unflatten: OverloadGroup = {
+  name: 'unflatten',
+  method: false,
+  overloads: [{ key: 'unflatten.int', schema: 'unflatten.int(Tensor(a) self, int dim, int[] sizes) -> Tensor(a)' }],
+};
 /**
  * Splits dim `dim` into `sizes` (one may be -1).
  *
@@ -1695,11 +2219,22 @@ export function flatten(p0?: any, p1?: any, p2?: any, p3?: any): any {
  * const y = unflatten(x, 2, [2, 3]);
  * ```
  */
-export function unflatten(self: Tensor, dim: number, sizes: number | readonly number[]): Tensor;
-export function unflatten(p0?: any, p1?: any, p2?: any): any {
-  return ops()['unflatten.int'].call(p0, p1, intList(p2));
+export function unflatten(input: Tensor, dim: number, sizes: readonly number[]): Tensor;
+export function unflatten(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+  const n = arguments.length;
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntArg(p1) && isIntListArg(p2, 0)) {
+      return ops()['unflatten.int'].call(p0, intArg(p1), intListArg(p2, 0));
+    }
+  }
+  return callParsed(F_unflatten, ops(), undefined, arguments);
 }
 
+const F_permute: OverloadGroup = {
+  name: 'permute',
+  method: false,
+  overloads: [{ key: 'permute', schema: 'permute(Tensor(a) self, int[] dims) -> Tensor(a)' }],
+};
 /**
  * A view with the dims reordered.
  *
@@ -1713,11 +2248,20 @@ export function unflatten(p0?: any, p1?: any, p2?: any): any {
  * const y = permute(x, [2, 3]);
  * ```
  */
-export function permute(self: Tensor, dims: number | readonly number[]): Tensor;
-export function permute(p0?: any, p1?: any): any {
-  return ops()['permute'].call(p0, intList(p1));
+export function permute(input: Tensor, dims: readonly number[]): Tensor;
+export function permute(p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntListArg(p1, 0)) return ops()['permute'].call(p0, intListArg(p1, 0));
+  }
+  return callParsed(F_permute, ops(), undefined, arguments);
 }
 
+const F_transpose: OverloadGroup = {
+  name: 'transpose',
+  method: false,
+  overloads: [{ key: 'transpose.int', schema: 'transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)' }],
+};
 /**
  * A view with two dims swapped.
  *
@@ -1731,11 +2275,22 @@ export function permute(p0?: any, p1?: any): any {
  * const y = transpose(x, 2, 2);
  * ```
  */
-export function transpose(self: Tensor, dim0: number, dim1: number): Tensor;
-export function transpose(p0?: any, p1?: any, p2?: any): any {
-  return ops()['transpose.int'].call(p0, p1, p2);
+export function transpose(input: Tensor, dim0: number, dim1: number): Tensor;
+export function transpose(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+  const n = arguments.length;
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['transpose.int'].call(p0, intArg(p1), intArg(p2));
+    }
+  }
+  return callParsed(F_transpose, ops(), undefined, arguments);
 }
 
+const F_t: OverloadGroup = {
+  name: 't',
+  method: false,
+  overloads: [{ key: 't', schema: 't(Tensor(a) self) -> Tensor(a)' }],
+};
 /**
  * Transposes a tensor of at most 2 dims (a view).
  *
@@ -1749,11 +2304,23 @@ export function transpose(p0?: any, p1?: any, p2?: any): any {
  * const y = t(x);
  * ```
  */
-export function t(self: Tensor): Tensor;
-export function t(p0?: any): any {
-  return ops()['t'].call(p0);
+export function t(input: Tensor): Tensor;
+export function t(p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['t'].call(p0);
+  }
+  return callParsed(F_t, ops(), undefined, arguments);
 }
 
+const F_squeeze: OverloadGroup = {
+  name: 'squeeze',
+  method: false,
+  overloads: [{ key: 'squeeze', schema: 'squeeze(Tensor(a) self) -> Tensor(a)' }, {
+    key: 'squeeze.dim',
+    schema: 'squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)',
+  }],
+};
 /**
  * A view without the size-1 dims.
  *
@@ -1768,24 +2335,27 @@ export function t(p0?: any): any {
  * const y = squeeze(x);
  * ```
  */
-export function squeeze(self: Tensor): Tensor;
+export function squeeze(input: Tensor): Tensor;
 /** A view without dim `dim` if its size is 1. */
-export function squeeze(self: Tensor, dim: number): Tensor;
+export function squeeze(input: Tensor, dim: number): Tensor;
 /** A view without the size-1 dims. (any overload) */
-export function squeeze(self: Tensor, dim?: number): Tensor;
-export function squeeze(p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  if (n === 2) return ops()['squeeze.dim'].call(p0, p1);
-  if (n === 1) return ops()['squeeze'].call(p0);
-  throw invalidArguments('squeeze', '  * (self)\n  * (self, dim)');
+export function squeeze(input: Tensor, dim?: number): Tensor;
+export function squeeze(p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['squeeze'].call(p0);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['squeeze.dim'].call(p0, intArg(p1));
+  }
+  return callParsed(F_squeeze, ops(), undefined, arguments);
 }
 
+const F_unsqueeze: OverloadGroup = {
+  name: 'unsqueeze',
+  method: false,
+  overloads: [{ key: 'unsqueeze', schema: 'unsqueeze(Tensor(a) self, int dim) -> Tensor(a)' }],
+};
 /**
  * A view with a size-1 dim inserted at `dim`.
  *
@@ -1799,11 +2369,20 @@ export function squeeze(p0?: any, p1?: any, p2?: any): any {
  * const y = unsqueeze(x, 2);
  * ```
  */
-export function unsqueeze(self: Tensor, dim: number): Tensor;
-export function unsqueeze(p0?: any, p1?: any): any {
-  return ops()['unsqueeze'].call(p0, p1);
+export function unsqueeze(input: Tensor, dim: number): Tensor;
+export function unsqueeze(p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['unsqueeze'].call(p0, intArg(p1));
+  }
+  return callParsed(F_unsqueeze, ops(), undefined, arguments);
 }
 
+const F_expand: OverloadGroup = {
+  name: 'expand',
+  method: false,
+  overloads: [{ key: 'expand', schema: 'expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)' }],
+};
 /**
  * A view broadcast to `size` (size-1 dims repeat with stride 0; -1 keeps a size).
  *
@@ -1817,19 +2396,20 @@ export function unsqueeze(p0?: any, p1?: any): any {
  * const y = expand(x, [2, 3]);
  * ```
  */
-export function expand(self: Tensor, size: number | readonly number[], options?: { implicit?: boolean }): Tensor;
-export function expand(p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops()['expand'].call(p0, intList(p1), o?.implicit ?? false);
+export function expand(input: Tensor, size: readonly number[], options?: { implicit?: boolean }): Tensor;
+export function expand(p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntListArg(p1, 0)) return ops()['expand'].call(p0, intListArg(p1, 0), false);
+  }
+  return callParsed(F_expand, ops(), undefined, arguments);
 }
 
+const F_expandAs: OverloadGroup = {
+  name: 'expand_as',
+  method: false,
+  overloads: [{ key: 'expand_as', schema: 'expand_as(Tensor(a) self, Tensor other) -> Tensor(a)' }],
+};
 /**
  * `expand` to `other`'s shape.
  *
@@ -1843,11 +2423,20 @@ export function expand(p0?: any, p1?: any, p2?: any): any {
  * const y = expandAs(x, x);
  * ```
  */
-export function expandAs(self: Tensor, other: Tensor): Tensor;
-export function expandAs(p0?: any, p1?: any): any {
-  return ops()['expand_as'].call(p0, p1);
+export function expandAs(input: Tensor, other: Tensor): Tensor;
+export function expandAs(p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['expand_as'].call(p0, p1);
+  }
+  return callParsed(F_expandAs, ops(), undefined, arguments);
 }
 
+const F_narrow: OverloadGroup = {
+  name: 'narrow',
+  method: false,
+  overloads: [{ key: 'narrow', schema: 'narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a)' }],
+};
 /**
  * A view of `length` elements of dim `dim` from `start`.
  *
@@ -1861,11 +2450,22 @@ export function expandAs(p0?: any, p1?: any): any {
  * const y = narrow(x, 2, 2, 2);
  * ```
  */
-export function narrow(self: Tensor, dim: number, start: number, length: number): Tensor;
-export function narrow(p0?: any, p1?: any, p2?: any, p3?: any): any {
-  return ops()['narrow'].call(p0, p1, p2, p3);
+export function narrow(input: Tensor, dim: number, start: number, length: number): Tensor;
+export function narrow(p0?: any, p1?: any, p2?: any, p3?: any, _p4?: any): any {
+  const n = arguments.length;
+  if (n === 4) {
+    if (isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
+      return ops()['narrow'].call(p0, intArg(p1), intArg(p2), intArg(p3));
+    }
+  }
+  return callParsed(F_narrow, ops(), undefined, arguments);
 }
 
+const F_select: OverloadGroup = {
+  name: 'select',
+  method: false,
+  overloads: [{ key: 'select.int', schema: 'select.int(Tensor(a) self, int dim, int index) -> Tensor(a)' }],
+};
 /**
  * A view of index `index` of dim `dim`, which is removed.
  *
@@ -1879,11 +2479,23 @@ export function narrow(p0?: any, p1?: any, p2?: any, p3?: any): any {
  * const y = select(x, 2, 2);
  * ```
  */
-export function select(self: Tensor, dim: number, index: number): Tensor;
-export function select(p0?: any, p1?: any, p2?: any): any {
-  return ops()['select.int'].call(p0, p1, p2);
+export function select(input: Tensor, dim: number, index: number): Tensor;
+export function select(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+  const n = arguments.length;
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2)) return ops()['select.int'].call(p0, intArg(p1), intArg(p2));
+  }
+  return callParsed(F_select, ops(), undefined, arguments);
 }
 
+const F_slice: OverloadGroup = {
+  name: 'slice',
+  method: false,
+  overloads: [{
+    key: 'slice.Tensor',
+    schema: 'slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)',
+  }],
+};
 /**
  * A view of `start:end:step` along `dim` (Python slice bounds, clamped; positive step).
  *
@@ -1898,57 +2510,80 @@ export function select(p0?: any, p1?: any, p2?: any): any {
  * ```
  */
 export function slice(
-  self: Tensor,
+  input: Tensor,
   options?: { dim?: number; start?: number | null; end?: number | null; step?: number },
 ): Tensor;
 /** A view of `start:end:step` along `dim` (Python slice bounds, clamped; positive step). */
 export function slice(
-  self: Tensor,
+  input: Tensor,
   dim: number,
   options?: { start?: number | null; end?: number | null; step?: number },
 ): Tensor;
 /** A view of `start:end:step` along `dim` (Python slice bounds, clamped; positive step). */
 export function slice(
-  self: Tensor,
+  input: Tensor,
   dim: number,
   start: number | null,
   options?: { end?: number | null; step?: number },
 ): Tensor;
 /** A view of `start:end:step` along `dim` (Python slice bounds, clamped; positive step). */
 export function slice(
-  self: Tensor,
+  input: Tensor,
   dim: number,
   start: number | null,
   end: number | null,
   options?: { step?: number },
 ): Tensor;
 /** A view of `start:end:step` along `dim` (Python slice bounds, clamped; positive step). */
-export function slice(self: Tensor, dim: number, start: number | null, end: number | null, step: number): Tensor;
-export function slice(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : p4 === undefined || isOptions(p4)
-    ? 4
-    : p5 === undefined || isOptions(p5)
-    ? 5
-    : 6;
-  const o =
-    (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : n === 4 ? p4 : n === 5 ? p5 : undefined) as any;
-  return ops()['slice.Tensor'].call(
-    p0,
-    (n > 1 ? p1 : o?.dim) ?? 0,
-    (n > 2 ? p2 : o?.start) ?? null,
-    (n > 3 ? p3 : o?.end) ?? null,
-    (n > 4 ? p4 : o?.step) ?? 1,
-  );
+export function slice(input: Tensor, dim: number, start: number | null, end: number | null, step: number): Tensor;
+export function slice(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, _p5?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['slice.Tensor'].call(p0, 0, null, null, 1);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['slice.Tensor'].call(p0, intArg(p1), null, null, 1);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntArg(p1) && (p2 == null || isIntArg(p2))) {
+      return ops()['slice.Tensor'].call(p0, intArg(p1), p2 == null ? null : intArg(p2), null, 1);
+    }
+  }
+  if (n === 4) {
+    if (isLiveTensor(p0) && isIntArg(p1) && (p2 == null || isIntArg(p2)) && (p3 == null || isIntArg(p3))) {
+      return ops()['slice.Tensor'].call(
+        p0,
+        intArg(p1),
+        p2 == null ? null : intArg(p2),
+        p3 == null ? null : intArg(p3),
+        1,
+      );
+    }
+  }
+  if (n === 5) {
+    if (
+      isLiveTensor(p0) && isIntArg(p1) && (p2 == null || isIntArg(p2)) && (p3 == null || isIntArg(p3)) && isIntArg(p4)
+    ) {
+      return ops()['slice.Tensor'].call(
+        p0,
+        intArg(p1),
+        p2 == null ? null : intArg(p2),
+        p3 == null ? null : intArg(p3),
+        intArg(p4),
+      );
+    }
+  }
+  return callParsed(F_slice, ops(), undefined, arguments);
 }
 
+const F_asStrided: OverloadGroup = {
+  name: 'as_strided',
+  method: false,
+  overloads: [{
+    key: 'as_strided',
+    schema: 'as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)',
+  }],
+};
 /**
  * A view of the storage with the given sizes, strides and offset (default: `self`'s offset).
  *
@@ -1963,34 +2598,41 @@ export function slice(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?: any
  * ```
  */
 export function asStrided(
-  self: Tensor,
-  size: number | readonly number[],
-  stride: number | readonly number[],
+  input: Tensor,
+  size: readonly number[],
+  stride: readonly number[],
   options?: { storageOffset?: number | null },
 ): Tensor;
 /** A view of the storage with the given sizes, strides and offset (default: `self`'s offset). */
 export function asStrided(
-  self: Tensor,
-  size: number | readonly number[],
-  stride: number | readonly number[],
+  input: Tensor,
+  size: readonly number[],
+  stride: readonly number[],
   storageOffset: number | null,
 ): Tensor;
-export function asStrided(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : p4 === undefined || isOptions(p4)
-    ? 4
-    : 5;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : n === 4 ? p4 : undefined) as any;
-  return ops()['as_strided'].call(p0, intList(p1), intList(p2), (n > 3 ? p3 : o?.storageOffset) ?? null);
+export function asStrided(p0?: any, p1?: any, p2?: any, p3?: any, _p4?: any): any {
+  const n = arguments.length;
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntListArg(p1, 0) && isIntListArg(p2, 0)) {
+      return ops()['as_strided'].call(p0, intListArg(p1, 0), intListArg(p2, 0), null);
+    }
+  }
+  if (n === 4) {
+    if (isLiveTensor(p0) && isIntListArg(p1, 0) && isIntListArg(p2, 0) && (p3 == null || isIntArg(p3))) {
+      return ops()['as_strided'].call(p0, intListArg(p1, 0), intListArg(p2, 0), p3 == null ? null : intArg(p3));
+    }
+  }
+  return callParsed(F_asStrided, ops(), undefined, arguments);
 }
 
+const F_diagonal: OverloadGroup = {
+  name: 'diagonal',
+  method: false,
+  overloads: [{
+    key: 'diagonal',
+    schema: 'diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)',
+  }],
+};
 /**
  * A view of the diagonal of dims `dim1`, `dim2` (moved last), `offset` above the main one.
  *
@@ -2004,34 +2646,40 @@ export function asStrided(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any
  * const y = diagonal(x);
  * ```
  */
-export function diagonal(self: Tensor, options?: { offset?: number; dim1?: number; dim2?: number }): Tensor;
+export function diagonal(input: Tensor, options?: { offset?: number; dim1?: number; dim2?: number }): Tensor;
 /** A view of the diagonal of dims `dim1`, `dim2` (moved last), `offset` above the main one. */
-export function diagonal(self: Tensor, offset: number, options?: { dim1?: number; dim2?: number }): Tensor;
+export function diagonal(input: Tensor, offset: number, options?: { dim1?: number; dim2?: number }): Tensor;
 /** A view of the diagonal of dims `dim1`, `dim2` (moved last), `offset` above the main one. */
-export function diagonal(self: Tensor, offset: number, dim1: number, options?: { dim2?: number }): Tensor;
+export function diagonal(input: Tensor, offset: number, dim1: number, options?: { dim2?: number }): Tensor;
 /** A view of the diagonal of dims `dim1`, `dim2` (moved last), `offset` above the main one. */
-export function diagonal(self: Tensor, offset: number, dim1: number, dim2: number): Tensor;
-export function diagonal(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : p4 === undefined || isOptions(p4)
-    ? 4
-    : 5;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : n === 4 ? p4 : undefined) as any;
-  return ops()['diagonal'].call(
-    p0,
-    (n > 1 ? p1 : o?.offset) ?? 0,
-    (n > 2 ? p2 : o?.dim1) ?? 0,
-    (n > 3 ? p3 : o?.dim2) ?? 1,
-  );
+export function diagonal(input: Tensor, offset: number, dim1: number, dim2: number): Tensor;
+export function diagonal(p0?: any, p1?: any, p2?: any, p3?: any, _p4?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['diagonal'].call(p0, 0, 0, 1);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['diagonal'].call(p0, intArg(p1), 0, 1);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2)) return ops()['diagonal'].call(p0, intArg(p1), intArg(p2), 1);
+  }
+  if (n === 4) {
+    if (isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
+      return ops()['diagonal'].call(p0, intArg(p1), intArg(p2), intArg(p3));
+    }
+  }
+  return callParsed(F_diagonal, ops(), undefined, arguments);
 }
 
+const F_contiguous: OverloadGroup = {
+  name: 'contiguous',
+  method: false,
+  overloads: [{
+    key: 'contiguous',
+    schema: 'contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) -> Tensor(a)',
+  }],
+};
 /**
  * `self` when it is contiguous, else a contiguous copy.
  *
@@ -2045,13 +2693,20 @@ export function diagonal(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any 
  * const y = contiguous(x);
  * ```
  */
-export function contiguous(self: Tensor, options?: { memoryFormat?: 'contiguous_format' | 'preserve_format' }): Tensor;
-export function contiguous(p0?: any, p1?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
-  return ops()['contiguous'].call(p0, o?.memoryFormat ?? 0);
+export function contiguous(input: Tensor, options?: { memoryFormat?: 'contiguous_format' | 'preserve_format' }): Tensor;
+export function contiguous(p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['contiguous'].call(p0, 0);
+  }
+  return callParsed(F_contiguous, ops(), undefined, arguments);
 }
 
+const F_clone: OverloadGroup = {
+  name: 'clone',
+  method: false,
+  overloads: [{ key: 'clone', schema: 'clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor' }],
+};
 /**
  * A copy (by default keeping `self`'s dimension order).
  *
@@ -2066,15 +2721,26 @@ export function contiguous(p0?: any, p1?: any): any {
  * ```
  */
 export function clone(
-  self: Tensor,
+  input: Tensor,
   options?: { memoryFormat?: 'contiguous_format' | 'preserve_format' | null },
 ): Tensor;
-export function clone(p0?: any, p1?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
-  return ops()['clone'].call(p0, o?.memoryFormat ?? null);
+export function clone(p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['clone'].call(p0, null);
+  }
+  return callParsed(F_clone, ops(), undefined, arguments);
 }
 
+const F__toCopy: OverloadGroup = {
+  name: '_to_copy',
+  method: false,
+  overloads: [{
+    key: '_to_copy',
+    schema:
+      '_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor',
+  }],
+};
 /**
  * A copy with another dtype and/or device (what `to` calls when it must copy).
  *
@@ -2089,7 +2755,7 @@ export function clone(p0?: any, p1?: any): any {
  * ```
  */
 export function _toCopy(
-  self: Tensor,
+  input: Tensor,
   options?: {
     dtype?: DTypeLike | null;
     layout?: 'strided' | null;
@@ -2099,20 +2765,19 @@ export function _toCopy(
     memoryFormat?: 'contiguous_format' | 'preserve_format' | null;
   },
 ): Tensor;
-export function _toCopy(p0?: any, p1?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
-  return ops()['_to_copy'].call(
-    p0,
-    optionalDType(o?.dtype ?? null),
-    o?.layout ?? null,
-    optionalDevice(o?.device ?? null),
-    o?.pinMemory ?? null,
-    o?.nonBlocking ?? false,
-    o?.memoryFormat ?? null,
-  );
+export function _toCopy(p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['_to_copy'].call(p0, null, null, null, null, false, null);
+  }
+  return callParsed(F__toCopy, ops(), undefined, arguments);
 }
 
+const F_cat: OverloadGroup = {
+  name: 'cat',
+  method: false,
+  overloads: [{ key: 'cat', schema: 'cat(Tensor[] tensors, int dim=0) -> Tensor' }],
+};
 /**
  * Concatenates tensors along `dim` (promoting dtypes; 1-d empty tensors are skipped).
  *
@@ -2129,18 +2794,22 @@ export function _toCopy(p0?: any, p1?: any): any {
 export function cat(tensors: readonly Tensor[], options?: { dim?: number }): Tensor;
 /** Concatenates tensors along `dim` (promoting dtypes; 1-d empty tensors are skipped). */
 export function cat(tensors: readonly Tensor[], dim: number): Tensor;
-export function cat(p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops()['cat'].call(p0, (n > 1 ? p1 : o?.dim) ?? 0);
+export function cat(p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isTensorListArg(p0, 'cat', 'tensors', 0)) return ops()['cat'].call(p0, 0);
+  }
+  if (n === 2) {
+    if (isTensorListArg(p0, 'cat', 'tensors', 0) && isIntArg(p1)) return ops()['cat'].call(p0, intArg(p1));
+  }
+  return callParsed(F_cat, ops(), undefined, arguments);
 }
 
+const F_stack: OverloadGroup = {
+  name: 'stack',
+  method: false,
+  overloads: [{ key: 'stack', schema: 'stack(Tensor[] tensors, int dim=0) -> Tensor' }],
+};
 /**
  * Stacks equal-shaped tensors along a new dim `dim`.
  *
@@ -2157,18 +2826,25 @@ export function cat(p0?: any, p1?: any, p2?: any): any {
 export function stack(tensors: readonly Tensor[], options?: { dim?: number }): Tensor;
 /** Stacks equal-shaped tensors along a new dim `dim`. */
 export function stack(tensors: readonly Tensor[], dim: number): Tensor;
-export function stack(p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops()['stack'].call(p0, (n > 1 ? p1 : o?.dim) ?? 0);
+export function stack(p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isTensorListArg(p0, 'stack', 'tensors', 0)) return ops()['stack'].call(p0, 0);
+  }
+  if (n === 2) {
+    if (isTensorListArg(p0, 'stack', 'tensors', 0) && isIntArg(p1)) return ops()['stack'].call(p0, intArg(p1));
+  }
+  return callParsed(F_stack, ops(), undefined, arguments);
 }
 
+const F_split: OverloadGroup = {
+  name: 'split',
+  method: false,
+  overloads: [{
+    key: 'split.Tensor',
+    schema: 'split.Tensor(Tensor(a -> *) self, int split_size, int dim=0) -> Tensor(a)[]',
+  }, { key: 'split.sizes', schema: 'split.sizes(Tensor(a -> *) self, int[] split_size, int dim=0) -> Tensor(a)[]' }],
+};
 /**
  * Views of chunks of the given sizes along `dim`.
  *
@@ -2183,38 +2859,43 @@ export function stack(p0?: any, p1?: any, p2?: any): any {
  * const y = split(x, [2, 3]);
  * ```
  */
-export function split(self: Tensor, splitSize: number | readonly number[], options?: { dim?: number }): Tensor[];
+export function split(input: Tensor, splitSize: number, options?: { dim?: number }): Tensor[];
+/** Views of consecutive `split_size` chunks along `dim` (the last may be shorter), or of the given sizes. */
+export function split(input: Tensor, splitSize: number, dim: number): Tensor[];
 /** Views of chunks of the given sizes along `dim`. */
-export function split(self: Tensor, splitSize: number | readonly number[], dim: number): Tensor[];
-/** Views of consecutive `split_size` chunks along `dim` (the last may be shorter), or of the given sizes. */
-export function split(self: Tensor, splitSize: number, options?: { dim?: number }): Tensor[];
-/** Views of consecutive `split_size` chunks along `dim` (the last may be shorter), or of the given sizes. */
-export function split(self: Tensor, splitSize: number, dim: number): Tensor[];
-/** Views of chunks of the given sizes along `dim`. (any overload) */
+export function split(input: Tensor, splitSize: readonly number[], options?: { dim?: number }): Tensor[];
+/** Views of chunks of the given sizes along `dim`. */
+export function split(input: Tensor, splitSize: readonly number[], dim: number): Tensor[];
+/** Views of consecutive `split_size` chunks along `dim` (the last may be shorter), or of the given sizes. (any overload) */
 export function split(
-  self: Tensor,
+  input: Tensor,
   splitSize: number | readonly number[],
   dim?: number,
   options?: { dim?: number },
 ): Tensor[];
-export function split(p0?: any, p1?: any, p2?: any, p3?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : 4;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  if (n >= 2 && n <= 3 && Array.isArray(p1)) {
-    return ops()['split.sizes'].call(p0, intList(p1), (n > 2 ? p2 : o?.dim) ?? 0);
+export function split(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['split.Tensor'].call(p0, intArg(p1), 0);
+    if (isLiveTensor(p0) && isIntListArg(p1, 0)) return ops()['split.sizes'].call(p0, intListArg(p1, 0), 0);
   }
-  if (n >= 2 && n <= 3) return ops()['split.Tensor'].call(p0, p1, (n > 2 ? p2 : o?.dim) ?? 0);
-  throw invalidArguments('split', '  * (self, split_size, dim)\n  * (self, split_size, dim)');
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2)) return ops()['split.Tensor'].call(p0, intArg(p1), intArg(p2));
+    if (isLiveTensor(p0) && isIntListArg(p1, 0) && isIntArg(p2)) {
+      return ops()['split.sizes'].call(p0, intListArg(p1, 0), intArg(p2));
+    }
+  }
+  return callParsed(F_split, ops(), undefined, arguments);
 }
 
+const F_splitWithSizes: OverloadGroup = {
+  name: 'split_with_sizes',
+  method: false,
+  overloads: [{
+    key: 'split_with_sizes',
+    schema: 'split_with_sizes(Tensor(a -> *) self, int[] split_sizes, int dim=0) -> Tensor(a)[]',
+  }],
+};
 /**
  * Views of chunks of the given sizes along `dim` (they must add up to its size).
  *
@@ -2228,27 +2909,27 @@ export function split(p0?: any, p1?: any, p2?: any, p3?: any): any {
  * const y = splitWithSizes(x, [2, 3]);
  * ```
  */
-export function splitWithSizes(
-  self: Tensor,
-  splitSizes: number | readonly number[],
-  options?: { dim?: number },
-): Tensor[];
+export function splitWithSizes(input: Tensor, splitSizes: readonly number[], options?: { dim?: number }): Tensor[];
 /** Views of chunks of the given sizes along `dim` (they must add up to its size). */
-export function splitWithSizes(self: Tensor, splitSizes: number | readonly number[], dim: number): Tensor[];
-export function splitWithSizes(p0?: any, p1?: any, p2?: any, p3?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : 4;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  return ops()['split_with_sizes'].call(p0, intList(p1), (n > 2 ? p2 : o?.dim) ?? 0);
+export function splitWithSizes(input: Tensor, splitSizes: readonly number[], dim: number): Tensor[];
+export function splitWithSizes(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntListArg(p1, 0)) return ops()['split_with_sizes'].call(p0, intListArg(p1, 0), 0);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntListArg(p1, 0) && isIntArg(p2)) {
+      return ops()['split_with_sizes'].call(p0, intListArg(p1, 0), intArg(p2));
+    }
+  }
+  return callParsed(F_splitWithSizes, ops(), undefined, arguments);
 }
 
+const F_chunk: OverloadGroup = {
+  name: 'chunk',
+  method: false,
+  overloads: [{ key: 'chunk', schema: 'chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]' }],
+};
 /**
  * Views splitting `dim` into at most `chunks` equal chunks (the last may be smaller).
  *
@@ -2262,23 +2943,25 @@ export function splitWithSizes(p0?: any, p1?: any, p2?: any, p3?: any): any {
  * const y = chunk(x, 2);
  * ```
  */
-export function chunk(self: Tensor, chunks: number, options?: { dim?: number }): Tensor[];
+export function chunk(input: Tensor, chunks: number, options?: { dim?: number }): Tensor[];
 /** Views splitting `dim` into at most `chunks` equal chunks (the last may be smaller). */
-export function chunk(self: Tensor, chunks: number, dim: number): Tensor[];
-export function chunk(p0?: any, p1?: any, p2?: any, p3?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : 4;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  return ops()['chunk'].call(p0, p1, (n > 2 ? p2 : o?.dim) ?? 0);
+export function chunk(input: Tensor, chunks: number, dim: number): Tensor[];
+export function chunk(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['chunk'].call(p0, intArg(p1), 0);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2)) return ops()['chunk'].call(p0, intArg(p1), intArg(p2));
+  }
+  return callParsed(F_chunk, ops(), undefined, arguments);
 }
 
+const F_unbind: OverloadGroup = {
+  name: 'unbind',
+  method: false,
+  overloads: [{ key: 'unbind.int', schema: 'unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]' }],
+};
 /**
  * Views of every index of `dim`, which is removed.
  *
@@ -2292,21 +2975,25 @@ export function chunk(p0?: any, p1?: any, p2?: any, p3?: any): any {
  * const y = unbind(x);
  * ```
  */
-export function unbind(self: Tensor, options?: { dim?: number }): Tensor[];
+export function unbind(input: Tensor, options?: { dim?: number }): Tensor[];
 /** Views of every index of `dim`, which is removed. */
-export function unbind(self: Tensor, dim: number): Tensor[];
-export function unbind(p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops()['unbind.int'].call(p0, (n > 1 ? p1 : o?.dim) ?? 0);
+export function unbind(input: Tensor, dim: number): Tensor[];
+export function unbind(p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['unbind.int'].call(p0, 0);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['unbind.int'].call(p0, intArg(p1));
+  }
+  return callParsed(F_unbind, ops(), undefined, arguments);
 }
 
+const F_flip: OverloadGroup = {
+  name: 'flip',
+  method: false,
+  overloads: [{ key: 'flip', schema: 'flip(Tensor self, int[] dims) -> Tensor' }],
+};
 /**
  * A copy with the order of elements reversed along `dims`.
  *
@@ -2320,11 +3007,23 @@ export function unbind(p0?: any, p1?: any, p2?: any): any {
  * const y = flip(x, [2, 3]);
  * ```
  */
-export function flip(self: Tensor, dims: number | readonly number[]): Tensor;
-export function flip(p0?: any, p1?: any): any {
-  return ops()['flip'].call(p0, intList(p1));
+export function flip(input: Tensor, dims: readonly number[]): Tensor;
+export function flip(p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntListArg(p1, 0)) return ops()['flip'].call(p0, intListArg(p1, 0));
+  }
+  return callParsed(F_flip, ops(), undefined, arguments);
 }
 
+const F_sum: OverloadGroup = {
+  name: 'sum',
+  method: false,
+  overloads: [{
+    key: 'sum.dim_IntList',
+    schema: 'sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
+  }],
+};
 /**
  * Sum over `dim` (every dim when null or empty); integral and bool inputs sum to int64 unless `dtype` says otherwise.
  *
@@ -2339,41 +3038,48 @@ export function flip(p0?: any, p1?: any): any {
  * ```
  */
 export function sum(
-  self: Tensor,
+  input: Tensor,
   options?: { dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DTypeLike | null },
 ): Tensor;
 /** Sum over `dim` (every dim when null or empty); integral and bool inputs sum to int64 unless `dtype` says otherwise. */
 export function sum(
-  self: Tensor,
+  input: Tensor,
   dim: number | readonly number[] | null,
   options?: { keepdim?: boolean; dtype?: DTypeLike | null },
 ): Tensor;
 /** Sum over `dim` (every dim when null or empty); integral and bool inputs sum to int64 unless `dtype` says otherwise. */
 export function sum(
-  self: Tensor,
+  input: Tensor,
   dim: number | readonly number[] | null,
   keepdim: boolean,
   options?: { dtype?: DTypeLike | null },
 ): Tensor;
-export function sum(p0?: any, p1?: any, p2?: any, p3?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : 4;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  return ops()['sum.dim_IntList'].call(
-    p0,
-    optionalIntList((n > 1 ? p1 : o?.dim) ?? null),
-    (n > 2 ? p2 : o?.keepdim) ?? false,
-    optionalDType(o?.dtype ?? null),
-  );
+export function sum(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['sum.dim_IntList'].call(p0, null, false, null);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1))) {
+      return ops()['sum.dim_IntList'].call(p0, p1 == null ? null : intListArg(p1, 1), false, null);
+    }
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1)) && typeof p2 === 'boolean') {
+      return ops()['sum.dim_IntList'].call(p0, p1 == null ? null : intListArg(p1, 1), p2, null);
+    }
+  }
+  return callParsed(F_sum, ops(), undefined, arguments);
 }
 
+const F_mean: OverloadGroup = {
+  name: 'mean',
+  method: false,
+  overloads: [{
+    key: 'mean.dim',
+    schema: 'mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
+  }],
+};
 /**
  * Mean over `dim` (every dim when null or empty); floating dtypes only.
  *
@@ -2388,41 +3094,48 @@ export function sum(p0?: any, p1?: any, p2?: any, p3?: any): any {
  * ```
  */
 export function mean(
-  self: Tensor,
+  input: Tensor,
   options?: { dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DTypeLike | null },
 ): Tensor;
 /** Mean over `dim` (every dim when null or empty); floating dtypes only. */
 export function mean(
-  self: Tensor,
+  input: Tensor,
   dim: number | readonly number[] | null,
   options?: { keepdim?: boolean; dtype?: DTypeLike | null },
 ): Tensor;
 /** Mean over `dim` (every dim when null or empty); floating dtypes only. */
 export function mean(
-  self: Tensor,
+  input: Tensor,
   dim: number | readonly number[] | null,
   keepdim: boolean,
   options?: { dtype?: DTypeLike | null },
 ): Tensor;
-export function mean(p0?: any, p1?: any, p2?: any, p3?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : 4;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  return ops()['mean.dim'].call(
-    p0,
-    optionalIntList((n > 1 ? p1 : o?.dim) ?? null),
-    (n > 2 ? p2 : o?.keepdim) ?? false,
-    optionalDType(o?.dtype ?? null),
-  );
+export function mean(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['mean.dim'].call(p0, null, false, null);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1))) {
+      return ops()['mean.dim'].call(p0, p1 == null ? null : intListArg(p1, 1), false, null);
+    }
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1)) && typeof p2 === 'boolean') {
+      return ops()['mean.dim'].call(p0, p1 == null ? null : intListArg(p1, 1), p2, null);
+    }
+  }
+  return callParsed(F_mean, ops(), undefined, arguments);
 }
 
+const F_prod: OverloadGroup = {
+  name: 'prod',
+  method: false,
+  overloads: [{ key: 'prod', schema: 'prod(Tensor self, *, ScalarType? dtype=None) -> Tensor' }, {
+    key: 'prod.dim_int',
+    schema: 'prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
+  }],
+};
 /**
  * Product of every element; integral and bool inputs multiply to int64 unless `dtype` says otherwise.
  *
@@ -2437,36 +3150,42 @@ export function mean(p0?: any, p1?: any, p2?: any, p3?: any): any {
  * const y = prod(x);
  * ```
  */
-export function prod(self: Tensor, options?: { dtype?: DTypeLike | null }): Tensor;
+export function prod(input: Tensor, options?: { dtype?: DTypeLike | null }): Tensor;
 /** Product over one dim. */
-export function prod(self: Tensor, dim: number, options?: { keepdim?: boolean; dtype?: DTypeLike | null }): Tensor;
+export function prod(input: Tensor, dim: number, options?: { keepdim?: boolean; dtype?: DTypeLike | null }): Tensor;
 /** Product over one dim. */
-export function prod(self: Tensor, dim: number, keepdim: boolean, options?: { dtype?: DTypeLike | null }): Tensor;
+export function prod(input: Tensor, dim: number, keepdim: boolean, options?: { dtype?: DTypeLike | null }): Tensor;
 /** Product of every element; integral and bool inputs multiply to int64 unless `dtype` says otherwise. (any overload) */
 export function prod(
-  self: Tensor,
+  input: Tensor,
   dim?: number,
   keepdim?: boolean,
   options?: { dtype?: DTypeLike | null; keepdim?: boolean },
 ): Tensor;
-export function prod(p0?: any, p1?: any, p2?: any, p3?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : 4;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  if (n >= 2 && n <= 3) {
-    return ops()['prod.dim_int'].call(p0, p1, (n > 2 ? p2 : o?.keepdim) ?? false, optionalDType(o?.dtype ?? null));
+export function prod(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['prod'].call(p0, null);
   }
-  if (n === 1) return ops()['prod'].call(p0, optionalDType(o?.dtype ?? null));
-  throw invalidArguments('prod', '  * (self, dtype)\n  * (self, dim, keepdim, dtype)');
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['prod.dim_int'].call(p0, intArg(p1), false, null);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntArg(p1) && typeof p2 === 'boolean') {
+      return ops()['prod.dim_int'].call(p0, intArg(p1), p2, null);
+    }
+  }
+  return callParsed(F_prod, ops(), undefined, arguments);
 }
 
+const F_max: OverloadGroup = {
+  name: 'max',
+  method: false,
+  overloads: [{ key: 'max', schema: 'max(Tensor self) -> Tensor' }, {
+    key: 'max.dim',
+    schema: 'max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)',
+  }],
+};
 /**
  * Largest element (NaN if any element is NaN); with `dim`, the largest values along it and their indices.
  *
@@ -2481,34 +3200,40 @@ export function prod(p0?: any, p1?: any, p2?: any, p3?: any): any {
  * const y = max(x);
  * ```
  */
-export function max(self: Tensor): Tensor;
+export function max(input: Tensor): Tensor;
 /** Largest values along `dim` and the index of the first occurrence of each. */
-export function max(self: Tensor, dim: number, options?: { keepdim?: boolean }): [Tensor, Tensor];
+export function max(input: Tensor, dim: number, options?: { keepdim?: boolean }): [Tensor, Tensor];
 /** Largest values along `dim` and the index of the first occurrence of each. */
-export function max(self: Tensor, dim: number, keepdim: boolean): [Tensor, Tensor];
+export function max(input: Tensor, dim: number, keepdim: boolean): [Tensor, Tensor];
 /** Largest element (NaN if any element is NaN); with `dim`, the largest values along it and their indices. (any overload) */
 export function max(
-  self: Tensor,
+  input: Tensor,
   dim?: number,
   keepdim?: boolean,
   options?: { keepdim?: boolean },
 ): Tensor | [Tensor, Tensor];
-export function max(p0?: any, p1?: any, p2?: any, p3?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : 4;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  if (n >= 2 && n <= 3) return ops()['max.dim'].call(p0, p1, (n > 2 ? p2 : o?.keepdim) ?? false);
-  if (n === 1) return ops()['max'].call(p0);
-  throw invalidArguments('max', '  * (self)\n  * (self, dim, keepdim)');
+export function max(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['max'].call(p0);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['max.dim'].call(p0, intArg(p1), false);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntArg(p1) && typeof p2 === 'boolean') return ops()['max.dim'].call(p0, intArg(p1), p2);
+  }
+  return callParsed(F_max, ops(), undefined, arguments);
 }
 
+const F_min: OverloadGroup = {
+  name: 'min',
+  method: false,
+  overloads: [{ key: 'min', schema: 'min(Tensor self) -> Tensor' }, {
+    key: 'min.dim',
+    schema: 'min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)',
+  }],
+};
 /**
  * Smallest element (NaN if any element is NaN); with `dim`, the smallest values along it and their indices.
  *
@@ -2523,34 +3248,37 @@ export function max(p0?: any, p1?: any, p2?: any, p3?: any): any {
  * const y = min(x);
  * ```
  */
-export function min(self: Tensor): Tensor;
+export function min(input: Tensor): Tensor;
 /** Smallest values along `dim` and the index of the first occurrence of each. */
-export function min(self: Tensor, dim: number, options?: { keepdim?: boolean }): [Tensor, Tensor];
+export function min(input: Tensor, dim: number, options?: { keepdim?: boolean }): [Tensor, Tensor];
 /** Smallest values along `dim` and the index of the first occurrence of each. */
-export function min(self: Tensor, dim: number, keepdim: boolean): [Tensor, Tensor];
+export function min(input: Tensor, dim: number, keepdim: boolean): [Tensor, Tensor];
 /** Smallest element (NaN if any element is NaN); with `dim`, the smallest values along it and their indices. (any overload) */
 export function min(
-  self: Tensor,
+  input: Tensor,
   dim?: number,
   keepdim?: boolean,
   options?: { keepdim?: boolean },
 ): Tensor | [Tensor, Tensor];
-export function min(p0?: any, p1?: any, p2?: any, p3?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : 4;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  if (n >= 2 && n <= 3) return ops()['min.dim'].call(p0, p1, (n > 2 ? p2 : o?.keepdim) ?? false);
-  if (n === 1) return ops()['min'].call(p0);
-  throw invalidArguments('min', '  * (self)\n  * (self, dim, keepdim)');
+export function min(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['min'].call(p0);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['min.dim'].call(p0, intArg(p1), false);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntArg(p1) && typeof p2 === 'boolean') return ops()['min.dim'].call(p0, intArg(p1), p2);
+  }
+  return callParsed(F_min, ops(), undefined, arguments);
 }
 
+const F_amax: OverloadGroup = {
+  name: 'amax',
+  method: false,
+  overloads: [{ key: 'amax', schema: 'amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor' }],
+};
 /**
  * Largest values over `dim` (every dim when empty), NaN-propagating.
  *
@@ -2564,25 +3292,32 @@ export function min(p0?: any, p1?: any, p2?: any, p3?: any): any {
  * const y = amax(x);
  * ```
  */
-export function amax(self: Tensor, options?: { dim?: number | readonly number[]; keepdim?: boolean }): Tensor;
+export function amax(input: Tensor, options?: { dim?: number | readonly number[]; keepdim?: boolean }): Tensor;
 /** Largest values over `dim` (every dim when empty), NaN-propagating. */
-export function amax(self: Tensor, dim: number | readonly number[], options?: { keepdim?: boolean }): Tensor;
+export function amax(input: Tensor, dim: number | readonly number[], options?: { keepdim?: boolean }): Tensor;
 /** Largest values over `dim` (every dim when empty), NaN-propagating. */
-export function amax(self: Tensor, dim: number | readonly number[], keepdim: boolean): Tensor;
-export function amax(p0?: any, p1?: any, p2?: any, p3?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : 4;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  return ops()['amax'].call(p0, intList((n > 1 ? p1 : o?.dim) ?? []), (n > 2 ? p2 : o?.keepdim) ?? false);
+export function amax(input: Tensor, dim: number | readonly number[], keepdim: boolean): Tensor;
+export function amax(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['amax'].call(p0, [], false);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntListArg(p1, 1)) return ops()['amax'].call(p0, intListArg(p1, 1), false);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntListArg(p1, 1) && typeof p2 === 'boolean') {
+      return ops()['amax'].call(p0, intListArg(p1, 1), p2);
+    }
+  }
+  return callParsed(F_amax, ops(), undefined, arguments);
 }
 
+const F_amin: OverloadGroup = {
+  name: 'amin',
+  method: false,
+  overloads: [{ key: 'amin', schema: 'amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor' }],
+};
 /**
  * Smallest values over `dim` (every dim when empty), NaN-propagating.
  *
@@ -2596,25 +3331,32 @@ export function amax(p0?: any, p1?: any, p2?: any, p3?: any): any {
  * const y = amin(x);
  * ```
  */
-export function amin(self: Tensor, options?: { dim?: number | readonly number[]; keepdim?: boolean }): Tensor;
+export function amin(input: Tensor, options?: { dim?: number | readonly number[]; keepdim?: boolean }): Tensor;
 /** Smallest values over `dim` (every dim when empty), NaN-propagating. */
-export function amin(self: Tensor, dim: number | readonly number[], options?: { keepdim?: boolean }): Tensor;
+export function amin(input: Tensor, dim: number | readonly number[], options?: { keepdim?: boolean }): Tensor;
 /** Smallest values over `dim` (every dim when empty), NaN-propagating. */
-export function amin(self: Tensor, dim: number | readonly number[], keepdim: boolean): Tensor;
-export function amin(p0?: any, p1?: any, p2?: any, p3?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : 4;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  return ops()['amin'].call(p0, intList((n > 1 ? p1 : o?.dim) ?? []), (n > 2 ? p2 : o?.keepdim) ?? false);
+export function amin(input: Tensor, dim: number | readonly number[], keepdim: boolean): Tensor;
+export function amin(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['amin'].call(p0, [], false);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntListArg(p1, 1)) return ops()['amin'].call(p0, intListArg(p1, 1), false);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntListArg(p1, 1) && typeof p2 === 'boolean') {
+      return ops()['amin'].call(p0, intListArg(p1, 1), p2);
+    }
+  }
+  return callParsed(F_amin, ops(), undefined, arguments);
 }
 
+const F_argmax: OverloadGroup = {
+  name: 'argmax',
+  method: false,
+  overloads: [{ key: 'argmax', schema: 'argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor' }],
+};
 /**
  * Index of the first largest element along `dim`, or in the flattened input when `dim` is null.
  *
@@ -2628,25 +3370,34 @@ export function amin(p0?: any, p1?: any, p2?: any, p3?: any): any {
  * const y = argmax(x);
  * ```
  */
-export function argmax(self: Tensor, options?: { dim?: number | null; keepdim?: boolean }): Tensor;
+export function argmax(input: Tensor, options?: { dim?: number | null; keepdim?: boolean }): Tensor;
 /** Index of the first largest element along `dim`, or in the flattened input when `dim` is null. */
-export function argmax(self: Tensor, dim: number | null, options?: { keepdim?: boolean }): Tensor;
+export function argmax(input: Tensor, dim: number | null, options?: { keepdim?: boolean }): Tensor;
 /** Index of the first largest element along `dim`, or in the flattened input when `dim` is null. */
-export function argmax(self: Tensor, dim: number | null, keepdim: boolean): Tensor;
-export function argmax(p0?: any, p1?: any, p2?: any, p3?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : 4;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  return ops()['argmax'].call(p0, (n > 1 ? p1 : o?.dim) ?? null, (n > 2 ? p2 : o?.keepdim) ?? false);
+export function argmax(input: Tensor, dim: number | null, keepdim: boolean): Tensor;
+export function argmax(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['argmax'].call(p0, null, false);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && (p1 == null || isIntArg(p1))) {
+      return ops()['argmax'].call(p0, p1 == null ? null : intArg(p1), false);
+    }
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && (p1 == null || isIntArg(p1)) && typeof p2 === 'boolean') {
+      return ops()['argmax'].call(p0, p1 == null ? null : intArg(p1), p2);
+    }
+  }
+  return callParsed(F_argmax, ops(), undefined, arguments);
 }
 
+const F_argmin: OverloadGroup = {
+  name: 'argmin',
+  method: false,
+  overloads: [{ key: 'argmin', schema: 'argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor' }],
+};
 /**
  * Index of the first smallest element along `dim`, or in the flattened input when `dim` is null.
  *
@@ -2660,25 +3411,34 @@ export function argmax(p0?: any, p1?: any, p2?: any, p3?: any): any {
  * const y = argmin(x);
  * ```
  */
-export function argmin(self: Tensor, options?: { dim?: number | null; keepdim?: boolean }): Tensor;
+export function argmin(input: Tensor, options?: { dim?: number | null; keepdim?: boolean }): Tensor;
 /** Index of the first smallest element along `dim`, or in the flattened input when `dim` is null. */
-export function argmin(self: Tensor, dim: number | null, options?: { keepdim?: boolean }): Tensor;
+export function argmin(input: Tensor, dim: number | null, options?: { keepdim?: boolean }): Tensor;
 /** Index of the first smallest element along `dim`, or in the flattened input when `dim` is null. */
-export function argmin(self: Tensor, dim: number | null, keepdim: boolean): Tensor;
-export function argmin(p0?: any, p1?: any, p2?: any, p3?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : 4;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  return ops()['argmin'].call(p0, (n > 1 ? p1 : o?.dim) ?? null, (n > 2 ? p2 : o?.keepdim) ?? false);
+export function argmin(input: Tensor, dim: number | null, keepdim: boolean): Tensor;
+export function argmin(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['argmin'].call(p0, null, false);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && (p1 == null || isIntArg(p1))) {
+      return ops()['argmin'].call(p0, p1 == null ? null : intArg(p1), false);
+    }
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && (p1 == null || isIntArg(p1)) && typeof p2 === 'boolean') {
+      return ops()['argmin'].call(p0, p1 == null ? null : intArg(p1), p2);
+    }
+  }
+  return callParsed(F_argmin, ops(), undefined, arguments);
 }
 
+const F_mm: OverloadGroup = {
+  name: 'mm',
+  method: false,
+  overloads: [{ key: 'mm', schema: 'mm(Tensor self, Tensor mat2) -> Tensor' }],
+};
 /**
  * Matrix product of two 2-d tensors.
  *
@@ -2692,11 +3452,20 @@ export function argmin(p0?: any, p1?: any, p2?: any, p3?: any): any {
  * const y = mm(x, x);
  * ```
  */
-export function mm(self: Tensor, mat2: Tensor): Tensor;
-export function mm(p0?: any, p1?: any): any {
-  return ops()['mm'].call(p0, p1);
+export function mm(input: Tensor, mat2: Tensor): Tensor;
+export function mm(p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['mm'].call(p0, p1);
+  }
+  return callParsed(F_mm, ops(), undefined, arguments);
 }
 
+const F_bmm: OverloadGroup = {
+  name: 'bmm',
+  method: false,
+  overloads: [{ key: 'bmm', schema: 'bmm(Tensor self, Tensor mat2) -> Tensor' }],
+};
 /**
  * Batched matrix product of two 3-d tensors with the same batch size.
  *
@@ -2710,11 +3479,23 @@ export function mm(p0?: any, p1?: any): any {
  * const y = bmm(x, x);
  * ```
  */
-export function bmm(self: Tensor, mat2: Tensor): Tensor;
-export function bmm(p0?: any, p1?: any): any {
-  return ops()['bmm'].call(p0, p1);
+export function bmm(input: Tensor, mat2: Tensor): Tensor;
+export function bmm(p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['bmm'].call(p0, p1);
+  }
+  return callParsed(F_bmm, ops(), undefined, arguments);
 }
 
+const F_addmm: OverloadGroup = {
+  name: 'addmm',
+  method: false,
+  overloads: [{
+    key: 'addmm',
+    schema: 'addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor',
+  }],
+};
 /**
  * `beta * self + alpha * (mat1 @ mat2)`, with `self` broadcast to the product (not read when beta is 0).
  *
@@ -2728,26 +3509,20 @@ export function bmm(p0?: any, p1?: any): any {
  * const y = addmm(x, x, x);
  * ```
  */
-export function addmm(
-  self: Tensor,
-  mat1: Tensor,
-  mat2: Tensor,
-  options?: { beta?: number | boolean; alpha?: number | boolean },
-): Tensor;
-export function addmm(p0?: any, p1?: any, p2?: any, p3?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : 4;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  return ops()['addmm'].call(p0, p1, p2, o?.beta ?? 1, o?.alpha ?? 1);
+export function addmm(input: Tensor, mat1: Tensor, mat2: Tensor, options?: { beta?: Scalar; alpha?: Scalar }): Tensor;
+export function addmm(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+  const n = arguments.length;
+  if (n === 3) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && isLiveTensor(p2)) return ops()['addmm'].call(p0, p1, p2, 1, 1);
+  }
+  return callParsed(F_addmm, ops(), undefined, arguments);
 }
 
+const F_dot: OverloadGroup = {
+  name: 'dot',
+  method: false,
+  overloads: [{ key: 'dot', schema: 'dot(Tensor self, Tensor tensor) -> Tensor' }],
+};
 /**
  * Inner product of two 1-d tensors of the same size and dtype.
  *
@@ -2761,11 +3536,20 @@ export function addmm(p0?: any, p1?: any, p2?: any, p3?: any): any {
  * const y = dot(x, x);
  * ```
  */
-export function dot(self: Tensor, tensor: Tensor): Tensor;
-export function dot(p0?: any, p1?: any): any {
-  return ops()['dot'].call(p0, p1);
+export function dot(input: Tensor, tensor: Tensor): Tensor;
+export function dot(p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['dot'].call(p0, p1);
+  }
+  return callParsed(F_dot, ops(), undefined, arguments);
 }
 
+const F_mv: OverloadGroup = {
+  name: 'mv',
+  method: false,
+  overloads: [{ key: 'mv', schema: 'mv(Tensor self, Tensor vec) -> Tensor' }],
+};
 /**
  * Product of a matrix and a vector.
  *
@@ -2779,11 +3563,20 @@ export function dot(p0?: any, p1?: any): any {
  * const y = mv(x, x);
  * ```
  */
-export function mv(self: Tensor, vec: Tensor): Tensor;
-export function mv(p0?: any, p1?: any): any {
-  return ops()['mv'].call(p0, p1);
+export function mv(input: Tensor, vec: Tensor): Tensor;
+export function mv(p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['mv'].call(p0, p1);
+  }
+  return callParsed(F_mv, ops(), undefined, arguments);
 }
 
+const F_matmul: OverloadGroup = {
+  name: 'matmul',
+  method: false,
+  overloads: [{ key: 'matmul', schema: 'matmul(Tensor self, Tensor other) -> Tensor' }],
+};
 /**
  * Matrix product with NumPy semantics: dot, matrix-vector, matrix-matrix, or batched with broadcast batch dims.
  *
@@ -2797,11 +3590,20 @@ export function mv(p0?: any, p1?: any): any {
  * const y = matmul(x, x);
  * ```
  */
-export function matmul(self: Tensor, other: Tensor): Tensor;
-export function matmul(p0?: any, p1?: any): any {
-  return ops()['matmul'].call(p0, p1);
+export function matmul(input: Tensor, other: Tensor): Tensor;
+export function matmul(p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['matmul'].call(p0, p1);
+  }
+  return callParsed(F_matmul, ops(), undefined, arguments);
 }
 
+const F_linear: OverloadGroup = {
+  name: 'linear',
+  method: false,
+  overloads: [{ key: 'linear', schema: 'linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor' }],
+};
 /**
  * `input @ weight.T + bias`, the affine map of a fully connected layer.
  *
@@ -2818,20 +3620,24 @@ export function matmul(p0?: any, p1?: any): any {
 export function linear(input: Tensor, weight: Tensor, options?: { bias?: Tensor | null }): Tensor;
 /** `input @ weight.T + bias`, the affine map of a fully connected layer. */
 export function linear(input: Tensor, weight: Tensor, bias: Tensor | null): Tensor;
-export function linear(p0?: any, p1?: any, p2?: any, p3?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : 4;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  return ops()['linear'].call(p0, p1, (n > 2 ? p2 : o?.bias) ?? null);
+export function linear(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['linear'].call(p0, p1, null);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2))) {
+      return ops()['linear'].call(p0, p1, p2);
+    }
+  }
+  return callParsed(F_linear, ops(), undefined, arguments);
 }
 
+const F_softmax: OverloadGroup = {
+  name: 'softmax',
+  method: false,
+  overloads: [{ key: 'softmax.int', schema: 'softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor' }],
+};
 /**
  * Softmax along `dim`, computed in `dtype` when given: `exp(x - max) / sum(exp(x - max))`.
  *
@@ -2845,23 +3651,30 @@ export function linear(p0?: any, p1?: any, p2?: any, p3?: any): any {
  * const y = softmax(x, 2);
  * ```
  */
-export function softmax(self: Tensor, dim: number, options?: { dtype?: DTypeLike | null }): Tensor;
+export function softmax(input: Tensor, dim: number, options?: { dtype?: DTypeLike | null }): Tensor;
 /** Softmax along `dim`, computed in `dtype` when given: `exp(x - max) / sum(exp(x - max))`. */
-export function softmax(self: Tensor, dim: number, dtype: DTypeLike | null): Tensor;
-export function softmax(p0?: any, p1?: any, p2?: any, p3?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : 4;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  return ops()['softmax.int'].call(p0, p1, optionalDType((n > 2 ? p2 : o?.dtype) ?? null));
+export function softmax(input: Tensor, dim: number, dtype: DTypeLike | null): Tensor;
+export function softmax(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['softmax.int'].call(p0, intArg(p1), null);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntArg(p1) && (p2 == null || isDTypeArg(p2))) {
+      return ops()['softmax.int'].call(p0, intArg(p1), p2 == null ? null : dtypeArg(p2));
+    }
+  }
+  return callParsed(F_softmax, ops(), undefined, arguments);
 }
 
+const F_logSoftmax: OverloadGroup = {
+  name: 'log_softmax',
+  method: false,
+  overloads: [{
+    key: 'log_softmax.int',
+    schema: 'log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor',
+  }],
+};
 /**
  * Log-softmax along `dim`, computed in `dtype` when given: `x - max - log(sum(exp(x - max)))`.
  *
@@ -2875,23 +3688,31 @@ export function softmax(p0?: any, p1?: any, p2?: any, p3?: any): any {
  * const y = logSoftmax(x, 2);
  * ```
  */
-export function logSoftmax(self: Tensor, dim: number, options?: { dtype?: DTypeLike | null }): Tensor;
+export function logSoftmax(input: Tensor, dim: number, options?: { dtype?: DTypeLike | null }): Tensor;
 /** Log-softmax along `dim`, computed in `dtype` when given: `x - max - log(sum(exp(x - max)))`. */
-export function logSoftmax(self: Tensor, dim: number, dtype: DTypeLike | null): Tensor;
-export function logSoftmax(p0?: any, p1?: any, p2?: any, p3?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : 4;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  return ops()['log_softmax.int'].call(p0, p1, optionalDType((n > 2 ? p2 : o?.dtype) ?? null));
+export function logSoftmax(input: Tensor, dim: number, dtype: DTypeLike | null): Tensor;
+export function logSoftmax(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['log_softmax.int'].call(p0, intArg(p1), null);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntArg(p1) && (p2 == null || isDTypeArg(p2))) {
+      return ops()['log_softmax.int'].call(p0, intArg(p1), p2 == null ? null : dtypeArg(p2));
+    }
+  }
+  return callParsed(F_logSoftmax, ops(), undefined, arguments);
 }
 
+const F_nllLoss: OverloadGroup = {
+  name: 'nll_loss',
+  method: false,
+  overloads: [{
+    key: 'nll_loss',
+    schema:
+      'nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor',
+  }],
+};
 /**
  * Negative log-likelihood loss of log-probabilities `[N, C]` (or `[C]`) and class indices (reduction 0 none, 1 mean, 2 sum).
  *
@@ -2906,58 +3727,65 @@ export function logSoftmax(p0?: any, p1?: any, p2?: any, p3?: any): any {
  * ```
  */
 export function nllLoss(
-  self: Tensor,
+  input: Tensor,
   target: Tensor,
-  options?: { weight?: Tensor | null; reduction?: number; ignoreIndex?: number },
+  options?: { weight?: Tensor | null; reduction?: 'none' | 'mean' | 'sum'; ignoreIndex?: number },
 ): Tensor;
 /** Negative log-likelihood loss of log-probabilities `[N, C]` (or `[C]`) and class indices (reduction 0 none, 1 mean, 2 sum). */
 export function nllLoss(
-  self: Tensor,
+  input: Tensor,
   target: Tensor,
   weight: Tensor | null,
-  options?: { reduction?: number; ignoreIndex?: number },
+  options?: { reduction?: 'none' | 'mean' | 'sum'; ignoreIndex?: number },
 ): Tensor;
 /** Negative log-likelihood loss of log-probabilities `[N, C]` (or `[C]`) and class indices (reduction 0 none, 1 mean, 2 sum). */
 export function nllLoss(
-  self: Tensor,
+  input: Tensor,
   target: Tensor,
   weight: Tensor | null,
-  reduction: number,
+  reduction: 'none' | 'mean' | 'sum',
   options?: { ignoreIndex?: number },
 ): Tensor;
 /** Negative log-likelihood loss of log-probabilities `[N, C]` (or `[C]`) and class indices (reduction 0 none, 1 mean, 2 sum). */
 export function nllLoss(
-  self: Tensor,
+  input: Tensor,
   target: Tensor,
   weight: Tensor | null,
-  reduction: number,
+  reduction: 'none' | 'mean' | 'sum',
   ignoreIndex: number,
 ): Tensor;
-export function nllLoss(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : p4 === undefined || isOptions(p4)
-    ? 4
-    : p5 === undefined || isOptions(p5)
-    ? 5
-    : 6;
-  const o =
-    (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : n === 4 ? p4 : n === 5 ? p5 : undefined) as any;
-  return ops()['nll_loss'].call(
-    p0,
-    p1,
-    (n > 2 ? p2 : o?.weight) ?? null,
-    (n > 3 ? p3 : o?.reduction) ?? 1,
-    (n > 4 ? p4 : o?.ignoreIndex) ?? -100,
-  );
+export function nllLoss(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, _p5?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['nll_loss'].call(p0, p1, null, 1, -100);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2))) {
+      return ops()['nll_loss'].call(p0, p1, p2, 1, -100);
+    }
+  }
+  if (n === 4) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2))) {
+      return ops()['nll_loss'].call(p0, p1, p2, reductionArg(p3), -100);
+    }
+  }
+  if (n === 5) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && isIntArg(p4)) {
+      return ops()['nll_loss'].call(p0, p1, p2, reductionArg(p3), intArg(p4));
+    }
+  }
+  return callParsed(F_nllLoss, ops(), undefined, arguments);
 }
 
+const F_nllLossNd: OverloadGroup = {
+  name: 'nll_loss_nd',
+  method: false,
+  overloads: [{
+    key: 'nll_loss_nd',
+    schema:
+      'nll_loss_nd(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor',
+  }],
+};
 /**
  * Negative log-likelihood loss as `torch.nn.functional.nll_loss` computes it: `nll_loss`, and inputs `[N, C, d...]` too.
  *
@@ -2972,58 +3800,65 @@ export function nllLoss(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?: a
  * ```
  */
 export function nllLossNd(
-  self: Tensor,
+  input: Tensor,
   target: Tensor,
-  options?: { weight?: Tensor | null; reduction?: number; ignoreIndex?: number },
+  options?: { weight?: Tensor | null; reduction?: 'none' | 'mean' | 'sum'; ignoreIndex?: number },
 ): Tensor;
 /** Negative log-likelihood loss as `torch.nn.functional.nll_loss` computes it: `nll_loss`, and inputs `[N, C, d...]` too. */
 export function nllLossNd(
-  self: Tensor,
+  input: Tensor,
   target: Tensor,
   weight: Tensor | null,
-  options?: { reduction?: number; ignoreIndex?: number },
+  options?: { reduction?: 'none' | 'mean' | 'sum'; ignoreIndex?: number },
 ): Tensor;
 /** Negative log-likelihood loss as `torch.nn.functional.nll_loss` computes it: `nll_loss`, and inputs `[N, C, d...]` too. */
 export function nllLossNd(
-  self: Tensor,
+  input: Tensor,
   target: Tensor,
   weight: Tensor | null,
-  reduction: number,
+  reduction: 'none' | 'mean' | 'sum',
   options?: { ignoreIndex?: number },
 ): Tensor;
 /** Negative log-likelihood loss as `torch.nn.functional.nll_loss` computes it: `nll_loss`, and inputs `[N, C, d...]` too. */
 export function nllLossNd(
-  self: Tensor,
+  input: Tensor,
   target: Tensor,
   weight: Tensor | null,
-  reduction: number,
+  reduction: 'none' | 'mean' | 'sum',
   ignoreIndex: number,
 ): Tensor;
-export function nllLossNd(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : p4 === undefined || isOptions(p4)
-    ? 4
-    : p5 === undefined || isOptions(p5)
-    ? 5
-    : 6;
-  const o =
-    (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : n === 4 ? p4 : n === 5 ? p5 : undefined) as any;
-  return ops()['nll_loss_nd'].call(
-    p0,
-    p1,
-    (n > 2 ? p2 : o?.weight) ?? null,
-    (n > 3 ? p3 : o?.reduction) ?? 1,
-    (n > 4 ? p4 : o?.ignoreIndex) ?? -100,
-  );
+export function nllLossNd(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, _p5?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['nll_loss_nd'].call(p0, p1, null, 1, -100);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2))) {
+      return ops()['nll_loss_nd'].call(p0, p1, p2, 1, -100);
+    }
+  }
+  if (n === 4) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2))) {
+      return ops()['nll_loss_nd'].call(p0, p1, p2, reductionArg(p3), -100);
+    }
+  }
+  if (n === 5) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && isIntArg(p4)) {
+      return ops()['nll_loss_nd'].call(p0, p1, p2, reductionArg(p3), intArg(p4));
+    }
+  }
+  return callParsed(F_nllLossNd, ops(), undefined, arguments);
 }
 
+const F_crossEntropy: OverloadGroup = {
+  name: 'cross_entropy_loss',
+  method: false,
+  overloads: [{
+    key: 'cross_entropy_loss',
+    schema:
+      'cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100, float label_smoothing=0.0) -> Tensor',
+  }],
+};
 /**
  * Cross-entropy of logits against class indices or class probabilities, with optional label smoothing.
  *
@@ -3038,85 +3873,90 @@ export function nllLossNd(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?:
  * ```
  */
 export function crossEntropy(
-  self: Tensor,
+  input: Tensor,
   target: Tensor,
-  options?: { weight?: Tensor | null; reduction?: number; ignoreIndex?: number; labelSmoothing?: number },
+  options?: {
+    weight?: Tensor | null;
+    reduction?: 'none' | 'mean' | 'sum';
+    ignoreIndex?: number;
+    labelSmoothing?: number;
+  },
 ): Tensor;
 /** Cross-entropy of logits against class indices or class probabilities, with optional label smoothing. */
 export function crossEntropy(
-  self: Tensor,
+  input: Tensor,
   target: Tensor,
   weight: Tensor | null,
-  options?: { reduction?: number; ignoreIndex?: number; labelSmoothing?: number },
+  options?: { reduction?: 'none' | 'mean' | 'sum'; ignoreIndex?: number; labelSmoothing?: number },
 ): Tensor;
 /** Cross-entropy of logits against class indices or class probabilities, with optional label smoothing. */
 export function crossEntropy(
-  self: Tensor,
+  input: Tensor,
   target: Tensor,
   weight: Tensor | null,
-  reduction: number,
+  reduction: 'none' | 'mean' | 'sum',
   options?: { ignoreIndex?: number; labelSmoothing?: number },
 ): Tensor;
 /** Cross-entropy of logits against class indices or class probabilities, with optional label smoothing. */
 export function crossEntropy(
-  self: Tensor,
+  input: Tensor,
   target: Tensor,
   weight: Tensor | null,
-  reduction: number,
+  reduction: 'none' | 'mean' | 'sum',
   ignoreIndex: number,
   options?: { labelSmoothing?: number },
 ): Tensor;
 /** Cross-entropy of logits against class indices or class probabilities, with optional label smoothing. */
 export function crossEntropy(
-  self: Tensor,
+  input: Tensor,
   target: Tensor,
   weight: Tensor | null,
-  reduction: number,
+  reduction: 'none' | 'mean' | 'sum',
   ignoreIndex: number,
   labelSmoothing: number,
 ): Tensor;
-export function crossEntropy(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?: any, p6?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : p4 === undefined || isOptions(p4)
-    ? 4
-    : p5 === undefined || isOptions(p5)
-    ? 5
-    : p6 === undefined || isOptions(p6)
-    ? 6
-    : 7;
-  const o =
-    (n === 0
-      ? p0
-      : n === 1
-      ? p1
-      : n === 2
-      ? p2
-      : n === 3
-      ? p3
-      : n === 4
-      ? p4
-      : n === 5
-      ? p5
-      : n === 6
-      ? p6
-      : undefined) as any;
-  return ops()['cross_entropy_loss'].call(
-    p0,
-    p1,
-    (n > 2 ? p2 : o?.weight) ?? null,
-    (n > 3 ? p3 : o?.reduction) ?? 1,
-    (n > 4 ? p4 : o?.ignoreIndex) ?? -100,
-    (n > 5 ? p5 : o?.labelSmoothing) ?? 0,
-  );
+export function crossEntropy(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?: any, _p6?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['cross_entropy_loss'].call(p0, p1, null, 1, -100, 0);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2))) {
+      return ops()['cross_entropy_loss'].call(p0, p1, p2, 1, -100, 0);
+    }
+  }
+  if (n === 4) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2))) {
+      return ops()['cross_entropy_loss'].call(p0, p1, p2, reductionArg(p3), -100, 0);
+    }
+  }
+  if (n === 5) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && isIntArg(p4)) {
+      return ops()['cross_entropy_loss'].call(p0, p1, p2, reductionArg(p3), intArg(p4), 0);
+    }
+  }
+  if (n === 6) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && isIntArg(p4) && isFloatArg(p5)) {
+      return ops()['cross_entropy_loss'].call(p0, p1, p2, reductionArg(p3), intArg(p4), floatArg(p5));
+    }
+  }
+  return callParsed(F_crossEntropy, ops(), undefined, arguments);
 }
 
+const F_rand: OverloadGroup = {
+  name: 'rand',
+  method: false,
+  requiresGrad: true,
+  overloads: [{
+    key: 'rand.generator',
+    schema:
+      'rand.generator(int[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
+  }, {
+    key: 'rand',
+    schema:
+      'rand(int[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
+  }],
+};
 /**
  * Samples from the uniform distribution on [0, 1), as PyTorch does for the same seed.
  *
@@ -3132,64 +3972,123 @@ export function crossEntropy(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p
  * ```
  */
 export function rand(
-  size: number | readonly number[],
-  options?: {
-    generator?: Generator | null;
+  size: readonly number[],
+  options: {
+    generator: Generator | null;
     dtype?: DTypeLike | null;
     layout?: 'strided' | null;
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
+    requiresGrad?: boolean;
   },
 ): Tensor;
 /** Samples from the uniform distribution on [0, 1), as PyTorch does for the same seed. */
+export function rand(...size: number[]): Tensor;
+/** Samples from the uniform distribution on [0, 1), as PyTorch does for the same seed. */
 export function rand(
-  size: number | readonly number[],
+  ...args: [
+    ...size: number[],
+    options: {
+      generator: Generator | null;
+      dtype?: DTypeLike | null;
+      layout?: 'strided' | null;
+      device?: DeviceLike | null;
+      pinMemory?: boolean | null;
+      requiresGrad?: boolean;
+    },
+  ]
+): Tensor;
+/** Samples from the uniform distribution on [0, 1), as PyTorch does for the same seed. */
+export function rand(
+  size: readonly number[],
   options?: {
     dtype?: DTypeLike | null;
     layout?: 'strided' | null;
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
+    requiresGrad?: boolean;
   },
+): Tensor;
+/** Samples from the uniform distribution on [0, 1), as PyTorch does for the same seed. */
+export function rand(...size: number[]): Tensor;
+/** Samples from the uniform distribution on [0, 1), as PyTorch does for the same seed. */
+export function rand(
+  ...args: [
+    ...size: number[],
+    options: {
+      dtype?: DTypeLike | null;
+      layout?: 'strided' | null;
+      device?: DeviceLike | null;
+      pinMemory?: boolean | null;
+      requiresGrad?: boolean;
+    },
+  ]
 ): Tensor;
 /** Samples from the uniform distribution on [0, 1), as PyTorch does for the same seed. (any overload) */
 export function rand(
-  size: number | readonly number[],
+  size: readonly number[],
   options?: {
     generator?: Generator | null;
     dtype?: DTypeLike | null;
     layout?: 'strided' | null;
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
+    requiresGrad?: boolean;
   },
 ): Tensor;
-export function rand(p0?: any, p1?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
-  if (n === 1 && o?.generator !== undefined) {
-    return ops()['rand.generator'].call(
-      intList(p0),
-      o?.generator ?? null,
-      optionalDType(o?.dtype ?? null),
-      o?.layout ?? null,
-      optionalDevice(o?.device ?? null),
-      o?.pinMemory ?? null,
-    );
-  }
+export function rand(p0?: any, p1?: any, p2?: any, p3?: any, ..._rest: any[]): any {
+  const n = arguments.length;
   if (n === 1) {
-    return ops()['rand'].call(
-      intList(p0),
-      optionalDType(o?.dtype ?? null),
-      o?.layout ?? null,
-      optionalDevice(o?.device ?? null),
-      o?.pinMemory ?? null,
-    );
+    if ((Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
+      return ops()['rand'].call(intListArg(p0, 0), null, null, null, null);
+    }
   }
-  throw invalidArguments(
-    'rand',
-    '  * (size, generator, dtype, layout, device, pin_memory)\n  * (size, dtype, layout, device, pin_memory)',
-  );
+  if (n === 2) {
+    if (isIntArg(p0) && isIntArg(p1)) {
+      return ops()['rand.generator'].call([intArg(p0), intArg(p1)], null, null, null, null, null);
+    }
+    if (isIntArg(p0) && isIntArg(p1)) return ops()['rand'].call([intArg(p0), intArg(p1)], null, null, null, null);
+  }
+  if (n === 3) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['rand.generator'].call([intArg(p0), intArg(p1), intArg(p2)], null, null, null, null, null);
+    }
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['rand'].call([intArg(p0), intArg(p1), intArg(p2)], null, null, null, null);
+    }
+  }
+  if (n === 4) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
+      return ops()['rand.generator'].call(
+        [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
+        null,
+        null,
+        null,
+        null,
+        null,
+      );
+    }
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
+      return ops()['rand'].call([intArg(p0), intArg(p1), intArg(p2), intArg(p3)], null, null, null, null);
+    }
+  }
+  return callParsed(F_rand, ops(), undefined, arguments);
 }
 
+const F_randn: OverloadGroup = {
+  name: 'randn',
+  method: false,
+  requiresGrad: true,
+  overloads: [{
+    key: 'randn.generator',
+    schema:
+      'randn.generator(int[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
+  }, {
+    key: 'randn',
+    schema:
+      'randn(int[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
+  }],
+};
 /**
  * Samples from the standard normal distribution, as PyTorch does for the same seed.
  *
@@ -3205,64 +4104,131 @@ export function rand(p0?: any, p1?: any): any {
  * ```
  */
 export function randn(
-  size: number | readonly number[],
-  options?: {
-    generator?: Generator | null;
+  size: readonly number[],
+  options: {
+    generator: Generator | null;
     dtype?: DTypeLike | null;
     layout?: 'strided' | null;
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
+    requiresGrad?: boolean;
   },
 ): Tensor;
 /** Samples from the standard normal distribution, as PyTorch does for the same seed. */
+export function randn(...size: number[]): Tensor;
+/** Samples from the standard normal distribution, as PyTorch does for the same seed. */
 export function randn(
-  size: number | readonly number[],
+  ...args: [
+    ...size: number[],
+    options: {
+      generator: Generator | null;
+      dtype?: DTypeLike | null;
+      layout?: 'strided' | null;
+      device?: DeviceLike | null;
+      pinMemory?: boolean | null;
+      requiresGrad?: boolean;
+    },
+  ]
+): Tensor;
+/** Samples from the standard normal distribution, as PyTorch does for the same seed. */
+export function randn(
+  size: readonly number[],
   options?: {
     dtype?: DTypeLike | null;
     layout?: 'strided' | null;
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
+    requiresGrad?: boolean;
   },
+): Tensor;
+/** Samples from the standard normal distribution, as PyTorch does for the same seed. */
+export function randn(...size: number[]): Tensor;
+/** Samples from the standard normal distribution, as PyTorch does for the same seed. */
+export function randn(
+  ...args: [
+    ...size: number[],
+    options: {
+      dtype?: DTypeLike | null;
+      layout?: 'strided' | null;
+      device?: DeviceLike | null;
+      pinMemory?: boolean | null;
+      requiresGrad?: boolean;
+    },
+  ]
 ): Tensor;
 /** Samples from the standard normal distribution, as PyTorch does for the same seed. (any overload) */
 export function randn(
-  size: number | readonly number[],
+  size: readonly number[],
   options?: {
     generator?: Generator | null;
     dtype?: DTypeLike | null;
     layout?: 'strided' | null;
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
+    requiresGrad?: boolean;
   },
 ): Tensor;
-export function randn(p0?: any, p1?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
-  if (n === 1 && o?.generator !== undefined) {
-    return ops()['randn.generator'].call(
-      intList(p0),
-      o?.generator ?? null,
-      optionalDType(o?.dtype ?? null),
-      o?.layout ?? null,
-      optionalDevice(o?.device ?? null),
-      o?.pinMemory ?? null,
-    );
-  }
+export function randn(p0?: any, p1?: any, p2?: any, p3?: any, ..._rest: any[]): any {
+  const n = arguments.length;
   if (n === 1) {
-    return ops()['randn'].call(
-      intList(p0),
-      optionalDType(o?.dtype ?? null),
-      o?.layout ?? null,
-      optionalDevice(o?.device ?? null),
-      o?.pinMemory ?? null,
-    );
+    if ((Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
+      return ops()['randn'].call(intListArg(p0, 0), null, null, null, null);
+    }
   }
-  throw invalidArguments(
-    'randn',
-    '  * (size, generator, dtype, layout, device, pin_memory)\n  * (size, dtype, layout, device, pin_memory)',
-  );
+  if (n === 2) {
+    if (isIntArg(p0) && isIntArg(p1)) {
+      return ops()['randn.generator'].call([intArg(p0), intArg(p1)], null, null, null, null, null);
+    }
+    if (isIntArg(p0) && isIntArg(p1)) return ops()['randn'].call([intArg(p0), intArg(p1)], null, null, null, null);
+  }
+  if (n === 3) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['randn.generator'].call([intArg(p0), intArg(p1), intArg(p2)], null, null, null, null, null);
+    }
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['randn'].call([intArg(p0), intArg(p1), intArg(p2)], null, null, null, null);
+    }
+  }
+  if (n === 4) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
+      return ops()['randn.generator'].call(
+        [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
+        null,
+        null,
+        null,
+        null,
+        null,
+      );
+    }
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
+      return ops()['randn'].call([intArg(p0), intArg(p1), intArg(p2), intArg(p3)], null, null, null, null);
+    }
+  }
+  return callParsed(F_randn, ops(), undefined, arguments);
 }
 
+const F_randint: OverloadGroup = {
+  name: 'randint',
+  method: false,
+  requiresGrad: true,
+  overloads: [{
+    key: 'randint.generator',
+    schema:
+      'randint.generator(int high, int[] size, *, Generator? generator, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
+  }, {
+    key: 'randint',
+    schema:
+      'randint(int high, int[] size, *, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
+  }, {
+    key: 'randint.low_generator',
+    schema:
+      'randint.low_generator(int low, int high, int[] size, *, Generator? generator, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
+  }, {
+    key: 'randint.low',
+    schema:
+      'randint.low(int low, int high, int[] size, *, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
+  }],
+};
 /**
  * Integers drawn uniformly from [0, high).
  *
@@ -3281,125 +4247,94 @@ export function randn(p0?: any, p1?: any): any {
  */
 export function randint(
   high: number,
-  size: number | readonly number[],
-  options?: {
-    generator?: Generator | null;
+  size: readonly number[],
+  options: {
+    generator: Generator | null;
     dtype?: DTypeLike | null;
     layout?: 'strided' | null;
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
+    requiresGrad?: boolean;
   },
 ): Tensor;
 /** Integers drawn uniformly from [0, high). */
 export function randint(
   high: number,
-  size: number | readonly number[],
+  size: readonly number[],
   options?: {
     dtype?: DTypeLike | null;
     layout?: 'strided' | null;
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
+    requiresGrad?: boolean;
   },
 ): Tensor;
 /** Integers drawn uniformly from [low, high). */
 export function randint(
   low: number,
   high: number,
-  size: number | readonly number[],
-  options?: {
-    generator?: Generator | null;
+  size: readonly number[],
+  options: {
+    generator: Generator | null;
     dtype?: DTypeLike | null;
     layout?: 'strided' | null;
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
+    requiresGrad?: boolean;
   },
 ): Tensor;
 /** Integers drawn uniformly from [low, high). */
 export function randint(
   low: number,
   high: number,
-  size: number | readonly number[],
+  size: readonly number[],
   options?: {
     dtype?: DTypeLike | null;
     layout?: 'strided' | null;
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
+    requiresGrad?: boolean;
   },
 ): Tensor;
 /** Integers drawn uniformly from [0, high). (any overload) */
 export function randint(
   high: number,
-  size: number | readonly number[],
-  arg2?: number | readonly number[],
+  size: readonly number[] | number,
+  arg2?: readonly number[],
   options?: {
     generator?: Generator | null;
     dtype?: DTypeLike | null;
     layout?: 'strided' | null;
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
+    requiresGrad?: boolean;
   },
 ): Tensor;
-export function randint(p0?: any, p1?: any, p2?: any, p3?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : 4;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  if (n === 3 && (typeof p2 === 'number' || Array.isArray(p2)) && o?.generator !== undefined) {
-    return ops()['randint.low_generator'].call(
-      p0,
-      p1,
-      intList(p2),
-      o?.generator ?? null,
-      optionalDType(o?.dtype ?? 4),
-      o?.layout ?? null,
-      optionalDevice(o?.device ?? null),
-      o?.pinMemory ?? null,
-    );
+export function randint(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isIntArg(p0) && isIntListArg(p1, 0)) {
+      return ops()['randint'].call(intArg(p0), intListArg(p1, 0), dtypeArg(4), null, null, null);
+    }
   }
-  if (n === 2 && Array.isArray(p1) && o?.generator !== undefined) {
-    return ops()['randint.generator'].call(
-      p0,
-      intList(p1),
-      o?.generator ?? null,
-      optionalDType(o?.dtype ?? 4),
-      o?.layout ?? null,
-      optionalDevice(o?.device ?? null),
-      o?.pinMemory ?? null,
-    );
+  if (n === 3) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntListArg(p2, 0)) {
+      return ops()['randint.low'].call(intArg(p0), intArg(p1), intListArg(p2, 0), dtypeArg(4), null, null, null);
+    }
   }
-  if (n === 3 && (typeof p2 === 'number' || Array.isArray(p2))) {
-    return ops()['randint.low'].call(
-      p0,
-      p1,
-      intList(p2),
-      optionalDType(o?.dtype ?? 4),
-      o?.layout ?? null,
-      optionalDevice(o?.device ?? null),
-      o?.pinMemory ?? null,
-    );
-  }
-  if (n === 2 && Array.isArray(p1)) {
-    return ops()['randint'].call(
-      p0,
-      intList(p1),
-      optionalDType(o?.dtype ?? 4),
-      o?.layout ?? null,
-      optionalDevice(o?.device ?? null),
-      o?.pinMemory ?? null,
-    );
-  }
-  throw invalidArguments(
-    'randint',
-    '  * (high, size, generator, dtype, layout, device, pin_memory)\n  * (high, size, dtype, layout, device, pin_memory)\n  * (low, high, size, generator, dtype, layout, device, pin_memory)\n  * (low, high, size, dtype, layout, device, pin_memory)',
-  );
+  return callParsed(F_randint, ops(), undefined, arguments);
 }
 
+const F_emptyLike: OverloadGroup = {
+  name: 'empty_like',
+  method: false,
+  requiresGrad: true,
+  overloads: [{
+    key: 'empty_like',
+    schema:
+      'empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor',
+  }],
+};
 /**
  * An uninitialised tensor with `self`'s shape (and its dtype, device and dim order unless given).
  *
@@ -3414,28 +4349,34 @@ export function randint(p0?: any, p1?: any, p2?: any, p3?: any): any {
  * ```
  */
 export function emptyLike(
-  self: Tensor,
+  input: Tensor,
   options?: {
     dtype?: DTypeLike | null;
     layout?: 'strided' | null;
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
     memoryFormat?: 'contiguous_format' | 'preserve_format' | null;
+    requiresGrad?: boolean;
   },
 ): Tensor;
-export function emptyLike(p0?: any, p1?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
-  return ops()['empty_like'].call(
-    p0,
-    optionalDType(o?.dtype ?? null),
-    o?.layout ?? null,
-    optionalDevice(o?.device ?? null),
-    o?.pinMemory ?? null,
-    o?.memoryFormat ?? null,
-  );
+export function emptyLike(p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['empty_like'].call(p0, null, null, null, null, null);
+  }
+  return callParsed(F_emptyLike, ops(), undefined, arguments);
 }
 
+const F_zerosLike: OverloadGroup = {
+  name: 'zeros_like',
+  method: false,
+  requiresGrad: true,
+  overloads: [{
+    key: 'zeros_like',
+    schema:
+      'zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor',
+  }],
+};
 /**
  * A tensor of zeros with `self`'s shape (and its dtype, device and dim order unless given).
  *
@@ -3450,28 +4391,34 @@ export function emptyLike(p0?: any, p1?: any): any {
  * ```
  */
 export function zerosLike(
-  self: Tensor,
+  input: Tensor,
   options?: {
     dtype?: DTypeLike | null;
     layout?: 'strided' | null;
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
     memoryFormat?: 'contiguous_format' | 'preserve_format' | null;
+    requiresGrad?: boolean;
   },
 ): Tensor;
-export function zerosLike(p0?: any, p1?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
-  return ops()['zeros_like'].call(
-    p0,
-    optionalDType(o?.dtype ?? null),
-    o?.layout ?? null,
-    optionalDevice(o?.device ?? null),
-    o?.pinMemory ?? null,
-    o?.memoryFormat ?? null,
-  );
+export function zerosLike(p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['zeros_like'].call(p0, null, null, null, null, null);
+  }
+  return callParsed(F_zerosLike, ops(), undefined, arguments);
 }
 
+const F_onesLike: OverloadGroup = {
+  name: 'ones_like',
+  method: false,
+  requiresGrad: true,
+  overloads: [{
+    key: 'ones_like',
+    schema:
+      'ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor',
+  }],
+};
 /**
  * A tensor of ones with `self`'s shape (and its dtype, device and dim order unless given).
  *
@@ -3486,28 +4433,34 @@ export function zerosLike(p0?: any, p1?: any): any {
  * ```
  */
 export function onesLike(
-  self: Tensor,
+  input: Tensor,
   options?: {
     dtype?: DTypeLike | null;
     layout?: 'strided' | null;
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
     memoryFormat?: 'contiguous_format' | 'preserve_format' | null;
+    requiresGrad?: boolean;
   },
 ): Tensor;
-export function onesLike(p0?: any, p1?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
-  return ops()['ones_like'].call(
-    p0,
-    optionalDType(o?.dtype ?? null),
-    o?.layout ?? null,
-    optionalDevice(o?.device ?? null),
-    o?.pinMemory ?? null,
-    o?.memoryFormat ?? null,
-  );
+export function onesLike(p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['ones_like'].call(p0, null, null, null, null, null);
+  }
+  return callParsed(F_onesLike, ops(), undefined, arguments);
 }
 
+const F_fullLike: OverloadGroup = {
+  name: 'full_like',
+  method: false,
+  requiresGrad: true,
+  overloads: [{
+    key: 'full_like',
+    schema:
+      'full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor',
+  }],
+};
 /**
  * A tensor filled with `fill_value` with `self`'s shape (and its dtype, device and dim order unless given).
  *
@@ -3522,36 +4475,37 @@ export function onesLike(p0?: any, p1?: any): any {
  * ```
  */
 export function fullLike(
-  self: Tensor,
-  fillValue: number | boolean,
+  input: Tensor,
+  fillValue: Scalar,
   options?: {
     dtype?: DTypeLike | null;
     layout?: 'strided' | null;
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
     memoryFormat?: 'contiguous_format' | 'preserve_format' | null;
+    requiresGrad?: boolean;
   },
 ): Tensor;
-export function fullLike(p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops()['full_like'].call(
-    p0,
-    p1,
-    optionalDType(o?.dtype ?? null),
-    o?.layout ?? null,
-    optionalDevice(o?.device ?? null),
-    o?.pinMemory ?? null,
-    o?.memoryFormat ?? null,
-  );
+export function fullLike(p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isScalarArg(p1)) {
+      return ops()['full_like'].call(p0, scalarArg(p1), null, null, null, null, null);
+    }
+  }
+  return callParsed(F_fullLike, ops(), undefined, arguments);
 }
 
+const F_randLike: OverloadGroup = {
+  name: 'rand_like',
+  method: false,
+  requiresGrad: true,
+  overloads: [{
+    key: 'rand_like',
+    schema:
+      'rand_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor',
+  }],
+};
 /**
  * Uniform samples on [0, 1) with `self`'s shape (and its dtype, device and dim order unless given).
  *
@@ -3566,28 +4520,34 @@ export function fullLike(p0?: any, p1?: any, p2?: any): any {
  * ```
  */
 export function randLike(
-  self: Tensor,
+  input: Tensor,
   options?: {
     dtype?: DTypeLike | null;
     layout?: 'strided' | null;
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
     memoryFormat?: 'contiguous_format' | 'preserve_format' | null;
+    requiresGrad?: boolean;
   },
 ): Tensor;
-export function randLike(p0?: any, p1?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
-  return ops()['rand_like'].call(
-    p0,
-    optionalDType(o?.dtype ?? null),
-    o?.layout ?? null,
-    optionalDevice(o?.device ?? null),
-    o?.pinMemory ?? null,
-    o?.memoryFormat ?? null,
-  );
+export function randLike(p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['rand_like'].call(p0, null, null, null, null, null);
+  }
+  return callParsed(F_randLike, ops(), undefined, arguments);
 }
 
+const F_randnLike: OverloadGroup = {
+  name: 'randn_like',
+  method: false,
+  requiresGrad: true,
+  overloads: [{
+    key: 'randn_like',
+    schema:
+      'randn_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor',
+  }],
+};
 /**
  * Standard normal samples with `self`'s shape (and its dtype, device and dim order unless given).
  *
@@ -3602,28 +4562,38 @@ export function randLike(p0?: any, p1?: any): any {
  * ```
  */
 export function randnLike(
-  self: Tensor,
+  input: Tensor,
   options?: {
     dtype?: DTypeLike | null;
     layout?: 'strided' | null;
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
     memoryFormat?: 'contiguous_format' | 'preserve_format' | null;
+    requiresGrad?: boolean;
   },
 ): Tensor;
-export function randnLike(p0?: any, p1?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
-  return ops()['randn_like'].call(
-    p0,
-    optionalDType(o?.dtype ?? null),
-    o?.layout ?? null,
-    optionalDevice(o?.device ?? null),
-    o?.pinMemory ?? null,
-    o?.memoryFormat ?? null,
-  );
+export function randnLike(p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['randn_like'].call(p0, null, null, null, null, null);
+  }
+  return callParsed(F_randnLike, ops(), undefined, arguments);
 }
 
+const F_randintLike: OverloadGroup = {
+  name: 'randint_like',
+  method: false,
+  requiresGrad: true,
+  overloads: [{
+    key: 'randint_like',
+    schema:
+      'randint_like(Tensor self, int high, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor',
+  }, {
+    key: 'randint_like.low_dtype',
+    schema:
+      'randint_like.low_dtype(Tensor self, int low, int high, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor',
+  }],
+};
 /**
  * Integers from [0, high) with `self`'s shape (and its dtype, device and dim order unless given).
  *
@@ -3639,7 +4609,7 @@ export function randnLike(p0?: any, p1?: any): any {
  * ```
  */
 export function randintLike(
-  self: Tensor,
+  input: Tensor,
   high: number,
   options?: {
     dtype?: DTypeLike | null;
@@ -3647,11 +4617,12 @@ export function randintLike(
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
     memoryFormat?: 'contiguous_format' | 'preserve_format' | null;
+    requiresGrad?: boolean;
   },
 ): Tensor;
 /** Integers from [low, high) with `self`'s shape (and its dtype, device and dim order unless given). */
 export function randintLike(
-  self: Tensor,
+  input: Tensor,
   low: number,
   high: number,
   options?: {
@@ -3660,11 +4631,12 @@ export function randintLike(
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
     memoryFormat?: 'contiguous_format' | 'preserve_format' | null;
+    requiresGrad?: boolean;
   },
 ): Tensor;
 /** Integers from [0, high) with `self`'s shape (and its dtype, device and dim order unless given). (any overload) */
 export function randintLike(
-  self: Tensor,
+  input: Tensor,
   high: number,
   arg2?: number,
   options?: {
@@ -3673,48 +4645,29 @@ export function randintLike(
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
     memoryFormat?: 'contiguous_format' | 'preserve_format' | null;
+    requiresGrad?: boolean;
   },
 ): Tensor;
-export function randintLike(p0?: any, p1?: any, p2?: any, p3?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : 4;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  if (n === 3) {
-    return ops()['randint_like.low_dtype'].call(
-      p0,
-      p1,
-      p2,
-      optionalDType(o?.dtype ?? null),
-      o?.layout ?? null,
-      optionalDevice(o?.device ?? null),
-      o?.pinMemory ?? null,
-      o?.memoryFormat ?? null,
-    );
-  }
+export function randintLike(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+  const n = arguments.length;
   if (n === 2) {
-    return ops()['randint_like'].call(
-      p0,
-      p1,
-      optionalDType(o?.dtype ?? null),
-      o?.layout ?? null,
-      optionalDevice(o?.device ?? null),
-      o?.pinMemory ?? null,
-      o?.memoryFormat ?? null,
-    );
+    if (isLiveTensor(p0) && isIntArg(p1)) {
+      return ops()['randint_like'].call(p0, intArg(p1), null, null, null, null, null);
+    }
   }
-  throw invalidArguments(
-    'randintLike',
-    '  * (self, high, dtype, layout, device, pin_memory, memory_format)\n  * (self, low, high, dtype, layout, device, pin_memory, memory_format)',
-  );
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['randint_like.low_dtype'].call(p0, intArg(p1), intArg(p2), null, null, null, null, null);
+    }
+  }
+  return callParsed(F_randintLike, ops(), undefined, arguments);
 }
 
+const F_indexSelect: OverloadGroup = {
+  name: 'index_select',
+  method: false,
+  overloads: [{ key: 'index_select', schema: 'index_select(Tensor self, int dim, Tensor index) -> Tensor' }],
+};
 /**
  * The entries of `self` at `index` (int32 or int64, 1-d) along `dim`.
  *
@@ -3728,11 +4681,23 @@ export function randintLike(p0?: any, p1?: any, p2?: any, p3?: any): any {
  * const y = indexSelect(x, 2, x);
  * ```
  */
-export function indexSelect(self: Tensor, dim: number, index: Tensor): Tensor;
-export function indexSelect(p0?: any, p1?: any, p2?: any): any {
-  return ops()['index_select'].call(p0, p1, p2);
+export function indexSelect(input: Tensor, dim: number, index: Tensor): Tensor;
+export function indexSelect(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+  const n = arguments.length;
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntArg(p1) && isLiveTensor(p2)) return ops()['index_select'].call(p0, intArg(p1), p2);
+  }
+  return callParsed(F_indexSelect, ops(), undefined, arguments);
 }
 
+const F_indexAdd: OverloadGroup = {
+  name: 'index_add',
+  method: false,
+  overloads: [{
+    key: 'index_add',
+    schema: 'index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor',
+  }],
+};
 /**
  * A copy of `self` with `alpha * source` added at `index` along `dim` (duplicates accumulate in order).
  *
@@ -3747,28 +4712,31 @@ export function indexSelect(p0?: any, p1?: any, p2?: any): any {
  * ```
  */
 export function indexAdd(
-  self: Tensor,
+  input: Tensor,
   dim: number,
   index: Tensor,
   source: Tensor,
-  options?: { alpha?: number | boolean },
+  options?: { alpha?: Scalar },
 ): Tensor;
-export function indexAdd(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : p4 === undefined || isOptions(p4)
-    ? 4
-    : 5;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : n === 4 ? p4 : undefined) as any;
-  return ops()['index_add'].call(p0, p1, p2, p3, o?.alpha ?? 1);
+export function indexAdd(p0?: any, p1?: any, p2?: any, p3?: any, _p4?: any): any {
+  const n = arguments.length;
+  if (n === 4) {
+    if (isLiveTensor(p0) && isIntArg(p1) && isLiveTensor(p2) && isLiveTensor(p3)) {
+      return ops()['index_add'].call(p0, intArg(p1), p2, p3, 1);
+    }
+  }
+  return callParsed(F_indexAdd, ops(), undefined, arguments);
 }
 
+const F_embedding: OverloadGroup = {
+  name: 'embedding',
+  method: false,
+  overloads: [{
+    key: 'embedding',
+    schema:
+      'embedding(Tensor weight, Tensor indices, int padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor',
+  }],
+};
 /**
  * Rows of `weight` at `indices` (any shape): the lookup of `nn.Embedding`.
  *
@@ -3810,31 +4778,37 @@ export function embedding(
   scaleGradByFreq: boolean,
   sparse: boolean,
 ): Tensor;
-export function embedding(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : p4 === undefined || isOptions(p4)
-    ? 4
-    : p5 === undefined || isOptions(p5)
-    ? 5
-    : 6;
-  const o =
-    (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : n === 4 ? p4 : n === 5 ? p5 : undefined) as any;
-  return ops()['embedding'].call(
-    p0,
-    p1,
-    (n > 2 ? p2 : o?.paddingIdx) ?? -1,
-    (n > 3 ? p3 : o?.scaleGradByFreq) ?? false,
-    (n > 4 ? p4 : o?.sparse) ?? false,
-  );
+export function embedding(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, _p5?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['embedding'].call(p0, p1, -1, false, false);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && isIntArg(p2)) {
+      return ops()['embedding'].call(p0, p1, intArg(p2), false, false);
+    }
+  }
+  if (n === 4) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && isIntArg(p2) && typeof p3 === 'boolean') {
+      return ops()['embedding'].call(p0, p1, intArg(p2), p3, false);
+    }
+  }
+  if (n === 5) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && isIntArg(p2) && typeof p3 === 'boolean' && typeof p4 === 'boolean') {
+      return ops()['embedding'].call(p0, p1, intArg(p2), p3, p4);
+    }
+  }
+  return callParsed(F_embedding, ops(), undefined, arguments);
 }
 
+const F_gather: OverloadGroup = {
+  name: 'gather',
+  method: false,
+  overloads: [{
+    key: 'gather',
+    schema: 'gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor',
+  }],
+};
 /**
  * `out[i][j] = self[index[i][j]][j]` (for dim 0): picks along `dim` at int64 `index`.
  *
@@ -3848,21 +4822,20 @@ export function embedding(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?:
  * const y = gather(x, 2, x);
  * ```
  */
-export function gather(self: Tensor, dim: number, index: Tensor, options?: { sparseGrad?: boolean }): Tensor;
-export function gather(p0?: any, p1?: any, p2?: any, p3?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : 4;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  return ops()['gather'].call(p0, p1, p2, o?.sparseGrad ?? false);
+export function gather(input: Tensor, dim: number, index: Tensor, options?: { sparseGrad?: boolean }): Tensor;
+export function gather(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+  const n = arguments.length;
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntArg(p1) && isLiveTensor(p2)) return ops()['gather'].call(p0, intArg(p1), p2, false);
+  }
+  return callParsed(F_gather, ops(), undefined, arguments);
 }
 
+const F_scatterAdd: OverloadGroup = {
+  name: 'scatter_add',
+  method: false,
+  overloads: [{ key: 'scatter_add', schema: 'scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor' }],
+};
 /**
  * A copy of `self` with `src` added at `index` along `dim` (the inverse of `gather`).
  *
@@ -3876,11 +4849,25 @@ export function gather(p0?: any, p1?: any, p2?: any, p3?: any): any {
  * const y = scatterAdd(x, 2, x, x);
  * ```
  */
-export function scatterAdd(self: Tensor, dim: number, index: Tensor, src: Tensor): Tensor;
-export function scatterAdd(p0?: any, p1?: any, p2?: any, p3?: any): any {
-  return ops()['scatter_add'].call(p0, p1, p2, p3);
+export function scatterAdd(input: Tensor, dim: number, index: Tensor, src: Tensor): Tensor;
+export function scatterAdd(p0?: any, p1?: any, p2?: any, p3?: any, _p4?: any): any {
+  const n = arguments.length;
+  if (n === 4) {
+    if (isLiveTensor(p0) && isIntArg(p1) && isLiveTensor(p2) && isLiveTensor(p3)) {
+      return ops()['scatter_add'].call(p0, intArg(p1), p2, p3);
+    }
+  }
+  return callParsed(F_scatterAdd, ops(), undefined, arguments);
 }
 
+const F_maskedFill: OverloadGroup = {
+  name: 'masked_fill',
+  method: false,
+  overloads: [{
+    key: 'masked_fill.Scalar',
+    schema: 'masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor',
+  }],
+};
 /**
  * `self` with `value` where `mask` is true.
  *
@@ -3894,111 +4881,97 @@ export function scatterAdd(p0?: any, p1?: any, p2?: any, p3?: any): any {
  * const y = maskedFill(x, x, 2);
  * ```
  */
-export function maskedFill(self: Tensor, mask: Tensor, value: number | boolean): Tensor;
-export function maskedFill(p0?: any, p1?: any, p2?: any): any {
-  return ops()['masked_fill.Scalar'].call(p0, p1, p2);
+export function maskedFill(input: Tensor, mask: Tensor, value: Scalar): Tensor;
+export function maskedFill(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+  const n = arguments.length;
+  if (n === 3) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && isScalarArg(p2)) {
+      return ops()['masked_fill.Scalar'].call(p0, p1, scalarArg(p2));
+    }
+  }
+  return callParsed(F_maskedFill, ops(), undefined, arguments);
 }
 
 /** Methods every Tensor has, generated from the operator declarations. */
 export interface TensorMethods {
   /** Adds `other`, scaled by `alpha`, to `self`, with broadcasting and type promotion. */
-  add(this: Tensor, other: Tensor, options?: { alpha?: number | boolean }): Tensor;
+  add(this: Tensor, other: Tensor, options?: { alpha?: Scalar }): Tensor;
   /** Adds a scalar. */
-  add(this: Tensor, other: number | boolean, options?: { alpha?: number | boolean }): Tensor;
+  add(this: Tensor, other: Scalar, options?: { alpha?: Scalar }): Tensor;
   /** Adds a scalar. */
-  add(this: Tensor, other: number | boolean, alpha: number | boolean): Tensor;
+  add(this: Tensor, other: Scalar, alpha: Scalar): Tensor;
   /** Adds `other`, scaled by `alpha`, to `self`, with broadcasting and type promotion. (any overload) */
-  add(
-    this: Tensor,
-    other: Tensor | number | boolean,
-    alpha?: number | boolean,
-    options?: { alpha?: number | boolean },
-  ): Tensor;
+  add(this: Tensor, other: Tensor | Scalar, alpha?: Scalar, options?: { alpha?: Scalar }): Tensor;
   /** In-place `add`. */
-  add_(this: Tensor, other: Tensor, options?: { alpha?: number | boolean }): Tensor;
+  add_(this: Tensor, other: Tensor, options?: { alpha?: Scalar }): Tensor;
   /** In-place `add` of a scalar. */
-  add_(this: Tensor, other: number | boolean, options?: { alpha?: number | boolean }): Tensor;
+  add_(this: Tensor, other: Scalar, options?: { alpha?: Scalar }): Tensor;
   /** In-place `add` of a scalar. */
-  add_(this: Tensor, other: number | boolean, alpha: number | boolean): Tensor;
+  add_(this: Tensor, other: Scalar, alpha: Scalar): Tensor;
   /** In-place `add`. (any overload) */
-  add_(
-    this: Tensor,
-    other: Tensor | number | boolean,
-    alpha?: number | boolean,
-    options?: { alpha?: number | boolean },
-  ): Tensor;
+  add_(this: Tensor, other: Tensor | Scalar, alpha?: Scalar, options?: { alpha?: Scalar }): Tensor;
   /** Subtracts `other`, scaled by `alpha`, from `self`. */
-  sub(this: Tensor, other: Tensor, options?: { alpha?: number | boolean }): Tensor;
+  sub(this: Tensor, other: Tensor, options?: { alpha?: Scalar }): Tensor;
   /** Subtracts a scalar. */
-  sub(this: Tensor, other: number | boolean, options?: { alpha?: number | boolean }): Tensor;
+  sub(this: Tensor, other: Scalar, options?: { alpha?: Scalar }): Tensor;
   /** Subtracts a scalar. */
-  sub(this: Tensor, other: number | boolean, alpha: number | boolean): Tensor;
+  sub(this: Tensor, other: Scalar, alpha: Scalar): Tensor;
   /** Subtracts `other`, scaled by `alpha`, from `self`. (any overload) */
-  sub(
-    this: Tensor,
-    other: Tensor | number | boolean,
-    alpha?: number | boolean,
-    options?: { alpha?: number | boolean },
-  ): Tensor;
+  sub(this: Tensor, other: Tensor | Scalar, alpha?: Scalar, options?: { alpha?: Scalar }): Tensor;
   /** In-place `sub`. */
-  sub_(this: Tensor, other: Tensor, options?: { alpha?: number | boolean }): Tensor;
+  sub_(this: Tensor, other: Tensor, options?: { alpha?: Scalar }): Tensor;
   /** In-place `sub` of a scalar. */
-  sub_(this: Tensor, other: number | boolean, options?: { alpha?: number | boolean }): Tensor;
+  sub_(this: Tensor, other: Scalar, options?: { alpha?: Scalar }): Tensor;
   /** In-place `sub` of a scalar. */
-  sub_(this: Tensor, other: number | boolean, alpha: number | boolean): Tensor;
+  sub_(this: Tensor, other: Scalar, alpha: Scalar): Tensor;
   /** In-place `sub`. (any overload) */
-  sub_(
-    this: Tensor,
-    other: Tensor | number | boolean,
-    alpha?: number | boolean,
-    options?: { alpha?: number | boolean },
-  ): Tensor;
+  sub_(this: Tensor, other: Tensor | Scalar, alpha?: Scalar, options?: { alpha?: Scalar }): Tensor;
   /** Multiplies elementwise. */
   mul(this: Tensor, other: Tensor): Tensor;
   /** Multiplies by a scalar. */
-  mul(this: Tensor, other: number | boolean): Tensor;
+  mul(this: Tensor, other: Scalar): Tensor;
   /** Multiplies elementwise. (any overload) */
-  mul(this: Tensor, other: Tensor | number | boolean): Tensor;
+  mul(this: Tensor, other: Tensor | Scalar): Tensor;
   /** In-place `mul`. */
   mul_(this: Tensor, other: Tensor): Tensor;
   /** In-place `mul` by a scalar. */
-  mul_(this: Tensor, other: number | boolean): Tensor;
+  mul_(this: Tensor, other: Scalar): Tensor;
   /** In-place `mul`. (any overload) */
-  mul_(this: Tensor, other: Tensor | number | boolean): Tensor;
+  mul_(this: Tensor, other: Tensor | Scalar): Tensor;
   /** Divides elementwise (true division: integers give floats). */
   div(this: Tensor, other: Tensor): Tensor;
-  /** Divides by a scalar. */
-  div(this: Tensor, other: number | boolean): Tensor;
   /** Divides with rounding_mode 'trunc' or 'floor' (or None for true division). */
-  div(this: Tensor, other: Tensor, options?: { roundingMode?: string | null }): Tensor;
+  div(this: Tensor, other: Tensor, options: { roundingMode: string | null }): Tensor;
+  /** Divides by a scalar. */
+  div(this: Tensor, other: Scalar): Tensor;
   /** Divides by a scalar with a rounding mode. */
-  div(this: Tensor, other: number | boolean, options?: { roundingMode?: string | null }): Tensor;
+  div(this: Tensor, other: Scalar, options: { roundingMode: string | null }): Tensor;
   /** Divides elementwise (true division: integers give floats). (any overload) */
-  div(this: Tensor, other: Tensor | number | boolean, options?: { roundingMode?: string | null }): Tensor;
+  div(this: Tensor, other: Tensor | Scalar, options?: { roundingMode?: string | null }): Tensor;
   /** In-place `div`. */
   div_(this: Tensor, other: Tensor): Tensor;
   /** In-place `div` by a scalar. */
-  div_(this: Tensor, other: number | boolean): Tensor;
+  div_(this: Tensor, other: Scalar): Tensor;
   /** In-place `div`. (any overload) */
-  div_(this: Tensor, other: Tensor | number | boolean): Tensor;
+  div_(this: Tensor, other: Tensor | Scalar): Tensor;
   /** Python-style modulus: the result has the sign of the divisor. */
   remainder(this: Tensor, other: Tensor): Tensor;
   /** Python-style modulus by a scalar. */
-  remainder(this: Tensor, other: number | boolean): Tensor;
+  remainder(this: Tensor, other: Scalar): Tensor;
   /** Python-style modulus: the result has the sign of the divisor. (any overload) */
-  remainder(this: Tensor, other: Tensor | number | boolean): Tensor;
+  remainder(this: Tensor, other: Tensor | Scalar): Tensor;
   /** C-style modulus: the result has the sign of the dividend. */
   fmod(this: Tensor, other: Tensor): Tensor;
   /** C-style modulus by a scalar. */
-  fmod(this: Tensor, other: number | boolean): Tensor;
+  fmod(this: Tensor, other: Scalar): Tensor;
   /** C-style modulus: the result has the sign of the dividend. (any overload) */
-  fmod(this: Tensor, other: Tensor | number | boolean): Tensor;
+  fmod(this: Tensor, other: Tensor | Scalar): Tensor;
   /** Raises `self` to the power `exponent`. */
   pow(this: Tensor, exponent: Tensor): Tensor;
   /** Raises to a scalar power. */
-  pow(this: Tensor, exponent: number | boolean): Tensor;
+  pow(this: Tensor, exponent: Scalar): Tensor;
   /** Raises `self` to the power `exponent`. (any overload) */
-  pow(this: Tensor, exponent: Tensor | number | boolean): Tensor;
+  pow(this: Tensor, exponent: Tensor | Scalar): Tensor;
   /** Elementwise minimum (NaN propagates). */
   minimum(this: Tensor, other: Tensor): Tensor;
   /** Elementwise maximum (NaN propagates). */
@@ -4020,39 +4993,39 @@ export interface TensorMethods {
   /** Elementwise `==`; bool result. */
   eq(this: Tensor, other: Tensor): Tensor;
   /** Elementwise `==` with a scalar. */
-  eq(this: Tensor, other: number | boolean): Tensor;
+  eq(this: Tensor, other: Scalar): Tensor;
   /** Elementwise `==`; bool result. (any overload) */
-  eq(this: Tensor, other: Tensor | number | boolean): Tensor;
+  eq(this: Tensor, other: Tensor | Scalar): Tensor;
   /** Elementwise `!=`; bool result. */
   ne(this: Tensor, other: Tensor): Tensor;
   /** Elementwise `!=` with a scalar. */
-  ne(this: Tensor, other: number | boolean): Tensor;
+  ne(this: Tensor, other: Scalar): Tensor;
   /** Elementwise `!=`; bool result. (any overload) */
-  ne(this: Tensor, other: Tensor | number | boolean): Tensor;
+  ne(this: Tensor, other: Tensor | Scalar): Tensor;
   /** Elementwise `<`; bool result. */
   lt(this: Tensor, other: Tensor): Tensor;
   /** Elementwise `<` with a scalar. */
-  lt(this: Tensor, other: number | boolean): Tensor;
+  lt(this: Tensor, other: Scalar): Tensor;
   /** Elementwise `<`; bool result. (any overload) */
-  lt(this: Tensor, other: Tensor | number | boolean): Tensor;
+  lt(this: Tensor, other: Tensor | Scalar): Tensor;
   /** Elementwise `<=`; bool result. */
   le(this: Tensor, other: Tensor): Tensor;
   /** Elementwise `<=` with a scalar. */
-  le(this: Tensor, other: number | boolean): Tensor;
+  le(this: Tensor, other: Scalar): Tensor;
   /** Elementwise `<=`; bool result. (any overload) */
-  le(this: Tensor, other: Tensor | number | boolean): Tensor;
+  le(this: Tensor, other: Tensor | Scalar): Tensor;
   /** Elementwise `>`; bool result. */
   gt(this: Tensor, other: Tensor): Tensor;
   /** Elementwise `>` with a scalar. */
-  gt(this: Tensor, other: number | boolean): Tensor;
+  gt(this: Tensor, other: Scalar): Tensor;
   /** Elementwise `>`; bool result. (any overload) */
-  gt(this: Tensor, other: Tensor | number | boolean): Tensor;
+  gt(this: Tensor, other: Tensor | Scalar): Tensor;
   /** Elementwise `>=`; bool result. */
   ge(this: Tensor, other: Tensor): Tensor;
   /** Elementwise `>=` with a scalar. */
-  ge(this: Tensor, other: number | boolean): Tensor;
+  ge(this: Tensor, other: Scalar): Tensor;
   /** Elementwise `>=`; bool result. (any overload) */
-  ge(this: Tensor, other: Tensor | number | boolean): Tensor;
+  ge(this: Tensor, other: Tensor | Scalar): Tensor;
   /** Negates elementwise. */
   neg(this: Tensor): Tensor;
   /** In-place `neg`. */
@@ -4100,7 +5073,7 @@ export interface TensorMethods {
   /** Fills `self` with zeros in place. */
   zero_(this: Tensor): Tensor;
   /** Fills `self` with `value` in place. */
-  fill_(this: Tensor, value: number | boolean): Tensor;
+  fill_(this: Tensor, value: Scalar): Tensor;
   /** Gaussian error linear unit; `approximate: 'tanh'` uses the tanh approximation. */
   gelu(this: Tensor, options?: { approximate?: string }): Tensor;
   /** x * sigmoid(x). */
@@ -4119,43 +5092,47 @@ export interface TensorMethods {
   bitwiseNot(this: Tensor): Tensor;
   /** Whether each element is NaN; bool result. */
   isnan(this: Tensor): Tensor;
-  /** Limits values to [min, max]. */
-  clamp(this: Tensor, options?: { min?: number | boolean | null; max?: number | boolean | null }): Tensor;
-  /** Limits values to [min, max]. */
-  clamp(this: Tensor, min: number | boolean | null, options?: { max?: number | boolean | null }): Tensor;
-  /** Limits values to [min, max]. */
-  clamp(this: Tensor, min: number | boolean | null, max: number | boolean | null): Tensor;
   /** Limits values to tensors [min, max] (broadcast). */
   clamp(this: Tensor, options?: { min?: Tensor | null; max?: Tensor | null }): Tensor;
   /** Limits values to tensors [min, max] (broadcast). */
   clamp(this: Tensor, min: Tensor | null, options?: { max?: Tensor | null }): Tensor;
   /** Limits values to tensors [min, max] (broadcast). */
   clamp(this: Tensor, min: Tensor | null, max: Tensor | null): Tensor;
-  /** Limits values to [min, max]. (any overload) */
+  /** Limits values to [min, max]. */
+  clamp(this: Tensor, options?: { min?: Scalar | null; max?: Scalar | null }): Tensor;
+  /** Limits values to [min, max]. */
+  clamp(this: Tensor, min: Scalar | null, options?: { max?: Scalar | null }): Tensor;
+  /** Limits values to [min, max]. */
+  clamp(this: Tensor, min: Scalar | null, max: Scalar | null): Tensor;
+  /** Limits values to tensors [min, max] (broadcast). (any overload) */
   clamp(
     this: Tensor,
-    min?: number | boolean | null | Tensor,
-    max?: number | boolean | null | Tensor,
-    options?: { min?: number | boolean | null | Tensor | null; max?: number | boolean | null | Tensor | null },
+    min?: Tensor | null | Scalar,
+    max?: Tensor | null | Scalar,
+    options?: { min?: Tensor | null | Scalar; max?: Tensor | null | Scalar },
   ): Tensor;
   /** In-place `clamp`. */
-  clamp_(this: Tensor, options?: { min?: number | boolean | null; max?: number | boolean | null }): Tensor;
+  clamp_(this: Tensor, options?: { min?: Scalar | null; max?: Scalar | null }): Tensor;
   /** In-place `clamp`. */
-  clamp_(this: Tensor, min: number | boolean | null, options?: { max?: number | boolean | null }): Tensor;
+  clamp_(this: Tensor, min: Scalar | null, options?: { max?: Scalar | null }): Tensor;
   /** In-place `clamp`. */
-  clamp_(this: Tensor, min: number | boolean | null, max: number | boolean | null): Tensor;
+  clamp_(this: Tensor, min: Scalar | null, max: Scalar | null): Tensor;
   /** max(x, min): `clamp` with a lower bound only. */
-  clampMin(this: Tensor, min: number | boolean): Tensor;
+  clampMin(this: Tensor, min: Scalar): Tensor;
   /** min(x, max): `clamp` with an upper bound only. */
-  clampMax(this: Tensor, max: number | boolean): Tensor;
+  clampMax(this: Tensor, max: Scalar): Tensor;
   /** In-place `clamp_min`. */
-  clampMin_(this: Tensor, min: number | boolean): Tensor;
+  clampMin_(this: Tensor, min: Scalar): Tensor;
   /** In-place `clamp_max`. */
-  clampMax_(this: Tensor, max: number | boolean): Tensor;
+  clampMax_(this: Tensor, max: Scalar): Tensor;
   /** A view with a new shape (one size may be -1); fails when the strides cannot express it, see `reshape`. */
-  view(this: Tensor, size: number | readonly number[]): Tensor;
+  view(this: Tensor, size: readonly number[]): Tensor;
+  /** A view with a new shape (one size may be -1); fails when the strides cannot express it, see `reshape`. */
+  view(this: Tensor, ...size: number[]): Tensor;
   /** A tensor with a new shape: a view when the strides allow one, otherwise a contiguous copy. */
-  reshape(this: Tensor, shape: number | readonly number[]): Tensor;
+  reshape(this: Tensor, shape: readonly number[]): Tensor;
+  /** A tensor with a new shape: a view when the strides allow one, otherwise a contiguous copy. */
+  reshape(this: Tensor, ...shape: number[]): Tensor;
   /** Merges dims `start_dim..end_dim` into one (a view when possible). */
   flatten(this: Tensor, options?: { startDim?: number; endDim?: number }): Tensor;
   /** Merges dims `start_dim..end_dim` into one (a view when possible). */
@@ -4163,9 +5140,11 @@ export interface TensorMethods {
   /** Merges dims `start_dim..end_dim` into one (a view when possible). */
   flatten(this: Tensor, startDim: number, endDim: number): Tensor;
   /** Splits dim `dim` into `sizes` (one may be -1). */
-  unflatten(this: Tensor, dim: number, sizes: number | readonly number[]): Tensor;
+  unflatten(this: Tensor, dim: number, sizes: readonly number[]): Tensor;
   /** A view with the dims reordered. */
-  permute(this: Tensor, dims: number | readonly number[]): Tensor;
+  permute(this: Tensor, dims: readonly number[]): Tensor;
+  /** A view with the dims reordered. */
+  permute(this: Tensor, ...dims: number[]): Tensor;
   /** A view with two dims swapped. */
   transpose(this: Tensor, dim0: number, dim1: number): Tensor;
   /** Transposes a tensor of at most 2 dims (a view). */
@@ -4179,7 +5158,11 @@ export interface TensorMethods {
   /** A view with a size-1 dim inserted at `dim`. */
   unsqueeze(this: Tensor, dim: number): Tensor;
   /** A view broadcast to `size` (size-1 dims repeat with stride 0; -1 keeps a size). */
-  expand(this: Tensor, size: number | readonly number[], options?: { implicit?: boolean }): Tensor;
+  expand(this: Tensor, size: readonly number[], options?: { implicit?: boolean }): Tensor;
+  /** A view broadcast to `size` (size-1 dims repeat with stride 0; -1 keeps a size). */
+  expand(this: Tensor, ...size: number[]): Tensor;
+  /** A view broadcast to `size` (size-1 dims repeat with stride 0; -1 keeps a size). */
+  expand(this: Tensor, ...args: [...size: number[], options: { implicit?: boolean }]): Tensor;
   /** `expand` to `other`'s shape. */
   expandAs(this: Tensor, other: Tensor): Tensor;
   /** A view of `length` elements of dim `dim` from `start`. */
@@ -4199,17 +5182,12 @@ export interface TensorMethods {
   /** A view of the storage with the given sizes, strides and offset (default: `self`'s offset). */
   asStrided(
     this: Tensor,
-    size: number | readonly number[],
-    stride: number | readonly number[],
+    size: readonly number[],
+    stride: readonly number[],
     options?: { storageOffset?: number | null },
   ): Tensor;
   /** A view of the storage with the given sizes, strides and offset (default: `self`'s offset). */
-  asStrided(
-    this: Tensor,
-    size: number | readonly number[],
-    stride: number | readonly number[],
-    storageOffset: number | null,
-  ): Tensor;
+  asStrided(this: Tensor, size: readonly number[], stride: readonly number[], storageOffset: number | null): Tensor;
   /** A view of the diagonal of dims `dim1`, `dim2` (moved last), `offset` above the main one. */
   diagonal(this: Tensor, options?: { offset?: number; dim1?: number; dim2?: number }): Tensor;
   /** A view of the diagonal of dims `dim1`, `dim2` (moved last), `offset` above the main one. */
@@ -4230,29 +5208,119 @@ export interface TensorMethods {
   to(
     this: Tensor,
     options?: {
-      dtype?: DTypeLike | null;
-      layout?: 'strided' | null;
       device?: DeviceLike | null;
-      pinMemory?: boolean | null;
+      dtype?: DTypeLike | null;
       nonBlocking?: boolean;
       copy?: boolean;
       memoryFormat?: 'contiguous_format' | 'preserve_format' | null;
     },
   ): Tensor;
-  /** Views of chunks of the given sizes along `dim`. */
-  split(this: Tensor, splitSize: number | readonly number[], options?: { dim?: number }): Tensor[];
-  /** Views of chunks of the given sizes along `dim`. */
-  split(this: Tensor, splitSize: number | readonly number[], dim: number): Tensor[];
+  /** `self` on another device and/or dtype; `self` itself when nothing changes and `copy` is false. */
+  to(
+    this: Tensor,
+    device: DeviceLike | null,
+    options?: {
+      dtype?: DTypeLike | null;
+      nonBlocking?: boolean;
+      copy?: boolean;
+      memoryFormat?: 'contiguous_format' | 'preserve_format' | null;
+    },
+  ): Tensor;
+  /** `self` on another device and/or dtype; `self` itself when nothing changes and `copy` is false. */
+  to(
+    this: Tensor,
+    device: DeviceLike | null,
+    dtype: DTypeLike | null,
+    options?: { nonBlocking?: boolean; copy?: boolean; memoryFormat?: 'contiguous_format' | 'preserve_format' | null },
+  ): Tensor;
+  /** `self` on another device and/or dtype; `self` itself when nothing changes and `copy` is false. */
+  to(
+    this: Tensor,
+    device: DeviceLike | null,
+    dtype: DTypeLike | null,
+    nonBlocking: boolean,
+    options?: { copy?: boolean; memoryFormat?: 'contiguous_format' | 'preserve_format' | null },
+  ): Tensor;
+  /** `self` on another device and/or dtype; `self` itself when nothing changes and `copy` is false. */
+  to(
+    this: Tensor,
+    device: DeviceLike | null,
+    dtype: DTypeLike | null,
+    nonBlocking: boolean,
+    copy: boolean,
+    options?: { memoryFormat?: 'contiguous_format' | 'preserve_format' | null },
+  ): Tensor;
+  /** `self` converted to a dtype; `self` itself when the dtype is unchanged and `copy` is false. */
+  to(
+    this: Tensor,
+    dtype: DTypeLike,
+    options?: { nonBlocking?: boolean; copy?: boolean; memoryFormat?: 'contiguous_format' | 'preserve_format' | null },
+  ): Tensor;
+  /** `self` converted to a dtype; `self` itself when the dtype is unchanged and `copy` is false. */
+  to(
+    this: Tensor,
+    dtype: DTypeLike,
+    nonBlocking: boolean,
+    options?: { copy?: boolean; memoryFormat?: 'contiguous_format' | 'preserve_format' | null },
+  ): Tensor;
+  /** `self` converted to a dtype; `self` itself when the dtype is unchanged and `copy` is false. */
+  to(
+    this: Tensor,
+    dtype: DTypeLike,
+    nonBlocking: boolean,
+    copy: boolean,
+    options?: { memoryFormat?: 'contiguous_format' | 'preserve_format' | null },
+  ): Tensor;
+  /** `self` with `other`'s dtype and device; `self` itself when both match and `copy` is false. */
+  to(
+    this: Tensor,
+    other: Tensor,
+    options?: { nonBlocking?: boolean; copy?: boolean; memoryFormat?: 'contiguous_format' | 'preserve_format' | null },
+  ): Tensor;
+  /** `self` with `other`'s dtype and device; `self` itself when both match and `copy` is false. */
+  to(
+    this: Tensor,
+    other: Tensor,
+    nonBlocking: boolean,
+    options?: { copy?: boolean; memoryFormat?: 'contiguous_format' | 'preserve_format' | null },
+  ): Tensor;
+  /** `self` with `other`'s dtype and device; `self` itself when both match and `copy` is false. */
+  to(
+    this: Tensor,
+    other: Tensor,
+    nonBlocking: boolean,
+    copy: boolean,
+    options?: { memoryFormat?: 'contiguous_format' | 'preserve_format' | null },
+  ): Tensor;
+  /** `self` on another device and/or dtype; `self` itself when nothing changes and `copy` is false. (any overload) */
+  to(
+    this: Tensor,
+    device?: DeviceLike | null | DTypeLike | Tensor,
+    dtype?: DTypeLike | null | boolean,
+    nonBlocking?: boolean,
+    copy?: boolean,
+    options?: {
+      device?: DeviceLike | null;
+      dtype?: DTypeLike | null;
+      nonBlocking?: boolean;
+      copy?: boolean;
+      memoryFormat?: 'contiguous_format' | 'preserve_format' | null;
+    },
+  ): Tensor;
   /** Views of consecutive `split_size` chunks along `dim` (the last may be shorter), or of the given sizes. */
   split(this: Tensor, splitSize: number, options?: { dim?: number }): Tensor[];
   /** Views of consecutive `split_size` chunks along `dim` (the last may be shorter), or of the given sizes. */
   split(this: Tensor, splitSize: number, dim: number): Tensor[];
-  /** Views of chunks of the given sizes along `dim`. (any overload) */
+  /** Views of chunks of the given sizes along `dim`. */
+  split(this: Tensor, splitSize: readonly number[], options?: { dim?: number }): Tensor[];
+  /** Views of chunks of the given sizes along `dim`. */
+  split(this: Tensor, splitSize: readonly number[], dim: number): Tensor[];
+  /** Views of consecutive `split_size` chunks along `dim` (the last may be shorter), or of the given sizes. (any overload) */
   split(this: Tensor, splitSize: number | readonly number[], dim?: number, options?: { dim?: number }): Tensor[];
   /** Views of chunks of the given sizes along `dim` (they must add up to its size). */
-  splitWithSizes(this: Tensor, splitSizes: number | readonly number[], options?: { dim?: number }): Tensor[];
+  splitWithSizes(this: Tensor, splitSizes: readonly number[], options?: { dim?: number }): Tensor[];
   /** Views of chunks of the given sizes along `dim` (they must add up to its size). */
-  splitWithSizes(this: Tensor, splitSizes: number | readonly number[], dim: number): Tensor[];
+  splitWithSizes(this: Tensor, splitSizes: readonly number[], dim: number): Tensor[];
   /** Views splitting `dim` into at most `chunks` equal chunks (the last may be smaller). */
   chunk(this: Tensor, chunks: number, options?: { dim?: number }): Tensor[];
   /** Views splitting `dim` into at most `chunks` equal chunks (the last may be smaller). */
@@ -4262,7 +5330,9 @@ export interface TensorMethods {
   /** Views of every index of `dim`, which is removed. */
   unbind(this: Tensor, dim: number): Tensor[];
   /** A copy with the order of elements reversed along `dims`. */
-  flip(this: Tensor, dims: number | readonly number[]): Tensor;
+  flip(this: Tensor, dims: readonly number[]): Tensor;
+  /** A copy with the order of elements reversed along `dims`. */
+  flip(this: Tensor, ...dims: number[]): Tensor;
   /** Sum over `dim` (every dim when null or empty); integral and bool inputs sum to int64 unless `dtype` says otherwise. */
   sum(
     this: Tensor,
@@ -4357,12 +5427,7 @@ export interface TensorMethods {
   /** Batched matrix product of two 3-d tensors with the same batch size. */
   bmm(this: Tensor, mat2: Tensor): Tensor;
   /** `beta * self + alpha * (mat1 @ mat2)`, with `self` broadcast to the product (not read when beta is 0). */
-  addmm(
-    this: Tensor,
-    mat1: Tensor,
-    mat2: Tensor,
-    options?: { beta?: number | boolean; alpha?: number | boolean },
-  ): Tensor;
+  addmm(this: Tensor, mat1: Tensor, mat2: Tensor, options?: { beta?: Scalar; alpha?: Scalar }): Tensor;
   /** Inner product of two 1-d tensors of the same size and dtype. */
   dot(this: Tensor, tensor: Tensor): Tensor;
   /** Product of a matrix and a vector. */
@@ -4392,860 +5457,2014 @@ export interface TensorMethods {
   /** The entries of `self` at `index` (int32 or int64, 1-d) along `dim`. */
   indexSelect(this: Tensor, dim: number, index: Tensor): Tensor;
   /** A copy of `self` with `alpha * source` added at `index` along `dim` (duplicates accumulate in order). */
-  indexAdd(this: Tensor, dim: number, index: Tensor, source: Tensor, options?: { alpha?: number | boolean }): Tensor;
+  indexAdd(this: Tensor, dim: number, index: Tensor, source: Tensor, options?: { alpha?: Scalar }): Tensor;
   /** `out[i][j] = self[index[i][j]][j]` (for dim 0): picks along `dim` at int64 `index`. */
   gather(this: Tensor, dim: number, index: Tensor, options?: { sparseGrad?: boolean }): Tensor;
   /** A copy of `self` with `src` added at `index` along `dim` (the inverse of `gather`). */
   scatterAdd(this: Tensor, dim: number, index: Tensor, src: Tensor): Tensor;
   /** `self` with `value` where `mask` is true. */
-  maskedFill(this: Tensor, mask: Tensor, value: number | boolean): Tensor;
+  maskedFill(this: Tensor, mask: Tensor, value: Scalar): Tensor;
   /** In-place `masked_fill`. */
-  maskedFill_(this: Tensor, mask: Tensor, value: number | boolean): Tensor;
+  maskedFill_(this: Tensor, mask: Tensor, value: Scalar): Tensor;
 }
 
 // The method implementations (typed by TensorMethods above).
-function method_add(this: Tensor, p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  if (n === 1 && p0 instanceof Tensor) return ops()['add.Tensor'].call(this, p0, o?.alpha ?? 1);
-  if (
-    n >= 1 && n <= 2 && (typeof p0 === 'number' || typeof p0 === 'boolean') &&
-    (n <= 1 || (typeof p1 === 'number' || typeof p1 === 'boolean'))
-  ) return ops()['add.Scalar'].call(this, p0, (n > 1 ? p1 : o?.alpha) ?? 1);
-  throw invalidArguments('add', '  * (self, other, alpha)\n  * (self, other, alpha)');
-}
-
-function method_add_(this: Tensor, p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  if (n === 1 && p0 instanceof Tensor) return ops()['add_.Tensor'].call(this, p0, o?.alpha ?? 1);
-  if (
-    n >= 1 && n <= 2 && (typeof p0 === 'number' || typeof p0 === 'boolean') &&
-    (n <= 1 || (typeof p1 === 'number' || typeof p1 === 'boolean'))
-  ) return ops()['add_.Scalar'].call(this, p0, (n > 1 ? p1 : o?.alpha) ?? 1);
-  throw invalidArguments('add_', '  * (self, other, alpha)\n  * (self, other, alpha)');
-}
-
-function method_sub(this: Tensor, p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  if (n === 1 && p0 instanceof Tensor) return ops()['sub.Tensor'].call(this, p0, o?.alpha ?? 1);
-  if (
-    n >= 1 && n <= 2 && (typeof p0 === 'number' || typeof p0 === 'boolean') &&
-    (n <= 1 || (typeof p1 === 'number' || typeof p1 === 'boolean'))
-  ) return ops()['sub.Scalar'].call(this, p0, (n > 1 ? p1 : o?.alpha) ?? 1);
-  throw invalidArguments('sub', '  * (self, other, alpha)\n  * (self, other, alpha)');
-}
-
-function method_sub_(this: Tensor, p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  if (n === 1 && p0 instanceof Tensor) return ops()['sub_.Tensor'].call(this, p0, o?.alpha ?? 1);
-  if (
-    n >= 1 && n <= 2 && (typeof p0 === 'number' || typeof p0 === 'boolean') &&
-    (n <= 1 || (typeof p1 === 'number' || typeof p1 === 'boolean'))
-  ) return ops()['sub_.Scalar'].call(this, p0, (n > 1 ? p1 : o?.alpha) ?? 1);
-  throw invalidArguments('sub_', '  * (self, other, alpha)\n  * (self, other, alpha)');
-}
-
-function method_mul(this: Tensor, p0?: any, p1?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  if (n === 1 && p0 instanceof Tensor) return ops()['mul.Tensor'].call(this, p0);
-  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops()['mul.Scalar'].call(this, p0);
-  throw invalidArguments('mul', '  * (self, other)\n  * (self, other)');
-}
-
-function method_mul_(this: Tensor, p0?: any, p1?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  if (n === 1 && p0 instanceof Tensor) return ops()['mul_.Tensor'].call(this, p0);
-  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops()['mul_.Scalar'].call(this, p0);
-  throw invalidArguments('mul_', '  * (self, other)\n  * (self, other)');
-}
-
-function method_div(this: Tensor, p0?: any, p1?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
-  if (n === 1 && p0 instanceof Tensor && o?.roundingMode !== undefined) {
-    return ops()['div.Tensor_mode'].call(this, p0, o?.roundingMode ?? null);
+const M_add: OverloadGroup = {
+  name: 'add',
+  method: true,
+  overloads: [{ key: 'add.Tensor', schema: 'add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor' }, {
+    key: 'add.Scalar',
+    schema: 'add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor',
+    hidden: true,
+  }],
+};
+function method_add(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['add.Tensor'].call(this, p0, 1);
+    if (isScalarArg(p0)) return ops()['add.Scalar'].call(this, scalarArg(p0), 1);
   }
-  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean') && o?.roundingMode !== undefined) {
-    return ops()['div.Scalar_mode'].call(this, p0, o?.roundingMode ?? null);
+  if (n === 2 && isLiveTensor(this)) {
+    if (isScalarArg(p0) && isScalarArg(p1)) return ops()['add.Scalar'].call(this, scalarArg(p0), scalarArg(p1));
   }
-  if (n === 1 && p0 instanceof Tensor) return ops()['div.Tensor'].call(this, p0);
-  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops()['div.Scalar'].call(this, p0);
-  throw invalidArguments(
-    'div',
-    '  * (self, other)\n  * (self, other)\n  * (self, other, rounding_mode)\n  * (self, other, rounding_mode)',
-  );
-}
-
-function method_div_(this: Tensor, p0?: any, p1?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  if (n === 1 && p0 instanceof Tensor) return ops()['div_.Tensor'].call(this, p0);
-  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops()['div_.Scalar'].call(this, p0);
-  throw invalidArguments('div_', '  * (self, other)\n  * (self, other)');
-}
-
-function method_remainder(this: Tensor, p0?: any, p1?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  if (n === 1 && p0 instanceof Tensor) return ops()['remainder.Tensor'].call(this, p0);
-  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops()['remainder.Scalar'].call(this, p0);
-  throw invalidArguments('remainder', '  * (self, other)\n  * (self, other)');
-}
-
-function method_fmod(this: Tensor, p0?: any, p1?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  if (n === 1 && p0 instanceof Tensor) return ops()['fmod.Tensor'].call(this, p0);
-  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops()['fmod.Scalar'].call(this, p0);
-  throw invalidArguments('fmod', '  * (self, other)\n  * (self, other)');
-}
-
-function method_pow(this: Tensor, p0?: any, p1?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  if (n === 1 && p0 instanceof Tensor) return ops()['pow.Tensor_Tensor'].call(this, p0);
-  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops()['pow.Tensor_Scalar'].call(this, p0);
-  throw invalidArguments('pow', '  * (self, exponent)\n  * (self, exponent)');
-}
-
-function method_minimum(this: Tensor, p0?: any): any {
-  return ops()['minimum'].call(this, p0);
-}
-
-function method_maximum(this: Tensor, p0?: any): any {
-  return ops()['maximum'].call(this, p0);
-}
-
-function method_atan2(this: Tensor, p0?: any): any {
-  return ops()['atan2'].call(this, p0);
-}
-
-function method_bitwiseAnd(this: Tensor, p0?: any): any {
-  return ops()['bitwise_and.Tensor'].call(this, p0);
-}
-
-function method_bitwiseOr(this: Tensor, p0?: any): any {
-  return ops()['bitwise_or.Tensor'].call(this, p0);
-}
-
-function method_bitwiseXor(this: Tensor, p0?: any): any {
-  return ops()['bitwise_xor.Tensor'].call(this, p0);
-}
-
-function method_logicalAnd(this: Tensor, p0?: any): any {
-  return ops()['logical_and'].call(this, p0);
-}
-
-function method_logicalOr(this: Tensor, p0?: any): any {
-  return ops()['logical_or'].call(this, p0);
-}
-
-function method_logicalXor(this: Tensor, p0?: any): any {
-  return ops()['logical_xor'].call(this, p0);
-}
-
-function method_eq(this: Tensor, p0?: any, p1?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  if (n === 1 && p0 instanceof Tensor) return ops()['eq.Tensor'].call(this, p0);
-  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops()['eq.Scalar'].call(this, p0);
-  throw invalidArguments('eq', '  * (self, other)\n  * (self, other)');
-}
-
-function method_ne(this: Tensor, p0?: any, p1?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  if (n === 1 && p0 instanceof Tensor) return ops()['ne.Tensor'].call(this, p0);
-  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops()['ne.Scalar'].call(this, p0);
-  throw invalidArguments('ne', '  * (self, other)\n  * (self, other)');
-}
-
-function method_lt(this: Tensor, p0?: any, p1?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  if (n === 1 && p0 instanceof Tensor) return ops()['lt.Tensor'].call(this, p0);
-  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops()['lt.Scalar'].call(this, p0);
-  throw invalidArguments('lt', '  * (self, other)\n  * (self, other)');
-}
-
-function method_le(this: Tensor, p0?: any, p1?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  if (n === 1 && p0 instanceof Tensor) return ops()['le.Tensor'].call(this, p0);
-  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops()['le.Scalar'].call(this, p0);
-  throw invalidArguments('le', '  * (self, other)\n  * (self, other)');
-}
-
-function method_gt(this: Tensor, p0?: any, p1?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  if (n === 1 && p0 instanceof Tensor) return ops()['gt.Tensor'].call(this, p0);
-  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops()['gt.Scalar'].call(this, p0);
-  throw invalidArguments('gt', '  * (self, other)\n  * (self, other)');
-}
-
-function method_ge(this: Tensor, p0?: any, p1?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  if (n === 1 && p0 instanceof Tensor) return ops()['ge.Tensor'].call(this, p0);
-  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops()['ge.Scalar'].call(this, p0);
-  throw invalidArguments('ge', '  * (self, other)\n  * (self, other)');
-}
-
-function method_neg(this: Tensor): any {
-  return ops()['neg'].call(this);
-}
-
-function method_neg_(this: Tensor): any {
-  return ops()['neg_'].call(this);
-}
-
-function method_abs(this: Tensor): any {
-  return ops()['abs'].call(this);
-}
-
-function method_sign(this: Tensor): any {
-  return ops()['sign'].call(this);
-}
-
-function method_exp(this: Tensor): any {
-  return ops()['exp'].call(this);
-}
-
-function method_exp_(this: Tensor): any {
-  return ops()['exp_'].call(this);
-}
-
-function method_log(this: Tensor): any {
-  return ops()['log'].call(this);
-}
-
-function method_log1p(this: Tensor): any {
-  return ops()['log1p'].call(this);
-}
-
-function method_expm1(this: Tensor): any {
-  return ops()['expm1'].call(this);
-}
-
-function method_sqrt(this: Tensor): any {
-  return ops()['sqrt'].call(this);
-}
-
-function method_rsqrt(this: Tensor): any {
-  return ops()['rsqrt'].call(this);
-}
-
-function method_sin(this: Tensor): any {
-  return ops()['sin'].call(this);
-}
-
-function method_cos(this: Tensor): any {
-  return ops()['cos'].call(this);
-}
-
-function method_tanh(this: Tensor): any {
-  return ops()['tanh'].call(this);
-}
-
-function method_tanh_(this: Tensor): any {
-  return ops()['tanh_'].call(this);
-}
-
-function method_sigmoid(this: Tensor): any {
-  return ops()['sigmoid'].call(this);
-}
-
-function method_sigmoid_(this: Tensor): any {
-  return ops()['sigmoid_'].call(this);
-}
-
-function method_erf(this: Tensor): any {
-  return ops()['erf'].call(this);
-}
-
-function method_reciprocal(this: Tensor): any {
-  return ops()['reciprocal'].call(this);
-}
-
-function method_relu(this: Tensor): any {
-  return ops()['relu'].call(this);
-}
-
-function method_relu_(this: Tensor): any {
-  return ops()['relu_'].call(this);
-}
-
-function method_sqrt_(this: Tensor): any {
-  return ops()['sqrt_'].call(this);
-}
-
-function method_zero_(this: Tensor): any {
-  return ops()['zero_'].call(this);
-}
-
-function method_fill_(this: Tensor, p0?: any): any {
-  return ops()['fill_.Scalar'].call(this, p0);
-}
-
-function method_gelu(this: Tensor, p0?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : 1;
-  const o = (n === 0 ? p0 : undefined) as any;
-  return ops()['gelu'].call(this, o?.approximate ?? 'none');
-}
-
-function method_silu(this: Tensor): any {
-  return ops()['silu'].call(this);
-}
-
-function method_floor(this: Tensor): any {
-  return ops()['floor'].call(this);
-}
-
-function method_ceil(this: Tensor): any {
-  return ops()['ceil'].call(this);
-}
-
-function method_round(this: Tensor): any {
-  return ops()['round'].call(this);
-}
-
-function method_trunc(this: Tensor): any {
-  return ops()['trunc'].call(this);
-}
-
-function method_logicalNot(this: Tensor): any {
-  return ops()['logical_not'].call(this);
-}
-
-function method_bitwiseNot(this: Tensor): any {
-  return ops()['bitwise_not'].call(this);
-}
-
-function method_isnan(this: Tensor): any {
-  return ops()['isnan'].call(this);
-}
-
-function method_clamp(this: Tensor, p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  if (
-    n >= 0 && n <= 2 && (n <= 0 || (p0 == null || (typeof p0 === 'number' || typeof p0 === 'boolean'))) &&
-    (n <= 1 || (p1 == null || (typeof p1 === 'number' || typeof p1 === 'boolean')))
-  ) return ops()['clamp'].call(this, (n > 0 ? p0 : o?.min) ?? null, (n > 1 ? p1 : o?.max) ?? null);
-  if (
-    n >= 0 && n <= 2 && (n <= 0 || (p0 == null || p0 instanceof Tensor)) &&
-    (n <= 1 || (p1 == null || p1 instanceof Tensor))
-  ) return ops()['clamp.Tensor'].call(this, (n > 0 ? p0 : o?.min) ?? null, (n > 1 ? p1 : o?.max) ?? null);
-  throw invalidArguments('clamp', '  * (self, min, max)\n  * (self, min, max)');
-}
-
-function method_clamp_(this: Tensor, p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops()['clamp_'].call(this, (n > 0 ? p0 : o?.min) ?? null, (n > 1 ? p1 : o?.max) ?? null);
-}
-
-function method_clampMin(this: Tensor, p0?: any): any {
-  return ops()['clamp_min'].call(this, p0);
-}
-
-function method_clampMax(this: Tensor, p0?: any): any {
-  return ops()['clamp_max'].call(this, p0);
-}
-
-function method_clampMin_(this: Tensor, p0?: any): any {
-  return ops()['clamp_min_'].call(this, p0);
-}
-
-function method_clampMax_(this: Tensor, p0?: any): any {
-  return ops()['clamp_max_'].call(this, p0);
-}
-
-function method_view(this: Tensor, p0?: any): any {
-  return ops()['view'].call(this, intList(p0));
-}
-
-function method_reshape(this: Tensor, p0?: any): any {
-  return ops()['reshape'].call(this, intList(p0));
-}
-
-function method_flatten(this: Tensor, p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops()['flatten.using_ints'].call(this, (n > 0 ? p0 : o?.startDim) ?? 0, (n > 1 ? p1 : o?.endDim) ?? -1);
-}
-
-function method_unflatten(this: Tensor, p0?: any, p1?: any): any {
-  return ops()['unflatten.int'].call(this, p0, intList(p1));
-}
-
-function method_permute(this: Tensor, p0?: any): any {
-  return ops()['permute'].call(this, intList(p0));
-}
-
-function method_transpose(this: Tensor, p0?: any, p1?: any): any {
-  return ops()['transpose.int'].call(this, p0, p1);
-}
-
-function method_t(this: Tensor): any {
-  return ops()['t'].call(this);
-}
-
-function method_squeeze(this: Tensor, p0?: any, p1?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  if (n === 1) return ops()['squeeze.dim'].call(this, p0);
-  if (n === 0) return ops()['squeeze'].call(this);
-  throw invalidArguments('squeeze', '  * (self)\n  * (self, dim)');
-}
-
-function method_unsqueeze(this: Tensor, p0?: any): any {
-  return ops()['unsqueeze'].call(this, p0);
-}
-
-function method_expand(this: Tensor, p0?: any, p1?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
-  return ops()['expand'].call(this, intList(p0), o?.implicit ?? false);
-}
-
-function method_expandAs(this: Tensor, p0?: any): any {
-  return ops()['expand_as'].call(this, p0);
-}
-
-function method_narrow(this: Tensor, p0?: any, p1?: any, p2?: any): any {
-  return ops()['narrow'].call(this, p0, p1, p2);
-}
-
-function method_select(this: Tensor, p0?: any, p1?: any): any {
-  return ops()['select.int'].call(this, p0, p1);
-}
-
-function method_slice(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : p4 === undefined || isOptions(p4)
-    ? 4
-    : 5;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : n === 4 ? p4 : undefined) as any;
-  return ops()['slice.Tensor'].call(
-    this,
-    (n > 0 ? p0 : o?.dim) ?? 0,
-    (n > 1 ? p1 : o?.start) ?? null,
-    (n > 2 ? p2 : o?.end) ?? null,
-    (n > 3 ? p3 : o?.step) ?? 1,
-  );
-}
-
-function method_asStrided(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : 4;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  return ops()['as_strided'].call(this, intList(p0), intList(p1), (n > 2 ? p2 : o?.storageOffset) ?? null);
-}
-
-function method_diagonal(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : 4;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  return ops()['diagonal'].call(
-    this,
-    (n > 0 ? p0 : o?.offset) ?? 0,
-    (n > 1 ? p1 : o?.dim1) ?? 0,
-    (n > 2 ? p2 : o?.dim2) ?? 1,
-  );
-}
-
-function method_contiguous(this: Tensor, p0?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : 1;
-  const o = (n === 0 ? p0 : undefined) as any;
-  return ops()['contiguous'].call(this, o?.memoryFormat ?? 0);
-}
-
-function method_clone(this: Tensor, p0?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : 1;
-  const o = (n === 0 ? p0 : undefined) as any;
-  return ops()['clone'].call(this, o?.memoryFormat ?? null);
-}
-
-function method_copy_(this: Tensor, p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops()['copy_'].call(this, p0, (n > 1 ? p1 : o?.nonBlocking) ?? false);
-}
-
-function method_to(this: Tensor, p0?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : 1;
-  const o = (n === 0 ? p0 : undefined) as any;
-  return ops()['to.dtype_layout'].call(
-    this,
-    optionalDType(o?.dtype ?? null),
-    o?.layout ?? null,
-    optionalDevice(o?.device ?? null),
-    o?.pinMemory ?? null,
-    o?.nonBlocking ?? false,
-    o?.copy ?? false,
-    o?.memoryFormat ?? null,
-  );
-}
-
-function method_split(this: Tensor, p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  if (n >= 1 && n <= 2 && Array.isArray(p0)) {
-    return ops()['split.sizes'].call(this, intList(p0), (n > 1 ? p1 : o?.dim) ?? 0);
+  return callParsed(M_add, ops(), this, arguments);
+}
+
+const M_add_: OverloadGroup = {
+  name: 'add_',
+  method: true,
+  overloads: [{
+    key: 'add_.Tensor',
+    schema: 'add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)',
+  }, {
+    key: 'add_.Scalar',
+    schema: 'add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)',
+    hidden: true,
+  }],
+};
+function method_add_(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['add_.Tensor'].call(this, p0, 1);
+    if (isScalarArg(p0)) return ops()['add_.Scalar'].call(this, scalarArg(p0), 1);
   }
-  if (n >= 1 && n <= 2) return ops()['split.Tensor'].call(this, p0, (n > 1 ? p1 : o?.dim) ?? 0);
-  throw invalidArguments('split', '  * (self, split_size, dim)\n  * (self, split_size, dim)');
-}
-
-function method_splitWithSizes(this: Tensor, p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops()['split_with_sizes'].call(this, intList(p0), (n > 1 ? p1 : o?.dim) ?? 0);
-}
-
-function method_chunk(this: Tensor, p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops()['chunk'].call(this, p0, (n > 1 ? p1 : o?.dim) ?? 0);
-}
-
-function method_unbind(this: Tensor, p0?: any, p1?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
-  return ops()['unbind.int'].call(this, (n > 0 ? p0 : o?.dim) ?? 0);
-}
-
-function method_flip(this: Tensor, p0?: any): any {
-  return ops()['flip'].call(this, intList(p0));
-}
-
-function method_sum(this: Tensor, p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops()['sum.dim_IntList'].call(
-    this,
-    optionalIntList((n > 0 ? p0 : o?.dim) ?? null),
-    (n > 1 ? p1 : o?.keepdim) ?? false,
-    optionalDType(o?.dtype ?? null),
-  );
-}
-
-function method_mean(this: Tensor, p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops()['mean.dim'].call(
-    this,
-    optionalIntList((n > 0 ? p0 : o?.dim) ?? null),
-    (n > 1 ? p1 : o?.keepdim) ?? false,
-    optionalDType(o?.dtype ?? null),
-  );
-}
-
-function method_prod(this: Tensor, p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  if (n >= 1 && n <= 2) {
-    return ops()['prod.dim_int'].call(this, p0, (n > 1 ? p1 : o?.keepdim) ?? false, optionalDType(o?.dtype ?? null));
+  if (n === 2 && isLiveTensor(this)) {
+    if (isScalarArg(p0) && isScalarArg(p1)) return ops()['add_.Scalar'].call(this, scalarArg(p0), scalarArg(p1));
   }
-  if (n === 0) return ops()['prod'].call(this, optionalDType(o?.dtype ?? null));
-  throw invalidArguments('prod', '  * (self, dtype)\n  * (self, dim, keepdim, dtype)');
+  return callParsed(M_add_, ops(), this, arguments);
 }
 
-function method_max(this: Tensor, p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  if (n >= 1 && n <= 2) return ops()['max.dim'].call(this, p0, (n > 1 ? p1 : o?.keepdim) ?? false);
-  if (n === 0) return ops()['max'].call(this);
-  throw invalidArguments('max', '  * (self)\n  * (self, dim, keepdim)');
+const M_sub: OverloadGroup = {
+  name: 'sub',
+  method: true,
+  overloads: [{ key: 'sub.Tensor', schema: 'sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor' }, {
+    key: 'sub.Scalar',
+    schema: 'sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor',
+    hidden: true,
+  }],
+};
+function method_sub(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['sub.Tensor'].call(this, p0, 1);
+    if (isScalarArg(p0)) return ops()['sub.Scalar'].call(this, scalarArg(p0), 1);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isScalarArg(p0) && isScalarArg(p1)) return ops()['sub.Scalar'].call(this, scalarArg(p0), scalarArg(p1));
+  }
+  return callParsed(M_sub, ops(), this, arguments);
 }
 
-function method_min(this: Tensor, p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  if (n >= 1 && n <= 2) return ops()['min.dim'].call(this, p0, (n > 1 ? p1 : o?.keepdim) ?? false);
-  if (n === 0) return ops()['min'].call(this);
-  throw invalidArguments('min', '  * (self)\n  * (self, dim, keepdim)');
+const M_sub_: OverloadGroup = {
+  name: 'sub_',
+  method: true,
+  overloads: [{
+    key: 'sub_.Tensor',
+    schema: 'sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)',
+  }, {
+    key: 'sub_.Scalar',
+    schema: 'sub_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)',
+    hidden: true,
+  }],
+};
+function method_sub_(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['sub_.Tensor'].call(this, p0, 1);
+    if (isScalarArg(p0)) return ops()['sub_.Scalar'].call(this, scalarArg(p0), 1);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isScalarArg(p0) && isScalarArg(p1)) return ops()['sub_.Scalar'].call(this, scalarArg(p0), scalarArg(p1));
+  }
+  return callParsed(M_sub_, ops(), this, arguments);
 }
 
-function method_amax(this: Tensor, p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops()['amax'].call(this, intList((n > 0 ? p0 : o?.dim) ?? []), (n > 1 ? p1 : o?.keepdim) ?? false);
+const M_mul: OverloadGroup = {
+  name: 'mul',
+  method: true,
+  overloads: [{ key: 'mul.Tensor', schema: 'mul.Tensor(Tensor self, Tensor other) -> Tensor' }, {
+    key: 'mul.Scalar',
+    schema: 'mul.Scalar(Tensor self, Scalar other) -> Tensor',
+    hidden: true,
+  }],
+};
+function method_mul(this: Tensor, p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['mul.Tensor'].call(this, p0);
+    if (isScalarArg(p0)) return ops()['mul.Scalar'].call(this, scalarArg(p0));
+  }
+  return callParsed(M_mul, ops(), this, arguments);
 }
 
-function method_amin(this: Tensor, p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops()['amin'].call(this, intList((n > 0 ? p0 : o?.dim) ?? []), (n > 1 ? p1 : o?.keepdim) ?? false);
+const M_mul_: OverloadGroup = {
+  name: 'mul_',
+  method: true,
+  overloads: [{ key: 'mul_.Tensor', schema: 'mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)' }, {
+    key: 'mul_.Scalar',
+    schema: 'mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)',
+    hidden: true,
+  }],
+};
+function method_mul_(this: Tensor, p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['mul_.Tensor'].call(this, p0);
+    if (isScalarArg(p0)) return ops()['mul_.Scalar'].call(this, scalarArg(p0));
+  }
+  return callParsed(M_mul_, ops(), this, arguments);
 }
 
-function method_argmax(this: Tensor, p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops()['argmax'].call(this, (n > 0 ? p0 : o?.dim) ?? null, (n > 1 ? p1 : o?.keepdim) ?? false);
+const M_div: OverloadGroup = {
+  name: 'div',
+  method: true,
+  overloads: [
+    { key: 'div.Tensor', schema: 'div.Tensor(Tensor self, Tensor other) -> Tensor' },
+    { key: 'div.Tensor_mode', schema: 'div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor' },
+    { key: 'div.Scalar', schema: 'div.Scalar(Tensor self, Scalar other) -> Tensor', hidden: true },
+    { key: 'div.Scalar_mode', schema: 'div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor' },
+  ],
+};
+function method_div(this: Tensor, p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['div.Tensor'].call(this, p0);
+    if (isScalarArg(p0)) return ops()['div.Scalar'].call(this, scalarArg(p0));
+  }
+  return callParsed(M_div, ops(), this, arguments);
 }
 
-function method_argmin(this: Tensor, p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops()['argmin'].call(this, (n > 0 ? p0 : o?.dim) ?? null, (n > 1 ? p1 : o?.keepdim) ?? false);
+const M_div_: OverloadGroup = {
+  name: 'div_',
+  method: true,
+  overloads: [{ key: 'div_.Tensor', schema: 'div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)' }, {
+    key: 'div_.Scalar',
+    schema: 'div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)',
+    hidden: true,
+  }],
+};
+function method_div_(this: Tensor, p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['div_.Tensor'].call(this, p0);
+    if (isScalarArg(p0)) return ops()['div_.Scalar'].call(this, scalarArg(p0));
+  }
+  return callParsed(M_div_, ops(), this, arguments);
 }
 
-function method_mm(this: Tensor, p0?: any): any {
-  return ops()['mm'].call(this, p0);
+const M_remainder: OverloadGroup = {
+  name: 'remainder',
+  method: true,
+  overloads: [{ key: 'remainder.Tensor', schema: 'remainder.Tensor(Tensor self, Tensor other) -> Tensor' }, {
+    key: 'remainder.Scalar',
+    schema: 'remainder.Scalar(Tensor self, Scalar other) -> Tensor',
+  }],
+};
+function method_remainder(this: Tensor, p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['remainder.Tensor'].call(this, p0);
+    if (isScalarArg(p0)) return ops()['remainder.Scalar'].call(this, scalarArg(p0));
+  }
+  return callParsed(M_remainder, ops(), this, arguments);
 }
 
-function method_bmm(this: Tensor, p0?: any): any {
-  return ops()['bmm'].call(this, p0);
+const M_fmod: OverloadGroup = {
+  name: 'fmod',
+  method: true,
+  overloads: [{ key: 'fmod.Tensor', schema: 'fmod.Tensor(Tensor self, Tensor other) -> Tensor' }, {
+    key: 'fmod.Scalar',
+    schema: 'fmod.Scalar(Tensor self, Scalar other) -> Tensor',
+  }],
+};
+function method_fmod(this: Tensor, p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['fmod.Tensor'].call(this, p0);
+    if (isScalarArg(p0)) return ops()['fmod.Scalar'].call(this, scalarArg(p0));
+  }
+  return callParsed(M_fmod, ops(), this, arguments);
 }
 
-function method_addmm(this: Tensor, p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops()['addmm'].call(this, p0, p1, o?.beta ?? 1, o?.alpha ?? 1);
+const M_pow: OverloadGroup = {
+  name: 'pow',
+  method: true,
+  overloads: [{ key: 'pow.Tensor_Tensor', schema: 'pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor' }, {
+    key: 'pow.Tensor_Scalar',
+    schema: 'pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor',
+  }],
+};
+function method_pow(this: Tensor, p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['pow.Tensor_Tensor'].call(this, p0);
+    if (isScalarArg(p0)) return ops()['pow.Tensor_Scalar'].call(this, scalarArg(p0));
+  }
+  return callParsed(M_pow, ops(), this, arguments);
 }
 
-function method_dot(this: Tensor, p0?: any): any {
-  return ops()['dot'].call(this, p0);
+const M_minimum: OverloadGroup = {
+  name: 'minimum',
+  method: true,
+  overloads: [{ key: 'minimum', schema: 'minimum(Tensor self, Tensor other) -> Tensor' }],
+};
+function method_minimum(this: Tensor, p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['minimum'].call(this, p0);
+  }
+  return callParsed(M_minimum, ops(), this, arguments);
 }
 
-function method_mv(this: Tensor, p0?: any): any {
-  return ops()['mv'].call(this, p0);
+const M_maximum: OverloadGroup = {
+  name: 'maximum',
+  method: true,
+  overloads: [{ key: 'maximum', schema: 'maximum(Tensor self, Tensor other) -> Tensor' }],
+};
+function method_maximum(this: Tensor, p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['maximum'].call(this, p0);
+  }
+  return callParsed(M_maximum, ops(), this, arguments);
 }
 
-function method_matmul(this: Tensor, p0?: any): any {
-  return ops()['matmul'].call(this, p0);
+const M_atan2: OverloadGroup = {
+  name: 'atan2',
+  method: true,
+  overloads: [{ key: 'atan2', schema: 'atan2(Tensor self, Tensor other) -> Tensor' }],
+};
+function method_atan2(this: Tensor, p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['atan2'].call(this, p0);
+  }
+  return callParsed(M_atan2, ops(), this, arguments);
 }
 
-function method_softmax(this: Tensor, p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops()['softmax.int'].call(this, p0, optionalDType((n > 1 ? p1 : o?.dtype) ?? null));
+const M_bitwiseAnd: OverloadGroup = {
+  name: 'bitwise_and',
+  method: true,
+  overloads: [{ key: 'bitwise_and.Tensor', schema: 'bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor' }],
+};
+function method_bitwiseAnd(this: Tensor, p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['bitwise_and.Tensor'].call(this, p0);
+  }
+  return callParsed(M_bitwiseAnd, ops(), this, arguments);
 }
 
-function method_logSoftmax(this: Tensor, p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops()['log_softmax.int'].call(this, p0, optionalDType((n > 1 ? p1 : o?.dtype) ?? null));
+const M_bitwiseOr: OverloadGroup = {
+  name: 'bitwise_or',
+  method: true,
+  overloads: [{ key: 'bitwise_or.Tensor', schema: 'bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor' }],
+};
+function method_bitwiseOr(this: Tensor, p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['bitwise_or.Tensor'].call(this, p0);
+  }
+  return callParsed(M_bitwiseOr, ops(), this, arguments);
 }
 
-function method_uniform_(this: Tensor, p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops()['uniform_'].call(this, (n > 0 ? p0 : o?.from) ?? 0, (n > 1 ? p1 : o?.to) ?? 1, o?.generator ?? null);
+const M_bitwiseXor: OverloadGroup = {
+  name: 'bitwise_xor',
+  method: true,
+  overloads: [{ key: 'bitwise_xor.Tensor', schema: 'bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor' }],
+};
+function method_bitwiseXor(this: Tensor, p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['bitwise_xor.Tensor'].call(this, p0);
+  }
+  return callParsed(M_bitwiseXor, ops(), this, arguments);
 }
 
-function method_normal_(this: Tensor, p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops()['normal_'].call(this, (n > 0 ? p0 : o?.mean) ?? 0, (n > 1 ? p1 : o?.std) ?? 1, o?.generator ?? null);
+const M_logicalAnd: OverloadGroup = {
+  name: 'logical_and',
+  method: true,
+  overloads: [{ key: 'logical_and', schema: 'logical_and(Tensor self, Tensor other) -> Tensor' }],
+};
+function method_logicalAnd(this: Tensor, p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['logical_and'].call(this, p0);
+  }
+  return callParsed(M_logicalAnd, ops(), this, arguments);
 }
 
-function method_indexSelect(this: Tensor, p0?: any, p1?: any): any {
-  return ops()['index_select'].call(this, p0, p1);
+const M_logicalOr: OverloadGroup = {
+  name: 'logical_or',
+  method: true,
+  overloads: [{ key: 'logical_or', schema: 'logical_or(Tensor self, Tensor other) -> Tensor' }],
+};
+function method_logicalOr(this: Tensor, p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['logical_or'].call(this, p0);
+  }
+  return callParsed(M_logicalOr, ops(), this, arguments);
 }
 
-function method_indexAdd(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : 4;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  return ops()['index_add'].call(this, p0, p1, p2, o?.alpha ?? 1);
+const M_logicalXor: OverloadGroup = {
+  name: 'logical_xor',
+  method: true,
+  overloads: [{ key: 'logical_xor', schema: 'logical_xor(Tensor self, Tensor other) -> Tensor' }],
+};
+function method_logicalXor(this: Tensor, p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['logical_xor'].call(this, p0);
+  }
+  return callParsed(M_logicalXor, ops(), this, arguments);
 }
 
-function method_gather(this: Tensor, p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops()['gather'].call(this, p0, p1, o?.sparseGrad ?? false);
+const M_eq: OverloadGroup = {
+  name: 'eq',
+  method: true,
+  overloads: [{ key: 'eq.Tensor', schema: 'eq.Tensor(Tensor self, Tensor other) -> Tensor' }, {
+    key: 'eq.Scalar',
+    schema: 'eq.Scalar(Tensor self, Scalar other) -> Tensor',
+  }],
+};
+function method_eq(this: Tensor, p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['eq.Tensor'].call(this, p0);
+    if (isScalarArg(p0)) return ops()['eq.Scalar'].call(this, scalarArg(p0));
+  }
+  return callParsed(M_eq, ops(), this, arguments);
 }
 
-function method_scatterAdd(this: Tensor, p0?: any, p1?: any, p2?: any): any {
-  return ops()['scatter_add'].call(this, p0, p1, p2);
+const M_ne: OverloadGroup = {
+  name: 'ne',
+  method: true,
+  overloads: [{ key: 'ne.Tensor', schema: 'ne.Tensor(Tensor self, Tensor other) -> Tensor' }, {
+    key: 'ne.Scalar',
+    schema: 'ne.Scalar(Tensor self, Scalar other) -> Tensor',
+  }],
+};
+function method_ne(this: Tensor, p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['ne.Tensor'].call(this, p0);
+    if (isScalarArg(p0)) return ops()['ne.Scalar'].call(this, scalarArg(p0));
+  }
+  return callParsed(M_ne, ops(), this, arguments);
 }
 
-function method_maskedFill(this: Tensor, p0?: any, p1?: any): any {
-  return ops()['masked_fill.Scalar'].call(this, p0, p1);
+const M_lt: OverloadGroup = {
+  name: 'lt',
+  method: true,
+  overloads: [{ key: 'lt.Tensor', schema: 'lt.Tensor(Tensor self, Tensor other) -> Tensor' }, {
+    key: 'lt.Scalar',
+    schema: 'lt.Scalar(Tensor self, Scalar other) -> Tensor',
+  }],
+};
+function method_lt(this: Tensor, p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['lt.Tensor'].call(this, p0);
+    if (isScalarArg(p0)) return ops()['lt.Scalar'].call(this, scalarArg(p0));
+  }
+  return callParsed(M_lt, ops(), this, arguments);
 }
 
-function method_maskedFill_(this: Tensor, p0?: any, p1?: any): any {
-  return ops()['masked_fill_.Scalar'].call(this, p0, p1);
+const M_le: OverloadGroup = {
+  name: 'le',
+  method: true,
+  overloads: [{ key: 'le.Tensor', schema: 'le.Tensor(Tensor self, Tensor other) -> Tensor' }, {
+    key: 'le.Scalar',
+    schema: 'le.Scalar(Tensor self, Scalar other) -> Tensor',
+  }],
+};
+function method_le(this: Tensor, p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['le.Tensor'].call(this, p0);
+    if (isScalarArg(p0)) return ops()['le.Scalar'].call(this, scalarArg(p0));
+  }
+  return callParsed(M_le, ops(), this, arguments);
+}
+
+const M_gt: OverloadGroup = {
+  name: 'gt',
+  method: true,
+  overloads: [{ key: 'gt.Tensor', schema: 'gt.Tensor(Tensor self, Tensor other) -> Tensor' }, {
+    key: 'gt.Scalar',
+    schema: 'gt.Scalar(Tensor self, Scalar other) -> Tensor',
+  }],
+};
+function method_gt(this: Tensor, p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['gt.Tensor'].call(this, p0);
+    if (isScalarArg(p0)) return ops()['gt.Scalar'].call(this, scalarArg(p0));
+  }
+  return callParsed(M_gt, ops(), this, arguments);
+}
+
+const M_ge: OverloadGroup = {
+  name: 'ge',
+  method: true,
+  overloads: [{ key: 'ge.Tensor', schema: 'ge.Tensor(Tensor self, Tensor other) -> Tensor' }, {
+    key: 'ge.Scalar',
+    schema: 'ge.Scalar(Tensor self, Scalar other) -> Tensor',
+  }],
+};
+function method_ge(this: Tensor, p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['ge.Tensor'].call(this, p0);
+    if (isScalarArg(p0)) return ops()['ge.Scalar'].call(this, scalarArg(p0));
+  }
+  return callParsed(M_ge, ops(), this, arguments);
+}
+
+const M_neg: OverloadGroup = {
+  name: 'neg',
+  method: true,
+  overloads: [{ key: 'neg', schema: 'neg(Tensor self) -> Tensor' }],
+};
+function method_neg(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['neg'].call(this);
+  }
+  return callParsed(M_neg, ops(), this, arguments);
+}
+
+const M_neg_: OverloadGroup = {
+  name: 'neg_',
+  method: true,
+  overloads: [{ key: 'neg_', schema: 'neg_(Tensor(a!) self) -> Tensor(a!)' }],
+};
+function method_neg_(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['neg_'].call(this);
+  }
+  return callParsed(M_neg_, ops(), this, arguments);
+}
+
+const M_abs: OverloadGroup = {
+  name: 'abs',
+  method: true,
+  overloads: [{ key: 'abs', schema: 'abs(Tensor self) -> Tensor' }],
+};
+function method_abs(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['abs'].call(this);
+  }
+  return callParsed(M_abs, ops(), this, arguments);
+}
+
+const M_sign: OverloadGroup = {
+  name: 'sign',
+  method: true,
+  overloads: [{ key: 'sign', schema: 'sign(Tensor self) -> Tensor' }],
+};
+function method_sign(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['sign'].call(this);
+  }
+  return callParsed(M_sign, ops(), this, arguments);
+}
+
+const M_exp: OverloadGroup = {
+  name: 'exp',
+  method: true,
+  overloads: [{ key: 'exp', schema: 'exp(Tensor self) -> Tensor' }],
+};
+function method_exp(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['exp'].call(this);
+  }
+  return callParsed(M_exp, ops(), this, arguments);
+}
+
+const M_exp_: OverloadGroup = {
+  name: 'exp_',
+  method: true,
+  overloads: [{ key: 'exp_', schema: 'exp_(Tensor(a!) self) -> Tensor(a!)' }],
+};
+function method_exp_(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['exp_'].call(this);
+  }
+  return callParsed(M_exp_, ops(), this, arguments);
+}
+
+const M_log: OverloadGroup = {
+  name: 'log',
+  method: true,
+  overloads: [{ key: 'log', schema: 'log(Tensor self) -> Tensor' }],
+};
+function method_log(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['log'].call(this);
+  }
+  return callParsed(M_log, ops(), this, arguments);
+}
+
+const M_log1p: OverloadGroup = {
+  name: 'log1p',
+  method: true,
+  overloads: [{ key: 'log1p', schema: 'log1p(Tensor self) -> Tensor' }],
+};
+function method_log1p(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['log1p'].call(this);
+  }
+  return callParsed(M_log1p, ops(), this, arguments);
+}
+
+const M_expm1: OverloadGroup = {
+  name: 'expm1',
+  method: true,
+  overloads: [{ key: 'expm1', schema: 'expm1(Tensor self) -> Tensor' }],
+};
+function method_expm1(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['expm1'].call(this);
+  }
+  return callParsed(M_expm1, ops(), this, arguments);
+}
+
+const M_sqrt: OverloadGroup = {
+  name: 'sqrt',
+  method: true,
+  overloads: [{ key: 'sqrt', schema: 'sqrt(Tensor self) -> Tensor' }],
+};
+function method_sqrt(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['sqrt'].call(this);
+  }
+  return callParsed(M_sqrt, ops(), this, arguments);
+}
+
+const M_rsqrt: OverloadGroup = {
+  name: 'rsqrt',
+  method: true,
+  overloads: [{ key: 'rsqrt', schema: 'rsqrt(Tensor self) -> Tensor' }],
+};
+function method_rsqrt(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['rsqrt'].call(this);
+  }
+  return callParsed(M_rsqrt, ops(), this, arguments);
+}
+
+const M_sin: OverloadGroup = {
+  name: 'sin',
+  method: true,
+  overloads: [{ key: 'sin', schema: 'sin(Tensor self) -> Tensor' }],
+};
+function method_sin(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['sin'].call(this);
+  }
+  return callParsed(M_sin, ops(), this, arguments);
+}
+
+const M_cos: OverloadGroup = {
+  name: 'cos',
+  method: true,
+  overloads: [{ key: 'cos', schema: 'cos(Tensor self) -> Tensor' }],
+};
+function method_cos(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['cos'].call(this);
+  }
+  return callParsed(M_cos, ops(), this, arguments);
+}
+
+const M_tanh: OverloadGroup = {
+  name: 'tanh',
+  method: true,
+  overloads: [{ key: 'tanh', schema: 'tanh(Tensor self) -> Tensor' }],
+};
+function method_tanh(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['tanh'].call(this);
+  }
+  return callParsed(M_tanh, ops(), this, arguments);
+}
+
+const M_tanh_: OverloadGroup = {
+  name: 'tanh_',
+  method: true,
+  overloads: [{ key: 'tanh_', schema: 'tanh_(Tensor(a!) self) -> Tensor(a!)' }],
+};
+function method_tanh_(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['tanh_'].call(this);
+  }
+  return callParsed(M_tanh_, ops(), this, arguments);
+}
+
+const M_sigmoid: OverloadGroup = {
+  name: 'sigmoid',
+  method: true,
+  overloads: [{ key: 'sigmoid', schema: 'sigmoid(Tensor self) -> Tensor' }],
+};
+function method_sigmoid(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['sigmoid'].call(this);
+  }
+  return callParsed(M_sigmoid, ops(), this, arguments);
+}
+
+const M_sigmoid_: OverloadGroup = {
+  name: 'sigmoid_',
+  method: true,
+  overloads: [{ key: 'sigmoid_', schema: 'sigmoid_(Tensor(a!) self) -> Tensor(a!)' }],
+};
+function method_sigmoid_(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['sigmoid_'].call(this);
+  }
+  return callParsed(M_sigmoid_, ops(), this, arguments);
+}
+
+const M_erf: OverloadGroup = {
+  name: 'erf',
+  method: true,
+  overloads: [{ key: 'erf', schema: 'erf(Tensor self) -> Tensor' }],
+};
+function method_erf(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['erf'].call(this);
+  }
+  return callParsed(M_erf, ops(), this, arguments);
+}
+
+const M_reciprocal: OverloadGroup = {
+  name: 'reciprocal',
+  method: true,
+  overloads: [{ key: 'reciprocal', schema: 'reciprocal(Tensor self) -> Tensor' }],
+};
+function method_reciprocal(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['reciprocal'].call(this);
+  }
+  return callParsed(M_reciprocal, ops(), this, arguments);
+}
+
+const M_relu: OverloadGroup = {
+  name: 'relu',
+  method: true,
+  overloads: [{ key: 'relu', schema: 'relu(Tensor self) -> Tensor' }],
+};
+function method_relu(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['relu'].call(this);
+  }
+  return callParsed(M_relu, ops(), this, arguments);
+}
+
+const M_relu_: OverloadGroup = {
+  name: 'relu_',
+  method: true,
+  overloads: [{ key: 'relu_', schema: 'relu_(Tensor(a!) self) -> Tensor(a!)' }],
+};
+function method_relu_(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['relu_'].call(this);
+  }
+  return callParsed(M_relu_, ops(), this, arguments);
+}
+
+const M_sqrt_: OverloadGroup = {
+  name: 'sqrt_',
+  method: true,
+  overloads: [{ key: 'sqrt_', schema: 'sqrt_(Tensor(a!) self) -> Tensor(a!)' }],
+};
+function method_sqrt_(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['sqrt_'].call(this);
+  }
+  return callParsed(M_sqrt_, ops(), this, arguments);
+}
+
+const M_zero_: OverloadGroup = {
+  name: 'zero_',
+  method: true,
+  overloads: [{ key: 'zero_', schema: 'zero_(Tensor(a!) self) -> Tensor(a!)' }],
+};
+function method_zero_(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['zero_'].call(this);
+  }
+  return callParsed(M_zero_, ops(), this, arguments);
+}
+
+const M_fill_: OverloadGroup = {
+  name: 'fill_',
+  method: true,
+  overloads: [{ key: 'fill_.Scalar', schema: 'fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)' }],
+};
+function method_fill_(this: Tensor, p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isScalarArg(p0)) return ops()['fill_.Scalar'].call(this, scalarArg(p0));
+  }
+  return callParsed(M_fill_, ops(), this, arguments);
+}
+
+const M_gelu: OverloadGroup = {
+  name: 'gelu',
+  method: true,
+  overloads: [{ key: 'gelu', schema: "gelu(Tensor self, *, str approximate='none') -> Tensor" }],
+};
+function method_gelu(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['gelu'].call(this, 'none');
+  }
+  return callParsed(M_gelu, ops(), this, arguments);
+}
+
+const M_silu: OverloadGroup = {
+  name: 'silu',
+  method: true,
+  overloads: [{ key: 'silu', schema: 'silu(Tensor self) -> Tensor' }],
+};
+function method_silu(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['silu'].call(this);
+  }
+  return callParsed(M_silu, ops(), this, arguments);
+}
+
+const M_floor: OverloadGroup = {
+  name: 'floor',
+  method: true,
+  overloads: [{ key: 'floor', schema: 'floor(Tensor self) -> Tensor' }],
+};
+function method_floor(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['floor'].call(this);
+  }
+  return callParsed(M_floor, ops(), this, arguments);
+}
+
+const M_ceil: OverloadGroup = {
+  name: 'ceil',
+  method: true,
+  overloads: [{ key: 'ceil', schema: 'ceil(Tensor self) -> Tensor' }],
+};
+function method_ceil(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['ceil'].call(this);
+  }
+  return callParsed(M_ceil, ops(), this, arguments);
+}
+
+const M_round: OverloadGroup = {
+  name: 'round',
+  method: true,
+  overloads: [{ key: 'round', schema: 'round(Tensor self) -> Tensor' }],
+};
+function method_round(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['round'].call(this);
+  }
+  return callParsed(M_round, ops(), this, arguments);
+}
+
+const M_trunc: OverloadGroup = {
+  name: 'trunc',
+  method: true,
+  overloads: [{ key: 'trunc', schema: 'trunc(Tensor self) -> Tensor' }],
+};
+function method_trunc(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['trunc'].call(this);
+  }
+  return callParsed(M_trunc, ops(), this, arguments);
+}
+
+const M_logicalNot: OverloadGroup = {
+  name: 'logical_not',
+  method: true,
+  overloads: [{ key: 'logical_not', schema: 'logical_not(Tensor self) -> Tensor' }],
+};
+function method_logicalNot(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['logical_not'].call(this);
+  }
+  return callParsed(M_logicalNot, ops(), this, arguments);
+}
+
+const M_bitwiseNot: OverloadGroup = {
+  name: 'bitwise_not',
+  method: true,
+  overloads: [{ key: 'bitwise_not', schema: 'bitwise_not(Tensor self) -> Tensor' }],
+};
+function method_bitwiseNot(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['bitwise_not'].call(this);
+  }
+  return callParsed(M_bitwiseNot, ops(), this, arguments);
+}
+
+const M_isnan: OverloadGroup = {
+  name: 'isnan',
+  method: true,
+  overloads: [{ key: 'isnan', schema: 'isnan(Tensor self) -> Tensor' }],
+};
+function method_isnan(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['isnan'].call(this);
+  }
+  return callParsed(M_isnan, ops(), this, arguments);
+}
+
+const M_clamp: OverloadGroup = {
+  name: 'clamp',
+  method: true,
+  overloads: [{
+    key: 'clamp.Tensor',
+    schema: 'clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor',
+  }, { key: 'clamp', schema: 'clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor' }],
+};
+function method_clamp(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['clamp.Tensor'].call(this, null, null);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if ((p0 == null || isLiveTensor(p0))) return ops()['clamp.Tensor'].call(this, p0, null);
+    if ((p0 == null || isScalarArg(p0))) return ops()['clamp'].call(this, p0 == null ? null : scalarArg(p0), null);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if ((p0 == null || isLiveTensor(p0)) && (p1 == null || isLiveTensor(p1))) {
+      return ops()['clamp.Tensor'].call(this, p0, p1);
+    }
+    if ((p0 == null || isScalarArg(p0)) && (p1 == null || isScalarArg(p1))) {
+      return ops()['clamp'].call(this, p0 == null ? null : scalarArg(p0), p1 == null ? null : scalarArg(p1));
+    }
+  }
+  return callParsed(M_clamp, ops(), this, arguments);
+}
+
+const M_clamp_: OverloadGroup = {
+  name: 'clamp_',
+  method: true,
+  overloads: [{ key: 'clamp_', schema: 'clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)' }],
+};
+function method_clamp_(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['clamp_'].call(this, null, null);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if ((p0 == null || isScalarArg(p0))) return ops()['clamp_'].call(this, p0 == null ? null : scalarArg(p0), null);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if ((p0 == null || isScalarArg(p0)) && (p1 == null || isScalarArg(p1))) {
+      return ops()['clamp_'].call(this, p0 == null ? null : scalarArg(p0), p1 == null ? null : scalarArg(p1));
+    }
+  }
+  return callParsed(M_clamp_, ops(), this, arguments);
+}
+
+const M_clampMin: OverloadGroup = {
+  name: 'clamp_min',
+  method: true,
+  overloads: [{ key: 'clamp_min', schema: 'clamp_min(Tensor self, Scalar min) -> Tensor' }],
+};
+function method_clampMin(this: Tensor, p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isScalarArg(p0)) return ops()['clamp_min'].call(this, scalarArg(p0));
+  }
+  return callParsed(M_clampMin, ops(), this, arguments);
+}
+
+const M_clampMax: OverloadGroup = {
+  name: 'clamp_max',
+  method: true,
+  overloads: [{ key: 'clamp_max', schema: 'clamp_max(Tensor self, Scalar max) -> Tensor' }],
+};
+function method_clampMax(this: Tensor, p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isScalarArg(p0)) return ops()['clamp_max'].call(this, scalarArg(p0));
+  }
+  return callParsed(M_clampMax, ops(), this, arguments);
+}
+
+const M_clampMin_: OverloadGroup = {
+  name: 'clamp_min_',
+  method: true,
+  overloads: [{ key: 'clamp_min_', schema: 'clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)' }],
+};
+function method_clampMin_(this: Tensor, p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isScalarArg(p0)) return ops()['clamp_min_'].call(this, scalarArg(p0));
+  }
+  return callParsed(M_clampMin_, ops(), this, arguments);
+}
+
+const M_clampMax_: OverloadGroup = {
+  name: 'clamp_max_',
+  method: true,
+  overloads: [{ key: 'clamp_max_', schema: 'clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)' }],
+};
+function method_clampMax_(this: Tensor, p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isScalarArg(p0)) return ops()['clamp_max_'].call(this, scalarArg(p0));
+  }
+  return callParsed(M_clampMax_, ops(), this, arguments);
+}
+
+const M_view: OverloadGroup = {
+  name: 'view',
+  method: true,
+  overloads: [{ key: 'view', schema: 'view(Tensor(a) self, SymInt[] size) -> Tensor(a)' }],
+};
+function method_view(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, ..._rest: any[]): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if ((Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) return ops()['view'].call(this, intListArg(p0, 0));
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1)) return ops()['view'].call(this, [intArg(p0), intArg(p1)]);
+  }
+  if (n === 3 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['view'].call(this, [intArg(p0), intArg(p1), intArg(p2)]);
+    }
+  }
+  if (n === 4 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
+      return ops()['view'].call(this, [intArg(p0), intArg(p1), intArg(p2), intArg(p3)]);
+    }
+  }
+  return callParsed(M_view, ops(), this, arguments);
+}
+
+const M_reshape: OverloadGroup = {
+  name: 'reshape',
+  method: true,
+  overloads: [{ key: 'reshape', schema: 'reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)' }],
+};
+function method_reshape(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, ..._rest: any[]): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if ((Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) return ops()['reshape'].call(this, intListArg(p0, 0));
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1)) return ops()['reshape'].call(this, [intArg(p0), intArg(p1)]);
+  }
+  if (n === 3 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['reshape'].call(this, [intArg(p0), intArg(p1), intArg(p2)]);
+    }
+  }
+  if (n === 4 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
+      return ops()['reshape'].call(this, [intArg(p0), intArg(p1), intArg(p2), intArg(p3)]);
+    }
+  }
+  return callParsed(M_reshape, ops(), this, arguments);
+}
+
+const M_flatten: OverloadGroup = {
+  name: 'flatten',
+  method: true,
+  overloads: [{
+    key: 'flatten.using_ints',
+    schema: 'flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)',
+  }],
+};
+function method_flatten(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['flatten.using_ints'].call(this, 0, -1);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntArg(p0)) return ops()['flatten.using_ints'].call(this, intArg(p0), -1);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1)) return ops()['flatten.using_ints'].call(this, intArg(p0), intArg(p1));
+  }
+  return callParsed(M_flatten, ops(), this, arguments);
+}
+
+const M_unflatten: OverloadGroup = {
+  name: 'unflatten',
+  method: true,
+  overloads: [{ key: 'unflatten.int', schema: 'unflatten.int(Tensor(a) self, int dim, int[] sizes) -> Tensor(a)' }],
+};
+function method_unflatten(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntListArg(p1, 0)) return ops()['unflatten.int'].call(this, intArg(p0), intListArg(p1, 0));
+  }
+  return callParsed(M_unflatten, ops(), this, arguments);
+}
+
+const M_permute: OverloadGroup = {
+  name: 'permute',
+  method: true,
+  overloads: [{ key: 'permute', schema: 'permute(Tensor(a) self, int[] dims) -> Tensor(a)' }],
+};
+function method_permute(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, ..._rest: any[]): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if ((Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) return ops()['permute'].call(this, intListArg(p0, 0));
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1)) return ops()['permute'].call(this, [intArg(p0), intArg(p1)]);
+  }
+  if (n === 3 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['permute'].call(this, [intArg(p0), intArg(p1), intArg(p2)]);
+    }
+  }
+  if (n === 4 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
+      return ops()['permute'].call(this, [intArg(p0), intArg(p1), intArg(p2), intArg(p3)]);
+    }
+  }
+  return callParsed(M_permute, ops(), this, arguments);
+}
+
+const M_transpose: OverloadGroup = {
+  name: 'transpose',
+  method: true,
+  overloads: [{ key: 'transpose.int', schema: 'transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)' }],
+};
+function method_transpose(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1)) return ops()['transpose.int'].call(this, intArg(p0), intArg(p1));
+  }
+  return callParsed(M_transpose, ops(), this, arguments);
+}
+
+const M_t: OverloadGroup = {
+  name: 't',
+  method: true,
+  overloads: [{ key: 't', schema: 't(Tensor(a) self) -> Tensor(a)' }],
+};
+function method_t(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['t'].call(this);
+  }
+  return callParsed(M_t, ops(), this, arguments);
+}
+
+const M_squeeze: OverloadGroup = {
+  name: 'squeeze',
+  method: true,
+  overloads: [{ key: 'squeeze', schema: 'squeeze(Tensor(a) self) -> Tensor(a)' }, {
+    key: 'squeeze.dim',
+    schema: 'squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)',
+  }],
+};
+function method_squeeze(this: Tensor, p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['squeeze'].call(this);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntArg(p0)) return ops()['squeeze.dim'].call(this, intArg(p0));
+  }
+  return callParsed(M_squeeze, ops(), this, arguments);
+}
+
+const M_unsqueeze: OverloadGroup = {
+  name: 'unsqueeze',
+  method: true,
+  overloads: [{ key: 'unsqueeze', schema: 'unsqueeze(Tensor(a) self, int dim) -> Tensor(a)' }],
+};
+function method_unsqueeze(this: Tensor, p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntArg(p0)) return ops()['unsqueeze'].call(this, intArg(p0));
+  }
+  return callParsed(M_unsqueeze, ops(), this, arguments);
+}
+
+const M_expand: OverloadGroup = {
+  name: 'expand',
+  method: true,
+  overloads: [{ key: 'expand', schema: 'expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)' }],
+};
+function method_expand(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, ..._rest: any[]): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if ((Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
+      return ops()['expand'].call(this, intListArg(p0, 0), false);
+    }
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1)) return ops()['expand'].call(this, [intArg(p0), intArg(p1)], false);
+  }
+  if (n === 3 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['expand'].call(this, [intArg(p0), intArg(p1), intArg(p2)], false);
+    }
+  }
+  if (n === 4 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
+      return ops()['expand'].call(this, [intArg(p0), intArg(p1), intArg(p2), intArg(p3)], false);
+    }
+  }
+  return callParsed(M_expand, ops(), this, arguments);
+}
+
+const M_expandAs: OverloadGroup = {
+  name: 'expand_as',
+  method: true,
+  overloads: [{ key: 'expand_as', schema: 'expand_as(Tensor(a) self, Tensor other) -> Tensor(a)' }],
+};
+function method_expandAs(this: Tensor, p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['expand_as'].call(this, p0);
+  }
+  return callParsed(M_expandAs, ops(), this, arguments);
+}
+
+const M_narrow: OverloadGroup = {
+  name: 'narrow',
+  method: true,
+  overloads: [{ key: 'narrow', schema: 'narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a)' }],
+};
+function method_narrow(this: Tensor, p0?: any, p1?: any, p2?: any, _p3?: any): any {
+  const n = arguments.length;
+  if (n === 3 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['narrow'].call(this, intArg(p0), intArg(p1), intArg(p2));
+    }
+  }
+  return callParsed(M_narrow, ops(), this, arguments);
+}
+
+const M_select: OverloadGroup = {
+  name: 'select',
+  method: true,
+  overloads: [{ key: 'select.int', schema: 'select.int(Tensor(a) self, int dim, int index) -> Tensor(a)' }],
+};
+function method_select(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1)) return ops()['select.int'].call(this, intArg(p0), intArg(p1));
+  }
+  return callParsed(M_select, ops(), this, arguments);
+}
+
+const M_slice: OverloadGroup = {
+  name: 'slice',
+  method: true,
+  overloads: [{
+    key: 'slice.Tensor',
+    schema: 'slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)',
+  }],
+};
+function method_slice(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, _p4?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['slice.Tensor'].call(this, 0, null, null, 1);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntArg(p0)) return ops()['slice.Tensor'].call(this, intArg(p0), null, null, 1);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && (p1 == null || isIntArg(p1))) {
+      return ops()['slice.Tensor'].call(this, intArg(p0), p1 == null ? null : intArg(p1), null, 1);
+    }
+  }
+  if (n === 3 && isLiveTensor(this)) {
+    if (isIntArg(p0) && (p1 == null || isIntArg(p1)) && (p2 == null || isIntArg(p2))) {
+      return ops()['slice.Tensor'].call(
+        this,
+        intArg(p0),
+        p1 == null ? null : intArg(p1),
+        p2 == null ? null : intArg(p2),
+        1,
+      );
+    }
+  }
+  if (n === 4 && isLiveTensor(this)) {
+    if (isIntArg(p0) && (p1 == null || isIntArg(p1)) && (p2 == null || isIntArg(p2)) && isIntArg(p3)) {
+      return ops()['slice.Tensor'].call(
+        this,
+        intArg(p0),
+        p1 == null ? null : intArg(p1),
+        p2 == null ? null : intArg(p2),
+        intArg(p3),
+      );
+    }
+  }
+  return callParsed(M_slice, ops(), this, arguments);
+}
+
+const M_asStrided: OverloadGroup = {
+  name: 'as_strided',
+  method: true,
+  overloads: [{
+    key: 'as_strided',
+    schema: 'as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)',
+  }],
+};
+function method_asStrided(this: Tensor, p0?: any, p1?: any, p2?: any, _p3?: any): any {
+  const n = arguments.length;
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntListArg(p0, 0) && isIntListArg(p1, 0)) {
+      return ops()['as_strided'].call(this, intListArg(p0, 0), intListArg(p1, 0), null);
+    }
+  }
+  if (n === 3 && isLiveTensor(this)) {
+    if (isIntListArg(p0, 0) && isIntListArg(p1, 0) && (p2 == null || isIntArg(p2))) {
+      return ops()['as_strided'].call(this, intListArg(p0, 0), intListArg(p1, 0), p2 == null ? null : intArg(p2));
+    }
+  }
+  return callParsed(M_asStrided, ops(), this, arguments);
+}
+
+const M_diagonal: OverloadGroup = {
+  name: 'diagonal',
+  method: true,
+  overloads: [{
+    key: 'diagonal',
+    schema: 'diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)',
+  }],
+};
+function method_diagonal(this: Tensor, p0?: any, p1?: any, p2?: any, _p3?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['diagonal'].call(this, 0, 0, 1);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntArg(p0)) return ops()['diagonal'].call(this, intArg(p0), 0, 1);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1)) return ops()['diagonal'].call(this, intArg(p0), intArg(p1), 1);
+  }
+  if (n === 3 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['diagonal'].call(this, intArg(p0), intArg(p1), intArg(p2));
+    }
+  }
+  return callParsed(M_diagonal, ops(), this, arguments);
+}
+
+const M_contiguous: OverloadGroup = {
+  name: 'contiguous',
+  method: true,
+  overloads: [{
+    key: 'contiguous',
+    schema: 'contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) -> Tensor(a)',
+  }],
+};
+function method_contiguous(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['contiguous'].call(this, 0);
+  }
+  return callParsed(M_contiguous, ops(), this, arguments);
+}
+
+const M_clone: OverloadGroup = {
+  name: 'clone',
+  method: true,
+  overloads: [{ key: 'clone', schema: 'clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor' }],
+};
+function method_clone(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['clone'].call(this, null);
+  }
+  return callParsed(M_clone, ops(), this, arguments);
+}
+
+const M_copy_: OverloadGroup = {
+  name: 'copy_',
+  method: true,
+  overloads: [{ key: 'copy_', schema: 'copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)' }],
+};
+function method_copy_(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['copy_'].call(this, p0, false);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isLiveTensor(p0) && typeof p1 === 'boolean') return ops()['copy_'].call(this, p0, p1);
+  }
+  return callParsed(M_copy_, ops(), this, arguments);
+}
+
+const M_to: OverloadGroup = {
+  name: 'to',
+  method: true,
+  overloads: [{
+    key: 'to.dtype_layout',
+    schema:
+      'to.dtype_layout(Tensor(a) self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)',
+    python:
+      'to(Tensor(a) self, Device? device=None, ScalarType? dtype=None, bool non_blocking=False, bool copy=False, *, MemoryFormat? memory_format=None) -> Tensor(a)',
+  }, {
+    key: 'to.dtype',
+    schema:
+      'to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)',
+    python:
+      'to(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, *, MemoryFormat? memory_format=None) -> Tensor(a)',
+  }, {
+    key: 'to.other',
+    schema:
+      'to.other(Tensor(a) self, Tensor other, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)',
+    python:
+      'to(Tensor(a) self, Tensor other, bool non_blocking=False, bool copy=False, *, MemoryFormat? memory_format=None) -> Tensor(a)',
+  }],
+};
+function method_to(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, _p4?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['to.dtype_layout'].call(this, null, null, null, null, false, false, null);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if ((p0 == null || isDeviceArg(p0))) {
+      return ops()['to.dtype_layout'].call(
+        this,
+        null,
+        null,
+        p0 == null ? null : deviceArg(p0),
+        null,
+        false,
+        false,
+        null,
+      );
+    }
+    if (isDTypeArg(p0)) return ops()['to.dtype'].call(this, dtypeArg(p0), false, false, null);
+    if (isLiveTensor(p0)) return ops()['to.other'].call(this, p0, false, false, null);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if ((p0 == null || isDeviceArg(p0)) && (p1 == null || isDTypeArg(p1))) {
+      return ops()['to.dtype_layout'].call(
+        this,
+        p1 == null ? null : dtypeArg(p1),
+        null,
+        p0 == null ? null : deviceArg(p0),
+        null,
+        false,
+        false,
+        null,
+      );
+    }
+    if (isDTypeArg(p0) && typeof p1 === 'boolean') return ops()['to.dtype'].call(this, dtypeArg(p0), p1, false, null);
+    if (isLiveTensor(p0) && typeof p1 === 'boolean') return ops()['to.other'].call(this, p0, p1, false, null);
+  }
+  if (n === 3 && isLiveTensor(this)) {
+    if ((p0 == null || isDeviceArg(p0)) && (p1 == null || isDTypeArg(p1)) && typeof p2 === 'boolean') {
+      return ops()['to.dtype_layout'].call(
+        this,
+        p1 == null ? null : dtypeArg(p1),
+        null,
+        p0 == null ? null : deviceArg(p0),
+        null,
+        p2,
+        false,
+        null,
+      );
+    }
+    if (isDTypeArg(p0) && typeof p1 === 'boolean' && typeof p2 === 'boolean') {
+      return ops()['to.dtype'].call(this, dtypeArg(p0), p1, p2, null);
+    }
+    if (isLiveTensor(p0) && typeof p1 === 'boolean' && typeof p2 === 'boolean') {
+      return ops()['to.other'].call(this, p0, p1, p2, null);
+    }
+  }
+  if (n === 4 && isLiveTensor(this)) {
+    if (
+      (p0 == null || isDeviceArg(p0)) && (p1 == null || isDTypeArg(p1)) && typeof p2 === 'boolean' &&
+      typeof p3 === 'boolean'
+    ) {
+      return ops()['to.dtype_layout'].call(
+        this,
+        p1 == null ? null : dtypeArg(p1),
+        null,
+        p0 == null ? null : deviceArg(p0),
+        null,
+        p2,
+        p3,
+        null,
+      );
+    }
+  }
+  return callParsed(M_to, ops(), this, arguments);
+}
+
+const M_split: OverloadGroup = {
+  name: 'split',
+  method: true,
+  overloads: [{
+    key: 'split.Tensor',
+    schema: 'split.Tensor(Tensor(a -> *) self, int split_size, int dim=0) -> Tensor(a)[]',
+  }, { key: 'split.sizes', schema: 'split.sizes(Tensor(a -> *) self, int[] split_size, int dim=0) -> Tensor(a)[]' }],
+};
+function method_split(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntArg(p0)) return ops()['split.Tensor'].call(this, intArg(p0), 0);
+    if (isIntListArg(p0, 0)) return ops()['split.sizes'].call(this, intListArg(p0, 0), 0);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1)) return ops()['split.Tensor'].call(this, intArg(p0), intArg(p1));
+    if (isIntListArg(p0, 0) && isIntArg(p1)) return ops()['split.sizes'].call(this, intListArg(p0, 0), intArg(p1));
+  }
+  return callParsed(M_split, ops(), this, arguments);
+}
+
+const M_splitWithSizes: OverloadGroup = {
+  name: 'split_with_sizes',
+  method: true,
+  overloads: [{
+    key: 'split_with_sizes',
+    schema: 'split_with_sizes(Tensor(a -> *) self, int[] split_sizes, int dim=0) -> Tensor(a)[]',
+  }],
+};
+function method_splitWithSizes(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntListArg(p0, 0)) return ops()['split_with_sizes'].call(this, intListArg(p0, 0), 0);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntListArg(p0, 0) && isIntArg(p1)) return ops()['split_with_sizes'].call(this, intListArg(p0, 0), intArg(p1));
+  }
+  return callParsed(M_splitWithSizes, ops(), this, arguments);
+}
+
+const M_chunk: OverloadGroup = {
+  name: 'chunk',
+  method: true,
+  overloads: [{ key: 'chunk', schema: 'chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]' }],
+};
+function method_chunk(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntArg(p0)) return ops()['chunk'].call(this, intArg(p0), 0);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1)) return ops()['chunk'].call(this, intArg(p0), intArg(p1));
+  }
+  return callParsed(M_chunk, ops(), this, arguments);
+}
+
+const M_unbind: OverloadGroup = {
+  name: 'unbind',
+  method: true,
+  overloads: [{ key: 'unbind.int', schema: 'unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]' }],
+};
+function method_unbind(this: Tensor, p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['unbind.int'].call(this, 0);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntArg(p0)) return ops()['unbind.int'].call(this, intArg(p0));
+  }
+  return callParsed(M_unbind, ops(), this, arguments);
+}
+
+const M_flip: OverloadGroup = {
+  name: 'flip',
+  method: true,
+  overloads: [{ key: 'flip', schema: 'flip(Tensor self, int[] dims) -> Tensor' }],
+};
+function method_flip(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, ..._rest: any[]): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if ((Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) return ops()['flip'].call(this, intListArg(p0, 0));
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1)) return ops()['flip'].call(this, [intArg(p0), intArg(p1)]);
+  }
+  if (n === 3 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['flip'].call(this, [intArg(p0), intArg(p1), intArg(p2)]);
+    }
+  }
+  if (n === 4 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
+      return ops()['flip'].call(this, [intArg(p0), intArg(p1), intArg(p2), intArg(p3)]);
+    }
+  }
+  return callParsed(M_flip, ops(), this, arguments);
+}
+
+const M_sum: OverloadGroup = {
+  name: 'sum',
+  method: true,
+  overloads: [{
+    key: 'sum.dim_IntList',
+    schema: 'sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
+  }],
+};
+function method_sum(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['sum.dim_IntList'].call(this, null, false, null);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if ((p0 == null || isIntListArg(p0, 1))) {
+      return ops()['sum.dim_IntList'].call(this, p0 == null ? null : intListArg(p0, 1), false, null);
+    }
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if ((p0 == null || isIntListArg(p0, 1)) && typeof p1 === 'boolean') {
+      return ops()['sum.dim_IntList'].call(this, p0 == null ? null : intListArg(p0, 1), p1, null);
+    }
+  }
+  return callParsed(M_sum, ops(), this, arguments);
+}
+
+const M_mean: OverloadGroup = {
+  name: 'mean',
+  method: true,
+  overloads: [{
+    key: 'mean.dim',
+    schema: 'mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
+  }],
+};
+function method_mean(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['mean.dim'].call(this, null, false, null);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if ((p0 == null || isIntListArg(p0, 1))) {
+      return ops()['mean.dim'].call(this, p0 == null ? null : intListArg(p0, 1), false, null);
+    }
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if ((p0 == null || isIntListArg(p0, 1)) && typeof p1 === 'boolean') {
+      return ops()['mean.dim'].call(this, p0 == null ? null : intListArg(p0, 1), p1, null);
+    }
+  }
+  return callParsed(M_mean, ops(), this, arguments);
+}
+
+const M_prod: OverloadGroup = {
+  name: 'prod',
+  method: true,
+  overloads: [{ key: 'prod', schema: 'prod(Tensor self, *, ScalarType? dtype=None) -> Tensor' }, {
+    key: 'prod.dim_int',
+    schema: 'prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
+  }],
+};
+function method_prod(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['prod'].call(this, null);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntArg(p0)) return ops()['prod.dim_int'].call(this, intArg(p0), false, null);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && typeof p1 === 'boolean') return ops()['prod.dim_int'].call(this, intArg(p0), p1, null);
+  }
+  return callParsed(M_prod, ops(), this, arguments);
+}
+
+const M_max: OverloadGroup = {
+  name: 'max',
+  method: true,
+  overloads: [{ key: 'max', schema: 'max(Tensor self) -> Tensor' }, {
+    key: 'max.dim',
+    schema: 'max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)',
+  }],
+};
+function method_max(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['max'].call(this);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntArg(p0)) return ops()['max.dim'].call(this, intArg(p0), false);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && typeof p1 === 'boolean') return ops()['max.dim'].call(this, intArg(p0), p1);
+  }
+  return callParsed(M_max, ops(), this, arguments);
+}
+
+const M_min: OverloadGroup = {
+  name: 'min',
+  method: true,
+  overloads: [{ key: 'min', schema: 'min(Tensor self) -> Tensor' }, {
+    key: 'min.dim',
+    schema: 'min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)',
+  }],
+};
+function method_min(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['min'].call(this);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntArg(p0)) return ops()['min.dim'].call(this, intArg(p0), false);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && typeof p1 === 'boolean') return ops()['min.dim'].call(this, intArg(p0), p1);
+  }
+  return callParsed(M_min, ops(), this, arguments);
+}
+
+const M_amax: OverloadGroup = {
+  name: 'amax',
+  method: true,
+  overloads: [{ key: 'amax', schema: 'amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor' }],
+};
+function method_amax(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['amax'].call(this, [], false);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntListArg(p0, 1)) return ops()['amax'].call(this, intListArg(p0, 1), false);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntListArg(p0, 1) && typeof p1 === 'boolean') return ops()['amax'].call(this, intListArg(p0, 1), p1);
+  }
+  return callParsed(M_amax, ops(), this, arguments);
+}
+
+const M_amin: OverloadGroup = {
+  name: 'amin',
+  method: true,
+  overloads: [{ key: 'amin', schema: 'amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor' }],
+};
+function method_amin(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['amin'].call(this, [], false);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntListArg(p0, 1)) return ops()['amin'].call(this, intListArg(p0, 1), false);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntListArg(p0, 1) && typeof p1 === 'boolean') return ops()['amin'].call(this, intListArg(p0, 1), p1);
+  }
+  return callParsed(M_amin, ops(), this, arguments);
+}
+
+const M_argmax: OverloadGroup = {
+  name: 'argmax',
+  method: true,
+  overloads: [{ key: 'argmax', schema: 'argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor' }],
+};
+function method_argmax(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['argmax'].call(this, null, false);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if ((p0 == null || isIntArg(p0))) return ops()['argmax'].call(this, p0 == null ? null : intArg(p0), false);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if ((p0 == null || isIntArg(p0)) && typeof p1 === 'boolean') {
+      return ops()['argmax'].call(this, p0 == null ? null : intArg(p0), p1);
+    }
+  }
+  return callParsed(M_argmax, ops(), this, arguments);
+}
+
+const M_argmin: OverloadGroup = {
+  name: 'argmin',
+  method: true,
+  overloads: [{ key: 'argmin', schema: 'argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor' }],
+};
+function method_argmin(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['argmin'].call(this, null, false);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if ((p0 == null || isIntArg(p0))) return ops()['argmin'].call(this, p0 == null ? null : intArg(p0), false);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if ((p0 == null || isIntArg(p0)) && typeof p1 === 'boolean') {
+      return ops()['argmin'].call(this, p0 == null ? null : intArg(p0), p1);
+    }
+  }
+  return callParsed(M_argmin, ops(), this, arguments);
+}
+
+const M_mm: OverloadGroup = {
+  name: 'mm',
+  method: true,
+  overloads: [{ key: 'mm', schema: 'mm(Tensor self, Tensor mat2) -> Tensor' }],
+};
+function method_mm(this: Tensor, p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['mm'].call(this, p0);
+  }
+  return callParsed(M_mm, ops(), this, arguments);
+}
+
+const M_bmm: OverloadGroup = {
+  name: 'bmm',
+  method: true,
+  overloads: [{ key: 'bmm', schema: 'bmm(Tensor self, Tensor mat2) -> Tensor' }],
+};
+function method_bmm(this: Tensor, p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['bmm'].call(this, p0);
+  }
+  return callParsed(M_bmm, ops(), this, arguments);
+}
+
+const M_addmm: OverloadGroup = {
+  name: 'addmm',
+  method: true,
+  overloads: [{
+    key: 'addmm',
+    schema: 'addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor',
+  }],
+};
+function method_addmm(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 2 && isLiveTensor(this)) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['addmm'].call(this, p0, p1, 1, 1);
+  }
+  return callParsed(M_addmm, ops(), this, arguments);
+}
+
+const M_dot: OverloadGroup = {
+  name: 'dot',
+  method: true,
+  overloads: [{ key: 'dot', schema: 'dot(Tensor self, Tensor tensor) -> Tensor' }],
+};
+function method_dot(this: Tensor, p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['dot'].call(this, p0);
+  }
+  return callParsed(M_dot, ops(), this, arguments);
+}
+
+const M_mv: OverloadGroup = {
+  name: 'mv',
+  method: true,
+  overloads: [{ key: 'mv', schema: 'mv(Tensor self, Tensor vec) -> Tensor' }],
+};
+function method_mv(this: Tensor, p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['mv'].call(this, p0);
+  }
+  return callParsed(M_mv, ops(), this, arguments);
+}
+
+const M_matmul: OverloadGroup = {
+  name: 'matmul',
+  method: true,
+  overloads: [{ key: 'matmul', schema: 'matmul(Tensor self, Tensor other) -> Tensor' }],
+};
+function method_matmul(this: Tensor, p0?: any, _p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['matmul'].call(this, p0);
+  }
+  return callParsed(M_matmul, ops(), this, arguments);
+}
+
+const M_softmax: OverloadGroup = {
+  name: 'softmax',
+  method: true,
+  overloads: [{ key: 'softmax.int', schema: 'softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor' }],
+};
+function method_softmax(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntArg(p0)) return ops()['softmax.int'].call(this, intArg(p0), null);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && (p1 == null || isDTypeArg(p1))) {
+      return ops()['softmax.int'].call(this, intArg(p0), p1 == null ? null : dtypeArg(p1));
+    }
+  }
+  return callParsed(M_softmax, ops(), this, arguments);
+}
+
+const M_logSoftmax: OverloadGroup = {
+  name: 'log_softmax',
+  method: true,
+  overloads: [{
+    key: 'log_softmax.int',
+    schema: 'log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor',
+  }],
+};
+function method_logSoftmax(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntArg(p0)) return ops()['log_softmax.int'].call(this, intArg(p0), null);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && (p1 == null || isDTypeArg(p1))) {
+      return ops()['log_softmax.int'].call(this, intArg(p0), p1 == null ? null : dtypeArg(p1));
+    }
+  }
+  return callParsed(M_logSoftmax, ops(), this, arguments);
+}
+
+const M_uniform_: OverloadGroup = {
+  name: 'uniform_',
+  method: true,
+  overloads: [{
+    key: 'uniform_',
+    schema: 'uniform_(Tensor(a!) self, float from=0., float to=1., *, Generator? generator=None) -> Tensor(a!)',
+  }],
+};
+function method_uniform_(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['uniform_'].call(this, 0, 1, null);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if (isFloatArg(p0)) return ops()['uniform_'].call(this, floatArg(p0), 1, null);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isFloatArg(p0) && isFloatArg(p1)) return ops()['uniform_'].call(this, floatArg(p0), floatArg(p1), null);
+  }
+  return callParsed(M_uniform_, ops(), this, arguments);
+}
+
+const M_normal_: OverloadGroup = {
+  name: 'normal_',
+  method: true,
+  overloads: [{
+    key: 'normal_',
+    schema: 'normal_(Tensor(a!) self, float mean=0., float std=1., *, Generator? generator=None) -> Tensor(a!)',
+  }],
+};
+function method_normal_(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['normal_'].call(this, 0, 1, null);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if (isFloatArg(p0)) return ops()['normal_'].call(this, floatArg(p0), 1, null);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isFloatArg(p0) && isFloatArg(p1)) return ops()['normal_'].call(this, floatArg(p0), floatArg(p1), null);
+  }
+  return callParsed(M_normal_, ops(), this, arguments);
+}
+
+const M_indexSelect: OverloadGroup = {
+  name: 'index_select',
+  method: true,
+  overloads: [{ key: 'index_select', schema: 'index_select(Tensor self, int dim, Tensor index) -> Tensor' }],
+};
+function method_indexSelect(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isLiveTensor(p1)) return ops()['index_select'].call(this, intArg(p0), p1);
+  }
+  return callParsed(M_indexSelect, ops(), this, arguments);
+}
+
+const M_indexAdd: OverloadGroup = {
+  name: 'index_add',
+  method: true,
+  overloads: [{
+    key: 'index_add',
+    schema: 'index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor',
+  }],
+};
+function method_indexAdd(this: Tensor, p0?: any, p1?: any, p2?: any, _p3?: any): any {
+  const n = arguments.length;
+  if (n === 3 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isLiveTensor(p1) && isLiveTensor(p2)) {
+      return ops()['index_add'].call(this, intArg(p0), p1, p2, 1);
+    }
+  }
+  return callParsed(M_indexAdd, ops(), this, arguments);
+}
+
+const M_gather: OverloadGroup = {
+  name: 'gather',
+  method: true,
+  overloads: [{
+    key: 'gather',
+    schema: 'gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor',
+  }],
+};
+function method_gather(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isLiveTensor(p1)) return ops()['gather'].call(this, intArg(p0), p1, false);
+  }
+  return callParsed(M_gather, ops(), this, arguments);
+}
+
+const M_scatterAdd: OverloadGroup = {
+  name: 'scatter_add',
+  method: true,
+  overloads: [{ key: 'scatter_add', schema: 'scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor' }],
+};
+function method_scatterAdd(this: Tensor, p0?: any, p1?: any, p2?: any, _p3?: any): any {
+  const n = arguments.length;
+  if (n === 3 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isLiveTensor(p1) && isLiveTensor(p2)) {
+      return ops()['scatter_add'].call(this, intArg(p0), p1, p2);
+    }
+  }
+  return callParsed(M_scatterAdd, ops(), this, arguments);
+}
+
+const M_maskedFill: OverloadGroup = {
+  name: 'masked_fill',
+  method: true,
+  overloads: [{
+    key: 'masked_fill.Scalar',
+    schema: 'masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor',
+  }],
+};
+function method_maskedFill(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 2 && isLiveTensor(this)) {
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['masked_fill.Scalar'].call(this, p0, scalarArg(p1));
+  }
+  return callParsed(M_maskedFill, ops(), this, arguments);
+}
+
+const M_maskedFill_: OverloadGroup = {
+  name: 'masked_fill_',
+  method: true,
+  overloads: [{
+    key: 'masked_fill_.Scalar',
+    schema: 'masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)',
+  }],
+};
+function method_maskedFill_(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+  const n = arguments.length;
+  if (n === 2 && isLiveTensor(this)) {
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['masked_fill_.Scalar'].call(this, p0, scalarArg(p1));
+  }
+  return callParsed(M_maskedFill_, ops(), this, arguments);
 }
 
 /**

@@ -1,0 +1,180 @@
+/**
+ * The bodies of the generated functions and methods: a fast path for plain positional calls, and the
+ * run-time parser for everything else.
+ *
+ * Note [Fast path]
+ * A call with exactly `n` positional arguments and no options object is bound by inline checks: for each
+ * overload in PyTorch's order that can take `n` positionals, the checks of arg_values.ts on each argument
+ * (`isLiveTensor`, `isScalarArg`, ...) and, when they pass, a direct `op.call` with the converted arguments
+ * and the defaults. These are the parser's own checks in the parser's order, so the fast path binds exactly
+ * what `callParsed` would; any other call (an options object, varargs, trailing `undefined`, or no overload
+ * matching) goes to `callParsed`, which also raises every error.
+ *
+ * @module
+ */
+import type { Param, Signature } from './arg_signature.ts';
+import type { GenOverload } from './codegen_types.ts';
+import { DType } from '../tensor/dtype.ts';
+
+/** The inline check of one argument; `undefined` when every value fits. */
+function check(p: Param, v: string, sig: Signature, index: number): string | undefined {
+  let c: string | undefined;
+  switch (p.kind) {
+    case 'Tensor':
+      c = `isLiveTensor(${v})`;
+      break;
+    case 'Scalar':
+      c = `isScalarArg(${v})`;
+      break;
+    case 'int':
+      c = `isIntArg(${v})`;
+      break;
+    case 'float':
+      c = `isFloatArg(${v})`;
+      break;
+    case 'bool':
+      c = `typeof ${v} === 'boolean'`;
+      break;
+    case 'str':
+      c = `typeof ${v} === 'string'`;
+      break;
+    case 'int[]':
+      c = `isIntListArg(${v}, ${p.listSize})`;
+      break;
+    case 'Tensor[]':
+      c = `isTensorListArg(${v}, '${sig.name}', '${p.name}', ${index})`;
+      break;
+    case 'ScalarType':
+      c = `isDTypeArg(${v})`;
+      break;
+    case 'Device':
+      c = `isDeviceArg(${v})`;
+      break;
+    case 'Generator':
+      c = `isGeneratorArg(${v})`;
+      break;
+    case 'Layout':
+      c = `isLayoutArg(${v})`;
+      break;
+    case 'MemoryFormat':
+      c = `isMemoryFormatArg(${v})`;
+      break;
+    case 'reduction':
+      c = undefined;
+  }
+  if (p.allowNone && c !== undefined) return `(${v} == null || ${c})`;
+  return c;
+}
+
+/** The conversion of one bound argument to what the operator takes. */
+function converted(p: Param, v: string): string {
+  let e: string;
+  switch (p.kind) {
+    case 'Scalar':
+      e = `scalarArg(${v})`;
+      break;
+    case 'int':
+      e = `intArg(${v})`;
+      break;
+    case 'float':
+      e = `floatArg(${v})`;
+      break;
+    case 'int[]':
+      e = `intListArg(${v}, ${p.listSize})`;
+      break;
+    case 'ScalarType':
+      e = `dtypeArg(${v})`;
+      break;
+    case 'Device':
+      e = `deviceArg(${v})`;
+      break;
+    case 'reduction':
+      e = `reductionArg(${v})`;
+      break;
+    default:
+      e = v;
+  }
+  return p.allowNone && e !== v ? `(${v} == null ? ${literal(p.defaultValue)} : ${e})` : e;
+}
+
+/** A JS expression for a default value. */
+export function literal(value: unknown): string {
+  if (value instanceof DType) return `dtypeArg(${value.scalarType})`;
+  if (typeof value === 'number') {
+    if (Number.isNaN(value)) return 'NaN';
+    if (!Number.isFinite(value)) return value > 0 ? 'Infinity' : '-Infinity';
+  }
+  if (value === null || value === undefined) return 'null';
+  return JSON.stringify(value);
+}
+
+/** Whether `sig` can bind `n` positional arguments and nothing else. */
+function takes(sig: Signature, n: number): boolean {
+  if (n > sig.maxPosArgs && !(sig.varargs && n > 1)) return false;
+  return sig.params.every((p, i) => i < n || p.optional);
+}
+
+/** The fast-path line of one overload for `n` positionals. */
+function fastCall(o: GenOverload, n: number, self: 'this' | undefined): string {
+  const sig = o.sig;
+  const conds: string[] = [];
+  const values = new Array<string>(sig.schemaLength);
+  if (self !== undefined) values[0] = self;
+  for (const [index, value] of sig.fixed) values[index] = literal(value);
+  if (sig.varargs && n > 1) {
+    // view(2, 3): every positional is an int of the one int list.
+    const ps = Array.from({ length: n }, (_, i) => `p${i}`);
+    conds.push(...ps.map((p) => `isIntArg(${p})`));
+    values[sig.params[0].schemaIndex] = `[${ps.map((p) => `intArg(${p})`).join(', ')}]`;
+  }
+  const given = sig.varargs && n > 1 ? 0 : n;
+  sig.params.forEach((p, i) => {
+    if (p.schemaIndex < 0 || values[p.schemaIndex] !== undefined) return;
+    if (i >= given) {
+      values[p.schemaIndex] = literal(p.defaultValue);
+      return;
+    }
+    const v = `p${i}`;
+    // A varargs list given as one value: a list, or one int standing for a one-element list.
+    const c = sig.varargs && i === 0
+      ? `(Array.isArray(${v}) ? isIntListArg(${v}, 0) : isIntArg(${v}))`
+      : check(p, v, sig, i);
+    if (c !== undefined) conds.push(c);
+    values[p.schemaIndex] = sig.varargs && i === 0 ? `intListArg(${v}, 0)` : converted(p, v);
+  });
+  const call = `return ops()[${JSON.stringify(o.key)}].call(${values.join(', ')});`;
+  return conds.length > 0 ? `if (${conds.join(' && ')}) ${call}` : call;
+}
+
+/**
+ * The body of a generated function (`self` undefined) or method (`self` 'this'): the fast paths by number of
+ * positional arguments (Note [Fast path]), then `callParsed`.
+ */
+export function functionBody(group: readonly GenOverload[], specName: string, self: 'this' | undefined): {
+  body: string;
+  arity: number;
+} {
+  // Varargs int lists get fast paths up to four ints (`zeros(2, 3, 4, 5)`); longer ones are parsed.
+  const maxPos = Math.max(...group.map((o) => (o.sig.varargs ? 4 : o.sig.maxPosArgs)));
+  const lines: string[] = [];
+  let arity = 0;
+  for (let n = 0; n <= maxPos; n++) {
+    const calls: string[] = [];
+    for (const o of group) {
+      if (!takes(o.sig, n)) continue;
+      const line = fastCall(o, n, self);
+      calls.push(line);
+      if (!line.startsWith('if ')) break; // binds unconditionally: later overloads are never reached
+    }
+    if (calls.length === 0) continue;
+    arity = Math.max(arity, n);
+    lines.push(
+      `if (n === ${n}${self === undefined ? '' : ' && isLiveTensor(this)'}) {`,
+      ...calls.map((c) => `  ${c}`),
+      '}',
+    );
+  }
+  lines.push(`return callParsed(${specName}, ops(), ${self ?? 'undefined'}, arguments);`);
+  if (lines.length > 1) lines.unshift('const n = arguments.length;');
+  return { body: lines.join('\n'), arity };
+}
