@@ -402,6 +402,8 @@ export function pyTypeName(v: unknown): string {
   if (v instanceof Generator) return 'torch.Generator';
   const proto = Object.getPrototypeOf(v);
   if (proto === null || proto === Object.prototype) return 'dict';
+  // `instanceof` is forgeable (`Object.create(Tensor.prototype)`); the brand check above is not.
+  if (v instanceof Tensor) return 'forged Tensor';
   const name = (proto as { constructor?: { name?: unknown } }).constructor?.name;
   return typeof name === 'string' && name !== '' ? name : 'object';
 }
@@ -420,4 +422,34 @@ export function isOptions(v: unknown): v is Record<string, unknown> {
   if (typeof v !== 'object' || v === null) return false;
   const proto = Object.getPrototypeOf(v);
   return proto === Object.prototype || proto === null;
+}
+
+/**
+ * The dispatcher's check of values it cannot judge itself (installed with `setValueValidator`): a tensor must
+ * be a live tensor of this runtime, and the opaque types the representation the kernels take (a `DType` or a
+ * ScalarType code, a `Device`, a `Generator`, a layout or memory format name or code).
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '../../mod.ts';
+ * import { validatesBoxedValue } from './arg_values.ts';
+ * validatesBoxedValue('Tensor', tensor([1])); // true
+ * ```
+ */
+export function validatesBoxedValue(kind: string, value: unknown): boolean {
+  switch (kind) {
+    case 'Tensor':
+      return isLiveTensor(value);
+    case 'ScalarType':
+      return value instanceof DType || Number.isInteger(value);
+    case 'Device':
+      return value instanceof Device;
+    case 'Generator':
+      return value instanceof Generator;
+    case 'Layout':
+    case 'MemoryFormat':
+      return typeof value === 'string' || Number.isInteger(value);
+    default:
+      return true;
+  }
 }

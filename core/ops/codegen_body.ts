@@ -94,7 +94,9 @@ function converted(p: Param, v: string): string {
     default:
       e = v;
   }
-  return p.allowNone && e !== v ? `(${v} == null ? ${literal(p.defaultValue)} : ${e})` : e;
+  // None (null or undefined) means the default, as PyTorch treats None for a parameter that allows it.
+  if (!p.allowNone) return e;
+  return e === v && p.defaultValue === null ? `(${v} ?? null)` : `(${v} == null ? ${literal(p.defaultValue)} : ${e})`;
 }
 
 /** A JS expression for a default value. */

@@ -1533,14 +1533,14 @@ export function clamp(p0?: any, p1?: any, p2?: any, _p3?: any): any {
     if (isLiveTensor(p0)) return ops()['clamp'].call(p0, null, null);
   }
   if (n === 2) {
-    if (isLiveTensor(p0) && (p1 == null || isLiveTensor(p1))) return ops()['clamp.Tensor'].call(p0, p1, null);
+    if (isLiveTensor(p0) && (p1 == null || isLiveTensor(p1))) return ops()['clamp.Tensor'].call(p0, p1 ?? null, null);
     if (isLiveTensor(p0) && (p1 == null || isScalarArg(p1))) {
       return ops()['clamp'].call(p0, p1 == null ? null : scalarArg(p1), null);
     }
   }
   if (n === 3) {
     if (isLiveTensor(p0) && (p1 == null || isLiveTensor(p1)) && (p2 == null || isLiveTensor(p2))) {
-      return ops()['clamp.Tensor'].call(p0, p1, p2);
+      return ops()['clamp.Tensor'].call(p0, p1 ?? null, p2 ?? null);
     }
     if (isLiveTensor(p0) && (p1 == null || isScalarArg(p1)) && (p2 == null || isScalarArg(p2))) {
       return ops()['clamp'].call(p0, p1 == null ? null : scalarArg(p1), p2 == null ? null : scalarArg(p2));
@@ -3627,7 +3627,7 @@ export function linear(p0?: any, p1?: any, p2?: any, _p3?: any): any {
   }
   if (n === 3) {
     if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2))) {
-      return ops()['linear'].call(p0, p1, p2);
+      return ops()['linear'].call(p0, p1, p2 ?? null);
     }
   }
   return callParsed(F_linear, ops(), undefined, arguments);
@@ -3761,17 +3761,17 @@ export function nllLoss(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, _p5?: 
   }
   if (n === 3) {
     if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2))) {
-      return ops()['nll_loss'].call(p0, p1, p2, 1, -100);
+      return ops()['nll_loss'].call(p0, p1, p2 ?? null, 1, -100);
     }
   }
   if (n === 4) {
     if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2))) {
-      return ops()['nll_loss'].call(p0, p1, p2, reductionArg(p3), -100);
+      return ops()['nll_loss'].call(p0, p1, p2 ?? null, reductionArg(p3), -100);
     }
   }
   if (n === 5) {
     if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && isIntArg(p4)) {
-      return ops()['nll_loss'].call(p0, p1, p2, reductionArg(p3), intArg(p4));
+      return ops()['nll_loss'].call(p0, p1, p2 ?? null, reductionArg(p3), intArg(p4));
     }
   }
   return callParsed(F_nllLoss, ops(), undefined, arguments);
@@ -3834,17 +3834,17 @@ export function nllLossNd(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, _p5?
   }
   if (n === 3) {
     if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2))) {
-      return ops()['nll_loss_nd'].call(p0, p1, p2, 1, -100);
+      return ops()['nll_loss_nd'].call(p0, p1, p2 ?? null, 1, -100);
     }
   }
   if (n === 4) {
     if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2))) {
-      return ops()['nll_loss_nd'].call(p0, p1, p2, reductionArg(p3), -100);
+      return ops()['nll_loss_nd'].call(p0, p1, p2 ?? null, reductionArg(p3), -100);
     }
   }
   if (n === 5) {
     if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && isIntArg(p4)) {
-      return ops()['nll_loss_nd'].call(p0, p1, p2, reductionArg(p3), intArg(p4));
+      return ops()['nll_loss_nd'].call(p0, p1, p2 ?? null, reductionArg(p3), intArg(p4));
     }
   }
   return callParsed(F_nllLossNd, ops(), undefined, arguments);
@@ -3922,22 +3922,22 @@ export function crossEntropy(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p
   }
   if (n === 3) {
     if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2))) {
-      return ops()['cross_entropy_loss'].call(p0, p1, p2, 1, -100, 0);
+      return ops()['cross_entropy_loss'].call(p0, p1, p2 ?? null, 1, -100, 0);
     }
   }
   if (n === 4) {
     if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2))) {
-      return ops()['cross_entropy_loss'].call(p0, p1, p2, reductionArg(p3), -100, 0);
+      return ops()['cross_entropy_loss'].call(p0, p1, p2 ?? null, reductionArg(p3), -100, 0);
     }
   }
   if (n === 5) {
     if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && isIntArg(p4)) {
-      return ops()['cross_entropy_loss'].call(p0, p1, p2, reductionArg(p3), intArg(p4), 0);
+      return ops()['cross_entropy_loss'].call(p0, p1, p2 ?? null, reductionArg(p3), intArg(p4), 0);
     }
   }
   if (n === 6) {
     if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && isIntArg(p4) && isFloatArg(p5)) {
-      return ops()['cross_entropy_loss'].call(p0, p1, p2, reductionArg(p3), intArg(p4), floatArg(p5));
+      return ops()['cross_entropy_loss'].call(p0, p1, p2 ?? null, reductionArg(p3), intArg(p4), floatArg(p5));
     }
   }
   return callParsed(F_crossEntropy, ops(), undefined, arguments);
@@ -6345,12 +6345,12 @@ function method_clamp(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
     return ops()['clamp.Tensor'].call(this, null, null);
   }
   if (n === 1 && isLiveTensor(this)) {
-    if ((p0 == null || isLiveTensor(p0))) return ops()['clamp.Tensor'].call(this, p0, null);
+    if ((p0 == null || isLiveTensor(p0))) return ops()['clamp.Tensor'].call(this, p0 ?? null, null);
     if ((p0 == null || isScalarArg(p0))) return ops()['clamp'].call(this, p0 == null ? null : scalarArg(p0), null);
   }
   if (n === 2 && isLiveTensor(this)) {
     if ((p0 == null || isLiveTensor(p0)) && (p1 == null || isLiveTensor(p1))) {
-      return ops()['clamp.Tensor'].call(this, p0, p1);
+      return ops()['clamp.Tensor'].call(this, p0 ?? null, p1 ?? null);
     }
     if ((p0 == null || isScalarArg(p0)) && (p1 == null || isScalarArg(p1))) {
       return ops()['clamp'].call(this, p0 == null ? null : scalarArg(p0), p1 == null ? null : scalarArg(p1));
