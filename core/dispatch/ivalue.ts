@@ -119,9 +119,16 @@ export class IValue {
   ): IValue {
     switch (type.kind) {
       case 'Optional':
-        return value === null || value === undefined
-          ? IValue.NONE
-          : IValue.fromSchema(type.elem, value, what, validator);
+        if (value === null || value === undefined) return IValue.NONE;
+        try {
+          return IValue.fromSchema(type.elem, value, what, validator);
+        } catch (e) {
+          // PyTorch names the optional type (`Optional[str]`) when the value is of neither.
+          if (type.elem.kind !== 'List' && e instanceof RuntimeError && e.message.startsWith('Expected')) {
+            throw typeMismatch(what, type, value);
+          }
+          throw e;
+        }
       case 'List': {
         if (!Array.isArray(value)) throw typeMismatch(what, type, value);
         return IValue.list(

@@ -60,7 +60,9 @@ function check(p: Param, v: string, sig: Signature, index: number): string | und
       c = `isMemoryFormatArg(${v})`;
       break;
     case 'reduction':
-      c = undefined;
+      // The parser takes any value here and raises a ValueError for a bad one; the fast path takes the strings
+      // (never a trailing options object) and leaves the rest to the parser.
+      c = `typeof ${v} === 'string'`;
   }
   if (p.allowNone && c !== undefined) return `(${v} == null || ${c})`;
   return c;

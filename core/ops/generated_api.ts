@@ -3765,14 +3765,14 @@ export function nllLoss(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, _p5?: 
     }
   }
   if (n === 4) {
-    if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2))) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && typeof p3 === 'string') {
       return ops()['nll_loss'].call(p0, p1, p2 ?? null, reductionArg(p3), -100);
     }
   }
   if (n === 5) {
-    if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && isIntArg(p4)) {
-      return ops()['nll_loss'].call(p0, p1, p2 ?? null, reductionArg(p3), intArg(p4));
-    }
+    if (
+      isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && typeof p3 === 'string' && isIntArg(p4)
+    ) return ops()['nll_loss'].call(p0, p1, p2 ?? null, reductionArg(p3), intArg(p4));
   }
   return callParsed(F_nllLoss, ops(), undefined, arguments);
 }
@@ -3838,14 +3838,14 @@ export function nllLossNd(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, _p5?
     }
   }
   if (n === 4) {
-    if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2))) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && typeof p3 === 'string') {
       return ops()['nll_loss_nd'].call(p0, p1, p2 ?? null, reductionArg(p3), -100);
     }
   }
   if (n === 5) {
-    if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && isIntArg(p4)) {
-      return ops()['nll_loss_nd'].call(p0, p1, p2 ?? null, reductionArg(p3), intArg(p4));
-    }
+    if (
+      isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && typeof p3 === 'string' && isIntArg(p4)
+    ) return ops()['nll_loss_nd'].call(p0, p1, p2 ?? null, reductionArg(p3), intArg(p4));
   }
   return callParsed(F_nllLossNd, ops(), undefined, arguments);
 }
@@ -3926,19 +3926,20 @@ export function crossEntropy(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p
     }
   }
   if (n === 4) {
-    if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2))) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && typeof p3 === 'string') {
       return ops()['cross_entropy_loss'].call(p0, p1, p2 ?? null, reductionArg(p3), -100, 0);
     }
   }
   if (n === 5) {
-    if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && isIntArg(p4)) {
-      return ops()['cross_entropy_loss'].call(p0, p1, p2 ?? null, reductionArg(p3), intArg(p4), 0);
-    }
+    if (
+      isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && typeof p3 === 'string' && isIntArg(p4)
+    ) return ops()['cross_entropy_loss'].call(p0, p1, p2 ?? null, reductionArg(p3), intArg(p4), 0);
   }
   if (n === 6) {
-    if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && isIntArg(p4) && isFloatArg(p5)) {
-      return ops()['cross_entropy_loss'].call(p0, p1, p2 ?? null, reductionArg(p3), intArg(p4), floatArg(p5));
-    }
+    if (
+      isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && typeof p3 === 'string' &&
+      isIntArg(p4) && isFloatArg(p5)
+    ) return ops()['cross_entropy_loss'].call(p0, p1, p2 ?? null, reductionArg(p3), intArg(p4), floatArg(p5));
   }
   return callParsed(F_crossEntropy, ops(), undefined, arguments);
 }
