@@ -43,9 +43,11 @@ import { formatInvalidArguments } from './arg_errors.ts';
 
 /** One overload of a group, as the generated code lists it (in PyTorch's order). */
 export interface OverloadEntry {
+  /** The operator (`add.Tensor`). */
   readonly key: string;
   /** The operator schema (without namespace). */
   readonly schema: string;
+  /** Bound but not listed in messages (PyTorch's Scalar twins of add/sub/mul/div). */
   readonly hidden?: boolean;
   /** The Python-binding signature, where it differs from the schema (`Tensor.to`). */
   readonly python?: string;
@@ -55,9 +57,11 @@ export interface OverloadEntry {
 export interface OverloadGroup {
   /** PyTorch's name in messages. */
   readonly name: string;
+  /** A Tensor method (`this` is `self`). */
   readonly method: boolean;
   /** Factories take PyTorch's `requiresGrad` keyword. */
   readonly requiresGrad?: boolean;
+  /** The overloads, in the order they are tried. */
   readonly overloads: readonly OverloadEntry[];
 }
 
@@ -143,7 +147,9 @@ function convert(param: Param, obj: unknown): unknown {
 
 /** A call split as PyTorch sees it: positional arguments and keyword arguments. */
 export interface SplitCall {
+  /** The positional arguments. */
   readonly args: unknown[];
+  /** The options object, if any. */
   readonly kwargs: Record<string, unknown> | undefined;
   /** The keyword names given (keys of the options object whose value is not `undefined`). */
   readonly keys: string[];

@@ -32,6 +32,7 @@ export type ParamKind =
 export interface Param {
   /** The name as the JS API spells it (camelCase): the options key, and the name messages print. */
   readonly name: string;
+  /** What it accepts. */
   readonly kind: ParamKind;
   /** PyTorch's printed type (`Tensor`, `Number`, `tuple of ints`, `torch.dtype`, ...). */
   readonly typeName: string;
@@ -41,6 +42,7 @@ export interface Param {
   readonly defaultText: string | undefined;
   /** `int[N]`: a single int stands for the list when N > 0. */
   readonly listSize: number;
+  /** After PyTorch's `*`: options object only. */
   readonly keywordOnly: boolean;
   /** May be left out (it has a default, or is an optional positional). */
   readonly optional: boolean;
@@ -58,9 +60,13 @@ export interface Signature {
   readonly key: string;
   /** PyTorch's name in messages (`add`, `index_select`). */
   readonly name: string;
+  /** The parameters a call binds (`self` excluded for methods). */
   readonly params: readonly Param[];
+  /** How many parameters must be given. */
   readonly minArgs: number;
+  /** How many parameters there are. */
   readonly maxArgs: number;
+  /** How many may be given positionally. */
   readonly maxPosArgs: number;
   /** Bound but neither listed nor counted in messages (PyTorch's Scalar twins of add/sub/mul/div). */
   readonly hidden: boolean;
@@ -76,9 +82,11 @@ export interface Signature {
 
 /** How to build a signature: see {@linkcode buildSignature}. */
 export interface SignatureOptions {
+  /** The operator (`add.Tensor`). */
   readonly key: string;
   /** A Tensor method: the schema's first argument is `this`, not a parameter. */
   readonly method: boolean;
+  /** See {@linkcode Signature.hidden}. */
   readonly hidden?: boolean;
   /** The Python-binding signature when it differs from the schema (matched to the schema by name). */
   readonly python?: FunctionSchema;

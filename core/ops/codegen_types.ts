@@ -10,10 +10,13 @@ import type { Param, ParamKind, Signature } from './arg_signature.ts';
 
 /** One overload of a generated group, as the generator sees it. */
 export interface GenOverload {
+  /** The operator (`add.Tensor`). */
   readonly key: string;
+  /** Its one-line description. */
   readonly doc: string;
   /** The operator's schema (its returns give the TS return type). */
   readonly schema: FunctionSchema;
+  /** How calls bind it. */
   readonly sig: Signature;
 }
 

@@ -148,7 +148,10 @@ export abstract class Optimizer<O extends object, S extends ParamState = ParamSt
    * returns the loss (run with grad enabled); its result is returned.
    */
   step(closure?: () => Tensor): Tensor | undefined {
-    const loss = closure === undefined ? undefined : enableGrad(closure);
+    if (closure != null && typeof closure !== 'function') {
+      throw new TypeError(`'${pyTypeName(closure)}' object is not callable`);
+    }
+    const loss = closure == null ? undefined : enableGrad(closure);
     scope(() => {
       using _noGrad = noGrad();
       for (const group of this.paramGroups) this.updateGroup(group);
@@ -158,6 +161,10 @@ export abstract class Optimizer<O extends object, S extends ParamState = ParamSt
 
   /** Resets the gradients of every parameter: drops and disposes them (default), or zeroes them. */
   zeroGrad(options: ZeroGradOptions = {}): void {
+    if (!isOptions(options)) {
+      throw new TypeError(`zeroGrad(): argument 'options' must be an options object, not ${pyTypeName(options)}`);
+    }
+    checkOptionTypes('zeroGrad', { setToNone: 'bool' }, options);
     zeroGradients(this.paramGroups.flatMap((g) => g.params), options);
   }
 

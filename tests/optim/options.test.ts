@@ -173,3 +173,27 @@ describe('the parameters', () => {
     assert.ok(new ValueError('x') instanceof Error);
   });
 });
+
+describe('step and zeroGrad', () => {
+  it('refuse garbage with clear errors', () => {
+    const p = param();
+    const sgd = new SGD([p], 0.1);
+    assert.throws(() => sgd.step(anyArgs('x')), typeError("'str' object is not callable"));
+    assert.equal(sgd.step(anyArgs(null)), undefined); // None: no closure
+    assert.throws(
+      () => sgd.zeroGrad(anyArgs(3)),
+      typeError("zeroGrad(): argument 'options' must be an options object, not int"),
+    );
+    assert.throws(
+      () => sgd.zeroGrad(anyArgs({ setToNone: 1 })),
+      typeError("zeroGrad(): argument 'setToNone' must be bool, not int"),
+    );
+    assert.throws(
+      () => sgd.zeroGrad(anyArgs({ set_to_none: true })),
+      typeError("zeroGrad() got an unexpected keyword argument 'set_to_none'"),
+    );
+    assert.throws(() => sgd.addParamGroup(anyArgs(3)), typeError('param group must be a dict'));
+    sgd.dispose();
+    p.dispose();
+  });
+});
