@@ -175,8 +175,12 @@ export function isIntListArg(v: unknown, size: number): boolean {
  * intListArg(2, 1); // [2]
  * ```
  */
-export function intListArg(v: number | bigint | readonly (number | bigint)[], size: number): number[] {
+export function intListArg(v: number | bigint | readonly (number | bigint)[], size: number): readonly number[] {
   if (!Array.isArray(v)) return new Array<number>(Math.max(size, 1)).fill(intArg(v as number | bigint));
+  // The common case, numbers within int64, is passed on as it is (operators never write to their arguments).
+  let plain = true;
+  for (let i = 0; i < v.length && plain; i++) plain = typeof v[i] === 'number' && v[i] >= -TWO_63 && v[i] < TWO_63;
+  if (plain) return v as readonly number[];
   const out = new Array<number>(v.length);
   for (let i = 0; i < v.length; i++) out[i] = intArg(v[i]);
   return out;
@@ -409,6 +413,23 @@ export function pyTypeName(v: unknown): string {
 }
 
 /**
+ * Whether every option set in `o` (not `undefined`) is one of `names`: the generated fast path binds an
+ * options object only when it names nothing unknown, and leaves the error to the parser.
+ *
+ * @example
+ * ```ts
+ * import { optionsWithin } from './arg_values.ts';
+ * [optionsWithin({ alpha: 2 }, ['alpha']), optionsWithin({ beta: 2 }, ['alpha'])]; // [true, false]
+ * ```
+ */
+export function optionsWithin(o: Record<string, unknown>, names: readonly string[]): boolean {
+  for (const key in o) {
+    if (o[key] !== undefined && !names.includes(key)) return false;
+  }
+  return true;
+}
+
+/**
  * Whether a value is an options object (a plain object literal, or one without a prototype): how the
  * generated API tells a trailing options argument (PyTorch's keyword arguments) from positional ones.
  *
@@ -420,8 +441,9 @@ export function pyTypeName(v: unknown): string {
  */
 export function isOptions(v: unknown): v is Record<string, unknown> {
   if (typeof v !== 'object' || v === null) return false;
-  const proto = Object.getPrototypeOf(v);
-  return proto === Object.prototype || proto === null;
+  // `constructor` is a cached prototype property read; getPrototypeOf is slower on this hot path.
+  const c = (v as { constructor?: unknown }).constructor;
+  return c === Object || (c === undefined && Object.getPrototypeOf(v) === null);
 }
 
 /**

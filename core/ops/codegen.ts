@@ -100,8 +100,9 @@ function generateFunction(fnName: string, overloads: Overload[], self: 'function
     signatures.push({ sig: unionSignature(fnName, group, method), doc: `${group[0].doc} (any overload)` });
   }
   const specName = `${method ? 'M' : 'F'}_${fnName}`;
-  const spec = `const ${specName}: OverloadGroup = ${specOf(group, method)};\n`;
-  const { body, arity } = functionBody(group, specName, method ? 'this' : undefined);
+  const specLine = `const ${specName}: OverloadGroup = ${specOf(group, method)};\n`;
+  const constants = { lines: [] as string[] };
+  const { body, arity } = functionBody(group, specName, method ? 'this' : undefined, constants);
   // As many parameters as the widest TS signature, so that the implementation is compatible with all of them.
   const width = Math.max(arity, ...group.map((o) => o.sig.maxPosArgs + 1));
   const params = Array.from({ length: width }, (_, i) => (i < arity ? `p${i}?: any` : `_p${i}?: any`));
@@ -109,6 +110,7 @@ function generateFunction(fnName: string, overloads: Overload[], self: 'function
   if (group.some((o) => o.sig.varargs)) params.push('..._rest: any[]');
   const head = method ? `function ${fnName}(this: Tensor, ` : `function ${fnName}(`;
   const impl = `${head}${params.join(', ')}): any {\n  ${body.split('\n').join('\n  ')}\n}\n`;
+  const spec = specLine + constants.lines.map((l) => `${l}\n`).join('');
   return { signatures, spec, impl };
 }
 
@@ -223,14 +225,16 @@ export function generateApi(): string {
         'isLayoutArg',
         'isLiveTensor',
         'isMemoryFormatArg',
+        'isOptions',
         'isScalarArg',
         'isTensorListArg',
+        'optionsWithin',
         'reductionArg',
         'scalarArg',
       ],
       './arg_values.ts',
     ],
-    [['callParsed', 'type OverloadGroup'], './arg_parser.ts'],
+    [['callParsed', 'type OverloadGroup', 'requireGrad'], './arg_parser.ts'],
   ];
   for (const [names, from] of imports) {
     const used = pick(names);

@@ -112,14 +112,29 @@ export function literal(value: unknown): string {
   return JSON.stringify(value);
 }
 
-/** Whether `sig` can bind `n` positional arguments and nothing else. */
-function takes(sig: Signature, n: number): boolean {
+/** Whether `sig` can bind `n` positional arguments (and, `withOptions`, an options object). */
+function takes(sig: Signature, n: number, withOptions: boolean): boolean {
   if (n > sig.maxPosArgs && !(sig.varargs && n > 1)) return false;
-  return sig.params.every((p, i) => i < n || p.optional);
+  const given = sig.varargs && n > 1 ? 1 : n;
+  // The fast path with options takes only keyword-only and optional parameters from the options object.
+  return sig.params.every((p, i) => i < given || p.optional || (withOptions && p.keywordOnly));
 }
 
-/** The fast-path line of one overload for `n` positionals. */
-function fastCall(o: GenOverload, n: number, self: 'this' | undefined): string {
+/** Module-level constants the fast paths use: the option names each overload takes. */
+export interface FastPathConstants {
+  readonly lines: string[];
+}
+
+/**
+ * The fast-path line of one overload for `n` positionals, and an options object `o` when `options` is set
+ * (its keys must all name parameters not given positionally).
+ */
+function fastCall(
+  o: GenOverload,
+  n: number,
+  self: 'this' | undefined,
+  options: { readonly keysConst: string; readonly constants: FastPathConstants } | undefined,
+): string {
   const sig = o.sig;
   const conds: string[] = [];
   const values = new Array<string>(sig.schemaLength);
@@ -131,11 +146,31 @@ function fastCall(o: GenOverload, n: number, self: 'this' | undefined): string {
     conds.push(...ps.map((p) => `isIntArg(${p})`));
     values[sig.params[0].schemaIndex] = `[${ps.map((p) => `intArg(${p})`).join(', ')}]`;
   }
-  const given = sig.varargs && n > 1 ? 0 : n;
+  const given = sig.varargs && n > 1 ? 1 : n;
+  if (options !== undefined) {
+    const names = sig.params.slice(given).map((p) => p.name);
+    options.constants.lines.push(`const ${options.keysConst}: readonly string[] = ${JSON.stringify(names)};`);
+    conds.push(`optionsWithin(o, ${options.keysConst})`);
+  }
+  let requiresGrad = false;
   sig.params.forEach((p, i) => {
-    if (p.schemaIndex < 0 || values[p.schemaIndex] !== undefined) return;
+    if (i < given && values[p.schemaIndex] !== undefined) return;
     if (i >= given) {
-      values[p.schemaIndex] = literal(p.defaultValue);
+      if (options === undefined) {
+        if (p.schemaIndex >= 0) values[p.schemaIndex] = literal(p.defaultValue);
+        return;
+      }
+      // From the options object: undefined is "not given", null is None.
+      const v = `o.${p.name}`;
+      const ok = check(p, v, sig, i) ?? 'true';
+      conds.push(p.optional ? `(${v} === undefined || ${ok})` : `${v} !== undefined && ${ok}`);
+      if (p.schemaIndex < 0) {
+        requiresGrad = true;
+        return;
+      }
+      values[p.schemaIndex] = p.optional && !p.allowNone
+        ? `(${v} === undefined ? ${literal(p.defaultValue)} : ${converted(p, v)})`
+        : converted(p, v);
       return;
     }
     const v = `p${i}`;
@@ -146,37 +181,50 @@ function fastCall(o: GenOverload, n: number, self: 'this' | undefined): string {
     if (c !== undefined) conds.push(c);
     values[p.schemaIndex] = sig.varargs && i === 0 ? `intListArg(${v}, 0)` : converted(p, v);
   });
-  const call = `return ops()[${JSON.stringify(o.key)}].call(${values.join(', ')});`;
-  return conds.length > 0 ? `if (${conds.join(' && ')}) ${call}` : call;
+  let call = `ops()[${JSON.stringify(o.key)}].call(${values.join(', ')})`;
+  if (requiresGrad) call = `(o.requiresGrad === true ? requireGrad(${call}) : ${call})`;
+  return conds.length > 0 ? `if (${conds.join(' && ')}) return ${call};` : `return ${call};`;
 }
 
 /**
  * The body of a generated function (`self` undefined) or method (`self` 'this'): the fast paths by number of
- * positional arguments (Note [Fast path]), then `callParsed`.
+ * positional arguments, without and with a trailing options object (Note [Fast path]), then `callParsed`.
+ * `constants` collects the module-level constants the body refers to.
  */
-export function functionBody(group: readonly GenOverload[], specName: string, self: 'this' | undefined): {
-  body: string;
-  arity: number;
-} {
+export function functionBody(
+  group: readonly GenOverload[],
+  specName: string,
+  self: 'this' | undefined,
+  constants: FastPathConstants,
+): { body: string; arity: number } {
   // Varargs int lists get fast paths up to four ints (`zeros(2, 3, 4, 5)`); longer ones are parsed.
   const maxPos = Math.max(...group.map((o) => (o.sig.varargs ? 4 : o.sig.maxPosArgs)));
   const lines: string[] = [];
   let arity = 0;
-  for (let n = 0; n <= maxPos; n++) {
-    const calls: string[] = [];
-    for (const o of group) {
-      if (!takes(o.sig, n)) continue;
-      const line = fastCall(o, n, self);
-      calls.push(line);
-      if (!line.startsWith('if ')) break; // binds unconditionally: later overloads are never reached
+  const alive = self === undefined ? '' : ' && isLiveTensor(this)';
+  // Methods without parameters take no options object either (METH_NOARGS in PyTorch: the parser refuses it).
+  const takesOptions = group.some((o) => o.sig.params.length > 0);
+  for (const withOptions of takesOptions ? [false, true] : [false]) {
+    for (let n = 0; n <= maxPos; n++) {
+      const calls: string[] = [];
+      for (const o of group) {
+        if (!takes(o.sig, n, withOptions)) continue;
+        const keysConst = `${specName}_K${constants.lines.length}`;
+        const line = fastCall(o, n, self, withOptions ? { keysConst, constants } : undefined);
+        calls.push(line);
+        if (!line.startsWith('if ')) break; // binds unconditionally: later overloads are never reached
+      }
+      if (calls.length === 0) continue;
+      const count = withOptions ? n + 1 : n;
+      arity = Math.max(arity, count);
+      lines.push(
+        withOptions
+          ? `if (n === ${count}${alive} && isOptions(p${n})) {\n  const o: any = p${n};`
+          : `if (n === ${count}${alive}) {`,
+        ...calls.map((c) => `  ${c}`),
+        '}',
+      );
     }
-    if (calls.length === 0) continue;
-    arity = Math.max(arity, n);
-    lines.push(
-      `if (n === ${n}${self === undefined ? '' : ' && isLiveTensor(this)'}) {`,
-      ...calls.map((c) => `  ${c}`),
-      '}',
-    );
   }
   lines.push(`return callParsed(${specName}, ops(), ${self ?? 'undefined'}, arguments);`);
   if (lines.length > 1) lines.unshift('const n = arguments.length;');

@@ -19,15 +19,20 @@ import {
   isDeviceArg,
   isDTypeArg,
   isFloatArg,
+  isGeneratorArg,
   isIntArg,
   isIntListArg,
+  isLayoutArg,
   isLiveTensor,
+  isMemoryFormatArg,
+  isOptions,
   isScalarArg,
   isTensorListArg,
+  optionsWithin,
   reductionArg,
   scalarArg,
 } from './arg_values.ts';
-import { callParsed, type OverloadGroup } from './arg_parser.ts';
+import { callParsed, type OverloadGroup, requireGrad } from './arg_parser.ts';
 import { type OpHandles, registerOperators } from './registry.ts';
 
 let handles: OpHandles | undefined;
@@ -42,6 +47,9 @@ const F_add: OverloadGroup = {
     hidden: true,
   }],
 };
+const F_add_K0: readonly string[] = ['alpha'];
+const F_add_K1: readonly string[] = ['alpha'];
+const F_add_K2: readonly string[] = [];
 /**
  * Adds `other`, scaled by `alpha`, to `self`, with broadcasting and type promotion.
  *
@@ -63,7 +71,7 @@ export function add(input: Tensor, other: Scalar, options?: { alpha?: Scalar }):
 export function add(input: Tensor, other: Scalar, alpha: Scalar): Tensor;
 /** Adds `other`, scaled by `alpha`, to `self`, with broadcasting and type promotion. (any overload) */
 export function add(input: Tensor, other: Tensor | Scalar, alpha?: Scalar, options?: { alpha?: Scalar }): Tensor;
-export function add(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+export function add(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 2) {
     if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['add.Tensor'].call(p0, p1, 1);
@@ -71,6 +79,23 @@ export function add(p0?: any, p1?: any, p2?: any, _p3?: any): any {
   }
   if (n === 3) {
     if (isLiveTensor(p0) && isScalarArg(p1) && isScalarArg(p2)) {
+      return ops()['add.Scalar'].call(p0, scalarArg(p1), scalarArg(p2));
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_add_K0) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (o.alpha === undefined || isScalarArg(o.alpha))
+    ) return ops()['add.Tensor'].call(p0, p1, o.alpha === undefined ? 1 : scalarArg(o.alpha));
+    if (
+      optionsWithin(o, F_add_K1) && isLiveTensor(p0) && isScalarArg(p1) &&
+      (o.alpha === undefined || isScalarArg(o.alpha))
+    ) return ops()['add.Scalar'].call(p0, scalarArg(p1), o.alpha === undefined ? 1 : scalarArg(o.alpha));
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_add_K2) && isLiveTensor(p0) && isScalarArg(p1) && isScalarArg(p2)) {
       return ops()['add.Scalar'].call(p0, scalarArg(p1), scalarArg(p2));
     }
   }
@@ -86,6 +111,9 @@ const F_sub: OverloadGroup = {
     hidden: true,
   }],
 };
+const F_sub_K0: readonly string[] = ['alpha'];
+const F_sub_K1: readonly string[] = ['alpha'];
+const F_sub_K2: readonly string[] = [];
 /**
  * Subtracts `other`, scaled by `alpha`, from `self`.
  *
@@ -107,7 +135,7 @@ export function sub(input: Tensor, other: Scalar, options?: { alpha?: Scalar }):
 export function sub(input: Tensor, other: Scalar, alpha: Scalar): Tensor;
 /** Subtracts `other`, scaled by `alpha`, from `self`. (any overload) */
 export function sub(input: Tensor, other: Tensor | Scalar, alpha?: Scalar, options?: { alpha?: Scalar }): Tensor;
-export function sub(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+export function sub(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 2) {
     if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['sub.Tensor'].call(p0, p1, 1);
@@ -115,6 +143,23 @@ export function sub(p0?: any, p1?: any, p2?: any, _p3?: any): any {
   }
   if (n === 3) {
     if (isLiveTensor(p0) && isScalarArg(p1) && isScalarArg(p2)) {
+      return ops()['sub.Scalar'].call(p0, scalarArg(p1), scalarArg(p2));
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_sub_K0) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (o.alpha === undefined || isScalarArg(o.alpha))
+    ) return ops()['sub.Tensor'].call(p0, p1, o.alpha === undefined ? 1 : scalarArg(o.alpha));
+    if (
+      optionsWithin(o, F_sub_K1) && isLiveTensor(p0) && isScalarArg(p1) &&
+      (o.alpha === undefined || isScalarArg(o.alpha))
+    ) return ops()['sub.Scalar'].call(p0, scalarArg(p1), o.alpha === undefined ? 1 : scalarArg(o.alpha));
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_sub_K2) && isLiveTensor(p0) && isScalarArg(p1) && isScalarArg(p2)) {
       return ops()['sub.Scalar'].call(p0, scalarArg(p1), scalarArg(p2));
     }
   }
@@ -130,6 +175,8 @@ const F_mul: OverloadGroup = {
     hidden: true,
   }],
 };
+const F_mul_K0: readonly string[] = [];
+const F_mul_K1: readonly string[] = [];
 /**
  * Multiplies elementwise.
  *
@@ -149,11 +196,18 @@ export function mul(input: Tensor, other: Tensor): Tensor;
 export function mul(input: Tensor, other: Scalar): Tensor;
 /** Multiplies elementwise. (any overload) */
 export function mul(input: Tensor, other: Tensor | Scalar): Tensor;
-export function mul(p0?: any, p1?: any, _p2?: any): any {
+export function mul(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
     if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['mul.Tensor'].call(p0, p1);
     if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['mul.Scalar'].call(p0, scalarArg(p1));
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_mul_K0) && isLiveTensor(p0) && isLiveTensor(p1)) return ops()['mul.Tensor'].call(p0, p1);
+    if (optionsWithin(o, F_mul_K1) && isLiveTensor(p0) && isScalarArg(p1)) {
+      return ops()['mul.Scalar'].call(p0, scalarArg(p1));
+    }
   }
   return callParsed(F_mul, ops(), undefined, arguments);
 }
@@ -168,6 +222,10 @@ const F_div: OverloadGroup = {
     { key: 'div.Scalar_mode', schema: 'div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor' },
   ],
 };
+const F_div_K0: readonly string[] = [];
+const F_div_K1: readonly string[] = ['roundingMode'];
+const F_div_K2: readonly string[] = [];
+const F_div_K3: readonly string[] = ['roundingMode'];
 /**
  * Divides elementwise (true division: integers give floats).
  *
@@ -193,11 +251,26 @@ export function div(input: Tensor, other: Scalar): Tensor;
 export function div(input: Tensor, other: Scalar, options: { roundingMode: string | null }): Tensor;
 /** Divides elementwise (true division: integers give floats). (any overload) */
 export function div(input: Tensor, other: Tensor | Scalar, options?: { roundingMode?: string | null }): Tensor;
-export function div(p0?: any, p1?: any, _p2?: any): any {
+export function div(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
     if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['div.Tensor'].call(p0, p1);
     if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['div.Scalar'].call(p0, scalarArg(p1));
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_div_K0) && isLiveTensor(p0) && isLiveTensor(p1)) return ops()['div.Tensor'].call(p0, p1);
+    if (
+      optionsWithin(o, F_div_K1) && isLiveTensor(p0) && isLiveTensor(p1) && o.roundingMode !== undefined &&
+      (o.roundingMode == null || typeof o.roundingMode === 'string')
+    ) return ops()['div.Tensor_mode'].call(p0, p1, o.roundingMode ?? null);
+    if (optionsWithin(o, F_div_K2) && isLiveTensor(p0) && isScalarArg(p1)) {
+      return ops()['div.Scalar'].call(p0, scalarArg(p1));
+    }
+    if (
+      optionsWithin(o, F_div_K3) && isLiveTensor(p0) && isScalarArg(p1) && o.roundingMode !== undefined &&
+      (o.roundingMode == null || typeof o.roundingMode === 'string')
+    ) return ops()['div.Scalar_mode'].call(p0, scalarArg(p1), o.roundingMode ?? null);
   }
   return callParsed(F_div, ops(), undefined, arguments);
 }
@@ -210,6 +283,8 @@ const F_remainder: OverloadGroup = {
     schema: 'remainder.Scalar(Tensor self, Scalar other) -> Tensor',
   }],
 };
+const F_remainder_K0: readonly string[] = [];
+const F_remainder_K1: readonly string[] = [];
 /**
  * Python-style modulus: the result has the sign of the divisor.
  *
@@ -229,11 +304,20 @@ export function remainder(input: Tensor, other: Tensor): Tensor;
 export function remainder(input: Tensor, other: Scalar): Tensor;
 /** Python-style modulus: the result has the sign of the divisor. (any overload) */
 export function remainder(input: Tensor, other: Tensor | Scalar): Tensor;
-export function remainder(p0?: any, p1?: any, _p2?: any): any {
+export function remainder(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
     if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['remainder.Tensor'].call(p0, p1);
     if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['remainder.Scalar'].call(p0, scalarArg(p1));
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_remainder_K0) && isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['remainder.Tensor'].call(p0, p1);
+    }
+    if (optionsWithin(o, F_remainder_K1) && isLiveTensor(p0) && isScalarArg(p1)) {
+      return ops()['remainder.Scalar'].call(p0, scalarArg(p1));
+    }
   }
   return callParsed(F_remainder, ops(), undefined, arguments);
 }
@@ -246,6 +330,8 @@ const F_fmod: OverloadGroup = {
     schema: 'fmod.Scalar(Tensor self, Scalar other) -> Tensor',
   }],
 };
+const F_fmod_K0: readonly string[] = [];
+const F_fmod_K1: readonly string[] = [];
 /**
  * C-style modulus: the result has the sign of the dividend.
  *
@@ -265,11 +351,18 @@ export function fmod(input: Tensor, other: Tensor): Tensor;
 export function fmod(input: Tensor, other: Scalar): Tensor;
 /** C-style modulus: the result has the sign of the dividend. (any overload) */
 export function fmod(input: Tensor, other: Tensor | Scalar): Tensor;
-export function fmod(p0?: any, p1?: any, _p2?: any): any {
+export function fmod(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
     if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['fmod.Tensor'].call(p0, p1);
     if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['fmod.Scalar'].call(p0, scalarArg(p1));
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_fmod_K0) && isLiveTensor(p0) && isLiveTensor(p1)) return ops()['fmod.Tensor'].call(p0, p1);
+    if (optionsWithin(o, F_fmod_K1) && isLiveTensor(p0) && isScalarArg(p1)) {
+      return ops()['fmod.Scalar'].call(p0, scalarArg(p1));
+    }
   }
   return callParsed(F_fmod, ops(), undefined, arguments);
 }
@@ -282,6 +375,9 @@ const F_pow: OverloadGroup = {
     schema: 'pow.Scalar(Scalar self, Tensor exponent) -> Tensor',
   }, { key: 'pow.Tensor_Scalar', schema: 'pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor' }],
 };
+const F_pow_K0: readonly string[] = [];
+const F_pow_K1: readonly string[] = [];
+const F_pow_K2: readonly string[] = [];
 /**
  * Raises `self` to the power `exponent`.
  *
@@ -304,12 +400,24 @@ export function pow(self: Scalar, exponent: Tensor): Tensor;
 export function pow(input: Tensor, exponent: Scalar): Tensor;
 /** Raises `self` to the power `exponent`. (any overload) */
 export function pow(input: Tensor | Scalar, exponent: Tensor | Scalar): Tensor;
-export function pow(p0?: any, p1?: any, _p2?: any): any {
+export function pow(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
     if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['pow.Tensor_Tensor'].call(p0, p1);
     if (isScalarArg(p0) && isLiveTensor(p1)) return ops()['pow.Scalar'].call(scalarArg(p0), p1);
     if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['pow.Tensor_Scalar'].call(p0, scalarArg(p1));
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_pow_K0) && isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['pow.Tensor_Tensor'].call(p0, p1);
+    }
+    if (optionsWithin(o, F_pow_K1) && isScalarArg(p0) && isLiveTensor(p1)) {
+      return ops()['pow.Scalar'].call(scalarArg(p0), p1);
+    }
+    if (optionsWithin(o, F_pow_K2) && isLiveTensor(p0) && isScalarArg(p1)) {
+      return ops()['pow.Tensor_Scalar'].call(p0, scalarArg(p1));
+    }
   }
   return callParsed(F_pow, ops(), undefined, arguments);
 }
@@ -319,6 +427,7 @@ const F_minimum: OverloadGroup = {
   method: false,
   overloads: [{ key: 'minimum', schema: 'minimum(Tensor self, Tensor other) -> Tensor' }],
 };
+const F_minimum_K0: readonly string[] = [];
 /**
  * Elementwise minimum (NaN propagates).
  *
@@ -333,10 +442,14 @@ const F_minimum: OverloadGroup = {
  * ```
  */
 export function minimum(input: Tensor, other: Tensor): Tensor;
-export function minimum(p0?: any, p1?: any, _p2?: any): any {
+export function minimum(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
     if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['minimum'].call(p0, p1);
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_minimum_K0) && isLiveTensor(p0) && isLiveTensor(p1)) return ops()['minimum'].call(p0, p1);
   }
   return callParsed(F_minimum, ops(), undefined, arguments);
 }
@@ -346,6 +459,7 @@ const F_maximum: OverloadGroup = {
   method: false,
   overloads: [{ key: 'maximum', schema: 'maximum(Tensor self, Tensor other) -> Tensor' }],
 };
+const F_maximum_K0: readonly string[] = [];
 /**
  * Elementwise maximum (NaN propagates).
  *
@@ -360,10 +474,14 @@ const F_maximum: OverloadGroup = {
  * ```
  */
 export function maximum(input: Tensor, other: Tensor): Tensor;
-export function maximum(p0?: any, p1?: any, _p2?: any): any {
+export function maximum(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
     if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['maximum'].call(p0, p1);
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_maximum_K0) && isLiveTensor(p0) && isLiveTensor(p1)) return ops()['maximum'].call(p0, p1);
   }
   return callParsed(F_maximum, ops(), undefined, arguments);
 }
@@ -373,6 +491,7 @@ const F_atan2: OverloadGroup = {
   method: false,
   overloads: [{ key: 'atan2', schema: 'atan2(Tensor self, Tensor other) -> Tensor' }],
 };
+const F_atan2_K0: readonly string[] = [];
 /**
  * Elementwise arctangent of self / other with quadrant.
  *
@@ -387,10 +506,14 @@ const F_atan2: OverloadGroup = {
  * ```
  */
 export function atan2(input: Tensor, other: Tensor): Tensor;
-export function atan2(p0?: any, p1?: any, _p2?: any): any {
+export function atan2(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
     if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['atan2'].call(p0, p1);
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_atan2_K0) && isLiveTensor(p0) && isLiveTensor(p1)) return ops()['atan2'].call(p0, p1);
   }
   return callParsed(F_atan2, ops(), undefined, arguments);
 }
@@ -400,6 +523,7 @@ const F_bitwiseAnd: OverloadGroup = {
   method: false,
   overloads: [{ key: 'bitwise_and.Tensor', schema: 'bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor' }],
 };
+const F_bitwiseAnd_K0: readonly string[] = [];
 /**
  * Bitwise AND of integral or bool tensors.
  *
@@ -414,10 +538,16 @@ const F_bitwiseAnd: OverloadGroup = {
  * ```
  */
 export function bitwiseAnd(input: Tensor, other: Tensor): Tensor;
-export function bitwiseAnd(p0?: any, p1?: any, _p2?: any): any {
+export function bitwiseAnd(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
     if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['bitwise_and.Tensor'].call(p0, p1);
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_bitwiseAnd_K0) && isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['bitwise_and.Tensor'].call(p0, p1);
+    }
   }
   return callParsed(F_bitwiseAnd, ops(), undefined, arguments);
 }
@@ -427,6 +557,7 @@ const F_bitwiseOr: OverloadGroup = {
   method: false,
   overloads: [{ key: 'bitwise_or.Tensor', schema: 'bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor' }],
 };
+const F_bitwiseOr_K0: readonly string[] = [];
 /**
  * Bitwise OR of integral or bool tensors.
  *
@@ -441,10 +572,16 @@ const F_bitwiseOr: OverloadGroup = {
  * ```
  */
 export function bitwiseOr(input: Tensor, other: Tensor): Tensor;
-export function bitwiseOr(p0?: any, p1?: any, _p2?: any): any {
+export function bitwiseOr(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
     if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['bitwise_or.Tensor'].call(p0, p1);
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_bitwiseOr_K0) && isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['bitwise_or.Tensor'].call(p0, p1);
+    }
   }
   return callParsed(F_bitwiseOr, ops(), undefined, arguments);
 }
@@ -454,6 +591,7 @@ const F_bitwiseXor: OverloadGroup = {
   method: false,
   overloads: [{ key: 'bitwise_xor.Tensor', schema: 'bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor' }],
 };
+const F_bitwiseXor_K0: readonly string[] = [];
 /**
  * Bitwise XOR of integral or bool tensors.
  *
@@ -468,10 +606,16 @@ const F_bitwiseXor: OverloadGroup = {
  * ```
  */
 export function bitwiseXor(input: Tensor, other: Tensor): Tensor;
-export function bitwiseXor(p0?: any, p1?: any, _p2?: any): any {
+export function bitwiseXor(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
     if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['bitwise_xor.Tensor'].call(p0, p1);
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_bitwiseXor_K0) && isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['bitwise_xor.Tensor'].call(p0, p1);
+    }
   }
   return callParsed(F_bitwiseXor, ops(), undefined, arguments);
 }
@@ -481,6 +625,7 @@ const F_logicalAnd: OverloadGroup = {
   method: false,
   overloads: [{ key: 'logical_and', schema: 'logical_and(Tensor self, Tensor other) -> Tensor' }],
 };
+const F_logicalAnd_K0: readonly string[] = [];
 /**
  * Elementwise logical AND (nonzero is true); bool result.
  *
@@ -495,10 +640,16 @@ const F_logicalAnd: OverloadGroup = {
  * ```
  */
 export function logicalAnd(input: Tensor, other: Tensor): Tensor;
-export function logicalAnd(p0?: any, p1?: any, _p2?: any): any {
+export function logicalAnd(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
     if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['logical_and'].call(p0, p1);
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_logicalAnd_K0) && isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['logical_and'].call(p0, p1);
+    }
   }
   return callParsed(F_logicalAnd, ops(), undefined, arguments);
 }
@@ -508,6 +659,7 @@ const F_logicalOr: OverloadGroup = {
   method: false,
   overloads: [{ key: 'logical_or', schema: 'logical_or(Tensor self, Tensor other) -> Tensor' }],
 };
+const F_logicalOr_K0: readonly string[] = [];
 /**
  * Elementwise logical OR; bool result.
  *
@@ -522,10 +674,16 @@ const F_logicalOr: OverloadGroup = {
  * ```
  */
 export function logicalOr(input: Tensor, other: Tensor): Tensor;
-export function logicalOr(p0?: any, p1?: any, _p2?: any): any {
+export function logicalOr(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
     if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['logical_or'].call(p0, p1);
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_logicalOr_K0) && isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['logical_or'].call(p0, p1);
+    }
   }
   return callParsed(F_logicalOr, ops(), undefined, arguments);
 }
@@ -535,6 +693,7 @@ const F_logicalXor: OverloadGroup = {
   method: false,
   overloads: [{ key: 'logical_xor', schema: 'logical_xor(Tensor self, Tensor other) -> Tensor' }],
 };
+const F_logicalXor_K0: readonly string[] = [];
 /**
  * Elementwise logical XOR; bool result.
  *
@@ -549,10 +708,16 @@ const F_logicalXor: OverloadGroup = {
  * ```
  */
 export function logicalXor(input: Tensor, other: Tensor): Tensor;
-export function logicalXor(p0?: any, p1?: any, _p2?: any): any {
+export function logicalXor(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
     if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['logical_xor'].call(p0, p1);
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_logicalXor_K0) && isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['logical_xor'].call(p0, p1);
+    }
   }
   return callParsed(F_logicalXor, ops(), undefined, arguments);
 }
@@ -565,6 +730,8 @@ const F_eq: OverloadGroup = {
     schema: 'eq.Scalar(Tensor self, Scalar other) -> Tensor',
   }],
 };
+const F_eq_K0: readonly string[] = [];
+const F_eq_K1: readonly string[] = [];
 /**
  * Elementwise `==`; bool result.
  *
@@ -584,11 +751,18 @@ export function eq(input: Tensor, other: Tensor): Tensor;
 export function eq(input: Tensor, other: Scalar): Tensor;
 /** Elementwise `==`; bool result. (any overload) */
 export function eq(input: Tensor, other: Tensor | Scalar): Tensor;
-export function eq(p0?: any, p1?: any, _p2?: any): any {
+export function eq(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
     if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['eq.Tensor'].call(p0, p1);
     if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['eq.Scalar'].call(p0, scalarArg(p1));
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_eq_K0) && isLiveTensor(p0) && isLiveTensor(p1)) return ops()['eq.Tensor'].call(p0, p1);
+    if (optionsWithin(o, F_eq_K1) && isLiveTensor(p0) && isScalarArg(p1)) {
+      return ops()['eq.Scalar'].call(p0, scalarArg(p1));
+    }
   }
   return callParsed(F_eq, ops(), undefined, arguments);
 }
@@ -601,6 +775,8 @@ const F_ne: OverloadGroup = {
     schema: 'ne.Scalar(Tensor self, Scalar other) -> Tensor',
   }],
 };
+const F_ne_K0: readonly string[] = [];
+const F_ne_K1: readonly string[] = [];
 /**
  * Elementwise `!=`; bool result.
  *
@@ -620,11 +796,18 @@ export function ne(input: Tensor, other: Tensor): Tensor;
 export function ne(input: Tensor, other: Scalar): Tensor;
 /** Elementwise `!=`; bool result. (any overload) */
 export function ne(input: Tensor, other: Tensor | Scalar): Tensor;
-export function ne(p0?: any, p1?: any, _p2?: any): any {
+export function ne(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
     if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['ne.Tensor'].call(p0, p1);
     if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['ne.Scalar'].call(p0, scalarArg(p1));
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_ne_K0) && isLiveTensor(p0) && isLiveTensor(p1)) return ops()['ne.Tensor'].call(p0, p1);
+    if (optionsWithin(o, F_ne_K1) && isLiveTensor(p0) && isScalarArg(p1)) {
+      return ops()['ne.Scalar'].call(p0, scalarArg(p1));
+    }
   }
   return callParsed(F_ne, ops(), undefined, arguments);
 }
@@ -637,6 +820,8 @@ const F_lt: OverloadGroup = {
     schema: 'lt.Scalar(Tensor self, Scalar other) -> Tensor',
   }],
 };
+const F_lt_K0: readonly string[] = [];
+const F_lt_K1: readonly string[] = [];
 /**
  * Elementwise `<`; bool result.
  *
@@ -656,11 +841,18 @@ export function lt(input: Tensor, other: Tensor): Tensor;
 export function lt(input: Tensor, other: Scalar): Tensor;
 /** Elementwise `<`; bool result. (any overload) */
 export function lt(input: Tensor, other: Tensor | Scalar): Tensor;
-export function lt(p0?: any, p1?: any, _p2?: any): any {
+export function lt(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
     if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['lt.Tensor'].call(p0, p1);
     if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['lt.Scalar'].call(p0, scalarArg(p1));
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_lt_K0) && isLiveTensor(p0) && isLiveTensor(p1)) return ops()['lt.Tensor'].call(p0, p1);
+    if (optionsWithin(o, F_lt_K1) && isLiveTensor(p0) && isScalarArg(p1)) {
+      return ops()['lt.Scalar'].call(p0, scalarArg(p1));
+    }
   }
   return callParsed(F_lt, ops(), undefined, arguments);
 }
@@ -673,6 +865,8 @@ const F_le: OverloadGroup = {
     schema: 'le.Scalar(Tensor self, Scalar other) -> Tensor',
   }],
 };
+const F_le_K0: readonly string[] = [];
+const F_le_K1: readonly string[] = [];
 /**
  * Elementwise `<=`; bool result.
  *
@@ -692,11 +886,18 @@ export function le(input: Tensor, other: Tensor): Tensor;
 export function le(input: Tensor, other: Scalar): Tensor;
 /** Elementwise `<=`; bool result. (any overload) */
 export function le(input: Tensor, other: Tensor | Scalar): Tensor;
-export function le(p0?: any, p1?: any, _p2?: any): any {
+export function le(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
     if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['le.Tensor'].call(p0, p1);
     if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['le.Scalar'].call(p0, scalarArg(p1));
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_le_K0) && isLiveTensor(p0) && isLiveTensor(p1)) return ops()['le.Tensor'].call(p0, p1);
+    if (optionsWithin(o, F_le_K1) && isLiveTensor(p0) && isScalarArg(p1)) {
+      return ops()['le.Scalar'].call(p0, scalarArg(p1));
+    }
   }
   return callParsed(F_le, ops(), undefined, arguments);
 }
@@ -709,6 +910,8 @@ const F_gt: OverloadGroup = {
     schema: 'gt.Scalar(Tensor self, Scalar other) -> Tensor',
   }],
 };
+const F_gt_K0: readonly string[] = [];
+const F_gt_K1: readonly string[] = [];
 /**
  * Elementwise `>`; bool result.
  *
@@ -728,11 +931,18 @@ export function gt(input: Tensor, other: Tensor): Tensor;
 export function gt(input: Tensor, other: Scalar): Tensor;
 /** Elementwise `>`; bool result. (any overload) */
 export function gt(input: Tensor, other: Tensor | Scalar): Tensor;
-export function gt(p0?: any, p1?: any, _p2?: any): any {
+export function gt(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
     if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['gt.Tensor'].call(p0, p1);
     if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['gt.Scalar'].call(p0, scalarArg(p1));
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_gt_K0) && isLiveTensor(p0) && isLiveTensor(p1)) return ops()['gt.Tensor'].call(p0, p1);
+    if (optionsWithin(o, F_gt_K1) && isLiveTensor(p0) && isScalarArg(p1)) {
+      return ops()['gt.Scalar'].call(p0, scalarArg(p1));
+    }
   }
   return callParsed(F_gt, ops(), undefined, arguments);
 }
@@ -745,6 +955,8 @@ const F_ge: OverloadGroup = {
     schema: 'ge.Scalar(Tensor self, Scalar other) -> Tensor',
   }],
 };
+const F_ge_K0: readonly string[] = [];
+const F_ge_K1: readonly string[] = [];
 /**
  * Elementwise `>=`; bool result.
  *
@@ -764,11 +976,18 @@ export function ge(input: Tensor, other: Tensor): Tensor;
 export function ge(input: Tensor, other: Scalar): Tensor;
 /** Elementwise `>=`; bool result. (any overload) */
 export function ge(input: Tensor, other: Tensor | Scalar): Tensor;
-export function ge(p0?: any, p1?: any, _p2?: any): any {
+export function ge(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
     if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['ge.Tensor'].call(p0, p1);
     if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['ge.Scalar'].call(p0, scalarArg(p1));
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_ge_K0) && isLiveTensor(p0) && isLiveTensor(p1)) return ops()['ge.Tensor'].call(p0, p1);
+    if (optionsWithin(o, F_ge_K1) && isLiveTensor(p0) && isScalarArg(p1)) {
+      return ops()['ge.Scalar'].call(p0, scalarArg(p1));
+    }
   }
   return callParsed(F_ge, ops(), undefined, arguments);
 }
@@ -778,6 +997,7 @@ const F_neg: OverloadGroup = {
   method: false,
   overloads: [{ key: 'neg', schema: 'neg(Tensor self) -> Tensor' }],
 };
+const F_neg_K0: readonly string[] = [];
 /**
  * Negates elementwise.
  *
@@ -792,10 +1012,14 @@ const F_neg: OverloadGroup = {
  * ```
  */
 export function neg(input: Tensor): Tensor;
-export function neg(p0?: any, _p1?: any): any {
+export function neg(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
     if (isLiveTensor(p0)) return ops()['neg'].call(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_neg_K0) && isLiveTensor(p0)) return ops()['neg'].call(p0);
   }
   return callParsed(F_neg, ops(), undefined, arguments);
 }
@@ -805,6 +1029,7 @@ const F_abs: OverloadGroup = {
   method: false,
   overloads: [{ key: 'abs', schema: 'abs(Tensor self) -> Tensor' }],
 };
+const F_abs_K0: readonly string[] = [];
 /**
  * Absolute value.
  *
@@ -819,10 +1044,14 @@ const F_abs: OverloadGroup = {
  * ```
  */
 export function abs(input: Tensor): Tensor;
-export function abs(p0?: any, _p1?: any): any {
+export function abs(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
     if (isLiveTensor(p0)) return ops()['abs'].call(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_abs_K0) && isLiveTensor(p0)) return ops()['abs'].call(p0);
   }
   return callParsed(F_abs, ops(), undefined, arguments);
 }
@@ -832,6 +1061,7 @@ const F_sign: OverloadGroup = {
   method: false,
   overloads: [{ key: 'sign', schema: 'sign(Tensor self) -> Tensor' }],
 };
+const F_sign_K0: readonly string[] = [];
 /**
  * Sign (-1, 0 or 1).
  *
@@ -846,10 +1076,14 @@ const F_sign: OverloadGroup = {
  * ```
  */
 export function sign(input: Tensor): Tensor;
-export function sign(p0?: any, _p1?: any): any {
+export function sign(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
     if (isLiveTensor(p0)) return ops()['sign'].call(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_sign_K0) && isLiveTensor(p0)) return ops()['sign'].call(p0);
   }
   return callParsed(F_sign, ops(), undefined, arguments);
 }
@@ -859,6 +1093,7 @@ const F_exp: OverloadGroup = {
   method: false,
   overloads: [{ key: 'exp', schema: 'exp(Tensor self) -> Tensor' }],
 };
+const F_exp_K0: readonly string[] = [];
 /**
  * Exponential.
  *
@@ -873,10 +1108,14 @@ const F_exp: OverloadGroup = {
  * ```
  */
 export function exp(input: Tensor): Tensor;
-export function exp(p0?: any, _p1?: any): any {
+export function exp(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
     if (isLiveTensor(p0)) return ops()['exp'].call(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_exp_K0) && isLiveTensor(p0)) return ops()['exp'].call(p0);
   }
   return callParsed(F_exp, ops(), undefined, arguments);
 }
@@ -886,6 +1125,7 @@ const F_log: OverloadGroup = {
   method: false,
   overloads: [{ key: 'log', schema: 'log(Tensor self) -> Tensor' }],
 };
+const F_log_K0: readonly string[] = [];
 /**
  * Natural logarithm.
  *
@@ -900,10 +1140,14 @@ const F_log: OverloadGroup = {
  * ```
  */
 export function log(input: Tensor): Tensor;
-export function log(p0?: any, _p1?: any): any {
+export function log(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
     if (isLiveTensor(p0)) return ops()['log'].call(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_log_K0) && isLiveTensor(p0)) return ops()['log'].call(p0);
   }
   return callParsed(F_log, ops(), undefined, arguments);
 }
@@ -913,6 +1157,7 @@ const F_log1p: OverloadGroup = {
   method: false,
   overloads: [{ key: 'log1p', schema: 'log1p(Tensor self) -> Tensor' }],
 };
+const F_log1p_K0: readonly string[] = [];
 /**
  * log(1 + x), accurate for small x.
  *
@@ -927,10 +1172,14 @@ const F_log1p: OverloadGroup = {
  * ```
  */
 export function log1p(input: Tensor): Tensor;
-export function log1p(p0?: any, _p1?: any): any {
+export function log1p(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
     if (isLiveTensor(p0)) return ops()['log1p'].call(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_log1p_K0) && isLiveTensor(p0)) return ops()['log1p'].call(p0);
   }
   return callParsed(F_log1p, ops(), undefined, arguments);
 }
@@ -940,6 +1189,7 @@ const F_expm1: OverloadGroup = {
   method: false,
   overloads: [{ key: 'expm1', schema: 'expm1(Tensor self) -> Tensor' }],
 };
+const F_expm1_K0: readonly string[] = [];
 /**
  * exp(x) - 1, accurate for small x.
  *
@@ -954,10 +1204,14 @@ const F_expm1: OverloadGroup = {
  * ```
  */
 export function expm1(input: Tensor): Tensor;
-export function expm1(p0?: any, _p1?: any): any {
+export function expm1(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
     if (isLiveTensor(p0)) return ops()['expm1'].call(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_expm1_K0) && isLiveTensor(p0)) return ops()['expm1'].call(p0);
   }
   return callParsed(F_expm1, ops(), undefined, arguments);
 }
@@ -967,6 +1221,7 @@ const F_sqrt: OverloadGroup = {
   method: false,
   overloads: [{ key: 'sqrt', schema: 'sqrt(Tensor self) -> Tensor' }],
 };
+const F_sqrt_K0: readonly string[] = [];
 /**
  * Square root.
  *
@@ -981,10 +1236,14 @@ const F_sqrt: OverloadGroup = {
  * ```
  */
 export function sqrt(input: Tensor): Tensor;
-export function sqrt(p0?: any, _p1?: any): any {
+export function sqrt(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
     if (isLiveTensor(p0)) return ops()['sqrt'].call(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_sqrt_K0) && isLiveTensor(p0)) return ops()['sqrt'].call(p0);
   }
   return callParsed(F_sqrt, ops(), undefined, arguments);
 }
@@ -994,6 +1253,7 @@ const F_rsqrt: OverloadGroup = {
   method: false,
   overloads: [{ key: 'rsqrt', schema: 'rsqrt(Tensor self) -> Tensor' }],
 };
+const F_rsqrt_K0: readonly string[] = [];
 /**
  * Reciprocal square root.
  *
@@ -1008,10 +1268,14 @@ const F_rsqrt: OverloadGroup = {
  * ```
  */
 export function rsqrt(input: Tensor): Tensor;
-export function rsqrt(p0?: any, _p1?: any): any {
+export function rsqrt(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
     if (isLiveTensor(p0)) return ops()['rsqrt'].call(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_rsqrt_K0) && isLiveTensor(p0)) return ops()['rsqrt'].call(p0);
   }
   return callParsed(F_rsqrt, ops(), undefined, arguments);
 }
@@ -1021,6 +1285,7 @@ const F_sin: OverloadGroup = {
   method: false,
   overloads: [{ key: 'sin', schema: 'sin(Tensor self) -> Tensor' }],
 };
+const F_sin_K0: readonly string[] = [];
 /**
  * Sine.
  *
@@ -1035,10 +1300,14 @@ const F_sin: OverloadGroup = {
  * ```
  */
 export function sin(input: Tensor): Tensor;
-export function sin(p0?: any, _p1?: any): any {
+export function sin(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
     if (isLiveTensor(p0)) return ops()['sin'].call(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_sin_K0) && isLiveTensor(p0)) return ops()['sin'].call(p0);
   }
   return callParsed(F_sin, ops(), undefined, arguments);
 }
@@ -1048,6 +1317,7 @@ const F_cos: OverloadGroup = {
   method: false,
   overloads: [{ key: 'cos', schema: 'cos(Tensor self) -> Tensor' }],
 };
+const F_cos_K0: readonly string[] = [];
 /**
  * Cosine.
  *
@@ -1062,10 +1332,14 @@ const F_cos: OverloadGroup = {
  * ```
  */
 export function cos(input: Tensor): Tensor;
-export function cos(p0?: any, _p1?: any): any {
+export function cos(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
     if (isLiveTensor(p0)) return ops()['cos'].call(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_cos_K0) && isLiveTensor(p0)) return ops()['cos'].call(p0);
   }
   return callParsed(F_cos, ops(), undefined, arguments);
 }
@@ -1075,6 +1349,7 @@ const F_tanh: OverloadGroup = {
   method: false,
   overloads: [{ key: 'tanh', schema: 'tanh(Tensor self) -> Tensor' }],
 };
+const F_tanh_K0: readonly string[] = [];
 /**
  * Hyperbolic tangent.
  *
@@ -1089,10 +1364,14 @@ const F_tanh: OverloadGroup = {
  * ```
  */
 export function tanh(input: Tensor): Tensor;
-export function tanh(p0?: any, _p1?: any): any {
+export function tanh(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
     if (isLiveTensor(p0)) return ops()['tanh'].call(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_tanh_K0) && isLiveTensor(p0)) return ops()['tanh'].call(p0);
   }
   return callParsed(F_tanh, ops(), undefined, arguments);
 }
@@ -1102,6 +1381,7 @@ const F_sigmoid: OverloadGroup = {
   method: false,
   overloads: [{ key: 'sigmoid', schema: 'sigmoid(Tensor self) -> Tensor' }],
 };
+const F_sigmoid_K0: readonly string[] = [];
 /**
  * Logistic sigmoid 1 / (1 + exp(-x)).
  *
@@ -1116,10 +1396,14 @@ const F_sigmoid: OverloadGroup = {
  * ```
  */
 export function sigmoid(input: Tensor): Tensor;
-export function sigmoid(p0?: any, _p1?: any): any {
+export function sigmoid(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
     if (isLiveTensor(p0)) return ops()['sigmoid'].call(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_sigmoid_K0) && isLiveTensor(p0)) return ops()['sigmoid'].call(p0);
   }
   return callParsed(F_sigmoid, ops(), undefined, arguments);
 }
@@ -1129,6 +1413,7 @@ const F_erf: OverloadGroup = {
   method: false,
   overloads: [{ key: 'erf', schema: 'erf(Tensor self) -> Tensor' }],
 };
+const F_erf_K0: readonly string[] = [];
 /**
  * Gauss error function.
  *
@@ -1143,10 +1428,14 @@ const F_erf: OverloadGroup = {
  * ```
  */
 export function erf(input: Tensor): Tensor;
-export function erf(p0?: any, _p1?: any): any {
+export function erf(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
     if (isLiveTensor(p0)) return ops()['erf'].call(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_erf_K0) && isLiveTensor(p0)) return ops()['erf'].call(p0);
   }
   return callParsed(F_erf, ops(), undefined, arguments);
 }
@@ -1156,6 +1445,7 @@ const F_reciprocal: OverloadGroup = {
   method: false,
   overloads: [{ key: 'reciprocal', schema: 'reciprocal(Tensor self) -> Tensor' }],
 };
+const F_reciprocal_K0: readonly string[] = [];
 /**
  * 1 / x.
  *
@@ -1170,10 +1460,14 @@ const F_reciprocal: OverloadGroup = {
  * ```
  */
 export function reciprocal(input: Tensor): Tensor;
-export function reciprocal(p0?: any, _p1?: any): any {
+export function reciprocal(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
     if (isLiveTensor(p0)) return ops()['reciprocal'].call(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_reciprocal_K0) && isLiveTensor(p0)) return ops()['reciprocal'].call(p0);
   }
   return callParsed(F_reciprocal, ops(), undefined, arguments);
 }
@@ -1183,6 +1477,7 @@ const F_relu: OverloadGroup = {
   method: false,
   overloads: [{ key: 'relu', schema: 'relu(Tensor self) -> Tensor' }],
 };
+const F_relu_K0: readonly string[] = [];
 /**
  * max(x, 0).
  *
@@ -1197,10 +1492,14 @@ const F_relu: OverloadGroup = {
  * ```
  */
 export function relu(input: Tensor): Tensor;
-export function relu(p0?: any, _p1?: any): any {
+export function relu(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
     if (isLiveTensor(p0)) return ops()['relu'].call(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_relu_K0) && isLiveTensor(p0)) return ops()['relu'].call(p0);
   }
   return callParsed(F_relu, ops(), undefined, arguments);
 }
@@ -1210,6 +1509,7 @@ const F_gelu: OverloadGroup = {
   method: false,
   overloads: [{ key: 'gelu', schema: "gelu(Tensor self, *, str approximate='none') -> Tensor" }],
 };
+const F_gelu_K0: readonly string[] = ['approximate'];
 /**
  * Gaussian error linear unit; `approximate: 'tanh'` uses the tanh approximation.
  *
@@ -1224,10 +1524,17 @@ const F_gelu: OverloadGroup = {
  * ```
  */
 export function gelu(input: Tensor, options?: { approximate?: string }): Tensor;
-export function gelu(p0?: any, _p1?: any): any {
+export function gelu(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
     if (isLiveTensor(p0)) return ops()['gelu'].call(p0, 'none');
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_gelu_K0) && isLiveTensor(p0) &&
+      (o.approximate === undefined || typeof o.approximate === 'string')
+    ) return ops()['gelu'].call(p0, o.approximate === undefined ? 'none' : o.approximate);
   }
   return callParsed(F_gelu, ops(), undefined, arguments);
 }
@@ -1237,6 +1544,7 @@ const F_silu: OverloadGroup = {
   method: false,
   overloads: [{ key: 'silu', schema: 'silu(Tensor self) -> Tensor' }],
 };
+const F_silu_K0: readonly string[] = [];
 /**
  * x * sigmoid(x).
  *
@@ -1251,10 +1559,14 @@ const F_silu: OverloadGroup = {
  * ```
  */
 export function silu(input: Tensor): Tensor;
-export function silu(p0?: any, _p1?: any): any {
+export function silu(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
     if (isLiveTensor(p0)) return ops()['silu'].call(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_silu_K0) && isLiveTensor(p0)) return ops()['silu'].call(p0);
   }
   return callParsed(F_silu, ops(), undefined, arguments);
 }
@@ -1264,6 +1576,7 @@ const F_floor: OverloadGroup = {
   method: false,
   overloads: [{ key: 'floor', schema: 'floor(Tensor self) -> Tensor' }],
 };
+const F_floor_K0: readonly string[] = [];
 /**
  * Rounds down.
  *
@@ -1278,10 +1591,14 @@ const F_floor: OverloadGroup = {
  * ```
  */
 export function floor(input: Tensor): Tensor;
-export function floor(p0?: any, _p1?: any): any {
+export function floor(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
     if (isLiveTensor(p0)) return ops()['floor'].call(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_floor_K0) && isLiveTensor(p0)) return ops()['floor'].call(p0);
   }
   return callParsed(F_floor, ops(), undefined, arguments);
 }
@@ -1291,6 +1608,7 @@ const F_ceil: OverloadGroup = {
   method: false,
   overloads: [{ key: 'ceil', schema: 'ceil(Tensor self) -> Tensor' }],
 };
+const F_ceil_K0: readonly string[] = [];
 /**
  * Rounds up.
  *
@@ -1305,10 +1623,14 @@ const F_ceil: OverloadGroup = {
  * ```
  */
 export function ceil(input: Tensor): Tensor;
-export function ceil(p0?: any, _p1?: any): any {
+export function ceil(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
     if (isLiveTensor(p0)) return ops()['ceil'].call(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_ceil_K0) && isLiveTensor(p0)) return ops()['ceil'].call(p0);
   }
   return callParsed(F_ceil, ops(), undefined, arguments);
 }
@@ -1318,6 +1640,7 @@ const F_round: OverloadGroup = {
   method: false,
   overloads: [{ key: 'round', schema: 'round(Tensor self) -> Tensor' }],
 };
+const F_round_K0: readonly string[] = [];
 /**
  * Rounds half to even, like torch.round.
  *
@@ -1332,10 +1655,14 @@ const F_round: OverloadGroup = {
  * ```
  */
 export function round(input: Tensor): Tensor;
-export function round(p0?: any, _p1?: any): any {
+export function round(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
     if (isLiveTensor(p0)) return ops()['round'].call(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_round_K0) && isLiveTensor(p0)) return ops()['round'].call(p0);
   }
   return callParsed(F_round, ops(), undefined, arguments);
 }
@@ -1345,6 +1672,7 @@ const F_trunc: OverloadGroup = {
   method: false,
   overloads: [{ key: 'trunc', schema: 'trunc(Tensor self) -> Tensor' }],
 };
+const F_trunc_K0: readonly string[] = [];
 /**
  * Rounds toward zero.
  *
@@ -1359,10 +1687,14 @@ const F_trunc: OverloadGroup = {
  * ```
  */
 export function trunc(input: Tensor): Tensor;
-export function trunc(p0?: any, _p1?: any): any {
+export function trunc(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
     if (isLiveTensor(p0)) return ops()['trunc'].call(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_trunc_K0) && isLiveTensor(p0)) return ops()['trunc'].call(p0);
   }
   return callParsed(F_trunc, ops(), undefined, arguments);
 }
@@ -1372,6 +1704,7 @@ const F_logicalNot: OverloadGroup = {
   method: false,
   overloads: [{ key: 'logical_not', schema: 'logical_not(Tensor self) -> Tensor' }],
 };
+const F_logicalNot_K0: readonly string[] = [];
 /**
  * Elementwise NOT (zero is false); bool result.
  *
@@ -1386,10 +1719,14 @@ const F_logicalNot: OverloadGroup = {
  * ```
  */
 export function logicalNot(input: Tensor): Tensor;
-export function logicalNot(p0?: any, _p1?: any): any {
+export function logicalNot(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
     if (isLiveTensor(p0)) return ops()['logical_not'].call(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_logicalNot_K0) && isLiveTensor(p0)) return ops()['logical_not'].call(p0);
   }
   return callParsed(F_logicalNot, ops(), undefined, arguments);
 }
@@ -1399,6 +1736,7 @@ const F_bitwiseNot: OverloadGroup = {
   method: false,
   overloads: [{ key: 'bitwise_not', schema: 'bitwise_not(Tensor self) -> Tensor' }],
 };
+const F_bitwiseNot_K0: readonly string[] = [];
 /**
  * Bitwise NOT of integral or bool tensors.
  *
@@ -1413,10 +1751,14 @@ const F_bitwiseNot: OverloadGroup = {
  * ```
  */
 export function bitwiseNot(input: Tensor): Tensor;
-export function bitwiseNot(p0?: any, _p1?: any): any {
+export function bitwiseNot(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
     if (isLiveTensor(p0)) return ops()['bitwise_not'].call(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_bitwiseNot_K0) && isLiveTensor(p0)) return ops()['bitwise_not'].call(p0);
   }
   return callParsed(F_bitwiseNot, ops(), undefined, arguments);
 }
@@ -1426,6 +1768,7 @@ const F_isnan: OverloadGroup = {
   method: false,
   overloads: [{ key: 'isnan', schema: 'isnan(Tensor self) -> Tensor' }],
 };
+const F_isnan_K0: readonly string[] = [];
 /**
  * Whether each element is NaN; bool result.
  *
@@ -1440,10 +1783,14 @@ const F_isnan: OverloadGroup = {
  * ```
  */
 export function isnan(input: Tensor): Tensor;
-export function isnan(p0?: any, _p1?: any): any {
+export function isnan(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
     if (isLiveTensor(p0)) return ops()['isnan'].call(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_isnan_K0) && isLiveTensor(p0)) return ops()['isnan'].call(p0);
   }
   return callParsed(F_isnan, ops(), undefined, arguments);
 }
@@ -1456,6 +1803,8 @@ const F_where: OverloadGroup = {
     schema: 'where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor',
   }],
 };
+const F_where_K0: readonly string[] = [];
+const F_where_K1: readonly string[] = [];
 /**
  * Chooses `self` where `condition` is true, else `other`.
  *
@@ -1475,11 +1824,20 @@ export function where(condition: Tensor, self: Tensor, other: Tensor): Tensor;
 export function where(condition: Tensor, self: Tensor, other: Scalar): Tensor;
 /** Chooses `self` where `condition` is true, else `other`. (any overload) */
 export function where(condition: Tensor, self: Tensor, other: Tensor | Scalar): Tensor;
-export function where(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+export function where(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 3) {
     if (isLiveTensor(p0) && isLiveTensor(p1) && isLiveTensor(p2)) return ops()['where.self'].call(p0, p1, p2);
     if (isLiveTensor(p0) && isLiveTensor(p1) && isScalarArg(p2)) {
+      return ops()['where.ScalarOther'].call(p0, p1, scalarArg(p2));
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_where_K0) && isLiveTensor(p0) && isLiveTensor(p1) && isLiveTensor(p2)) {
+      return ops()['where.self'].call(p0, p1, p2);
+    }
+    if (optionsWithin(o, F_where_K1) && isLiveTensor(p0) && isLiveTensor(p1) && isScalarArg(p2)) {
       return ops()['where.ScalarOther'].call(p0, p1, scalarArg(p2));
     }
   }
@@ -1494,6 +1852,12 @@ const F_clamp: OverloadGroup = {
     schema: 'clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor',
   }, { key: 'clamp', schema: 'clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor' }],
 };
+const F_clamp_K0: readonly string[] = ['min', 'max'];
+const F_clamp_K1: readonly string[] = ['min', 'max'];
+const F_clamp_K2: readonly string[] = ['max'];
+const F_clamp_K3: readonly string[] = ['max'];
+const F_clamp_K4: readonly string[] = [];
+const F_clamp_K5: readonly string[] = [];
 /**
  * Limits values to [min, max].
  *
@@ -1526,7 +1890,7 @@ export function clamp(
   max?: Tensor | null | Scalar,
   options?: { min?: Tensor | null | Scalar; max?: Tensor | null | Scalar },
 ): Tensor;
-export function clamp(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+export function clamp(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 1) {
     if (isLiveTensor(p0)) return ops()['clamp.Tensor'].call(p0, null, null);
@@ -1546,6 +1910,41 @@ export function clamp(p0?: any, p1?: any, p2?: any, _p3?: any): any {
       return ops()['clamp'].call(p0, p1 == null ? null : scalarArg(p1), p2 == null ? null : scalarArg(p2));
     }
   }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_clamp_K0) && isLiveTensor(p0) &&
+      (o.min === undefined || (o.min == null || isLiveTensor(o.min))) &&
+      (o.max === undefined || (o.max == null || isLiveTensor(o.max)))
+    ) return ops()['clamp.Tensor'].call(p0, o.min ?? null, o.max ?? null);
+    if (
+      optionsWithin(o, F_clamp_K1) && isLiveTensor(p0) &&
+      (o.min === undefined || (o.min == null || isScalarArg(o.min))) &&
+      (o.max === undefined || (o.max == null || isScalarArg(o.max)))
+    ) return ops()['clamp'].call(p0, o.min == null ? null : scalarArg(o.min), o.max == null ? null : scalarArg(o.max));
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_clamp_K2) && isLiveTensor(p0) && (p1 == null || isLiveTensor(p1)) &&
+      (o.max === undefined || (o.max == null || isLiveTensor(o.max)))
+    ) return ops()['clamp.Tensor'].call(p0, p1 ?? null, o.max ?? null);
+    if (
+      optionsWithin(o, F_clamp_K3) && isLiveTensor(p0) && (p1 == null || isScalarArg(p1)) &&
+      (o.max === undefined || (o.max == null || isScalarArg(o.max)))
+    ) return ops()['clamp'].call(p0, p1 == null ? null : scalarArg(p1), o.max == null ? null : scalarArg(o.max));
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_clamp_K4) && isLiveTensor(p0) && (p1 == null || isLiveTensor(p1)) &&
+      (p2 == null || isLiveTensor(p2))
+    ) return ops()['clamp.Tensor'].call(p0, p1 ?? null, p2 ?? null);
+    if (
+      optionsWithin(o, F_clamp_K5) && isLiveTensor(p0) && (p1 == null || isScalarArg(p1)) &&
+      (p2 == null || isScalarArg(p2))
+    ) return ops()['clamp'].call(p0, p1 == null ? null : scalarArg(p1), p2 == null ? null : scalarArg(p2));
+  }
   return callParsed(F_clamp, ops(), undefined, arguments);
 }
 
@@ -1554,6 +1953,7 @@ const F_clampMin: OverloadGroup = {
   method: false,
   overloads: [{ key: 'clamp_min', schema: 'clamp_min(Tensor self, Scalar min) -> Tensor' }],
 };
+const F_clampMin_K0: readonly string[] = [];
 /**
  * max(x, min): `clamp` with a lower bound only.
  *
@@ -1568,10 +1968,16 @@ const F_clampMin: OverloadGroup = {
  * ```
  */
 export function clampMin(input: Tensor, min: Scalar): Tensor;
-export function clampMin(p0?: any, p1?: any, _p2?: any): any {
+export function clampMin(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
     if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['clamp_min'].call(p0, scalarArg(p1));
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_clampMin_K0) && isLiveTensor(p0) && isScalarArg(p1)) {
+      return ops()['clamp_min'].call(p0, scalarArg(p1));
+    }
   }
   return callParsed(F_clampMin, ops(), undefined, arguments);
 }
@@ -1581,6 +1987,7 @@ const F_clampMax: OverloadGroup = {
   method: false,
   overloads: [{ key: 'clamp_max', schema: 'clamp_max(Tensor self, Scalar max) -> Tensor' }],
 };
+const F_clampMax_K0: readonly string[] = [];
 /**
  * min(x, max): `clamp` with an upper bound only.
  *
@@ -1595,10 +2002,16 @@ const F_clampMax: OverloadGroup = {
  * ```
  */
 export function clampMax(input: Tensor, max: Scalar): Tensor;
-export function clampMax(p0?: any, p1?: any, _p2?: any): any {
+export function clampMax(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
     if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['clamp_max'].call(p0, scalarArg(p1));
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_clampMax_K0) && isLiveTensor(p0) && isScalarArg(p1)) {
+      return ops()['clamp_max'].call(p0, scalarArg(p1));
+    }
   }
   return callParsed(F_clampMax, ops(), undefined, arguments);
 }
@@ -1613,6 +2026,10 @@ const F_empty: OverloadGroup = {
       'empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor',
   }],
 };
+const F_empty_K0: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'memoryFormat', 'requiresGrad'];
+const F_empty_K1: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'memoryFormat', 'requiresGrad'];
+const F_empty_K2: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'memoryFormat', 'requiresGrad'];
+const F_empty_K3: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'memoryFormat', 'requiresGrad'];
 /**
  * A tensor with uninitialised data.
  *
@@ -1653,7 +2070,7 @@ export function empty(
     },
   ]
 ): Tensor;
-export function empty(p0?: any, p1?: any, p2?: any, p3?: any, ..._rest: any[]): any {
+export function empty(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest: any[]): any {
   const n = arguments.length;
   if (n === 1) {
     if ((Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
@@ -1682,6 +2099,134 @@ export function empty(p0?: any, p1?: any, p2?: any, p3?: any, ..._rest: any[]): 
       );
     }
   }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_empty_K0) && (Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0)) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat))) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['empty.memory_format'].call(
+            intListArg(p0, 0),
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+            o.memoryFormat ?? null,
+          ),
+        )
+        : ops()['empty.memory_format'].call(
+          intListArg(p0, 0),
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+          o.memoryFormat ?? null,
+        ));
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      isIntArg(p0) && isIntArg(p1) && optionsWithin(o, F_empty_K1) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat))) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['empty.memory_format'].call(
+            [intArg(p0), intArg(p1)],
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+            o.memoryFormat ?? null,
+          ),
+        )
+        : ops()['empty.memory_format'].call(
+          [intArg(p0), intArg(p1)],
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+          o.memoryFormat ?? null,
+        ));
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && optionsWithin(o, F_empty_K2) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat))) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['empty.memory_format'].call(
+            [intArg(p0), intArg(p1), intArg(p2)],
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+            o.memoryFormat ?? null,
+          ),
+        )
+        : ops()['empty.memory_format'].call(
+          [intArg(p0), intArg(p1), intArg(p2)],
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+          o.memoryFormat ?? null,
+        ));
+    }
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3) && optionsWithin(o, F_empty_K3) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat))) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['empty.memory_format'].call(
+            [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+            o.memoryFormat ?? null,
+          ),
+        )
+        : ops()['empty.memory_format'].call(
+          [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+          o.memoryFormat ?? null,
+        ));
+    }
+  }
   return callParsed(F_empty, ops(), undefined, arguments);
 }
 
@@ -1695,6 +2240,10 @@ const F_zeros: OverloadGroup = {
       'zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
   }],
 };
+const F_zeros_K0: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
+const F_zeros_K1: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
+const F_zeros_K2: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
+const F_zeros_K3: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
 /**
  * A tensor filled with 0.
  *
@@ -1733,7 +2282,7 @@ export function zeros(
     },
   ]
 ): Tensor;
-export function zeros(p0?: any, p1?: any, p2?: any, p3?: any, ..._rest: any[]): any {
+export function zeros(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest: any[]): any {
   const n = arguments.length;
   if (n === 1) {
     if ((Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
@@ -1753,6 +2302,122 @@ export function zeros(p0?: any, p1?: any, p2?: any, p3?: any, ..._rest: any[]): 
       return ops()['zeros'].call([intArg(p0), intArg(p1), intArg(p2), intArg(p3)], null, null, null, null);
     }
   }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_zeros_K0) && (Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0)) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['zeros'].call(
+            intListArg(p0, 0),
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['zeros'].call(
+          intListArg(p0, 0),
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      isIntArg(p0) && isIntArg(p1) && optionsWithin(o, F_zeros_K1) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['zeros'].call(
+            [intArg(p0), intArg(p1)],
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['zeros'].call(
+          [intArg(p0), intArg(p1)],
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && optionsWithin(o, F_zeros_K2) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['zeros'].call(
+            [intArg(p0), intArg(p1), intArg(p2)],
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['zeros'].call(
+          [intArg(p0), intArg(p1), intArg(p2)],
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3) && optionsWithin(o, F_zeros_K3) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['zeros'].call(
+            [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['zeros'].call(
+          [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+  }
   return callParsed(F_zeros, ops(), undefined, arguments);
 }
 
@@ -1766,6 +2431,10 @@ const F_ones: OverloadGroup = {
       'ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
   }],
 };
+const F_ones_K0: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
+const F_ones_K1: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
+const F_ones_K2: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
+const F_ones_K3: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
 /**
  * A tensor filled with 1.
  *
@@ -1804,7 +2473,7 @@ export function ones(
     },
   ]
 ): Tensor;
-export function ones(p0?: any, p1?: any, p2?: any, p3?: any, ..._rest: any[]): any {
+export function ones(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest: any[]): any {
   const n = arguments.length;
   if (n === 1) {
     if ((Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
@@ -1824,6 +2493,122 @@ export function ones(p0?: any, p1?: any, p2?: any, p3?: any, ..._rest: any[]): a
       return ops()['ones'].call([intArg(p0), intArg(p1), intArg(p2), intArg(p3)], null, null, null, null);
     }
   }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_ones_K0) && (Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0)) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['ones'].call(
+            intListArg(p0, 0),
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['ones'].call(
+          intListArg(p0, 0),
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      isIntArg(p0) && isIntArg(p1) && optionsWithin(o, F_ones_K1) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['ones'].call(
+            [intArg(p0), intArg(p1)],
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['ones'].call(
+          [intArg(p0), intArg(p1)],
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && optionsWithin(o, F_ones_K2) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['ones'].call(
+            [intArg(p0), intArg(p1), intArg(p2)],
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['ones'].call(
+          [intArg(p0), intArg(p1), intArg(p2)],
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3) && optionsWithin(o, F_ones_K3) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['ones'].call(
+            [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['ones'].call(
+          [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+  }
   return callParsed(F_ones, ops(), undefined, arguments);
 }
 
@@ -1837,6 +2622,7 @@ const F_full: OverloadGroup = {
       'full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
   }],
 };
+const F_full_K0: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
 /**
  * A tensor filled with `fill_value` (dtype inferred from it when not given).
  *
@@ -1861,11 +2647,42 @@ export function full(
     requiresGrad?: boolean;
   },
 ): Tensor;
-export function full(p0?: any, p1?: any, _p2?: any): any {
+export function full(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
     if (isIntListArg(p0, 0) && isScalarArg(p1)) {
       return ops()['full'].call(intListArg(p0, 0), scalarArg(p1), null, null, null, null);
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_full_K0) && isIntListArg(p0, 0) && isScalarArg(p1) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['full'].call(
+            intListArg(p0, 0),
+            scalarArg(p1),
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['full'].call(
+          intListArg(p0, 0),
+          scalarArg(p1),
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
     }
   }
   return callParsed(F_full, ops(), undefined, arguments);
@@ -1889,6 +2706,10 @@ const F_arange: OverloadGroup = {
       'arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
   }],
 };
+const F_arange_K0: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
+const F_arange_K1: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
+const F_arange_K2: readonly string[] = ['step', 'dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
+const F_arange_K3: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
 /**
  * Values from 0 to `end` (exclusive) in steps of 1.
  *
@@ -1966,7 +2787,7 @@ export function arange(
     step?: Scalar;
   },
 ): Tensor;
-export function arange(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+export function arange(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 1) {
     if (isScalarArg(p0)) return ops()['arange'].call(scalarArg(p0), null, null, null, null);
@@ -1984,6 +2805,130 @@ export function arange(p0?: any, p1?: any, p2?: any, _p3?: any): any {
       return ops()['arange.start_step'].call(scalarArg(p0), scalarArg(p1), scalarArg(p2), null, null, null, null);
     }
   }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_arange_K0) && isScalarArg(p0) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['arange'].call(
+            scalarArg(p0),
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['arange'].call(
+          scalarArg(p0),
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_arange_K1) && isScalarArg(p0) && isScalarArg(p1) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['arange.start'].call(
+            scalarArg(p0),
+            scalarArg(p1),
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['arange.start'].call(
+          scalarArg(p0),
+          scalarArg(p1),
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+    if (
+      optionsWithin(o, F_arange_K2) && isScalarArg(p0) && isScalarArg(p1) &&
+      (o.step === undefined || isScalarArg(o.step)) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['arange.start_step'].call(
+            scalarArg(p0),
+            scalarArg(p1),
+            o.step === undefined ? 1 : scalarArg(o.step),
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['arange.start_step'].call(
+          scalarArg(p0),
+          scalarArg(p1),
+          o.step === undefined ? 1 : scalarArg(o.step),
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_arange_K3) && isScalarArg(p0) && isScalarArg(p1) && isScalarArg(p2) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['arange.start_step'].call(
+            scalarArg(p0),
+            scalarArg(p1),
+            scalarArg(p2),
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['arange.start_step'].call(
+          scalarArg(p0),
+          scalarArg(p1),
+          scalarArg(p2),
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+  }
   return callParsed(F_arange, ops(), undefined, arguments);
 }
 
@@ -1997,6 +2942,7 @@ const F_linspace: OverloadGroup = {
       'linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
   }],
 };
+const F_linspace_K0: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
 /**
  * `steps` evenly spaced values from `start` to `end` (both included).
  *
@@ -2022,11 +2968,44 @@ export function linspace(
     requiresGrad?: boolean;
   },
 ): Tensor;
-export function linspace(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+export function linspace(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 3) {
     if (isScalarArg(p0) && isScalarArg(p1) && isIntArg(p2)) {
       return ops()['linspace'].call(scalarArg(p0), scalarArg(p1), intArg(p2), null, null, null, null);
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_linspace_K0) && isScalarArg(p0) && isScalarArg(p1) && isIntArg(p2) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['linspace'].call(
+            scalarArg(p0),
+            scalarArg(p1),
+            intArg(p2),
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['linspace'].call(
+          scalarArg(p0),
+          scalarArg(p1),
+          intArg(p2),
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
     }
   }
   return callParsed(F_linspace, ops(), undefined, arguments);
@@ -2046,6 +3025,8 @@ const F_eye: OverloadGroup = {
       'eye.m(int n, int m, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
   }],
 };
+const F_eye_K0: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
+const F_eye_K1: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
 /**
  * The n×n identity matrix.
  *
@@ -2094,13 +3075,73 @@ export function eye(
     requiresGrad?: boolean;
   },
 ): Tensor;
-export function eye(p0?: any, p1?: any, _p2?: any): any {
+export function eye(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 1) {
     if (isIntArg(p0)) return ops()['eye'].call(intArg(p0), null, null, null, null);
   }
   if (n === 2) {
     if (isIntArg(p0) && isIntArg(p1)) return ops()['eye.m'].call(intArg(p0), intArg(p1), null, null, null, null);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_eye_K0) && isIntArg(p0) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['eye'].call(
+            intArg(p0),
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['eye'].call(
+          intArg(p0),
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_eye_K1) && isIntArg(p0) && isIntArg(p1) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['eye.m'].call(
+            intArg(p0),
+            intArg(p1),
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['eye.m'].call(
+          intArg(p0),
+          intArg(p1),
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
   }
   return callParsed(F_eye, ops(), undefined, arguments);
 }
@@ -2110,6 +3151,7 @@ const F_view: OverloadGroup = {
   method: false,
   overloads: [{ key: 'view', schema: 'view(Tensor(a) self, SymInt[] size) -> Tensor(a)' }],
 };
+const F_view_K0: readonly string[] = [];
 /**
  * A view with a new shape (one size may be -1); fails when the strides cannot express it, see `reshape`.
  *
@@ -2124,10 +3166,16 @@ const F_view: OverloadGroup = {
  * ```
  */
 export function view(input: Tensor, size: readonly number[]): Tensor;
-export function view(p0?: any, p1?: any, _p2?: any): any {
+export function view(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
     if (isLiveTensor(p0) && isIntListArg(p1, 0)) return ops()['view'].call(p0, intListArg(p1, 0));
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_view_K0) && isLiveTensor(p0) && isIntListArg(p1, 0)) {
+      return ops()['view'].call(p0, intListArg(p1, 0));
+    }
   }
   return callParsed(F_view, ops(), undefined, arguments);
 }
@@ -2137,6 +3185,7 @@ const F_reshape: OverloadGroup = {
   method: false,
   overloads: [{ key: 'reshape', schema: 'reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)' }],
 };
+const F_reshape_K0: readonly string[] = [];
 /**
  * A tensor with a new shape: a view when the strides allow one, otherwise a contiguous copy.
  *
@@ -2151,10 +3200,16 @@ const F_reshape: OverloadGroup = {
  * ```
  */
 export function reshape(input: Tensor, shape: readonly number[]): Tensor;
-export function reshape(p0?: any, p1?: any, _p2?: any): any {
+export function reshape(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
     if (isLiveTensor(p0) && isIntListArg(p1, 0)) return ops()['reshape'].call(p0, intListArg(p1, 0));
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_reshape_K0) && isLiveTensor(p0) && isIntListArg(p1, 0)) {
+      return ops()['reshape'].call(p0, intListArg(p1, 0));
+    }
   }
   return callParsed(F_reshape, ops(), undefined, arguments);
 }
@@ -2167,6 +3222,9 @@ const F_flatten: OverloadGroup = {
     schema: 'flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)',
   }],
 };
+const F_flatten_K0: readonly string[] = ['startDim', 'endDim'];
+const F_flatten_K1: readonly string[] = ['endDim'];
+const F_flatten_K2: readonly string[] = [];
 /**
  * Merges dims `start_dim..end_dim` into one (a view when possible).
  *
@@ -2185,7 +3243,7 @@ export function flatten(input: Tensor, options?: { startDim?: number; endDim?: n
 export function flatten(input: Tensor, startDim: number, options?: { endDim?: number }): Tensor;
 /** Merges dims `start_dim..end_dim` into one (a view when possible). */
 export function flatten(input: Tensor, startDim: number, endDim: number): Tensor;
-export function flatten(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+export function flatten(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 1) {
     if (isLiveTensor(p0)) return ops()['flatten.using_ints'].call(p0, 0, -1);
@@ -2198,6 +3256,32 @@ export function flatten(p0?: any, p1?: any, p2?: any, _p3?: any): any {
       return ops()['flatten.using_ints'].call(p0, intArg(p1), intArg(p2));
     }
   }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_flatten_K0) && isLiveTensor(p0) && (o.startDim === undefined || isIntArg(o.startDim)) &&
+      (o.endDim === undefined || isIntArg(o.endDim))
+    ) {
+      return ops()['flatten.using_ints'].call(
+        p0,
+        o.startDim === undefined ? 0 : intArg(o.startDim),
+        o.endDim === undefined ? -1 : intArg(o.endDim),
+      );
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_flatten_K1) && isLiveTensor(p0) && isIntArg(p1) &&
+      (o.endDim === undefined || isIntArg(o.endDim))
+    ) return ops()['flatten.using_ints'].call(p0, intArg(p1), o.endDim === undefined ? -1 : intArg(o.endDim));
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_flatten_K2) && isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['flatten.using_ints'].call(p0, intArg(p1), intArg(p2));
+    }
+  }
   return callParsed(F_flatten, ops(), undefined, arguments);
 }
 
@@ -2206,6 +3290,7 @@ const F_unflatten: OverloadGroup = {
   method: false,
   overloads: [{ key: 'unflatten.int', schema: 'unflatten.int(Tensor(a) self, int dim, int[] sizes) -> Tensor(a)' }],
 };
+const F_unflatten_K0: readonly string[] = [];
 /**
  * Splits dim `dim` into `sizes` (one may be -1).
  *
@@ -2220,10 +3305,16 @@ const F_unflatten: OverloadGroup = {
  * ```
  */
 export function unflatten(input: Tensor, dim: number, sizes: readonly number[]): Tensor;
-export function unflatten(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+export function unflatten(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 3) {
     if (isLiveTensor(p0) && isIntArg(p1) && isIntListArg(p2, 0)) {
+      return ops()['unflatten.int'].call(p0, intArg(p1), intListArg(p2, 0));
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_unflatten_K0) && isLiveTensor(p0) && isIntArg(p1) && isIntListArg(p2, 0)) {
       return ops()['unflatten.int'].call(p0, intArg(p1), intListArg(p2, 0));
     }
   }
@@ -2235,6 +3326,7 @@ const F_permute: OverloadGroup = {
   method: false,
   overloads: [{ key: 'permute', schema: 'permute(Tensor(a) self, int[] dims) -> Tensor(a)' }],
 };
+const F_permute_K0: readonly string[] = [];
 /**
  * A view with the dims reordered.
  *
@@ -2249,10 +3341,16 @@ const F_permute: OverloadGroup = {
  * ```
  */
 export function permute(input: Tensor, dims: readonly number[]): Tensor;
-export function permute(p0?: any, p1?: any, _p2?: any): any {
+export function permute(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
     if (isLiveTensor(p0) && isIntListArg(p1, 0)) return ops()['permute'].call(p0, intListArg(p1, 0));
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_permute_K0) && isLiveTensor(p0) && isIntListArg(p1, 0)) {
+      return ops()['permute'].call(p0, intListArg(p1, 0));
+    }
   }
   return callParsed(F_permute, ops(), undefined, arguments);
 }
@@ -2262,6 +3360,7 @@ const F_transpose: OverloadGroup = {
   method: false,
   overloads: [{ key: 'transpose.int', schema: 'transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)' }],
 };
+const F_transpose_K0: readonly string[] = [];
 /**
  * A view with two dims swapped.
  *
@@ -2276,10 +3375,16 @@ const F_transpose: OverloadGroup = {
  * ```
  */
 export function transpose(input: Tensor, dim0: number, dim1: number): Tensor;
-export function transpose(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+export function transpose(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 3) {
     if (isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['transpose.int'].call(p0, intArg(p1), intArg(p2));
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_transpose_K0) && isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2)) {
       return ops()['transpose.int'].call(p0, intArg(p1), intArg(p2));
     }
   }
@@ -2291,6 +3396,7 @@ const F_t: OverloadGroup = {
   method: false,
   overloads: [{ key: 't', schema: 't(Tensor(a) self) -> Tensor(a)' }],
 };
+const F_t_K0: readonly string[] = [];
 /**
  * Transposes a tensor of at most 2 dims (a view).
  *
@@ -2305,10 +3411,14 @@ const F_t: OverloadGroup = {
  * ```
  */
 export function t(input: Tensor): Tensor;
-export function t(p0?: any, _p1?: any): any {
+export function t(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
     if (isLiveTensor(p0)) return ops()['t'].call(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_t_K0) && isLiveTensor(p0)) return ops()['t'].call(p0);
   }
   return callParsed(F_t, ops(), undefined, arguments);
 }
@@ -2321,6 +3431,8 @@ const F_squeeze: OverloadGroup = {
     schema: 'squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)',
   }],
 };
+const F_squeeze_K0: readonly string[] = [];
+const F_squeeze_K1: readonly string[] = [];
 /**
  * A view without the size-1 dims.
  *
@@ -2340,13 +3452,23 @@ export function squeeze(input: Tensor): Tensor;
 export function squeeze(input: Tensor, dim: number): Tensor;
 /** A view without the size-1 dims. (any overload) */
 export function squeeze(input: Tensor, dim?: number): Tensor;
-export function squeeze(p0?: any, p1?: any, _p2?: any): any {
+export function squeeze(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 1) {
     if (isLiveTensor(p0)) return ops()['squeeze'].call(p0);
   }
   if (n === 2) {
     if (isLiveTensor(p0) && isIntArg(p1)) return ops()['squeeze.dim'].call(p0, intArg(p1));
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_squeeze_K0) && isLiveTensor(p0)) return ops()['squeeze'].call(p0);
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_squeeze_K1) && isLiveTensor(p0) && isIntArg(p1)) {
+      return ops()['squeeze.dim'].call(p0, intArg(p1));
+    }
   }
   return callParsed(F_squeeze, ops(), undefined, arguments);
 }
@@ -2356,6 +3478,7 @@ const F_unsqueeze: OverloadGroup = {
   method: false,
   overloads: [{ key: 'unsqueeze', schema: 'unsqueeze(Tensor(a) self, int dim) -> Tensor(a)' }],
 };
+const F_unsqueeze_K0: readonly string[] = [];
 /**
  * A view with a size-1 dim inserted at `dim`.
  *
@@ -2370,10 +3493,16 @@ const F_unsqueeze: OverloadGroup = {
  * ```
  */
 export function unsqueeze(input: Tensor, dim: number): Tensor;
-export function unsqueeze(p0?: any, p1?: any, _p2?: any): any {
+export function unsqueeze(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
     if (isLiveTensor(p0) && isIntArg(p1)) return ops()['unsqueeze'].call(p0, intArg(p1));
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_unsqueeze_K0) && isLiveTensor(p0) && isIntArg(p1)) {
+      return ops()['unsqueeze'].call(p0, intArg(p1));
+    }
   }
   return callParsed(F_unsqueeze, ops(), undefined, arguments);
 }
@@ -2383,6 +3512,7 @@ const F_expand: OverloadGroup = {
   method: false,
   overloads: [{ key: 'expand', schema: 'expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)' }],
 };
+const F_expand_K0: readonly string[] = ['implicit'];
 /**
  * A view broadcast to `size` (size-1 dims repeat with stride 0; -1 keeps a size).
  *
@@ -2397,10 +3527,17 @@ const F_expand: OverloadGroup = {
  * ```
  */
 export function expand(input: Tensor, size: readonly number[], options?: { implicit?: boolean }): Tensor;
-export function expand(p0?: any, p1?: any, _p2?: any): any {
+export function expand(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
     if (isLiveTensor(p0) && isIntListArg(p1, 0)) return ops()['expand'].call(p0, intListArg(p1, 0), false);
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_expand_K0) && isLiveTensor(p0) && isIntListArg(p1, 0) &&
+      (o.implicit === undefined || typeof o.implicit === 'boolean')
+    ) return ops()['expand'].call(p0, intListArg(p1, 0), o.implicit === undefined ? false : o.implicit);
   }
   return callParsed(F_expand, ops(), undefined, arguments);
 }
@@ -2410,6 +3547,7 @@ const F_expandAs: OverloadGroup = {
   method: false,
   overloads: [{ key: 'expand_as', schema: 'expand_as(Tensor(a) self, Tensor other) -> Tensor(a)' }],
 };
+const F_expandAs_K0: readonly string[] = [];
 /**
  * `expand` to `other`'s shape.
  *
@@ -2424,10 +3562,14 @@ const F_expandAs: OverloadGroup = {
  * ```
  */
 export function expandAs(input: Tensor, other: Tensor): Tensor;
-export function expandAs(p0?: any, p1?: any, _p2?: any): any {
+export function expandAs(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
     if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['expand_as'].call(p0, p1);
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_expandAs_K0) && isLiveTensor(p0) && isLiveTensor(p1)) return ops()['expand_as'].call(p0, p1);
   }
   return callParsed(F_expandAs, ops(), undefined, arguments);
 }
@@ -2437,6 +3579,7 @@ const F_narrow: OverloadGroup = {
   method: false,
   overloads: [{ key: 'narrow', schema: 'narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a)' }],
 };
+const F_narrow_K0: readonly string[] = [];
 /**
  * A view of `length` elements of dim `dim` from `start`.
  *
@@ -2451,10 +3594,16 @@ const F_narrow: OverloadGroup = {
  * ```
  */
 export function narrow(input: Tensor, dim: number, start: number, length: number): Tensor;
-export function narrow(p0?: any, p1?: any, p2?: any, p3?: any, _p4?: any): any {
+export function narrow(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any {
   const n = arguments.length;
   if (n === 4) {
     if (isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
+      return ops()['narrow'].call(p0, intArg(p1), intArg(p2), intArg(p3));
+    }
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (optionsWithin(o, F_narrow_K0) && isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
       return ops()['narrow'].call(p0, intArg(p1), intArg(p2), intArg(p3));
     }
   }
@@ -2466,6 +3615,7 @@ const F_select: OverloadGroup = {
   method: false,
   overloads: [{ key: 'select.int', schema: 'select.int(Tensor(a) self, int dim, int index) -> Tensor(a)' }],
 };
+const F_select_K0: readonly string[] = [];
 /**
  * A view of index `index` of dim `dim`, which is removed.
  *
@@ -2480,10 +3630,16 @@ const F_select: OverloadGroup = {
  * ```
  */
 export function select(input: Tensor, dim: number, index: number): Tensor;
-export function select(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+export function select(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 3) {
     if (isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2)) return ops()['select.int'].call(p0, intArg(p1), intArg(p2));
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_select_K0) && isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['select.int'].call(p0, intArg(p1), intArg(p2));
+    }
   }
   return callParsed(F_select, ops(), undefined, arguments);
 }
@@ -2496,6 +3652,11 @@ const F_slice: OverloadGroup = {
     schema: 'slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)',
   }],
 };
+const F_slice_K0: readonly string[] = ['dim', 'start', 'end', 'step'];
+const F_slice_K1: readonly string[] = ['start', 'end', 'step'];
+const F_slice_K2: readonly string[] = ['end', 'step'];
+const F_slice_K3: readonly string[] = ['step'];
+const F_slice_K4: readonly string[] = [];
 /**
  * A view of `start:end:step` along `dim` (Python slice bounds, clamped; positive step).
  *
@@ -2536,7 +3697,7 @@ export function slice(
 ): Tensor;
 /** A view of `start:end:step` along `dim` (Python slice bounds, clamped; positive step). */
 export function slice(input: Tensor, dim: number, start: number | null, end: number | null, step: number): Tensor;
-export function slice(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, _p5?: any): any {
+export function slice(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?: any): any {
   const n = arguments.length;
   if (n === 1) {
     if (isLiveTensor(p0)) return ops()['slice.Tensor'].call(p0, 0, null, null, 1);
@@ -2573,6 +3734,83 @@ export function slice(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, _p5?: an
       );
     }
   }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_slice_K0) && isLiveTensor(p0) && (o.dim === undefined || isIntArg(o.dim)) &&
+      (o.start === undefined || (o.start == null || isIntArg(o.start))) &&
+      (o.end === undefined || (o.end == null || isIntArg(o.end))) && (o.step === undefined || isIntArg(o.step))
+    ) {
+      return ops()['slice.Tensor'].call(
+        p0,
+        o.dim === undefined ? 0 : intArg(o.dim),
+        o.start == null ? null : intArg(o.start),
+        o.end == null ? null : intArg(o.end),
+        o.step === undefined ? 1 : intArg(o.step),
+      );
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_slice_K1) && isLiveTensor(p0) && isIntArg(p1) &&
+      (o.start === undefined || (o.start == null || isIntArg(o.start))) &&
+      (o.end === undefined || (o.end == null || isIntArg(o.end))) && (o.step === undefined || isIntArg(o.step))
+    ) {
+      return ops()['slice.Tensor'].call(
+        p0,
+        intArg(p1),
+        o.start == null ? null : intArg(o.start),
+        o.end == null ? null : intArg(o.end),
+        o.step === undefined ? 1 : intArg(o.step),
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_slice_K2) && isLiveTensor(p0) && isIntArg(p1) && (p2 == null || isIntArg(p2)) &&
+      (o.end === undefined || (o.end == null || isIntArg(o.end))) && (o.step === undefined || isIntArg(o.step))
+    ) {
+      return ops()['slice.Tensor'].call(
+        p0,
+        intArg(p1),
+        p2 == null ? null : intArg(p2),
+        o.end == null ? null : intArg(o.end),
+        o.step === undefined ? 1 : intArg(o.step),
+      );
+    }
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      optionsWithin(o, F_slice_K3) && isLiveTensor(p0) && isIntArg(p1) && (p2 == null || isIntArg(p2)) &&
+      (p3 == null || isIntArg(p3)) && (o.step === undefined || isIntArg(o.step))
+    ) {
+      return ops()['slice.Tensor'].call(
+        p0,
+        intArg(p1),
+        p2 == null ? null : intArg(p2),
+        p3 == null ? null : intArg(p3),
+        o.step === undefined ? 1 : intArg(o.step),
+      );
+    }
+  }
+  if (n === 6 && isOptions(p5)) {
+    const o: any = p5;
+    if (
+      optionsWithin(o, F_slice_K4) && isLiveTensor(p0) && isIntArg(p1) && (p2 == null || isIntArg(p2)) &&
+      (p3 == null || isIntArg(p3)) && isIntArg(p4)
+    ) {
+      return ops()['slice.Tensor'].call(
+        p0,
+        intArg(p1),
+        p2 == null ? null : intArg(p2),
+        p3 == null ? null : intArg(p3),
+        intArg(p4),
+      );
+    }
+  }
   return callParsed(F_slice, ops(), undefined, arguments);
 }
 
@@ -2584,6 +3822,8 @@ const F_asStrided: OverloadGroup = {
     schema: 'as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)',
   }],
 };
+const F_asStrided_K0: readonly string[] = ['storageOffset'];
+const F_asStrided_K1: readonly string[] = [];
 /**
  * A view of the storage with the given sizes, strides and offset (default: `self`'s offset).
  *
@@ -2610,7 +3850,7 @@ export function asStrided(
   stride: readonly number[],
   storageOffset: number | null,
 ): Tensor;
-export function asStrided(p0?: any, p1?: any, p2?: any, p3?: any, _p4?: any): any {
+export function asStrided(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any {
   const n = arguments.length;
   if (n === 3) {
     if (isLiveTensor(p0) && isIntListArg(p1, 0) && isIntListArg(p2, 0)) {
@@ -2621,6 +3861,27 @@ export function asStrided(p0?: any, p1?: any, p2?: any, p3?: any, _p4?: any): an
     if (isLiveTensor(p0) && isIntListArg(p1, 0) && isIntListArg(p2, 0) && (p3 == null || isIntArg(p3))) {
       return ops()['as_strided'].call(p0, intListArg(p1, 0), intListArg(p2, 0), p3 == null ? null : intArg(p3));
     }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_asStrided_K0) && isLiveTensor(p0) && isIntListArg(p1, 0) && isIntListArg(p2, 0) &&
+      (o.storageOffset === undefined || (o.storageOffset == null || isIntArg(o.storageOffset)))
+    ) {
+      return ops()['as_strided'].call(
+        p0,
+        intListArg(p1, 0),
+        intListArg(p2, 0),
+        o.storageOffset == null ? null : intArg(o.storageOffset),
+      );
+    }
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      optionsWithin(o, F_asStrided_K1) && isLiveTensor(p0) && isIntListArg(p1, 0) && isIntListArg(p2, 0) &&
+      (p3 == null || isIntArg(p3))
+    ) return ops()['as_strided'].call(p0, intListArg(p1, 0), intListArg(p2, 0), p3 == null ? null : intArg(p3));
   }
   return callParsed(F_asStrided, ops(), undefined, arguments);
 }
@@ -2633,6 +3894,10 @@ const F_diagonal: OverloadGroup = {
     schema: 'diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)',
   }],
 };
+const F_diagonal_K0: readonly string[] = ['offset', 'dim1', 'dim2'];
+const F_diagonal_K1: readonly string[] = ['dim1', 'dim2'];
+const F_diagonal_K2: readonly string[] = ['dim2'];
+const F_diagonal_K3: readonly string[] = [];
 /**
  * A view of the diagonal of dims `dim1`, `dim2` (moved last), `offset` above the main one.
  *
@@ -2653,7 +3918,7 @@ export function diagonal(input: Tensor, offset: number, options?: { dim1?: numbe
 export function diagonal(input: Tensor, offset: number, dim1: number, options?: { dim2?: number }): Tensor;
 /** A view of the diagonal of dims `dim1`, `dim2` (moved last), `offset` above the main one. */
 export function diagonal(input: Tensor, offset: number, dim1: number, dim2: number): Tensor;
-export function diagonal(p0?: any, p1?: any, p2?: any, p3?: any, _p4?: any): any {
+export function diagonal(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any {
   const n = arguments.length;
   if (n === 1) {
     if (isLiveTensor(p0)) return ops()['diagonal'].call(p0, 0, 0, 1);
@@ -2669,6 +3934,47 @@ export function diagonal(p0?: any, p1?: any, p2?: any, p3?: any, _p4?: any): any
       return ops()['diagonal'].call(p0, intArg(p1), intArg(p2), intArg(p3));
     }
   }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_diagonal_K0) && isLiveTensor(p0) && (o.offset === undefined || isIntArg(o.offset)) &&
+      (o.dim1 === undefined || isIntArg(o.dim1)) && (o.dim2 === undefined || isIntArg(o.dim2))
+    ) {
+      return ops()['diagonal'].call(
+        p0,
+        o.offset === undefined ? 0 : intArg(o.offset),
+        o.dim1 === undefined ? 0 : intArg(o.dim1),
+        o.dim2 === undefined ? 1 : intArg(o.dim2),
+      );
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_diagonal_K1) && isLiveTensor(p0) && isIntArg(p1) &&
+      (o.dim1 === undefined || isIntArg(o.dim1)) && (o.dim2 === undefined || isIntArg(o.dim2))
+    ) {
+      return ops()['diagonal'].call(
+        p0,
+        intArg(p1),
+        o.dim1 === undefined ? 0 : intArg(o.dim1),
+        o.dim2 === undefined ? 1 : intArg(o.dim2),
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_diagonal_K2) && isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2) &&
+      (o.dim2 === undefined || isIntArg(o.dim2))
+    ) return ops()['diagonal'].call(p0, intArg(p1), intArg(p2), o.dim2 === undefined ? 1 : intArg(o.dim2));
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (optionsWithin(o, F_diagonal_K3) && isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
+      return ops()['diagonal'].call(p0, intArg(p1), intArg(p2), intArg(p3));
+    }
+  }
   return callParsed(F_diagonal, ops(), undefined, arguments);
 }
 
@@ -2680,6 +3986,7 @@ const F_contiguous: OverloadGroup = {
     schema: 'contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) -> Tensor(a)',
   }],
 };
+const F_contiguous_K0: readonly string[] = ['memoryFormat'];
 /**
  * `self` when it is contiguous, else a contiguous copy.
  *
@@ -2694,10 +4001,17 @@ const F_contiguous: OverloadGroup = {
  * ```
  */
 export function contiguous(input: Tensor, options?: { memoryFormat?: 'contiguous_format' | 'preserve_format' }): Tensor;
-export function contiguous(p0?: any, _p1?: any): any {
+export function contiguous(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
     if (isLiveTensor(p0)) return ops()['contiguous'].call(p0, 0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_contiguous_K0) && isLiveTensor(p0) &&
+      (o.memoryFormat === undefined || isMemoryFormatArg(o.memoryFormat))
+    ) return ops()['contiguous'].call(p0, o.memoryFormat === undefined ? 0 : o.memoryFormat);
   }
   return callParsed(F_contiguous, ops(), undefined, arguments);
 }
@@ -2707,6 +4021,7 @@ const F_clone: OverloadGroup = {
   method: false,
   overloads: [{ key: 'clone', schema: 'clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor' }],
 };
+const F_clone_K0: readonly string[] = ['memoryFormat'];
 /**
  * A copy (by default keeping `self`'s dimension order).
  *
@@ -2724,10 +4039,17 @@ export function clone(
   input: Tensor,
   options?: { memoryFormat?: 'contiguous_format' | 'preserve_format' | null },
 ): Tensor;
-export function clone(p0?: any, _p1?: any): any {
+export function clone(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
     if (isLiveTensor(p0)) return ops()['clone'].call(p0, null);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_clone_K0) && isLiveTensor(p0) &&
+      (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat)))
+    ) return ops()['clone'].call(p0, o.memoryFormat ?? null);
   }
   return callParsed(F_clone, ops(), undefined, arguments);
 }
@@ -2741,6 +4063,7 @@ const F__toCopy: OverloadGroup = {
       '_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor',
   }],
 };
+const F__toCopy_K0: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'nonBlocking', 'memoryFormat'];
 /**
  * A copy with another dtype and/or device (what `to` calls when it must copy).
  *
@@ -2765,10 +4088,32 @@ export function _toCopy(
     memoryFormat?: 'contiguous_format' | 'preserve_format' | null;
   },
 ): Tensor;
-export function _toCopy(p0?: any, _p1?: any): any {
+export function _toCopy(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
     if (isLiveTensor(p0)) return ops()['_to_copy'].call(p0, null, null, null, null, false, null);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F__toCopy_K0) && isLiveTensor(p0) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.nonBlocking === undefined || typeof o.nonBlocking === 'boolean') &&
+      (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat)))
+    ) {
+      return ops()['_to_copy'].call(
+        p0,
+        o.dtype == null ? null : dtypeArg(o.dtype),
+        o.layout ?? null,
+        o.device == null ? null : deviceArg(o.device),
+        o.pinMemory ?? null,
+        o.nonBlocking === undefined ? false : o.nonBlocking,
+        o.memoryFormat ?? null,
+      );
+    }
   }
   return callParsed(F__toCopy, ops(), undefined, arguments);
 }
@@ -2778,6 +4123,8 @@ const F_cat: OverloadGroup = {
   method: false,
   overloads: [{ key: 'cat', schema: 'cat(Tensor[] tensors, int dim=0) -> Tensor' }],
 };
+const F_cat_K0: readonly string[] = ['dim'];
+const F_cat_K1: readonly string[] = [];
 /**
  * Concatenates tensors along `dim` (promoting dtypes; 1-d empty tensors are skipped).
  *
@@ -2794,13 +4141,25 @@ const F_cat: OverloadGroup = {
 export function cat(tensors: readonly Tensor[], options?: { dim?: number }): Tensor;
 /** Concatenates tensors along `dim` (promoting dtypes; 1-d empty tensors are skipped). */
 export function cat(tensors: readonly Tensor[], dim: number): Tensor;
-export function cat(p0?: any, p1?: any, _p2?: any): any {
+export function cat(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 1) {
     if (isTensorListArg(p0, 'cat', 'tensors', 0)) return ops()['cat'].call(p0, 0);
   }
   if (n === 2) {
     if (isTensorListArg(p0, 'cat', 'tensors', 0) && isIntArg(p1)) return ops()['cat'].call(p0, intArg(p1));
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_cat_K0) && isTensorListArg(p0, 'cat', 'tensors', 0) && (o.dim === undefined || isIntArg(o.dim))
+    ) return ops()['cat'].call(p0, o.dim === undefined ? 0 : intArg(o.dim));
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_cat_K1) && isTensorListArg(p0, 'cat', 'tensors', 0) && isIntArg(p1)) {
+      return ops()['cat'].call(p0, intArg(p1));
+    }
   }
   return callParsed(F_cat, ops(), undefined, arguments);
 }
@@ -2810,6 +4169,8 @@ const F_stack: OverloadGroup = {
   method: false,
   overloads: [{ key: 'stack', schema: 'stack(Tensor[] tensors, int dim=0) -> Tensor' }],
 };
+const F_stack_K0: readonly string[] = ['dim'];
+const F_stack_K1: readonly string[] = [];
 /**
  * Stacks equal-shaped tensors along a new dim `dim`.
  *
@@ -2826,13 +4187,26 @@ const F_stack: OverloadGroup = {
 export function stack(tensors: readonly Tensor[], options?: { dim?: number }): Tensor;
 /** Stacks equal-shaped tensors along a new dim `dim`. */
 export function stack(tensors: readonly Tensor[], dim: number): Tensor;
-export function stack(p0?: any, p1?: any, _p2?: any): any {
+export function stack(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 1) {
     if (isTensorListArg(p0, 'stack', 'tensors', 0)) return ops()['stack'].call(p0, 0);
   }
   if (n === 2) {
     if (isTensorListArg(p0, 'stack', 'tensors', 0) && isIntArg(p1)) return ops()['stack'].call(p0, intArg(p1));
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_stack_K0) && isTensorListArg(p0, 'stack', 'tensors', 0) &&
+      (o.dim === undefined || isIntArg(o.dim))
+    ) return ops()['stack'].call(p0, o.dim === undefined ? 0 : intArg(o.dim));
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_stack_K1) && isTensorListArg(p0, 'stack', 'tensors', 0) && isIntArg(p1)) {
+      return ops()['stack'].call(p0, intArg(p1));
+    }
   }
   return callParsed(F_stack, ops(), undefined, arguments);
 }
@@ -2845,6 +4219,10 @@ const F_split: OverloadGroup = {
     schema: 'split.Tensor(Tensor(a -> *) self, int split_size, int dim=0) -> Tensor(a)[]',
   }, { key: 'split.sizes', schema: 'split.sizes(Tensor(a -> *) self, int[] split_size, int dim=0) -> Tensor(a)[]' }],
 };
+const F_split_K0: readonly string[] = ['dim'];
+const F_split_K1: readonly string[] = ['dim'];
+const F_split_K2: readonly string[] = [];
+const F_split_K3: readonly string[] = [];
 /**
  * Views of chunks of the given sizes along `dim`.
  *
@@ -2873,7 +4251,7 @@ export function split(
   dim?: number,
   options?: { dim?: number },
 ): Tensor[];
-export function split(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+export function split(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 2) {
     if (isLiveTensor(p0) && isIntArg(p1)) return ops()['split.Tensor'].call(p0, intArg(p1), 0);
@@ -2882,6 +4260,25 @@ export function split(p0?: any, p1?: any, p2?: any, _p3?: any): any {
   if (n === 3) {
     if (isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2)) return ops()['split.Tensor'].call(p0, intArg(p1), intArg(p2));
     if (isLiveTensor(p0) && isIntListArg(p1, 0) && isIntArg(p2)) {
+      return ops()['split.sizes'].call(p0, intListArg(p1, 0), intArg(p2));
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_split_K0) && isLiveTensor(p0) && isIntArg(p1) && (o.dim === undefined || isIntArg(o.dim))) {
+      return ops()['split.Tensor'].call(p0, intArg(p1), o.dim === undefined ? 0 : intArg(o.dim));
+    }
+    if (
+      optionsWithin(o, F_split_K1) && isLiveTensor(p0) && isIntListArg(p1, 0) &&
+      (o.dim === undefined || isIntArg(o.dim))
+    ) return ops()['split.sizes'].call(p0, intListArg(p1, 0), o.dim === undefined ? 0 : intArg(o.dim));
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_split_K2) && isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['split.Tensor'].call(p0, intArg(p1), intArg(p2));
+    }
+    if (optionsWithin(o, F_split_K3) && isLiveTensor(p0) && isIntListArg(p1, 0) && isIntArg(p2)) {
       return ops()['split.sizes'].call(p0, intListArg(p1, 0), intArg(p2));
     }
   }
@@ -2896,6 +4293,8 @@ const F_splitWithSizes: OverloadGroup = {
     schema: 'split_with_sizes(Tensor(a -> *) self, int[] split_sizes, int dim=0) -> Tensor(a)[]',
   }],
 };
+const F_splitWithSizes_K0: readonly string[] = ['dim'];
+const F_splitWithSizes_K1: readonly string[] = [];
 /**
  * Views of chunks of the given sizes along `dim` (they must add up to its size).
  *
@@ -2912,13 +4311,26 @@ const F_splitWithSizes: OverloadGroup = {
 export function splitWithSizes(input: Tensor, splitSizes: readonly number[], options?: { dim?: number }): Tensor[];
 /** Views of chunks of the given sizes along `dim` (they must add up to its size). */
 export function splitWithSizes(input: Tensor, splitSizes: readonly number[], dim: number): Tensor[];
-export function splitWithSizes(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+export function splitWithSizes(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 2) {
     if (isLiveTensor(p0) && isIntListArg(p1, 0)) return ops()['split_with_sizes'].call(p0, intListArg(p1, 0), 0);
   }
   if (n === 3) {
     if (isLiveTensor(p0) && isIntListArg(p1, 0) && isIntArg(p2)) {
+      return ops()['split_with_sizes'].call(p0, intListArg(p1, 0), intArg(p2));
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_splitWithSizes_K0) && isLiveTensor(p0) && isIntListArg(p1, 0) &&
+      (o.dim === undefined || isIntArg(o.dim))
+    ) return ops()['split_with_sizes'].call(p0, intListArg(p1, 0), o.dim === undefined ? 0 : intArg(o.dim));
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_splitWithSizes_K1) && isLiveTensor(p0) && isIntListArg(p1, 0) && isIntArg(p2)) {
       return ops()['split_with_sizes'].call(p0, intListArg(p1, 0), intArg(p2));
     }
   }
@@ -2930,6 +4342,8 @@ const F_chunk: OverloadGroup = {
   method: false,
   overloads: [{ key: 'chunk', schema: 'chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]' }],
 };
+const F_chunk_K0: readonly string[] = ['dim'];
+const F_chunk_K1: readonly string[] = [];
 /**
  * Views splitting `dim` into at most `chunks` equal chunks (the last may be smaller).
  *
@@ -2946,13 +4360,25 @@ const F_chunk: OverloadGroup = {
 export function chunk(input: Tensor, chunks: number, options?: { dim?: number }): Tensor[];
 /** Views splitting `dim` into at most `chunks` equal chunks (the last may be smaller). */
 export function chunk(input: Tensor, chunks: number, dim: number): Tensor[];
-export function chunk(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+export function chunk(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 2) {
     if (isLiveTensor(p0) && isIntArg(p1)) return ops()['chunk'].call(p0, intArg(p1), 0);
   }
   if (n === 3) {
     if (isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2)) return ops()['chunk'].call(p0, intArg(p1), intArg(p2));
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_chunk_K0) && isLiveTensor(p0) && isIntArg(p1) && (o.dim === undefined || isIntArg(o.dim))) {
+      return ops()['chunk'].call(p0, intArg(p1), o.dim === undefined ? 0 : intArg(o.dim));
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_chunk_K1) && isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['chunk'].call(p0, intArg(p1), intArg(p2));
+    }
   }
   return callParsed(F_chunk, ops(), undefined, arguments);
 }
@@ -2962,6 +4388,8 @@ const F_unbind: OverloadGroup = {
   method: false,
   overloads: [{ key: 'unbind.int', schema: 'unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]' }],
 };
+const F_unbind_K0: readonly string[] = ['dim'];
+const F_unbind_K1: readonly string[] = [];
 /**
  * Views of every index of `dim`, which is removed.
  *
@@ -2978,13 +4406,25 @@ const F_unbind: OverloadGroup = {
 export function unbind(input: Tensor, options?: { dim?: number }): Tensor[];
 /** Views of every index of `dim`, which is removed. */
 export function unbind(input: Tensor, dim: number): Tensor[];
-export function unbind(p0?: any, p1?: any, _p2?: any): any {
+export function unbind(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 1) {
     if (isLiveTensor(p0)) return ops()['unbind.int'].call(p0, 0);
   }
   if (n === 2) {
     if (isLiveTensor(p0) && isIntArg(p1)) return ops()['unbind.int'].call(p0, intArg(p1));
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_unbind_K0) && isLiveTensor(p0) && (o.dim === undefined || isIntArg(o.dim))) {
+      return ops()['unbind.int'].call(p0, o.dim === undefined ? 0 : intArg(o.dim));
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_unbind_K1) && isLiveTensor(p0) && isIntArg(p1)) {
+      return ops()['unbind.int'].call(p0, intArg(p1));
+    }
   }
   return callParsed(F_unbind, ops(), undefined, arguments);
 }
@@ -2994,6 +4434,7 @@ const F_flip: OverloadGroup = {
   method: false,
   overloads: [{ key: 'flip', schema: 'flip(Tensor self, int[] dims) -> Tensor' }],
 };
+const F_flip_K0: readonly string[] = [];
 /**
  * A copy with the order of elements reversed along `dims`.
  *
@@ -3008,10 +4449,16 @@ const F_flip: OverloadGroup = {
  * ```
  */
 export function flip(input: Tensor, dims: readonly number[]): Tensor;
-export function flip(p0?: any, p1?: any, _p2?: any): any {
+export function flip(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
     if (isLiveTensor(p0) && isIntListArg(p1, 0)) return ops()['flip'].call(p0, intListArg(p1, 0));
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_flip_K0) && isLiveTensor(p0) && isIntListArg(p1, 0)) {
+      return ops()['flip'].call(p0, intListArg(p1, 0));
+    }
   }
   return callParsed(F_flip, ops(), undefined, arguments);
 }
@@ -3024,6 +4471,9 @@ const F_sum: OverloadGroup = {
     schema: 'sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
   }],
 };
+const F_sum_K0: readonly string[] = ['dim', 'keepdim', 'dtype'];
+const F_sum_K1: readonly string[] = ['keepdim', 'dtype'];
+const F_sum_K2: readonly string[] = ['dtype'];
 /**
  * Sum over `dim` (every dim when null or empty); integral and bool inputs sum to int64 unless `dtype` says otherwise.
  *
@@ -3054,7 +4504,7 @@ export function sum(
   keepdim: boolean,
   options?: { dtype?: DTypeLike | null },
 ): Tensor;
-export function sum(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+export function sum(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 1) {
     if (isLiveTensor(p0)) return ops()['sum.dim_IntList'].call(p0, null, false, null);
@@ -3069,6 +4519,51 @@ export function sum(p0?: any, p1?: any, p2?: any, _p3?: any): any {
       return ops()['sum.dim_IntList'].call(p0, p1 == null ? null : intListArg(p1, 1), p2, null);
     }
   }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_sum_K0) && isLiveTensor(p0) &&
+      (o.dim === undefined || (o.dim == null || isIntListArg(o.dim, 1))) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean') &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
+    ) {
+      return ops()['sum.dim_IntList'].call(
+        p0,
+        o.dim == null ? null : intListArg(o.dim, 1),
+        o.keepdim === undefined ? false : o.keepdim,
+        o.dtype == null ? null : dtypeArg(o.dtype),
+      );
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_sum_K1) && isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1)) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean') &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
+    ) {
+      return ops()['sum.dim_IntList'].call(
+        p0,
+        p1 == null ? null : intListArg(p1, 1),
+        o.keepdim === undefined ? false : o.keepdim,
+        o.dtype == null ? null : dtypeArg(o.dtype),
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_sum_K2) && isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1)) &&
+      typeof p2 === 'boolean' && (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
+    ) {
+      return ops()['sum.dim_IntList'].call(
+        p0,
+        p1 == null ? null : intListArg(p1, 1),
+        p2,
+        o.dtype == null ? null : dtypeArg(o.dtype),
+      );
+    }
+  }
   return callParsed(F_sum, ops(), undefined, arguments);
 }
 
@@ -3080,6 +4575,9 @@ const F_mean: OverloadGroup = {
     schema: 'mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
   }],
 };
+const F_mean_K0: readonly string[] = ['dim', 'keepdim', 'dtype'];
+const F_mean_K1: readonly string[] = ['keepdim', 'dtype'];
+const F_mean_K2: readonly string[] = ['dtype'];
 /**
  * Mean over `dim` (every dim when null or empty); floating dtypes only.
  *
@@ -3110,7 +4608,7 @@ export function mean(
   keepdim: boolean,
   options?: { dtype?: DTypeLike | null },
 ): Tensor;
-export function mean(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+export function mean(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 1) {
     if (isLiveTensor(p0)) return ops()['mean.dim'].call(p0, null, false, null);
@@ -3125,6 +4623,51 @@ export function mean(p0?: any, p1?: any, p2?: any, _p3?: any): any {
       return ops()['mean.dim'].call(p0, p1 == null ? null : intListArg(p1, 1), p2, null);
     }
   }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_mean_K0) && isLiveTensor(p0) &&
+      (o.dim === undefined || (o.dim == null || isIntListArg(o.dim, 1))) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean') &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
+    ) {
+      return ops()['mean.dim'].call(
+        p0,
+        o.dim == null ? null : intListArg(o.dim, 1),
+        o.keepdim === undefined ? false : o.keepdim,
+        o.dtype == null ? null : dtypeArg(o.dtype),
+      );
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_mean_K1) && isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1)) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean') &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
+    ) {
+      return ops()['mean.dim'].call(
+        p0,
+        p1 == null ? null : intListArg(p1, 1),
+        o.keepdim === undefined ? false : o.keepdim,
+        o.dtype == null ? null : dtypeArg(o.dtype),
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_mean_K2) && isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1)) &&
+      typeof p2 === 'boolean' && (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
+    ) {
+      return ops()['mean.dim'].call(
+        p0,
+        p1 == null ? null : intListArg(p1, 1),
+        p2,
+        o.dtype == null ? null : dtypeArg(o.dtype),
+      );
+    }
+  }
   return callParsed(F_mean, ops(), undefined, arguments);
 }
 
@@ -3136,6 +4679,9 @@ const F_prod: OverloadGroup = {
     schema: 'prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
   }],
 };
+const F_prod_K0: readonly string[] = ['dtype'];
+const F_prod_K1: readonly string[] = ['keepdim', 'dtype'];
+const F_prod_K2: readonly string[] = ['dtype'];
 /**
  * Product of every element; integral and bool inputs multiply to int64 unless `dtype` says otherwise.
  *
@@ -3162,7 +4708,7 @@ export function prod(
   keepdim?: boolean,
   options?: { dtype?: DTypeLike | null; keepdim?: boolean },
 ): Tensor;
-export function prod(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+export function prod(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 1) {
     if (isLiveTensor(p0)) return ops()['prod'].call(p0, null);
@@ -3175,6 +4721,35 @@ export function prod(p0?: any, p1?: any, p2?: any, _p3?: any): any {
       return ops()['prod.dim_int'].call(p0, intArg(p1), p2, null);
     }
   }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_prod_K0) && isLiveTensor(p0) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
+    ) return ops()['prod'].call(p0, o.dtype == null ? null : dtypeArg(o.dtype));
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_prod_K1) && isLiveTensor(p0) && isIntArg(p1) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean') &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
+    ) {
+      return ops()['prod.dim_int'].call(
+        p0,
+        intArg(p1),
+        o.keepdim === undefined ? false : o.keepdim,
+        o.dtype == null ? null : dtypeArg(o.dtype),
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_prod_K2) && isLiveTensor(p0) && isIntArg(p1) && typeof p2 === 'boolean' &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
+    ) return ops()['prod.dim_int'].call(p0, intArg(p1), p2, o.dtype == null ? null : dtypeArg(o.dtype));
+  }
   return callParsed(F_prod, ops(), undefined, arguments);
 }
 
@@ -3186,6 +4761,9 @@ const F_max: OverloadGroup = {
     schema: 'max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)',
   }],
 };
+const F_max_K0: readonly string[] = [];
+const F_max_K1: readonly string[] = ['keepdim'];
+const F_max_K2: readonly string[] = [];
 /**
  * Largest element (NaN if any element is NaN); with `dim`, the largest values along it and their indices.
  *
@@ -3212,7 +4790,7 @@ export function max(
   keepdim?: boolean,
   options?: { keepdim?: boolean },
 ): Tensor | [Tensor, Tensor];
-export function max(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+export function max(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 1) {
     if (isLiveTensor(p0)) return ops()['max'].call(p0);
@@ -3222,6 +4800,23 @@ export function max(p0?: any, p1?: any, p2?: any, _p3?: any): any {
   }
   if (n === 3) {
     if (isLiveTensor(p0) && isIntArg(p1) && typeof p2 === 'boolean') return ops()['max.dim'].call(p0, intArg(p1), p2);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_max_K0) && isLiveTensor(p0)) return ops()['max'].call(p0);
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_max_K1) && isLiveTensor(p0) && isIntArg(p1) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) return ops()['max.dim'].call(p0, intArg(p1), o.keepdim === undefined ? false : o.keepdim);
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_max_K2) && isLiveTensor(p0) && isIntArg(p1) && typeof p2 === 'boolean') {
+      return ops()['max.dim'].call(p0, intArg(p1), p2);
+    }
   }
   return callParsed(F_max, ops(), undefined, arguments);
 }
@@ -3234,6 +4829,9 @@ const F_min: OverloadGroup = {
     schema: 'min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)',
   }],
 };
+const F_min_K0: readonly string[] = [];
+const F_min_K1: readonly string[] = ['keepdim'];
+const F_min_K2: readonly string[] = [];
 /**
  * Smallest element (NaN if any element is NaN); with `dim`, the smallest values along it and their indices.
  *
@@ -3260,7 +4858,7 @@ export function min(
   keepdim?: boolean,
   options?: { keepdim?: boolean },
 ): Tensor | [Tensor, Tensor];
-export function min(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+export function min(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 1) {
     if (isLiveTensor(p0)) return ops()['min'].call(p0);
@@ -3271,6 +4869,23 @@ export function min(p0?: any, p1?: any, p2?: any, _p3?: any): any {
   if (n === 3) {
     if (isLiveTensor(p0) && isIntArg(p1) && typeof p2 === 'boolean') return ops()['min.dim'].call(p0, intArg(p1), p2);
   }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_min_K0) && isLiveTensor(p0)) return ops()['min'].call(p0);
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_min_K1) && isLiveTensor(p0) && isIntArg(p1) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) return ops()['min.dim'].call(p0, intArg(p1), o.keepdim === undefined ? false : o.keepdim);
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_min_K2) && isLiveTensor(p0) && isIntArg(p1) && typeof p2 === 'boolean') {
+      return ops()['min.dim'].call(p0, intArg(p1), p2);
+    }
+  }
   return callParsed(F_min, ops(), undefined, arguments);
 }
 
@@ -3279,6 +4894,9 @@ const F_amax: OverloadGroup = {
   method: false,
   overloads: [{ key: 'amax', schema: 'amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor' }],
 };
+const F_amax_K0: readonly string[] = ['dim', 'keepdim'];
+const F_amax_K1: readonly string[] = ['keepdim'];
+const F_amax_K2: readonly string[] = [];
 /**
  * Largest values over `dim` (every dim when empty), NaN-propagating.
  *
@@ -3297,7 +4915,7 @@ export function amax(input: Tensor, options?: { dim?: number | readonly number[]
 export function amax(input: Tensor, dim: number | readonly number[], options?: { keepdim?: boolean }): Tensor;
 /** Largest values over `dim` (every dim when empty), NaN-propagating. */
 export function amax(input: Tensor, dim: number | readonly number[], keepdim: boolean): Tensor;
-export function amax(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+export function amax(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 1) {
     if (isLiveTensor(p0)) return ops()['amax'].call(p0, [], false);
@@ -3310,6 +4928,32 @@ export function amax(p0?: any, p1?: any, p2?: any, _p3?: any): any {
       return ops()['amax'].call(p0, intListArg(p1, 1), p2);
     }
   }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_amax_K0) && isLiveTensor(p0) && (o.dim === undefined || isIntListArg(o.dim, 1)) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['amax'].call(
+        p0,
+        o.dim === undefined ? [] : intListArg(o.dim, 1),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_amax_K1) && isLiveTensor(p0) && isIntListArg(p1, 1) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) return ops()['amax'].call(p0, intListArg(p1, 1), o.keepdim === undefined ? false : o.keepdim);
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_amax_K2) && isLiveTensor(p0) && isIntListArg(p1, 1) && typeof p2 === 'boolean') {
+      return ops()['amax'].call(p0, intListArg(p1, 1), p2);
+    }
+  }
   return callParsed(F_amax, ops(), undefined, arguments);
 }
 
@@ -3318,6 +4962,9 @@ const F_amin: OverloadGroup = {
   method: false,
   overloads: [{ key: 'amin', schema: 'amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor' }],
 };
+const F_amin_K0: readonly string[] = ['dim', 'keepdim'];
+const F_amin_K1: readonly string[] = ['keepdim'];
+const F_amin_K2: readonly string[] = [];
 /**
  * Smallest values over `dim` (every dim when empty), NaN-propagating.
  *
@@ -3336,7 +4983,7 @@ export function amin(input: Tensor, options?: { dim?: number | readonly number[]
 export function amin(input: Tensor, dim: number | readonly number[], options?: { keepdim?: boolean }): Tensor;
 /** Smallest values over `dim` (every dim when empty), NaN-propagating. */
 export function amin(input: Tensor, dim: number | readonly number[], keepdim: boolean): Tensor;
-export function amin(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+export function amin(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 1) {
     if (isLiveTensor(p0)) return ops()['amin'].call(p0, [], false);
@@ -3349,6 +4996,32 @@ export function amin(p0?: any, p1?: any, p2?: any, _p3?: any): any {
       return ops()['amin'].call(p0, intListArg(p1, 1), p2);
     }
   }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_amin_K0) && isLiveTensor(p0) && (o.dim === undefined || isIntListArg(o.dim, 1)) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['amin'].call(
+        p0,
+        o.dim === undefined ? [] : intListArg(o.dim, 1),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_amin_K1) && isLiveTensor(p0) && isIntListArg(p1, 1) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) return ops()['amin'].call(p0, intListArg(p1, 1), o.keepdim === undefined ? false : o.keepdim);
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_amin_K2) && isLiveTensor(p0) && isIntListArg(p1, 1) && typeof p2 === 'boolean') {
+      return ops()['amin'].call(p0, intListArg(p1, 1), p2);
+    }
+  }
   return callParsed(F_amin, ops(), undefined, arguments);
 }
 
@@ -3357,6 +5030,9 @@ const F_argmax: OverloadGroup = {
   method: false,
   overloads: [{ key: 'argmax', schema: 'argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor' }],
 };
+const F_argmax_K0: readonly string[] = ['dim', 'keepdim'];
+const F_argmax_K1: readonly string[] = ['keepdim'];
+const F_argmax_K2: readonly string[] = [];
 /**
  * Index of the first largest element along `dim`, or in the flattened input when `dim` is null.
  *
@@ -3375,7 +5051,7 @@ export function argmax(input: Tensor, options?: { dim?: number | null; keepdim?:
 export function argmax(input: Tensor, dim: number | null, options?: { keepdim?: boolean }): Tensor;
 /** Index of the first largest element along `dim`, or in the flattened input when `dim` is null. */
 export function argmax(input: Tensor, dim: number | null, keepdim: boolean): Tensor;
-export function argmax(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+export function argmax(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 1) {
     if (isLiveTensor(p0)) return ops()['argmax'].call(p0, null, false);
@@ -3390,6 +5066,33 @@ export function argmax(p0?: any, p1?: any, p2?: any, _p3?: any): any {
       return ops()['argmax'].call(p0, p1 == null ? null : intArg(p1), p2);
     }
   }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_argmax_K0) && isLiveTensor(p0) &&
+      (o.dim === undefined || (o.dim == null || isIntArg(o.dim))) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['argmax'].call(
+        p0,
+        o.dim == null ? null : intArg(o.dim),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_argmax_K1) && isLiveTensor(p0) && (p1 == null || isIntArg(p1)) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) return ops()['argmax'].call(p0, p1 == null ? null : intArg(p1), o.keepdim === undefined ? false : o.keepdim);
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_argmax_K2) && isLiveTensor(p0) && (p1 == null || isIntArg(p1)) && typeof p2 === 'boolean') {
+      return ops()['argmax'].call(p0, p1 == null ? null : intArg(p1), p2);
+    }
+  }
   return callParsed(F_argmax, ops(), undefined, arguments);
 }
 
@@ -3398,6 +5101,9 @@ const F_argmin: OverloadGroup = {
   method: false,
   overloads: [{ key: 'argmin', schema: 'argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor' }],
 };
+const F_argmin_K0: readonly string[] = ['dim', 'keepdim'];
+const F_argmin_K1: readonly string[] = ['keepdim'];
+const F_argmin_K2: readonly string[] = [];
 /**
  * Index of the first smallest element along `dim`, or in the flattened input when `dim` is null.
  *
@@ -3416,7 +5122,7 @@ export function argmin(input: Tensor, options?: { dim?: number | null; keepdim?:
 export function argmin(input: Tensor, dim: number | null, options?: { keepdim?: boolean }): Tensor;
 /** Index of the first smallest element along `dim`, or in the flattened input when `dim` is null. */
 export function argmin(input: Tensor, dim: number | null, keepdim: boolean): Tensor;
-export function argmin(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+export function argmin(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 1) {
     if (isLiveTensor(p0)) return ops()['argmin'].call(p0, null, false);
@@ -3431,6 +5137,33 @@ export function argmin(p0?: any, p1?: any, p2?: any, _p3?: any): any {
       return ops()['argmin'].call(p0, p1 == null ? null : intArg(p1), p2);
     }
   }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_argmin_K0) && isLiveTensor(p0) &&
+      (o.dim === undefined || (o.dim == null || isIntArg(o.dim))) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['argmin'].call(
+        p0,
+        o.dim == null ? null : intArg(o.dim),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_argmin_K1) && isLiveTensor(p0) && (p1 == null || isIntArg(p1)) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) return ops()['argmin'].call(p0, p1 == null ? null : intArg(p1), o.keepdim === undefined ? false : o.keepdim);
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_argmin_K2) && isLiveTensor(p0) && (p1 == null || isIntArg(p1)) && typeof p2 === 'boolean') {
+      return ops()['argmin'].call(p0, p1 == null ? null : intArg(p1), p2);
+    }
+  }
   return callParsed(F_argmin, ops(), undefined, arguments);
 }
 
@@ -3439,6 +5172,7 @@ const F_mm: OverloadGroup = {
   method: false,
   overloads: [{ key: 'mm', schema: 'mm(Tensor self, Tensor mat2) -> Tensor' }],
 };
+const F_mm_K0: readonly string[] = [];
 /**
  * Matrix product of two 2-d tensors.
  *
@@ -3453,10 +5187,14 @@ const F_mm: OverloadGroup = {
  * ```
  */
 export function mm(input: Tensor, mat2: Tensor): Tensor;
-export function mm(p0?: any, p1?: any, _p2?: any): any {
+export function mm(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
     if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['mm'].call(p0, p1);
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_mm_K0) && isLiveTensor(p0) && isLiveTensor(p1)) return ops()['mm'].call(p0, p1);
   }
   return callParsed(F_mm, ops(), undefined, arguments);
 }
@@ -3466,6 +5204,7 @@ const F_bmm: OverloadGroup = {
   method: false,
   overloads: [{ key: 'bmm', schema: 'bmm(Tensor self, Tensor mat2) -> Tensor' }],
 };
+const F_bmm_K0: readonly string[] = [];
 /**
  * Batched matrix product of two 3-d tensors with the same batch size.
  *
@@ -3480,10 +5219,14 @@ const F_bmm: OverloadGroup = {
  * ```
  */
 export function bmm(input: Tensor, mat2: Tensor): Tensor;
-export function bmm(p0?: any, p1?: any, _p2?: any): any {
+export function bmm(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
     if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['bmm'].call(p0, p1);
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_bmm_K0) && isLiveTensor(p0) && isLiveTensor(p1)) return ops()['bmm'].call(p0, p1);
   }
   return callParsed(F_bmm, ops(), undefined, arguments);
 }
@@ -3496,6 +5239,7 @@ const F_addmm: OverloadGroup = {
     schema: 'addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor',
   }],
 };
+const F_addmm_K0: readonly string[] = ['beta', 'alpha'];
 /**
  * `beta * self + alpha * (mat1 @ mat2)`, with `self` broadcast to the product (not read when beta is 0).
  *
@@ -3510,10 +5254,25 @@ const F_addmm: OverloadGroup = {
  * ```
  */
 export function addmm(input: Tensor, mat1: Tensor, mat2: Tensor, options?: { beta?: Scalar; alpha?: Scalar }): Tensor;
-export function addmm(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+export function addmm(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 3) {
     if (isLiveTensor(p0) && isLiveTensor(p1) && isLiveTensor(p2)) return ops()['addmm'].call(p0, p1, p2, 1, 1);
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_addmm_K0) && isLiveTensor(p0) && isLiveTensor(p1) && isLiveTensor(p2) &&
+      (o.beta === undefined || isScalarArg(o.beta)) && (o.alpha === undefined || isScalarArg(o.alpha))
+    ) {
+      return ops()['addmm'].call(
+        p0,
+        p1,
+        p2,
+        o.beta === undefined ? 1 : scalarArg(o.beta),
+        o.alpha === undefined ? 1 : scalarArg(o.alpha),
+      );
+    }
   }
   return callParsed(F_addmm, ops(), undefined, arguments);
 }
@@ -3523,6 +5282,7 @@ const F_dot: OverloadGroup = {
   method: false,
   overloads: [{ key: 'dot', schema: 'dot(Tensor self, Tensor tensor) -> Tensor' }],
 };
+const F_dot_K0: readonly string[] = [];
 /**
  * Inner product of two 1-d tensors of the same size and dtype.
  *
@@ -3537,10 +5297,14 @@ const F_dot: OverloadGroup = {
  * ```
  */
 export function dot(input: Tensor, tensor: Tensor): Tensor;
-export function dot(p0?: any, p1?: any, _p2?: any): any {
+export function dot(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
     if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['dot'].call(p0, p1);
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_dot_K0) && isLiveTensor(p0) && isLiveTensor(p1)) return ops()['dot'].call(p0, p1);
   }
   return callParsed(F_dot, ops(), undefined, arguments);
 }
@@ -3550,6 +5314,7 @@ const F_mv: OverloadGroup = {
   method: false,
   overloads: [{ key: 'mv', schema: 'mv(Tensor self, Tensor vec) -> Tensor' }],
 };
+const F_mv_K0: readonly string[] = [];
 /**
  * Product of a matrix and a vector.
  *
@@ -3564,10 +5329,14 @@ const F_mv: OverloadGroup = {
  * ```
  */
 export function mv(input: Tensor, vec: Tensor): Tensor;
-export function mv(p0?: any, p1?: any, _p2?: any): any {
+export function mv(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
     if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['mv'].call(p0, p1);
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_mv_K0) && isLiveTensor(p0) && isLiveTensor(p1)) return ops()['mv'].call(p0, p1);
   }
   return callParsed(F_mv, ops(), undefined, arguments);
 }
@@ -3577,6 +5346,7 @@ const F_matmul: OverloadGroup = {
   method: false,
   overloads: [{ key: 'matmul', schema: 'matmul(Tensor self, Tensor other) -> Tensor' }],
 };
+const F_matmul_K0: readonly string[] = [];
 /**
  * Matrix product with NumPy semantics: dot, matrix-vector, matrix-matrix, or batched with broadcast batch dims.
  *
@@ -3591,10 +5361,14 @@ const F_matmul: OverloadGroup = {
  * ```
  */
 export function matmul(input: Tensor, other: Tensor): Tensor;
-export function matmul(p0?: any, p1?: any, _p2?: any): any {
+export function matmul(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
     if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['matmul'].call(p0, p1);
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_matmul_K0) && isLiveTensor(p0) && isLiveTensor(p1)) return ops()['matmul'].call(p0, p1);
   }
   return callParsed(F_matmul, ops(), undefined, arguments);
 }
@@ -3604,6 +5378,8 @@ const F_linear: OverloadGroup = {
   method: false,
   overloads: [{ key: 'linear', schema: 'linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor' }],
 };
+const F_linear_K0: readonly string[] = ['bias'];
+const F_linear_K1: readonly string[] = [];
 /**
  * `input @ weight.T + bias`, the affine map of a fully connected layer.
  *
@@ -3620,13 +5396,26 @@ const F_linear: OverloadGroup = {
 export function linear(input: Tensor, weight: Tensor, options?: { bias?: Tensor | null }): Tensor;
 /** `input @ weight.T + bias`, the affine map of a fully connected layer. */
 export function linear(input: Tensor, weight: Tensor, bias: Tensor | null): Tensor;
-export function linear(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+export function linear(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 2) {
     if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['linear'].call(p0, p1, null);
   }
   if (n === 3) {
     if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2))) {
+      return ops()['linear'].call(p0, p1, p2 ?? null);
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_linear_K0) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (o.bias === undefined || (o.bias == null || isLiveTensor(o.bias)))
+    ) return ops()['linear'].call(p0, p1, o.bias ?? null);
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_linear_K1) && isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2))) {
       return ops()['linear'].call(p0, p1, p2 ?? null);
     }
   }
@@ -3638,6 +5427,8 @@ const F_softmax: OverloadGroup = {
   method: false,
   overloads: [{ key: 'softmax.int', schema: 'softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor' }],
 };
+const F_softmax_K0: readonly string[] = ['dtype'];
+const F_softmax_K1: readonly string[] = [];
 /**
  * Softmax along `dim`, computed in `dtype` when given: `exp(x - max) / sum(exp(x - max))`.
  *
@@ -3654,13 +5445,26 @@ const F_softmax: OverloadGroup = {
 export function softmax(input: Tensor, dim: number, options?: { dtype?: DTypeLike | null }): Tensor;
 /** Softmax along `dim`, computed in `dtype` when given: `exp(x - max) / sum(exp(x - max))`. */
 export function softmax(input: Tensor, dim: number, dtype: DTypeLike | null): Tensor;
-export function softmax(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+export function softmax(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 2) {
     if (isLiveTensor(p0) && isIntArg(p1)) return ops()['softmax.int'].call(p0, intArg(p1), null);
   }
   if (n === 3) {
     if (isLiveTensor(p0) && isIntArg(p1) && (p2 == null || isDTypeArg(p2))) {
+      return ops()['softmax.int'].call(p0, intArg(p1), p2 == null ? null : dtypeArg(p2));
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_softmax_K0) && isLiveTensor(p0) && isIntArg(p1) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
+    ) return ops()['softmax.int'].call(p0, intArg(p1), o.dtype == null ? null : dtypeArg(o.dtype));
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_softmax_K1) && isLiveTensor(p0) && isIntArg(p1) && (p2 == null || isDTypeArg(p2))) {
       return ops()['softmax.int'].call(p0, intArg(p1), p2 == null ? null : dtypeArg(p2));
     }
   }
@@ -3675,6 +5479,8 @@ const F_logSoftmax: OverloadGroup = {
     schema: 'log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor',
   }],
 };
+const F_logSoftmax_K0: readonly string[] = ['dtype'];
+const F_logSoftmax_K1: readonly string[] = [];
 /**
  * Log-softmax along `dim`, computed in `dtype` when given: `x - max - log(sum(exp(x - max)))`.
  *
@@ -3691,13 +5497,26 @@ const F_logSoftmax: OverloadGroup = {
 export function logSoftmax(input: Tensor, dim: number, options?: { dtype?: DTypeLike | null }): Tensor;
 /** Log-softmax along `dim`, computed in `dtype` when given: `x - max - log(sum(exp(x - max)))`. */
 export function logSoftmax(input: Tensor, dim: number, dtype: DTypeLike | null): Tensor;
-export function logSoftmax(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+export function logSoftmax(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 2) {
     if (isLiveTensor(p0) && isIntArg(p1)) return ops()['log_softmax.int'].call(p0, intArg(p1), null);
   }
   if (n === 3) {
     if (isLiveTensor(p0) && isIntArg(p1) && (p2 == null || isDTypeArg(p2))) {
+      return ops()['log_softmax.int'].call(p0, intArg(p1), p2 == null ? null : dtypeArg(p2));
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_logSoftmax_K0) && isLiveTensor(p0) && isIntArg(p1) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
+    ) return ops()['log_softmax.int'].call(p0, intArg(p1), o.dtype == null ? null : dtypeArg(o.dtype));
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_logSoftmax_K1) && isLiveTensor(p0) && isIntArg(p1) && (p2 == null || isDTypeArg(p2))) {
       return ops()['log_softmax.int'].call(p0, intArg(p1), p2 == null ? null : dtypeArg(p2));
     }
   }
@@ -3713,6 +5532,10 @@ const F_nllLoss: OverloadGroup = {
       'nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor',
   }],
 };
+const F_nllLoss_K0: readonly string[] = ['weight', 'reduction', 'ignoreIndex'];
+const F_nllLoss_K1: readonly string[] = ['reduction', 'ignoreIndex'];
+const F_nllLoss_K2: readonly string[] = ['ignoreIndex'];
+const F_nllLoss_K3: readonly string[] = [];
 /**
  * Negative log-likelihood loss of log-probabilities `[N, C]` (or `[C]`) and class indices (reduction 0 none, 1 mean, 2 sum).
  *
@@ -3754,7 +5577,7 @@ export function nllLoss(
   reduction: 'none' | 'mean' | 'sum',
   ignoreIndex: number,
 ): Tensor;
-export function nllLoss(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, _p5?: any): any {
+export function nllLoss(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?: any): any {
   const n = arguments.length;
   if (n === 2) {
     if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['nll_loss'].call(p0, p1, null, 1, -100);
@@ -3774,6 +5597,61 @@ export function nllLoss(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, _p5?: 
       isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && typeof p3 === 'string' && isIntArg(p4)
     ) return ops()['nll_loss'].call(p0, p1, p2 ?? null, reductionArg(p3), intArg(p4));
   }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_nllLoss_K0) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (o.weight === undefined || (o.weight == null || isLiveTensor(o.weight))) &&
+      (o.reduction === undefined || typeof o.reduction === 'string') &&
+      (o.ignoreIndex === undefined || isIntArg(o.ignoreIndex))
+    ) {
+      return ops()['nll_loss'].call(
+        p0,
+        p1,
+        o.weight ?? null,
+        o.reduction === undefined ? 1 : reductionArg(o.reduction),
+        o.ignoreIndex === undefined ? -100 : intArg(o.ignoreIndex),
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_nllLoss_K1) && isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) &&
+      (o.reduction === undefined || typeof o.reduction === 'string') &&
+      (o.ignoreIndex === undefined || isIntArg(o.ignoreIndex))
+    ) {
+      return ops()['nll_loss'].call(
+        p0,
+        p1,
+        p2 ?? null,
+        o.reduction === undefined ? 1 : reductionArg(o.reduction),
+        o.ignoreIndex === undefined ? -100 : intArg(o.ignoreIndex),
+      );
+    }
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      optionsWithin(o, F_nllLoss_K2) && isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) &&
+      typeof p3 === 'string' && (o.ignoreIndex === undefined || isIntArg(o.ignoreIndex))
+    ) {
+      return ops()['nll_loss'].call(
+        p0,
+        p1,
+        p2 ?? null,
+        reductionArg(p3),
+        o.ignoreIndex === undefined ? -100 : intArg(o.ignoreIndex),
+      );
+    }
+  }
+  if (n === 6 && isOptions(p5)) {
+    const o: any = p5;
+    if (
+      optionsWithin(o, F_nllLoss_K3) && isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) &&
+      typeof p3 === 'string' && isIntArg(p4)
+    ) return ops()['nll_loss'].call(p0, p1, p2 ?? null, reductionArg(p3), intArg(p4));
+  }
   return callParsed(F_nllLoss, ops(), undefined, arguments);
 }
 
@@ -3786,6 +5664,10 @@ const F_nllLossNd: OverloadGroup = {
       'nll_loss_nd(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor',
   }],
 };
+const F_nllLossNd_K0: readonly string[] = ['weight', 'reduction', 'ignoreIndex'];
+const F_nllLossNd_K1: readonly string[] = ['reduction', 'ignoreIndex'];
+const F_nllLossNd_K2: readonly string[] = ['ignoreIndex'];
+const F_nllLossNd_K3: readonly string[] = [];
 /**
  * Negative log-likelihood loss as `torch.nn.functional.nll_loss` computes it: `nll_loss`, and inputs `[N, C, d...]` too.
  *
@@ -3827,7 +5709,7 @@ export function nllLossNd(
   reduction: 'none' | 'mean' | 'sum',
   ignoreIndex: number,
 ): Tensor;
-export function nllLossNd(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, _p5?: any): any {
+export function nllLossNd(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?: any): any {
   const n = arguments.length;
   if (n === 2) {
     if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['nll_loss_nd'].call(p0, p1, null, 1, -100);
@@ -3847,6 +5729,61 @@ export function nllLossNd(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, _p5?
       isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && typeof p3 === 'string' && isIntArg(p4)
     ) return ops()['nll_loss_nd'].call(p0, p1, p2 ?? null, reductionArg(p3), intArg(p4));
   }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_nllLossNd_K0) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (o.weight === undefined || (o.weight == null || isLiveTensor(o.weight))) &&
+      (o.reduction === undefined || typeof o.reduction === 'string') &&
+      (o.ignoreIndex === undefined || isIntArg(o.ignoreIndex))
+    ) {
+      return ops()['nll_loss_nd'].call(
+        p0,
+        p1,
+        o.weight ?? null,
+        o.reduction === undefined ? 1 : reductionArg(o.reduction),
+        o.ignoreIndex === undefined ? -100 : intArg(o.ignoreIndex),
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_nllLossNd_K1) && isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) &&
+      (o.reduction === undefined || typeof o.reduction === 'string') &&
+      (o.ignoreIndex === undefined || isIntArg(o.ignoreIndex))
+    ) {
+      return ops()['nll_loss_nd'].call(
+        p0,
+        p1,
+        p2 ?? null,
+        o.reduction === undefined ? 1 : reductionArg(o.reduction),
+        o.ignoreIndex === undefined ? -100 : intArg(o.ignoreIndex),
+      );
+    }
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      optionsWithin(o, F_nllLossNd_K2) && isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) &&
+      typeof p3 === 'string' && (o.ignoreIndex === undefined || isIntArg(o.ignoreIndex))
+    ) {
+      return ops()['nll_loss_nd'].call(
+        p0,
+        p1,
+        p2 ?? null,
+        reductionArg(p3),
+        o.ignoreIndex === undefined ? -100 : intArg(o.ignoreIndex),
+      );
+    }
+  }
+  if (n === 6 && isOptions(p5)) {
+    const o: any = p5;
+    if (
+      optionsWithin(o, F_nllLossNd_K3) && isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) &&
+      typeof p3 === 'string' && isIntArg(p4)
+    ) return ops()['nll_loss_nd'].call(p0, p1, p2 ?? null, reductionArg(p3), intArg(p4));
+  }
   return callParsed(F_nllLossNd, ops(), undefined, arguments);
 }
 
@@ -3859,6 +5796,11 @@ const F_crossEntropy: OverloadGroup = {
       'cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100, float label_smoothing=0.0) -> Tensor',
   }],
 };
+const F_crossEntropy_K0: readonly string[] = ['weight', 'reduction', 'ignoreIndex', 'labelSmoothing'];
+const F_crossEntropy_K1: readonly string[] = ['reduction', 'ignoreIndex', 'labelSmoothing'];
+const F_crossEntropy_K2: readonly string[] = ['ignoreIndex', 'labelSmoothing'];
+const F_crossEntropy_K3: readonly string[] = ['labelSmoothing'];
+const F_crossEntropy_K4: readonly string[] = [];
 /**
  * Cross-entropy of logits against class indices or class probabilities, with optional label smoothing.
  *
@@ -3915,7 +5857,7 @@ export function crossEntropy(
   ignoreIndex: number,
   labelSmoothing: number,
 ): Tensor;
-export function crossEntropy(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?: any, _p6?: any): any {
+export function crossEntropy(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?: any, p6?: any): any {
   const n = arguments.length;
   if (n === 2) {
     if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['cross_entropy_loss'].call(p0, p1, null, 1, -100, 0);
@@ -3941,6 +5883,83 @@ export function crossEntropy(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p
       isIntArg(p4) && isFloatArg(p5)
     ) return ops()['cross_entropy_loss'].call(p0, p1, p2 ?? null, reductionArg(p3), intArg(p4), floatArg(p5));
   }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_crossEntropy_K0) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (o.weight === undefined || (o.weight == null || isLiveTensor(o.weight))) &&
+      (o.reduction === undefined || typeof o.reduction === 'string') &&
+      (o.ignoreIndex === undefined || isIntArg(o.ignoreIndex)) &&
+      (o.labelSmoothing === undefined || isFloatArg(o.labelSmoothing))
+    ) {
+      return ops()['cross_entropy_loss'].call(
+        p0,
+        p1,
+        o.weight ?? null,
+        o.reduction === undefined ? 1 : reductionArg(o.reduction),
+        o.ignoreIndex === undefined ? -100 : intArg(o.ignoreIndex),
+        o.labelSmoothing === undefined ? 0 : floatArg(o.labelSmoothing),
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_crossEntropy_K1) && isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) &&
+      (o.reduction === undefined || typeof o.reduction === 'string') &&
+      (o.ignoreIndex === undefined || isIntArg(o.ignoreIndex)) &&
+      (o.labelSmoothing === undefined || isFloatArg(o.labelSmoothing))
+    ) {
+      return ops()['cross_entropy_loss'].call(
+        p0,
+        p1,
+        p2 ?? null,
+        o.reduction === undefined ? 1 : reductionArg(o.reduction),
+        o.ignoreIndex === undefined ? -100 : intArg(o.ignoreIndex),
+        o.labelSmoothing === undefined ? 0 : floatArg(o.labelSmoothing),
+      );
+    }
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      optionsWithin(o, F_crossEntropy_K2) && isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) &&
+      typeof p3 === 'string' && (o.ignoreIndex === undefined || isIntArg(o.ignoreIndex)) &&
+      (o.labelSmoothing === undefined || isFloatArg(o.labelSmoothing))
+    ) {
+      return ops()['cross_entropy_loss'].call(
+        p0,
+        p1,
+        p2 ?? null,
+        reductionArg(p3),
+        o.ignoreIndex === undefined ? -100 : intArg(o.ignoreIndex),
+        o.labelSmoothing === undefined ? 0 : floatArg(o.labelSmoothing),
+      );
+    }
+  }
+  if (n === 6 && isOptions(p5)) {
+    const o: any = p5;
+    if (
+      optionsWithin(o, F_crossEntropy_K3) && isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) &&
+      typeof p3 === 'string' && isIntArg(p4) && (o.labelSmoothing === undefined || isFloatArg(o.labelSmoothing))
+    ) {
+      return ops()['cross_entropy_loss'].call(
+        p0,
+        p1,
+        p2 ?? null,
+        reductionArg(p3),
+        intArg(p4),
+        o.labelSmoothing === undefined ? 0 : floatArg(o.labelSmoothing),
+      );
+    }
+  }
+  if (n === 7 && isOptions(p6)) {
+    const o: any = p6;
+    if (
+      optionsWithin(o, F_crossEntropy_K4) && isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) &&
+      typeof p3 === 'string' && isIntArg(p4) && isFloatArg(p5)
+    ) return ops()['cross_entropy_loss'].call(p0, p1, p2 ?? null, reductionArg(p3), intArg(p4), floatArg(p5));
+  }
   return callParsed(F_crossEntropy, ops(), undefined, arguments);
 }
 
@@ -3958,6 +5977,14 @@ const F_rand: OverloadGroup = {
       'rand(int[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
   }],
 };
+const F_rand_K0: readonly string[] = ['generator', 'dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
+const F_rand_K1: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
+const F_rand_K2: readonly string[] = ['generator', 'dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
+const F_rand_K3: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
+const F_rand_K4: readonly string[] = ['generator', 'dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
+const F_rand_K5: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
+const F_rand_K6: readonly string[] = ['generator', 'dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
+const F_rand_K7: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
 /**
  * Samples from the uniform distribution on [0, 1), as PyTorch does for the same seed.
  *
@@ -4037,7 +6064,7 @@ export function rand(
     requiresGrad?: boolean;
   },
 ): Tensor;
-export function rand(p0?: any, p1?: any, p2?: any, p3?: any, ..._rest: any[]): any {
+export function rand(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest: any[]): any {
   const n = arguments.length;
   if (n === 1) {
     if ((Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
@@ -4045,32 +6072,248 @@ export function rand(p0?: any, p1?: any, p2?: any, p3?: any, ..._rest: any[]): a
     }
   }
   if (n === 2) {
-    if (isIntArg(p0) && isIntArg(p1)) {
-      return ops()['rand.generator'].call([intArg(p0), intArg(p1)], null, null, null, null, null);
-    }
     if (isIntArg(p0) && isIntArg(p1)) return ops()['rand'].call([intArg(p0), intArg(p1)], null, null, null, null);
   }
   if (n === 3) {
-    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
-      return ops()['rand.generator'].call([intArg(p0), intArg(p1), intArg(p2)], null, null, null, null, null);
-    }
     if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
       return ops()['rand'].call([intArg(p0), intArg(p1), intArg(p2)], null, null, null, null);
     }
   }
   if (n === 4) {
     if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
-      return ops()['rand.generator'].call(
-        [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
-        null,
-        null,
-        null,
-        null,
-        null,
-      );
-    }
-    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
       return ops()['rand'].call([intArg(p0), intArg(p1), intArg(p2), intArg(p3)], null, null, null, null);
+    }
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_rand_K0) && (Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0)) &&
+      o.generator !== undefined && (o.generator == null || isGeneratorArg(o.generator)) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['rand.generator'].call(
+            intListArg(p0, 0),
+            o.generator ?? null,
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['rand.generator'].call(
+          intListArg(p0, 0),
+          o.generator ?? null,
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+    if (
+      optionsWithin(o, F_rand_K1) && (Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0)) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['rand'].call(
+            intListArg(p0, 0),
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['rand'].call(
+          intListArg(p0, 0),
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      isIntArg(p0) && isIntArg(p1) && optionsWithin(o, F_rand_K2) && o.generator !== undefined &&
+      (o.generator == null || isGeneratorArg(o.generator)) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['rand.generator'].call(
+            [intArg(p0), intArg(p1)],
+            o.generator ?? null,
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['rand.generator'].call(
+          [intArg(p0), intArg(p1)],
+          o.generator ?? null,
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+    if (
+      isIntArg(p0) && isIntArg(p1) && optionsWithin(o, F_rand_K3) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['rand'].call(
+            [intArg(p0), intArg(p1)],
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['rand'].call(
+          [intArg(p0), intArg(p1)],
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && optionsWithin(o, F_rand_K4) && o.generator !== undefined &&
+      (o.generator == null || isGeneratorArg(o.generator)) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['rand.generator'].call(
+            [intArg(p0), intArg(p1), intArg(p2)],
+            o.generator ?? null,
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['rand.generator'].call(
+          [intArg(p0), intArg(p1), intArg(p2)],
+          o.generator ?? null,
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+    if (
+      isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && optionsWithin(o, F_rand_K5) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['rand'].call(
+            [intArg(p0), intArg(p1), intArg(p2)],
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['rand'].call(
+          [intArg(p0), intArg(p1), intArg(p2)],
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3) && optionsWithin(o, F_rand_K6) &&
+      o.generator !== undefined && (o.generator == null || isGeneratorArg(o.generator)) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['rand.generator'].call(
+            [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
+            o.generator ?? null,
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['rand.generator'].call(
+          [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
+          o.generator ?? null,
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+    if (
+      isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3) && optionsWithin(o, F_rand_K7) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['rand'].call(
+            [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['rand'].call(
+          [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
     }
   }
   return callParsed(F_rand, ops(), undefined, arguments);
@@ -4090,6 +6333,14 @@ const F_randn: OverloadGroup = {
       'randn(int[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
   }],
 };
+const F_randn_K0: readonly string[] = ['generator', 'dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
+const F_randn_K1: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
+const F_randn_K2: readonly string[] = ['generator', 'dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
+const F_randn_K3: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
+const F_randn_K4: readonly string[] = ['generator', 'dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
+const F_randn_K5: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
+const F_randn_K6: readonly string[] = ['generator', 'dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
+const F_randn_K7: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
 /**
  * Samples from the standard normal distribution, as PyTorch does for the same seed.
  *
@@ -4169,7 +6420,7 @@ export function randn(
     requiresGrad?: boolean;
   },
 ): Tensor;
-export function randn(p0?: any, p1?: any, p2?: any, p3?: any, ..._rest: any[]): any {
+export function randn(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest: any[]): any {
   const n = arguments.length;
   if (n === 1) {
     if ((Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
@@ -4177,32 +6428,248 @@ export function randn(p0?: any, p1?: any, p2?: any, p3?: any, ..._rest: any[]): 
     }
   }
   if (n === 2) {
-    if (isIntArg(p0) && isIntArg(p1)) {
-      return ops()['randn.generator'].call([intArg(p0), intArg(p1)], null, null, null, null, null);
-    }
     if (isIntArg(p0) && isIntArg(p1)) return ops()['randn'].call([intArg(p0), intArg(p1)], null, null, null, null);
   }
   if (n === 3) {
-    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
-      return ops()['randn.generator'].call([intArg(p0), intArg(p1), intArg(p2)], null, null, null, null, null);
-    }
     if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
       return ops()['randn'].call([intArg(p0), intArg(p1), intArg(p2)], null, null, null, null);
     }
   }
   if (n === 4) {
     if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
-      return ops()['randn.generator'].call(
-        [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
-        null,
-        null,
-        null,
-        null,
-        null,
-      );
-    }
-    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
       return ops()['randn'].call([intArg(p0), intArg(p1), intArg(p2), intArg(p3)], null, null, null, null);
+    }
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_randn_K0) && (Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0)) &&
+      o.generator !== undefined && (o.generator == null || isGeneratorArg(o.generator)) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['randn.generator'].call(
+            intListArg(p0, 0),
+            o.generator ?? null,
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['randn.generator'].call(
+          intListArg(p0, 0),
+          o.generator ?? null,
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+    if (
+      optionsWithin(o, F_randn_K1) && (Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0)) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['randn'].call(
+            intListArg(p0, 0),
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['randn'].call(
+          intListArg(p0, 0),
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      isIntArg(p0) && isIntArg(p1) && optionsWithin(o, F_randn_K2) && o.generator !== undefined &&
+      (o.generator == null || isGeneratorArg(o.generator)) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['randn.generator'].call(
+            [intArg(p0), intArg(p1)],
+            o.generator ?? null,
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['randn.generator'].call(
+          [intArg(p0), intArg(p1)],
+          o.generator ?? null,
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+    if (
+      isIntArg(p0) && isIntArg(p1) && optionsWithin(o, F_randn_K3) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['randn'].call(
+            [intArg(p0), intArg(p1)],
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['randn'].call(
+          [intArg(p0), intArg(p1)],
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && optionsWithin(o, F_randn_K4) && o.generator !== undefined &&
+      (o.generator == null || isGeneratorArg(o.generator)) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['randn.generator'].call(
+            [intArg(p0), intArg(p1), intArg(p2)],
+            o.generator ?? null,
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['randn.generator'].call(
+          [intArg(p0), intArg(p1), intArg(p2)],
+          o.generator ?? null,
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+    if (
+      isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && optionsWithin(o, F_randn_K5) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['randn'].call(
+            [intArg(p0), intArg(p1), intArg(p2)],
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['randn'].call(
+          [intArg(p0), intArg(p1), intArg(p2)],
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3) && optionsWithin(o, F_randn_K6) &&
+      o.generator !== undefined && (o.generator == null || isGeneratorArg(o.generator)) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['randn.generator'].call(
+            [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
+            o.generator ?? null,
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['randn.generator'].call(
+          [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
+          o.generator ?? null,
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+    if (
+      isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3) && optionsWithin(o, F_randn_K7) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['randn'].call(
+            [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['randn'].call(
+          [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
     }
   }
   return callParsed(F_randn, ops(), undefined, arguments);
@@ -4230,6 +6697,10 @@ const F_randint: OverloadGroup = {
       'randint.low(int low, int high, int[] size, *, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
   }],
 };
+const F_randint_K0: readonly string[] = ['generator', 'dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
+const F_randint_K1: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
+const F_randint_K2: readonly string[] = ['generator', 'dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
+const F_randint_K3: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
 /**
  * Integers drawn uniformly from [0, high).
  *
@@ -4311,7 +6782,7 @@ export function randint(
     requiresGrad?: boolean;
   },
 ): Tensor;
-export function randint(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+export function randint(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 2) {
     if (isIntArg(p0) && isIntListArg(p1, 0)) {
@@ -4321,6 +6792,134 @@ export function randint(p0?: any, p1?: any, p2?: any, _p3?: any): any {
   if (n === 3) {
     if (isIntArg(p0) && isIntArg(p1) && isIntListArg(p2, 0)) {
       return ops()['randint.low'].call(intArg(p0), intArg(p1), intListArg(p2, 0), dtypeArg(4), null, null, null);
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_randint_K0) && isIntArg(p0) && isIntListArg(p1, 0) && o.generator !== undefined &&
+      (o.generator == null || isGeneratorArg(o.generator)) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['randint.generator'].call(
+            intArg(p0),
+            intListArg(p1, 0),
+            o.generator ?? null,
+            o.dtype == null ? dtypeArg(4) : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['randint.generator'].call(
+          intArg(p0),
+          intListArg(p1, 0),
+          o.generator ?? null,
+          o.dtype == null ? dtypeArg(4) : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+    if (
+      optionsWithin(o, F_randint_K1) && isIntArg(p0) && isIntListArg(p1, 0) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['randint'].call(
+            intArg(p0),
+            intListArg(p1, 0),
+            o.dtype == null ? dtypeArg(4) : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['randint'].call(
+          intArg(p0),
+          intListArg(p1, 0),
+          o.dtype == null ? dtypeArg(4) : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_randint_K2) && isIntArg(p0) && isIntArg(p1) && isIntListArg(p2, 0) &&
+      o.generator !== undefined && (o.generator == null || isGeneratorArg(o.generator)) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['randint.low_generator'].call(
+            intArg(p0),
+            intArg(p1),
+            intListArg(p2, 0),
+            o.generator ?? null,
+            o.dtype == null ? dtypeArg(4) : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['randint.low_generator'].call(
+          intArg(p0),
+          intArg(p1),
+          intListArg(p2, 0),
+          o.generator ?? null,
+          o.dtype == null ? dtypeArg(4) : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+    if (
+      optionsWithin(o, F_randint_K3) && isIntArg(p0) && isIntArg(p1) && isIntListArg(p2, 0) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['randint.low'].call(
+            intArg(p0),
+            intArg(p1),
+            intListArg(p2, 0),
+            o.dtype == null ? dtypeArg(4) : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['randint.low'].call(
+          intArg(p0),
+          intArg(p1),
+          intListArg(p2, 0),
+          o.dtype == null ? dtypeArg(4) : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
     }
   }
   return callParsed(F_randint, ops(), undefined, arguments);
@@ -4336,6 +6935,7 @@ const F_emptyLike: OverloadGroup = {
       'empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor',
   }],
 };
+const F_emptyLike_K0: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'memoryFormat', 'requiresGrad'];
 /**
  * An uninitialised tensor with `self`'s shape (and its dtype, device and dim order unless given).
  *
@@ -4360,10 +6960,42 @@ export function emptyLike(
     requiresGrad?: boolean;
   },
 ): Tensor;
-export function emptyLike(p0?: any, _p1?: any): any {
+export function emptyLike(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
     if (isLiveTensor(p0)) return ops()['empty_like'].call(p0, null, null, null, null, null);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_emptyLike_K0) && isLiveTensor(p0) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat))) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['empty_like'].call(
+            p0,
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+            o.memoryFormat ?? null,
+          ),
+        )
+        : ops()['empty_like'].call(
+          p0,
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+          o.memoryFormat ?? null,
+        ));
+    }
   }
   return callParsed(F_emptyLike, ops(), undefined, arguments);
 }
@@ -4378,6 +7010,7 @@ const F_zerosLike: OverloadGroup = {
       'zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor',
   }],
 };
+const F_zerosLike_K0: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'memoryFormat', 'requiresGrad'];
 /**
  * A tensor of zeros with `self`'s shape (and its dtype, device and dim order unless given).
  *
@@ -4402,10 +7035,42 @@ export function zerosLike(
     requiresGrad?: boolean;
   },
 ): Tensor;
-export function zerosLike(p0?: any, _p1?: any): any {
+export function zerosLike(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
     if (isLiveTensor(p0)) return ops()['zeros_like'].call(p0, null, null, null, null, null);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_zerosLike_K0) && isLiveTensor(p0) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat))) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['zeros_like'].call(
+            p0,
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+            o.memoryFormat ?? null,
+          ),
+        )
+        : ops()['zeros_like'].call(
+          p0,
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+          o.memoryFormat ?? null,
+        ));
+    }
   }
   return callParsed(F_zerosLike, ops(), undefined, arguments);
 }
@@ -4420,6 +7085,7 @@ const F_onesLike: OverloadGroup = {
       'ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor',
   }],
 };
+const F_onesLike_K0: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'memoryFormat', 'requiresGrad'];
 /**
  * A tensor of ones with `self`'s shape (and its dtype, device and dim order unless given).
  *
@@ -4444,10 +7110,42 @@ export function onesLike(
     requiresGrad?: boolean;
   },
 ): Tensor;
-export function onesLike(p0?: any, _p1?: any): any {
+export function onesLike(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
     if (isLiveTensor(p0)) return ops()['ones_like'].call(p0, null, null, null, null, null);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_onesLike_K0) && isLiveTensor(p0) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat))) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['ones_like'].call(
+            p0,
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+            o.memoryFormat ?? null,
+          ),
+        )
+        : ops()['ones_like'].call(
+          p0,
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+          o.memoryFormat ?? null,
+        ));
+    }
   }
   return callParsed(F_onesLike, ops(), undefined, arguments);
 }
@@ -4462,6 +7160,7 @@ const F_fullLike: OverloadGroup = {
       'full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor',
   }],
 };
+const F_fullLike_K0: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'memoryFormat', 'requiresGrad'];
 /**
  * A tensor filled with `fill_value` with `self`'s shape (and its dtype, device and dim order unless given).
  *
@@ -4487,11 +7186,45 @@ export function fullLike(
     requiresGrad?: boolean;
   },
 ): Tensor;
-export function fullLike(p0?: any, p1?: any, _p2?: any): any {
+export function fullLike(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
     if (isLiveTensor(p0) && isScalarArg(p1)) {
       return ops()['full_like'].call(p0, scalarArg(p1), null, null, null, null, null);
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_fullLike_K0) && isLiveTensor(p0) && isScalarArg(p1) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat))) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['full_like'].call(
+            p0,
+            scalarArg(p1),
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+            o.memoryFormat ?? null,
+          ),
+        )
+        : ops()['full_like'].call(
+          p0,
+          scalarArg(p1),
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+          o.memoryFormat ?? null,
+        ));
     }
   }
   return callParsed(F_fullLike, ops(), undefined, arguments);
@@ -4507,6 +7240,7 @@ const F_randLike: OverloadGroup = {
       'rand_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor',
   }],
 };
+const F_randLike_K0: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'memoryFormat', 'requiresGrad'];
 /**
  * Uniform samples on [0, 1) with `self`'s shape (and its dtype, device and dim order unless given).
  *
@@ -4531,10 +7265,42 @@ export function randLike(
     requiresGrad?: boolean;
   },
 ): Tensor;
-export function randLike(p0?: any, _p1?: any): any {
+export function randLike(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
     if (isLiveTensor(p0)) return ops()['rand_like'].call(p0, null, null, null, null, null);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_randLike_K0) && isLiveTensor(p0) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat))) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['rand_like'].call(
+            p0,
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+            o.memoryFormat ?? null,
+          ),
+        )
+        : ops()['rand_like'].call(
+          p0,
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+          o.memoryFormat ?? null,
+        ));
+    }
   }
   return callParsed(F_randLike, ops(), undefined, arguments);
 }
@@ -4549,6 +7315,7 @@ const F_randnLike: OverloadGroup = {
       'randn_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor',
   }],
 };
+const F_randnLike_K0: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'memoryFormat', 'requiresGrad'];
 /**
  * Standard normal samples with `self`'s shape (and its dtype, device and dim order unless given).
  *
@@ -4573,10 +7340,42 @@ export function randnLike(
     requiresGrad?: boolean;
   },
 ): Tensor;
-export function randnLike(p0?: any, _p1?: any): any {
+export function randnLike(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
     if (isLiveTensor(p0)) return ops()['randn_like'].call(p0, null, null, null, null, null);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_randnLike_K0) && isLiveTensor(p0) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat))) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['randn_like'].call(
+            p0,
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+            o.memoryFormat ?? null,
+          ),
+        )
+        : ops()['randn_like'].call(
+          p0,
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+          o.memoryFormat ?? null,
+        ));
+    }
   }
   return callParsed(F_randnLike, ops(), undefined, arguments);
 }
@@ -4595,6 +7394,8 @@ const F_randintLike: OverloadGroup = {
       'randint_like.low_dtype(Tensor self, int low, int high, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor',
   }],
 };
+const F_randintLike_K0: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'memoryFormat', 'requiresGrad'];
+const F_randintLike_K1: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'memoryFormat', 'requiresGrad'];
 /**
  * Integers from [0, high) with `self`'s shape (and its dtype, device and dim order unless given).
  *
@@ -4649,7 +7450,7 @@ export function randintLike(
     requiresGrad?: boolean;
   },
 ): Tensor;
-export function randintLike(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+export function randintLike(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 2) {
     if (isLiveTensor(p0) && isIntArg(p1)) {
@@ -4661,6 +7462,76 @@ export function randintLike(p0?: any, p1?: any, p2?: any, _p3?: any): any {
       return ops()['randint_like.low_dtype'].call(p0, intArg(p1), intArg(p2), null, null, null, null, null);
     }
   }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_randintLike_K0) && isLiveTensor(p0) && isIntArg(p1) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat))) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['randint_like'].call(
+            p0,
+            intArg(p1),
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+            o.memoryFormat ?? null,
+          ),
+        )
+        : ops()['randint_like'].call(
+          p0,
+          intArg(p1),
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+          o.memoryFormat ?? null,
+        ));
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_randintLike_K1) && isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat))) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['randint_like.low_dtype'].call(
+            p0,
+            intArg(p1),
+            intArg(p2),
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+            o.memoryFormat ?? null,
+          ),
+        )
+        : ops()['randint_like.low_dtype'].call(
+          p0,
+          intArg(p1),
+          intArg(p2),
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+          o.memoryFormat ?? null,
+        ));
+    }
+  }
   return callParsed(F_randintLike, ops(), undefined, arguments);
 }
 
@@ -4669,6 +7540,7 @@ const F_indexSelect: OverloadGroup = {
   method: false,
   overloads: [{ key: 'index_select', schema: 'index_select(Tensor self, int dim, Tensor index) -> Tensor' }],
 };
+const F_indexSelect_K0: readonly string[] = [];
 /**
  * The entries of `self` at `index` (int32 or int64, 1-d) along `dim`.
  *
@@ -4683,10 +7555,16 @@ const F_indexSelect: OverloadGroup = {
  * ```
  */
 export function indexSelect(input: Tensor, dim: number, index: Tensor): Tensor;
-export function indexSelect(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+export function indexSelect(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 3) {
     if (isLiveTensor(p0) && isIntArg(p1) && isLiveTensor(p2)) return ops()['index_select'].call(p0, intArg(p1), p2);
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_indexSelect_K0) && isLiveTensor(p0) && isIntArg(p1) && isLiveTensor(p2)) {
+      return ops()['index_select'].call(p0, intArg(p1), p2);
+    }
   }
   return callParsed(F_indexSelect, ops(), undefined, arguments);
 }
@@ -4699,6 +7577,7 @@ const F_indexAdd: OverloadGroup = {
     schema: 'index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor',
   }],
 };
+const F_indexAdd_K0: readonly string[] = ['alpha'];
 /**
  * A copy of `self` with `alpha * source` added at `index` along `dim` (duplicates accumulate in order).
  *
@@ -4719,12 +7598,19 @@ export function indexAdd(
   source: Tensor,
   options?: { alpha?: Scalar },
 ): Tensor;
-export function indexAdd(p0?: any, p1?: any, p2?: any, p3?: any, _p4?: any): any {
+export function indexAdd(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any {
   const n = arguments.length;
   if (n === 4) {
     if (isLiveTensor(p0) && isIntArg(p1) && isLiveTensor(p2) && isLiveTensor(p3)) {
       return ops()['index_add'].call(p0, intArg(p1), p2, p3, 1);
     }
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      optionsWithin(o, F_indexAdd_K0) && isLiveTensor(p0) && isIntArg(p1) && isLiveTensor(p2) && isLiveTensor(p3) &&
+      (o.alpha === undefined || isScalarArg(o.alpha))
+    ) return ops()['index_add'].call(p0, intArg(p1), p2, p3, o.alpha === undefined ? 1 : scalarArg(o.alpha));
   }
   return callParsed(F_indexAdd, ops(), undefined, arguments);
 }
@@ -4738,6 +7624,10 @@ const F_embedding: OverloadGroup = {
       'embedding(Tensor weight, Tensor indices, int padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor',
   }],
 };
+const F_embedding_K0: readonly string[] = ['paddingIdx', 'scaleGradByFreq', 'sparse'];
+const F_embedding_K1: readonly string[] = ['scaleGradByFreq', 'sparse'];
+const F_embedding_K2: readonly string[] = ['sparse'];
+const F_embedding_K3: readonly string[] = [];
 /**
  * Rows of `weight` at `indices` (any shape): the lookup of `nn.Embedding`.
  *
@@ -4779,7 +7669,7 @@ export function embedding(
   scaleGradByFreq: boolean,
   sparse: boolean,
 ): Tensor;
-export function embedding(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, _p5?: any): any {
+export function embedding(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?: any): any {
   const n = arguments.length;
   if (n === 2) {
     if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['embedding'].call(p0, p1, -1, false, false);
@@ -4799,6 +7689,53 @@ export function embedding(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, _p5?
       return ops()['embedding'].call(p0, p1, intArg(p2), p3, p4);
     }
   }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_embedding_K0) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (o.paddingIdx === undefined || isIntArg(o.paddingIdx)) &&
+      (o.scaleGradByFreq === undefined || typeof o.scaleGradByFreq === 'boolean') &&
+      (o.sparse === undefined || typeof o.sparse === 'boolean')
+    ) {
+      return ops()['embedding'].call(
+        p0,
+        p1,
+        o.paddingIdx === undefined ? -1 : intArg(o.paddingIdx),
+        o.scaleGradByFreq === undefined ? false : o.scaleGradByFreq,
+        o.sparse === undefined ? false : o.sparse,
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_embedding_K1) && isLiveTensor(p0) && isLiveTensor(p1) && isIntArg(p2) &&
+      (o.scaleGradByFreq === undefined || typeof o.scaleGradByFreq === 'boolean') &&
+      (o.sparse === undefined || typeof o.sparse === 'boolean')
+    ) {
+      return ops()['embedding'].call(
+        p0,
+        p1,
+        intArg(p2),
+        o.scaleGradByFreq === undefined ? false : o.scaleGradByFreq,
+        o.sparse === undefined ? false : o.sparse,
+      );
+    }
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      optionsWithin(o, F_embedding_K2) && isLiveTensor(p0) && isLiveTensor(p1) && isIntArg(p2) &&
+      typeof p3 === 'boolean' && (o.sparse === undefined || typeof o.sparse === 'boolean')
+    ) return ops()['embedding'].call(p0, p1, intArg(p2), p3, o.sparse === undefined ? false : o.sparse);
+  }
+  if (n === 6 && isOptions(p5)) {
+    const o: any = p5;
+    if (
+      optionsWithin(o, F_embedding_K3) && isLiveTensor(p0) && isLiveTensor(p1) && isIntArg(p2) &&
+      typeof p3 === 'boolean' && typeof p4 === 'boolean'
+    ) return ops()['embedding'].call(p0, p1, intArg(p2), p3, p4);
+  }
   return callParsed(F_embedding, ops(), undefined, arguments);
 }
 
@@ -4810,6 +7747,7 @@ const F_gather: OverloadGroup = {
     schema: 'gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor',
   }],
 };
+const F_gather_K0: readonly string[] = ['sparseGrad'];
 /**
  * `out[i][j] = self[index[i][j]][j]` (for dim 0): picks along `dim` at int64 `index`.
  *
@@ -4824,10 +7762,17 @@ const F_gather: OverloadGroup = {
  * ```
  */
 export function gather(input: Tensor, dim: number, index: Tensor, options?: { sparseGrad?: boolean }): Tensor;
-export function gather(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+export function gather(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 3) {
     if (isLiveTensor(p0) && isIntArg(p1) && isLiveTensor(p2)) return ops()['gather'].call(p0, intArg(p1), p2, false);
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_gather_K0) && isLiveTensor(p0) && isIntArg(p1) && isLiveTensor(p2) &&
+      (o.sparseGrad === undefined || typeof o.sparseGrad === 'boolean')
+    ) return ops()['gather'].call(p0, intArg(p1), p2, o.sparseGrad === undefined ? false : o.sparseGrad);
   }
   return callParsed(F_gather, ops(), undefined, arguments);
 }
@@ -4837,6 +7782,7 @@ const F_scatterAdd: OverloadGroup = {
   method: false,
   overloads: [{ key: 'scatter_add', schema: 'scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor' }],
 };
+const F_scatterAdd_K0: readonly string[] = [];
 /**
  * A copy of `self` with `src` added at `index` along `dim` (the inverse of `gather`).
  *
@@ -4851,10 +7797,16 @@ const F_scatterAdd: OverloadGroup = {
  * ```
  */
 export function scatterAdd(input: Tensor, dim: number, index: Tensor, src: Tensor): Tensor;
-export function scatterAdd(p0?: any, p1?: any, p2?: any, p3?: any, _p4?: any): any {
+export function scatterAdd(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any {
   const n = arguments.length;
   if (n === 4) {
     if (isLiveTensor(p0) && isIntArg(p1) && isLiveTensor(p2) && isLiveTensor(p3)) {
+      return ops()['scatter_add'].call(p0, intArg(p1), p2, p3);
+    }
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (optionsWithin(o, F_scatterAdd_K0) && isLiveTensor(p0) && isIntArg(p1) && isLiveTensor(p2) && isLiveTensor(p3)) {
       return ops()['scatter_add'].call(p0, intArg(p1), p2, p3);
     }
   }
@@ -4869,6 +7821,7 @@ const F_maskedFill: OverloadGroup = {
     schema: 'masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor',
   }],
 };
+const F_maskedFill_K0: readonly string[] = [];
 /**
  * `self` with `value` where `mask` is true.
  *
@@ -4883,10 +7836,16 @@ const F_maskedFill: OverloadGroup = {
  * ```
  */
 export function maskedFill(input: Tensor, mask: Tensor, value: Scalar): Tensor;
-export function maskedFill(p0?: any, p1?: any, p2?: any, _p3?: any): any {
+export function maskedFill(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 3) {
     if (isLiveTensor(p0) && isLiveTensor(p1) && isScalarArg(p2)) {
+      return ops()['masked_fill.Scalar'].call(p0, p1, scalarArg(p2));
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_maskedFill_K0) && isLiveTensor(p0) && isLiveTensor(p1) && isScalarArg(p2)) {
       return ops()['masked_fill.Scalar'].call(p0, p1, scalarArg(p2));
     }
   }
@@ -5479,7 +8438,10 @@ const M_add: OverloadGroup = {
     hidden: true,
   }],
 };
-function method_add(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+const M_add_K0: readonly string[] = ['alpha'];
+const M_add_K1: readonly string[] = ['alpha'];
+const M_add_K2: readonly string[] = [];
+function method_add(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
     if (isLiveTensor(p0)) return ops()['add.Tensor'].call(this, p0, 1);
@@ -5487,6 +8449,21 @@ function method_add(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
   }
   if (n === 2 && isLiveTensor(this)) {
     if (isScalarArg(p0) && isScalarArg(p1)) return ops()['add.Scalar'].call(this, scalarArg(p0), scalarArg(p1));
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_add_K0) && isLiveTensor(p0) && (o.alpha === undefined || isScalarArg(o.alpha))) {
+      return ops()['add.Tensor'].call(this, p0, o.alpha === undefined ? 1 : scalarArg(o.alpha));
+    }
+    if (optionsWithin(o, M_add_K1) && isScalarArg(p0) && (o.alpha === undefined || isScalarArg(o.alpha))) {
+      return ops()['add.Scalar'].call(this, scalarArg(p0), o.alpha === undefined ? 1 : scalarArg(o.alpha));
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_add_K2) && isScalarArg(p0) && isScalarArg(p1)) {
+      return ops()['add.Scalar'].call(this, scalarArg(p0), scalarArg(p1));
+    }
   }
   return callParsed(M_add, ops(), this, arguments);
 }
@@ -5503,7 +8480,10 @@ const M_add_: OverloadGroup = {
     hidden: true,
   }],
 };
-function method_add_(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+const M_add__K0: readonly string[] = ['alpha'];
+const M_add__K1: readonly string[] = ['alpha'];
+const M_add__K2: readonly string[] = [];
+function method_add_(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
     if (isLiveTensor(p0)) return ops()['add_.Tensor'].call(this, p0, 1);
@@ -5511,6 +8491,21 @@ function method_add_(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
   }
   if (n === 2 && isLiveTensor(this)) {
     if (isScalarArg(p0) && isScalarArg(p1)) return ops()['add_.Scalar'].call(this, scalarArg(p0), scalarArg(p1));
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_add__K0) && isLiveTensor(p0) && (o.alpha === undefined || isScalarArg(o.alpha))) {
+      return ops()['add_.Tensor'].call(this, p0, o.alpha === undefined ? 1 : scalarArg(o.alpha));
+    }
+    if (optionsWithin(o, M_add__K1) && isScalarArg(p0) && (o.alpha === undefined || isScalarArg(o.alpha))) {
+      return ops()['add_.Scalar'].call(this, scalarArg(p0), o.alpha === undefined ? 1 : scalarArg(o.alpha));
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_add__K2) && isScalarArg(p0) && isScalarArg(p1)) {
+      return ops()['add_.Scalar'].call(this, scalarArg(p0), scalarArg(p1));
+    }
   }
   return callParsed(M_add_, ops(), this, arguments);
 }
@@ -5524,7 +8519,10 @@ const M_sub: OverloadGroup = {
     hidden: true,
   }],
 };
-function method_sub(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+const M_sub_K0: readonly string[] = ['alpha'];
+const M_sub_K1: readonly string[] = ['alpha'];
+const M_sub_K2: readonly string[] = [];
+function method_sub(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
     if (isLiveTensor(p0)) return ops()['sub.Tensor'].call(this, p0, 1);
@@ -5532,6 +8530,21 @@ function method_sub(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
   }
   if (n === 2 && isLiveTensor(this)) {
     if (isScalarArg(p0) && isScalarArg(p1)) return ops()['sub.Scalar'].call(this, scalarArg(p0), scalarArg(p1));
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_sub_K0) && isLiveTensor(p0) && (o.alpha === undefined || isScalarArg(o.alpha))) {
+      return ops()['sub.Tensor'].call(this, p0, o.alpha === undefined ? 1 : scalarArg(o.alpha));
+    }
+    if (optionsWithin(o, M_sub_K1) && isScalarArg(p0) && (o.alpha === undefined || isScalarArg(o.alpha))) {
+      return ops()['sub.Scalar'].call(this, scalarArg(p0), o.alpha === undefined ? 1 : scalarArg(o.alpha));
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_sub_K2) && isScalarArg(p0) && isScalarArg(p1)) {
+      return ops()['sub.Scalar'].call(this, scalarArg(p0), scalarArg(p1));
+    }
   }
   return callParsed(M_sub, ops(), this, arguments);
 }
@@ -5548,7 +8561,10 @@ const M_sub_: OverloadGroup = {
     hidden: true,
   }],
 };
-function method_sub_(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+const M_sub__K0: readonly string[] = ['alpha'];
+const M_sub__K1: readonly string[] = ['alpha'];
+const M_sub__K2: readonly string[] = [];
+function method_sub_(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
     if (isLiveTensor(p0)) return ops()['sub_.Tensor'].call(this, p0, 1);
@@ -5556,6 +8572,21 @@ function method_sub_(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
   }
   if (n === 2 && isLiveTensor(this)) {
     if (isScalarArg(p0) && isScalarArg(p1)) return ops()['sub_.Scalar'].call(this, scalarArg(p0), scalarArg(p1));
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_sub__K0) && isLiveTensor(p0) && (o.alpha === undefined || isScalarArg(o.alpha))) {
+      return ops()['sub_.Tensor'].call(this, p0, o.alpha === undefined ? 1 : scalarArg(o.alpha));
+    }
+    if (optionsWithin(o, M_sub__K1) && isScalarArg(p0) && (o.alpha === undefined || isScalarArg(o.alpha))) {
+      return ops()['sub_.Scalar'].call(this, scalarArg(p0), o.alpha === undefined ? 1 : scalarArg(o.alpha));
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_sub__K2) && isScalarArg(p0) && isScalarArg(p1)) {
+      return ops()['sub_.Scalar'].call(this, scalarArg(p0), scalarArg(p1));
+    }
   }
   return callParsed(M_sub_, ops(), this, arguments);
 }
@@ -5569,11 +8600,18 @@ const M_mul: OverloadGroup = {
     hidden: true,
   }],
 };
-function method_mul(this: Tensor, p0?: any, _p1?: any): any {
+const M_mul_K0: readonly string[] = [];
+const M_mul_K1: readonly string[] = [];
+function method_mul(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
     if (isLiveTensor(p0)) return ops()['mul.Tensor'].call(this, p0);
     if (isScalarArg(p0)) return ops()['mul.Scalar'].call(this, scalarArg(p0));
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_mul_K0) && isLiveTensor(p0)) return ops()['mul.Tensor'].call(this, p0);
+    if (optionsWithin(o, M_mul_K1) && isScalarArg(p0)) return ops()['mul.Scalar'].call(this, scalarArg(p0));
   }
   return callParsed(M_mul, ops(), this, arguments);
 }
@@ -5587,11 +8625,18 @@ const M_mul_: OverloadGroup = {
     hidden: true,
   }],
 };
-function method_mul_(this: Tensor, p0?: any, _p1?: any): any {
+const M_mul__K0: readonly string[] = [];
+const M_mul__K1: readonly string[] = [];
+function method_mul_(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
     if (isLiveTensor(p0)) return ops()['mul_.Tensor'].call(this, p0);
     if (isScalarArg(p0)) return ops()['mul_.Scalar'].call(this, scalarArg(p0));
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_mul__K0) && isLiveTensor(p0)) return ops()['mul_.Tensor'].call(this, p0);
+    if (optionsWithin(o, M_mul__K1) && isScalarArg(p0)) return ops()['mul_.Scalar'].call(this, scalarArg(p0));
   }
   return callParsed(M_mul_, ops(), this, arguments);
 }
@@ -5606,11 +8651,28 @@ const M_div: OverloadGroup = {
     { key: 'div.Scalar_mode', schema: 'div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor' },
   ],
 };
-function method_div(this: Tensor, p0?: any, _p1?: any): any {
+const M_div_K0: readonly string[] = [];
+const M_div_K1: readonly string[] = ['roundingMode'];
+const M_div_K2: readonly string[] = [];
+const M_div_K3: readonly string[] = ['roundingMode'];
+function method_div(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
     if (isLiveTensor(p0)) return ops()['div.Tensor'].call(this, p0);
     if (isScalarArg(p0)) return ops()['div.Scalar'].call(this, scalarArg(p0));
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_div_K0) && isLiveTensor(p0)) return ops()['div.Tensor'].call(this, p0);
+    if (
+      optionsWithin(o, M_div_K1) && isLiveTensor(p0) && o.roundingMode !== undefined &&
+      (o.roundingMode == null || typeof o.roundingMode === 'string')
+    ) return ops()['div.Tensor_mode'].call(this, p0, o.roundingMode ?? null);
+    if (optionsWithin(o, M_div_K2) && isScalarArg(p0)) return ops()['div.Scalar'].call(this, scalarArg(p0));
+    if (
+      optionsWithin(o, M_div_K3) && isScalarArg(p0) && o.roundingMode !== undefined &&
+      (o.roundingMode == null || typeof o.roundingMode === 'string')
+    ) return ops()['div.Scalar_mode'].call(this, scalarArg(p0), o.roundingMode ?? null);
   }
   return callParsed(M_div, ops(), this, arguments);
 }
@@ -5624,11 +8686,18 @@ const M_div_: OverloadGroup = {
     hidden: true,
   }],
 };
-function method_div_(this: Tensor, p0?: any, _p1?: any): any {
+const M_div__K0: readonly string[] = [];
+const M_div__K1: readonly string[] = [];
+function method_div_(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
     if (isLiveTensor(p0)) return ops()['div_.Tensor'].call(this, p0);
     if (isScalarArg(p0)) return ops()['div_.Scalar'].call(this, scalarArg(p0));
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_div__K0) && isLiveTensor(p0)) return ops()['div_.Tensor'].call(this, p0);
+    if (optionsWithin(o, M_div__K1) && isScalarArg(p0)) return ops()['div_.Scalar'].call(this, scalarArg(p0));
   }
   return callParsed(M_div_, ops(), this, arguments);
 }
@@ -5641,11 +8710,18 @@ const M_remainder: OverloadGroup = {
     schema: 'remainder.Scalar(Tensor self, Scalar other) -> Tensor',
   }],
 };
-function method_remainder(this: Tensor, p0?: any, _p1?: any): any {
+const M_remainder_K0: readonly string[] = [];
+const M_remainder_K1: readonly string[] = [];
+function method_remainder(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
     if (isLiveTensor(p0)) return ops()['remainder.Tensor'].call(this, p0);
     if (isScalarArg(p0)) return ops()['remainder.Scalar'].call(this, scalarArg(p0));
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_remainder_K0) && isLiveTensor(p0)) return ops()['remainder.Tensor'].call(this, p0);
+    if (optionsWithin(o, M_remainder_K1) && isScalarArg(p0)) return ops()['remainder.Scalar'].call(this, scalarArg(p0));
   }
   return callParsed(M_remainder, ops(), this, arguments);
 }
@@ -5658,11 +8734,18 @@ const M_fmod: OverloadGroup = {
     schema: 'fmod.Scalar(Tensor self, Scalar other) -> Tensor',
   }],
 };
-function method_fmod(this: Tensor, p0?: any, _p1?: any): any {
+const M_fmod_K0: readonly string[] = [];
+const M_fmod_K1: readonly string[] = [];
+function method_fmod(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
     if (isLiveTensor(p0)) return ops()['fmod.Tensor'].call(this, p0);
     if (isScalarArg(p0)) return ops()['fmod.Scalar'].call(this, scalarArg(p0));
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_fmod_K0) && isLiveTensor(p0)) return ops()['fmod.Tensor'].call(this, p0);
+    if (optionsWithin(o, M_fmod_K1) && isScalarArg(p0)) return ops()['fmod.Scalar'].call(this, scalarArg(p0));
   }
   return callParsed(M_fmod, ops(), this, arguments);
 }
@@ -5675,11 +8758,18 @@ const M_pow: OverloadGroup = {
     schema: 'pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor',
   }],
 };
-function method_pow(this: Tensor, p0?: any, _p1?: any): any {
+const M_pow_K0: readonly string[] = [];
+const M_pow_K1: readonly string[] = [];
+function method_pow(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
     if (isLiveTensor(p0)) return ops()['pow.Tensor_Tensor'].call(this, p0);
     if (isScalarArg(p0)) return ops()['pow.Tensor_Scalar'].call(this, scalarArg(p0));
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_pow_K0) && isLiveTensor(p0)) return ops()['pow.Tensor_Tensor'].call(this, p0);
+    if (optionsWithin(o, M_pow_K1) && isScalarArg(p0)) return ops()['pow.Tensor_Scalar'].call(this, scalarArg(p0));
   }
   return callParsed(M_pow, ops(), this, arguments);
 }
@@ -5689,10 +8779,15 @@ const M_minimum: OverloadGroup = {
   method: true,
   overloads: [{ key: 'minimum', schema: 'minimum(Tensor self, Tensor other) -> Tensor' }],
 };
-function method_minimum(this: Tensor, p0?: any, _p1?: any): any {
+const M_minimum_K0: readonly string[] = [];
+function method_minimum(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
     if (isLiveTensor(p0)) return ops()['minimum'].call(this, p0);
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_minimum_K0) && isLiveTensor(p0)) return ops()['minimum'].call(this, p0);
   }
   return callParsed(M_minimum, ops(), this, arguments);
 }
@@ -5702,10 +8797,15 @@ const M_maximum: OverloadGroup = {
   method: true,
   overloads: [{ key: 'maximum', schema: 'maximum(Tensor self, Tensor other) -> Tensor' }],
 };
-function method_maximum(this: Tensor, p0?: any, _p1?: any): any {
+const M_maximum_K0: readonly string[] = [];
+function method_maximum(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
     if (isLiveTensor(p0)) return ops()['maximum'].call(this, p0);
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_maximum_K0) && isLiveTensor(p0)) return ops()['maximum'].call(this, p0);
   }
   return callParsed(M_maximum, ops(), this, arguments);
 }
@@ -5715,10 +8815,15 @@ const M_atan2: OverloadGroup = {
   method: true,
   overloads: [{ key: 'atan2', schema: 'atan2(Tensor self, Tensor other) -> Tensor' }],
 };
-function method_atan2(this: Tensor, p0?: any, _p1?: any): any {
+const M_atan2_K0: readonly string[] = [];
+function method_atan2(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
     if (isLiveTensor(p0)) return ops()['atan2'].call(this, p0);
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_atan2_K0) && isLiveTensor(p0)) return ops()['atan2'].call(this, p0);
   }
   return callParsed(M_atan2, ops(), this, arguments);
 }
@@ -5728,10 +8833,15 @@ const M_bitwiseAnd: OverloadGroup = {
   method: true,
   overloads: [{ key: 'bitwise_and.Tensor', schema: 'bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor' }],
 };
-function method_bitwiseAnd(this: Tensor, p0?: any, _p1?: any): any {
+const M_bitwiseAnd_K0: readonly string[] = [];
+function method_bitwiseAnd(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
     if (isLiveTensor(p0)) return ops()['bitwise_and.Tensor'].call(this, p0);
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_bitwiseAnd_K0) && isLiveTensor(p0)) return ops()['bitwise_and.Tensor'].call(this, p0);
   }
   return callParsed(M_bitwiseAnd, ops(), this, arguments);
 }
@@ -5741,10 +8851,15 @@ const M_bitwiseOr: OverloadGroup = {
   method: true,
   overloads: [{ key: 'bitwise_or.Tensor', schema: 'bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor' }],
 };
-function method_bitwiseOr(this: Tensor, p0?: any, _p1?: any): any {
+const M_bitwiseOr_K0: readonly string[] = [];
+function method_bitwiseOr(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
     if (isLiveTensor(p0)) return ops()['bitwise_or.Tensor'].call(this, p0);
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_bitwiseOr_K0) && isLiveTensor(p0)) return ops()['bitwise_or.Tensor'].call(this, p0);
   }
   return callParsed(M_bitwiseOr, ops(), this, arguments);
 }
@@ -5754,10 +8869,15 @@ const M_bitwiseXor: OverloadGroup = {
   method: true,
   overloads: [{ key: 'bitwise_xor.Tensor', schema: 'bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor' }],
 };
-function method_bitwiseXor(this: Tensor, p0?: any, _p1?: any): any {
+const M_bitwiseXor_K0: readonly string[] = [];
+function method_bitwiseXor(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
     if (isLiveTensor(p0)) return ops()['bitwise_xor.Tensor'].call(this, p0);
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_bitwiseXor_K0) && isLiveTensor(p0)) return ops()['bitwise_xor.Tensor'].call(this, p0);
   }
   return callParsed(M_bitwiseXor, ops(), this, arguments);
 }
@@ -5767,10 +8887,15 @@ const M_logicalAnd: OverloadGroup = {
   method: true,
   overloads: [{ key: 'logical_and', schema: 'logical_and(Tensor self, Tensor other) -> Tensor' }],
 };
-function method_logicalAnd(this: Tensor, p0?: any, _p1?: any): any {
+const M_logicalAnd_K0: readonly string[] = [];
+function method_logicalAnd(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
     if (isLiveTensor(p0)) return ops()['logical_and'].call(this, p0);
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_logicalAnd_K0) && isLiveTensor(p0)) return ops()['logical_and'].call(this, p0);
   }
   return callParsed(M_logicalAnd, ops(), this, arguments);
 }
@@ -5780,10 +8905,15 @@ const M_logicalOr: OverloadGroup = {
   method: true,
   overloads: [{ key: 'logical_or', schema: 'logical_or(Tensor self, Tensor other) -> Tensor' }],
 };
-function method_logicalOr(this: Tensor, p0?: any, _p1?: any): any {
+const M_logicalOr_K0: readonly string[] = [];
+function method_logicalOr(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
     if (isLiveTensor(p0)) return ops()['logical_or'].call(this, p0);
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_logicalOr_K0) && isLiveTensor(p0)) return ops()['logical_or'].call(this, p0);
   }
   return callParsed(M_logicalOr, ops(), this, arguments);
 }
@@ -5793,10 +8923,15 @@ const M_logicalXor: OverloadGroup = {
   method: true,
   overloads: [{ key: 'logical_xor', schema: 'logical_xor(Tensor self, Tensor other) -> Tensor' }],
 };
-function method_logicalXor(this: Tensor, p0?: any, _p1?: any): any {
+const M_logicalXor_K0: readonly string[] = [];
+function method_logicalXor(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
     if (isLiveTensor(p0)) return ops()['logical_xor'].call(this, p0);
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_logicalXor_K0) && isLiveTensor(p0)) return ops()['logical_xor'].call(this, p0);
   }
   return callParsed(M_logicalXor, ops(), this, arguments);
 }
@@ -5809,11 +8944,18 @@ const M_eq: OverloadGroup = {
     schema: 'eq.Scalar(Tensor self, Scalar other) -> Tensor',
   }],
 };
-function method_eq(this: Tensor, p0?: any, _p1?: any): any {
+const M_eq_K0: readonly string[] = [];
+const M_eq_K1: readonly string[] = [];
+function method_eq(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
     if (isLiveTensor(p0)) return ops()['eq.Tensor'].call(this, p0);
     if (isScalarArg(p0)) return ops()['eq.Scalar'].call(this, scalarArg(p0));
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_eq_K0) && isLiveTensor(p0)) return ops()['eq.Tensor'].call(this, p0);
+    if (optionsWithin(o, M_eq_K1) && isScalarArg(p0)) return ops()['eq.Scalar'].call(this, scalarArg(p0));
   }
   return callParsed(M_eq, ops(), this, arguments);
 }
@@ -5826,11 +8968,18 @@ const M_ne: OverloadGroup = {
     schema: 'ne.Scalar(Tensor self, Scalar other) -> Tensor',
   }],
 };
-function method_ne(this: Tensor, p0?: any, _p1?: any): any {
+const M_ne_K0: readonly string[] = [];
+const M_ne_K1: readonly string[] = [];
+function method_ne(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
     if (isLiveTensor(p0)) return ops()['ne.Tensor'].call(this, p0);
     if (isScalarArg(p0)) return ops()['ne.Scalar'].call(this, scalarArg(p0));
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_ne_K0) && isLiveTensor(p0)) return ops()['ne.Tensor'].call(this, p0);
+    if (optionsWithin(o, M_ne_K1) && isScalarArg(p0)) return ops()['ne.Scalar'].call(this, scalarArg(p0));
   }
   return callParsed(M_ne, ops(), this, arguments);
 }
@@ -5843,11 +8992,18 @@ const M_lt: OverloadGroup = {
     schema: 'lt.Scalar(Tensor self, Scalar other) -> Tensor',
   }],
 };
-function method_lt(this: Tensor, p0?: any, _p1?: any): any {
+const M_lt_K0: readonly string[] = [];
+const M_lt_K1: readonly string[] = [];
+function method_lt(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
     if (isLiveTensor(p0)) return ops()['lt.Tensor'].call(this, p0);
     if (isScalarArg(p0)) return ops()['lt.Scalar'].call(this, scalarArg(p0));
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_lt_K0) && isLiveTensor(p0)) return ops()['lt.Tensor'].call(this, p0);
+    if (optionsWithin(o, M_lt_K1) && isScalarArg(p0)) return ops()['lt.Scalar'].call(this, scalarArg(p0));
   }
   return callParsed(M_lt, ops(), this, arguments);
 }
@@ -5860,11 +9016,18 @@ const M_le: OverloadGroup = {
     schema: 'le.Scalar(Tensor self, Scalar other) -> Tensor',
   }],
 };
-function method_le(this: Tensor, p0?: any, _p1?: any): any {
+const M_le_K0: readonly string[] = [];
+const M_le_K1: readonly string[] = [];
+function method_le(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
     if (isLiveTensor(p0)) return ops()['le.Tensor'].call(this, p0);
     if (isScalarArg(p0)) return ops()['le.Scalar'].call(this, scalarArg(p0));
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_le_K0) && isLiveTensor(p0)) return ops()['le.Tensor'].call(this, p0);
+    if (optionsWithin(o, M_le_K1) && isScalarArg(p0)) return ops()['le.Scalar'].call(this, scalarArg(p0));
   }
   return callParsed(M_le, ops(), this, arguments);
 }
@@ -5877,11 +9040,18 @@ const M_gt: OverloadGroup = {
     schema: 'gt.Scalar(Tensor self, Scalar other) -> Tensor',
   }],
 };
-function method_gt(this: Tensor, p0?: any, _p1?: any): any {
+const M_gt_K0: readonly string[] = [];
+const M_gt_K1: readonly string[] = [];
+function method_gt(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
     if (isLiveTensor(p0)) return ops()['gt.Tensor'].call(this, p0);
     if (isScalarArg(p0)) return ops()['gt.Scalar'].call(this, scalarArg(p0));
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_gt_K0) && isLiveTensor(p0)) return ops()['gt.Tensor'].call(this, p0);
+    if (optionsWithin(o, M_gt_K1) && isScalarArg(p0)) return ops()['gt.Scalar'].call(this, scalarArg(p0));
   }
   return callParsed(M_gt, ops(), this, arguments);
 }
@@ -5894,11 +9064,18 @@ const M_ge: OverloadGroup = {
     schema: 'ge.Scalar(Tensor self, Scalar other) -> Tensor',
   }],
 };
-function method_ge(this: Tensor, p0?: any, _p1?: any): any {
+const M_ge_K0: readonly string[] = [];
+const M_ge_K1: readonly string[] = [];
+function method_ge(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
     if (isLiveTensor(p0)) return ops()['ge.Tensor'].call(this, p0);
     if (isScalarArg(p0)) return ops()['ge.Scalar'].call(this, scalarArg(p0));
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_ge_K0) && isLiveTensor(p0)) return ops()['ge.Tensor'].call(this, p0);
+    if (optionsWithin(o, M_ge_K1) && isScalarArg(p0)) return ops()['ge.Scalar'].call(this, scalarArg(p0));
   }
   return callParsed(M_ge, ops(), this, arguments);
 }
@@ -6207,10 +9384,15 @@ const M_fill_: OverloadGroup = {
   method: true,
   overloads: [{ key: 'fill_.Scalar', schema: 'fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)' }],
 };
-function method_fill_(this: Tensor, p0?: any, _p1?: any): any {
+const M_fill__K0: readonly string[] = [];
+function method_fill_(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
     if (isScalarArg(p0)) return ops()['fill_.Scalar'].call(this, scalarArg(p0));
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_fill__K0) && isScalarArg(p0)) return ops()['fill_.Scalar'].call(this, scalarArg(p0));
   }
   return callParsed(M_fill_, ops(), this, arguments);
 }
@@ -6220,10 +9402,17 @@ const M_gelu: OverloadGroup = {
   method: true,
   overloads: [{ key: 'gelu', schema: "gelu(Tensor self, *, str approximate='none') -> Tensor" }],
 };
-function method_gelu(this: Tensor, _p0?: any): any {
+const M_gelu_K0: readonly string[] = ['approximate'];
+function method_gelu(this: Tensor, p0?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
     return ops()['gelu'].call(this, 'none');
+  }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (optionsWithin(o, M_gelu_K0) && (o.approximate === undefined || typeof o.approximate === 'string')) {
+      return ops()['gelu'].call(this, o.approximate === undefined ? 'none' : o.approximate);
+    }
   }
   return callParsed(M_gelu, ops(), this, arguments);
 }
@@ -6340,7 +9529,13 @@ const M_clamp: OverloadGroup = {
     schema: 'clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor',
   }, { key: 'clamp', schema: 'clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor' }],
 };
-function method_clamp(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+const M_clamp_K0: readonly string[] = ['min', 'max'];
+const M_clamp_K1: readonly string[] = ['min', 'max'];
+const M_clamp_K2: readonly string[] = ['max'];
+const M_clamp_K3: readonly string[] = ['max'];
+const M_clamp_K4: readonly string[] = [];
+const M_clamp_K5: readonly string[] = [];
+function method_clamp(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
     return ops()['clamp.Tensor'].call(this, null, null);
@@ -6357,6 +9552,43 @@ function method_clamp(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
       return ops()['clamp'].call(this, p0 == null ? null : scalarArg(p0), p1 == null ? null : scalarArg(p1));
     }
   }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (
+      optionsWithin(o, M_clamp_K0) && (o.min === undefined || (o.min == null || isLiveTensor(o.min))) &&
+      (o.max === undefined || (o.max == null || isLiveTensor(o.max)))
+    ) return ops()['clamp.Tensor'].call(this, o.min ?? null, o.max ?? null);
+    if (
+      optionsWithin(o, M_clamp_K1) && (o.min === undefined || (o.min == null || isScalarArg(o.min))) &&
+      (o.max === undefined || (o.max == null || isScalarArg(o.max)))
+    ) {
+      return ops()['clamp'].call(
+        this,
+        o.min == null ? null : scalarArg(o.min),
+        o.max == null ? null : scalarArg(o.max),
+      );
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_clamp_K2) && (p0 == null || isLiveTensor(p0)) &&
+      (o.max === undefined || (o.max == null || isLiveTensor(o.max)))
+    ) return ops()['clamp.Tensor'].call(this, p0 ?? null, o.max ?? null);
+    if (
+      optionsWithin(o, M_clamp_K3) && (p0 == null || isScalarArg(p0)) &&
+      (o.max === undefined || (o.max == null || isScalarArg(o.max)))
+    ) return ops()['clamp'].call(this, p0 == null ? null : scalarArg(p0), o.max == null ? null : scalarArg(o.max));
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_clamp_K4) && (p0 == null || isLiveTensor(p0)) && (p1 == null || isLiveTensor(p1))) {
+      return ops()['clamp.Tensor'].call(this, p0 ?? null, p1 ?? null);
+    }
+    if (optionsWithin(o, M_clamp_K5) && (p0 == null || isScalarArg(p0)) && (p1 == null || isScalarArg(p1))) {
+      return ops()['clamp'].call(this, p0 == null ? null : scalarArg(p0), p1 == null ? null : scalarArg(p1));
+    }
+  }
   return callParsed(M_clamp, ops(), this, arguments);
 }
 
@@ -6365,7 +9597,10 @@ const M_clamp_: OverloadGroup = {
   method: true,
   overloads: [{ key: 'clamp_', schema: 'clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)' }],
 };
-function method_clamp_(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+const M_clamp__K0: readonly string[] = ['min', 'max'];
+const M_clamp__K1: readonly string[] = ['max'];
+const M_clamp__K2: readonly string[] = [];
+function method_clamp_(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
     return ops()['clamp_'].call(this, null, null);
@@ -6378,6 +9613,32 @@ function method_clamp_(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
       return ops()['clamp_'].call(this, p0 == null ? null : scalarArg(p0), p1 == null ? null : scalarArg(p1));
     }
   }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (
+      optionsWithin(o, M_clamp__K0) && (o.min === undefined || (o.min == null || isScalarArg(o.min))) &&
+      (o.max === undefined || (o.max == null || isScalarArg(o.max)))
+    ) {
+      return ops()['clamp_'].call(
+        this,
+        o.min == null ? null : scalarArg(o.min),
+        o.max == null ? null : scalarArg(o.max),
+      );
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_clamp__K1) && (p0 == null || isScalarArg(p0)) &&
+      (o.max === undefined || (o.max == null || isScalarArg(o.max)))
+    ) return ops()['clamp_'].call(this, p0 == null ? null : scalarArg(p0), o.max == null ? null : scalarArg(o.max));
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_clamp__K2) && (p0 == null || isScalarArg(p0)) && (p1 == null || isScalarArg(p1))) {
+      return ops()['clamp_'].call(this, p0 == null ? null : scalarArg(p0), p1 == null ? null : scalarArg(p1));
+    }
+  }
   return callParsed(M_clamp_, ops(), this, arguments);
 }
 
@@ -6386,10 +9647,15 @@ const M_clampMin: OverloadGroup = {
   method: true,
   overloads: [{ key: 'clamp_min', schema: 'clamp_min(Tensor self, Scalar min) -> Tensor' }],
 };
-function method_clampMin(this: Tensor, p0?: any, _p1?: any): any {
+const M_clampMin_K0: readonly string[] = [];
+function method_clampMin(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
     if (isScalarArg(p0)) return ops()['clamp_min'].call(this, scalarArg(p0));
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_clampMin_K0) && isScalarArg(p0)) return ops()['clamp_min'].call(this, scalarArg(p0));
   }
   return callParsed(M_clampMin, ops(), this, arguments);
 }
@@ -6399,10 +9665,15 @@ const M_clampMax: OverloadGroup = {
   method: true,
   overloads: [{ key: 'clamp_max', schema: 'clamp_max(Tensor self, Scalar max) -> Tensor' }],
 };
-function method_clampMax(this: Tensor, p0?: any, _p1?: any): any {
+const M_clampMax_K0: readonly string[] = [];
+function method_clampMax(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
     if (isScalarArg(p0)) return ops()['clamp_max'].call(this, scalarArg(p0));
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_clampMax_K0) && isScalarArg(p0)) return ops()['clamp_max'].call(this, scalarArg(p0));
   }
   return callParsed(M_clampMax, ops(), this, arguments);
 }
@@ -6412,10 +9683,15 @@ const M_clampMin_: OverloadGroup = {
   method: true,
   overloads: [{ key: 'clamp_min_', schema: 'clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)' }],
 };
-function method_clampMin_(this: Tensor, p0?: any, _p1?: any): any {
+const M_clampMin__K0: readonly string[] = [];
+function method_clampMin_(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
     if (isScalarArg(p0)) return ops()['clamp_min_'].call(this, scalarArg(p0));
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_clampMin__K0) && isScalarArg(p0)) return ops()['clamp_min_'].call(this, scalarArg(p0));
   }
   return callParsed(M_clampMin_, ops(), this, arguments);
 }
@@ -6425,10 +9701,15 @@ const M_clampMax_: OverloadGroup = {
   method: true,
   overloads: [{ key: 'clamp_max_', schema: 'clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)' }],
 };
-function method_clampMax_(this: Tensor, p0?: any, _p1?: any): any {
+const M_clampMax__K0: readonly string[] = [];
+function method_clampMax_(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
     if (isScalarArg(p0)) return ops()['clamp_max_'].call(this, scalarArg(p0));
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_clampMax__K0) && isScalarArg(p0)) return ops()['clamp_max_'].call(this, scalarArg(p0));
   }
   return callParsed(M_clampMax_, ops(), this, arguments);
 }
@@ -6438,7 +9719,11 @@ const M_view: OverloadGroup = {
   method: true,
   overloads: [{ key: 'view', schema: 'view(Tensor(a) self, SymInt[] size) -> Tensor(a)' }],
 };
-function method_view(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, ..._rest: any[]): any {
+const M_view_K0: readonly string[] = [];
+const M_view_K1: readonly string[] = [];
+const M_view_K2: readonly string[] = [];
+const M_view_K3: readonly string[] = [];
+function method_view(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest: any[]): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
     if ((Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) return ops()['view'].call(this, intListArg(p0, 0));
@@ -6456,6 +9741,30 @@ function method_view(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, ..._r
       return ops()['view'].call(this, [intArg(p0), intArg(p1), intArg(p2), intArg(p3)]);
     }
   }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_view_K0) && (Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
+      return ops()['view'].call(this, intListArg(p0, 0));
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (isIntArg(p0) && isIntArg(p1) && optionsWithin(o, M_view_K1)) {
+      return ops()['view'].call(this, [intArg(p0), intArg(p1)]);
+    }
+  }
+  if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
+    const o: any = p3;
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && optionsWithin(o, M_view_K2)) {
+      return ops()['view'].call(this, [intArg(p0), intArg(p1), intArg(p2)]);
+    }
+  }
+  if (n === 5 && isLiveTensor(this) && isOptions(p4)) {
+    const o: any = p4;
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3) && optionsWithin(o, M_view_K3)) {
+      return ops()['view'].call(this, [intArg(p0), intArg(p1), intArg(p2), intArg(p3)]);
+    }
+  }
   return callParsed(M_view, ops(), this, arguments);
 }
 
@@ -6464,7 +9773,11 @@ const M_reshape: OverloadGroup = {
   method: true,
   overloads: [{ key: 'reshape', schema: 'reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)' }],
 };
-function method_reshape(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, ..._rest: any[]): any {
+const M_reshape_K0: readonly string[] = [];
+const M_reshape_K1: readonly string[] = [];
+const M_reshape_K2: readonly string[] = [];
+const M_reshape_K3: readonly string[] = [];
+function method_reshape(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest: any[]): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
     if ((Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) return ops()['reshape'].call(this, intListArg(p0, 0));
@@ -6482,6 +9795,30 @@ function method_reshape(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, ..
       return ops()['reshape'].call(this, [intArg(p0), intArg(p1), intArg(p2), intArg(p3)]);
     }
   }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_reshape_K0) && (Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
+      return ops()['reshape'].call(this, intListArg(p0, 0));
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (isIntArg(p0) && isIntArg(p1) && optionsWithin(o, M_reshape_K1)) {
+      return ops()['reshape'].call(this, [intArg(p0), intArg(p1)]);
+    }
+  }
+  if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
+    const o: any = p3;
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && optionsWithin(o, M_reshape_K2)) {
+      return ops()['reshape'].call(this, [intArg(p0), intArg(p1), intArg(p2)]);
+    }
+  }
+  if (n === 5 && isLiveTensor(this) && isOptions(p4)) {
+    const o: any = p4;
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3) && optionsWithin(o, M_reshape_K3)) {
+      return ops()['reshape'].call(this, [intArg(p0), intArg(p1), intArg(p2), intArg(p3)]);
+    }
+  }
   return callParsed(M_reshape, ops(), this, arguments);
 }
 
@@ -6493,7 +9830,10 @@ const M_flatten: OverloadGroup = {
     schema: 'flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)',
   }],
 };
-function method_flatten(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+const M_flatten_K0: readonly string[] = ['startDim', 'endDim'];
+const M_flatten_K1: readonly string[] = ['endDim'];
+const M_flatten_K2: readonly string[] = [];
+function method_flatten(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
     return ops()['flatten.using_ints'].call(this, 0, -1);
@@ -6504,6 +9844,31 @@ function method_flatten(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
   if (n === 2 && isLiveTensor(this)) {
     if (isIntArg(p0) && isIntArg(p1)) return ops()['flatten.using_ints'].call(this, intArg(p0), intArg(p1));
   }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (
+      optionsWithin(o, M_flatten_K0) && (o.startDim === undefined || isIntArg(o.startDim)) &&
+      (o.endDim === undefined || isIntArg(o.endDim))
+    ) {
+      return ops()['flatten.using_ints'].call(
+        this,
+        o.startDim === undefined ? 0 : intArg(o.startDim),
+        o.endDim === undefined ? -1 : intArg(o.endDim),
+      );
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_flatten_K1) && isIntArg(p0) && (o.endDim === undefined || isIntArg(o.endDim))) {
+      return ops()['flatten.using_ints'].call(this, intArg(p0), o.endDim === undefined ? -1 : intArg(o.endDim));
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_flatten_K2) && isIntArg(p0) && isIntArg(p1)) {
+      return ops()['flatten.using_ints'].call(this, intArg(p0), intArg(p1));
+    }
+  }
   return callParsed(M_flatten, ops(), this, arguments);
 }
 
@@ -6512,10 +9877,17 @@ const M_unflatten: OverloadGroup = {
   method: true,
   overloads: [{ key: 'unflatten.int', schema: 'unflatten.int(Tensor(a) self, int dim, int[] sizes) -> Tensor(a)' }],
 };
-function method_unflatten(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+const M_unflatten_K0: readonly string[] = [];
+function method_unflatten(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2 && isLiveTensor(this)) {
     if (isIntArg(p0) && isIntListArg(p1, 0)) return ops()['unflatten.int'].call(this, intArg(p0), intListArg(p1, 0));
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_unflatten_K0) && isIntArg(p0) && isIntListArg(p1, 0)) {
+      return ops()['unflatten.int'].call(this, intArg(p0), intListArg(p1, 0));
+    }
   }
   return callParsed(M_unflatten, ops(), this, arguments);
 }
@@ -6525,7 +9897,11 @@ const M_permute: OverloadGroup = {
   method: true,
   overloads: [{ key: 'permute', schema: 'permute(Tensor(a) self, int[] dims) -> Tensor(a)' }],
 };
-function method_permute(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, ..._rest: any[]): any {
+const M_permute_K0: readonly string[] = [];
+const M_permute_K1: readonly string[] = [];
+const M_permute_K2: readonly string[] = [];
+const M_permute_K3: readonly string[] = [];
+function method_permute(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest: any[]): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
     if ((Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) return ops()['permute'].call(this, intListArg(p0, 0));
@@ -6543,6 +9919,30 @@ function method_permute(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, ..
       return ops()['permute'].call(this, [intArg(p0), intArg(p1), intArg(p2), intArg(p3)]);
     }
   }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_permute_K0) && (Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
+      return ops()['permute'].call(this, intListArg(p0, 0));
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (isIntArg(p0) && isIntArg(p1) && optionsWithin(o, M_permute_K1)) {
+      return ops()['permute'].call(this, [intArg(p0), intArg(p1)]);
+    }
+  }
+  if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
+    const o: any = p3;
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && optionsWithin(o, M_permute_K2)) {
+      return ops()['permute'].call(this, [intArg(p0), intArg(p1), intArg(p2)]);
+    }
+  }
+  if (n === 5 && isLiveTensor(this) && isOptions(p4)) {
+    const o: any = p4;
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3) && optionsWithin(o, M_permute_K3)) {
+      return ops()['permute'].call(this, [intArg(p0), intArg(p1), intArg(p2), intArg(p3)]);
+    }
+  }
   return callParsed(M_permute, ops(), this, arguments);
 }
 
@@ -6551,10 +9951,17 @@ const M_transpose: OverloadGroup = {
   method: true,
   overloads: [{ key: 'transpose.int', schema: 'transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)' }],
 };
-function method_transpose(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+const M_transpose_K0: readonly string[] = [];
+function method_transpose(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2 && isLiveTensor(this)) {
     if (isIntArg(p0) && isIntArg(p1)) return ops()['transpose.int'].call(this, intArg(p0), intArg(p1));
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_transpose_K0) && isIntArg(p0) && isIntArg(p1)) {
+      return ops()['transpose.int'].call(this, intArg(p0), intArg(p1));
+    }
   }
   return callParsed(M_transpose, ops(), this, arguments);
 }
@@ -6580,13 +9987,23 @@ const M_squeeze: OverloadGroup = {
     schema: 'squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)',
   }],
 };
-function method_squeeze(this: Tensor, p0?: any, _p1?: any): any {
+const M_squeeze_K0: readonly string[] = [];
+const M_squeeze_K1: readonly string[] = [];
+function method_squeeze(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
     return ops()['squeeze'].call(this);
   }
   if (n === 1 && isLiveTensor(this)) {
     if (isIntArg(p0)) return ops()['squeeze.dim'].call(this, intArg(p0));
+  }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (optionsWithin(o, M_squeeze_K0)) return ops()['squeeze'].call(this);
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_squeeze_K1) && isIntArg(p0)) return ops()['squeeze.dim'].call(this, intArg(p0));
   }
   return callParsed(M_squeeze, ops(), this, arguments);
 }
@@ -6596,10 +10013,15 @@ const M_unsqueeze: OverloadGroup = {
   method: true,
   overloads: [{ key: 'unsqueeze', schema: 'unsqueeze(Tensor(a) self, int dim) -> Tensor(a)' }],
 };
-function method_unsqueeze(this: Tensor, p0?: any, _p1?: any): any {
+const M_unsqueeze_K0: readonly string[] = [];
+function method_unsqueeze(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
     if (isIntArg(p0)) return ops()['unsqueeze'].call(this, intArg(p0));
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_unsqueeze_K0) && isIntArg(p0)) return ops()['unsqueeze'].call(this, intArg(p0));
   }
   return callParsed(M_unsqueeze, ops(), this, arguments);
 }
@@ -6609,7 +10031,11 @@ const M_expand: OverloadGroup = {
   method: true,
   overloads: [{ key: 'expand', schema: 'expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)' }],
 };
-function method_expand(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, ..._rest: any[]): any {
+const M_expand_K0: readonly string[] = ['implicit'];
+const M_expand_K1: readonly string[] = ['implicit'];
+const M_expand_K2: readonly string[] = ['implicit'];
+const M_expand_K3: readonly string[] = ['implicit'];
+function method_expand(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest: any[]): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
     if ((Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
@@ -6629,6 +10055,46 @@ function method_expand(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, ...
       return ops()['expand'].call(this, [intArg(p0), intArg(p1), intArg(p2), intArg(p3)], false);
     }
   }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_expand_K0) && (Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0)) &&
+      (o.implicit === undefined || typeof o.implicit === 'boolean')
+    ) return ops()['expand'].call(this, intListArg(p0, 0), o.implicit === undefined ? false : o.implicit);
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      isIntArg(p0) && isIntArg(p1) && optionsWithin(o, M_expand_K1) &&
+      (o.implicit === undefined || typeof o.implicit === 'boolean')
+    ) return ops()['expand'].call(this, [intArg(p0), intArg(p1)], o.implicit === undefined ? false : o.implicit);
+  }
+  if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && optionsWithin(o, M_expand_K2) &&
+      (o.implicit === undefined || typeof o.implicit === 'boolean')
+    ) {
+      return ops()['expand'].call(
+        this,
+        [intArg(p0), intArg(p1), intArg(p2)],
+        o.implicit === undefined ? false : o.implicit,
+      );
+    }
+  }
+  if (n === 5 && isLiveTensor(this) && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3) && optionsWithin(o, M_expand_K3) &&
+      (o.implicit === undefined || typeof o.implicit === 'boolean')
+    ) {
+      return ops()['expand'].call(
+        this,
+        [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
+        o.implicit === undefined ? false : o.implicit,
+      );
+    }
+  }
   return callParsed(M_expand, ops(), this, arguments);
 }
 
@@ -6637,10 +10103,15 @@ const M_expandAs: OverloadGroup = {
   method: true,
   overloads: [{ key: 'expand_as', schema: 'expand_as(Tensor(a) self, Tensor other) -> Tensor(a)' }],
 };
-function method_expandAs(this: Tensor, p0?: any, _p1?: any): any {
+const M_expandAs_K0: readonly string[] = [];
+function method_expandAs(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
     if (isLiveTensor(p0)) return ops()['expand_as'].call(this, p0);
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_expandAs_K0) && isLiveTensor(p0)) return ops()['expand_as'].call(this, p0);
   }
   return callParsed(M_expandAs, ops(), this, arguments);
 }
@@ -6650,10 +10121,17 @@ const M_narrow: OverloadGroup = {
   method: true,
   overloads: [{ key: 'narrow', schema: 'narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a)' }],
 };
-function method_narrow(this: Tensor, p0?: any, p1?: any, p2?: any, _p3?: any): any {
+const M_narrow_K0: readonly string[] = [];
+function method_narrow(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 3 && isLiveTensor(this)) {
     if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['narrow'].call(this, intArg(p0), intArg(p1), intArg(p2));
+    }
+  }
+  if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, M_narrow_K0) && isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
       return ops()['narrow'].call(this, intArg(p0), intArg(p1), intArg(p2));
     }
   }
@@ -6665,10 +10143,17 @@ const M_select: OverloadGroup = {
   method: true,
   overloads: [{ key: 'select.int', schema: 'select.int(Tensor(a) self, int dim, int index) -> Tensor(a)' }],
 };
-function method_select(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+const M_select_K0: readonly string[] = [];
+function method_select(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2 && isLiveTensor(this)) {
     if (isIntArg(p0) && isIntArg(p1)) return ops()['select.int'].call(this, intArg(p0), intArg(p1));
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_select_K0) && isIntArg(p0) && isIntArg(p1)) {
+      return ops()['select.int'].call(this, intArg(p0), intArg(p1));
+    }
   }
   return callParsed(M_select, ops(), this, arguments);
 }
@@ -6681,7 +10166,12 @@ const M_slice: OverloadGroup = {
     schema: 'slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)',
   }],
 };
-function method_slice(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, _p4?: any): any {
+const M_slice_K0: readonly string[] = ['dim', 'start', 'end', 'step'];
+const M_slice_K1: readonly string[] = ['start', 'end', 'step'];
+const M_slice_K2: readonly string[] = ['end', 'step'];
+const M_slice_K3: readonly string[] = ['step'];
+const M_slice_K4: readonly string[] = [];
+function method_slice(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
     return ops()['slice.Tensor'].call(this, 0, null, null, 1);
@@ -6716,6 +10206,83 @@ function method_slice(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, _p4?
       );
     }
   }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (
+      optionsWithin(o, M_slice_K0) && (o.dim === undefined || isIntArg(o.dim)) &&
+      (o.start === undefined || (o.start == null || isIntArg(o.start))) &&
+      (o.end === undefined || (o.end == null || isIntArg(o.end))) && (o.step === undefined || isIntArg(o.step))
+    ) {
+      return ops()['slice.Tensor'].call(
+        this,
+        o.dim === undefined ? 0 : intArg(o.dim),
+        o.start == null ? null : intArg(o.start),
+        o.end == null ? null : intArg(o.end),
+        o.step === undefined ? 1 : intArg(o.step),
+      );
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_slice_K1) && isIntArg(p0) &&
+      (o.start === undefined || (o.start == null || isIntArg(o.start))) &&
+      (o.end === undefined || (o.end == null || isIntArg(o.end))) && (o.step === undefined || isIntArg(o.step))
+    ) {
+      return ops()['slice.Tensor'].call(
+        this,
+        intArg(p0),
+        o.start == null ? null : intArg(o.start),
+        o.end == null ? null : intArg(o.end),
+        o.step === undefined ? 1 : intArg(o.step),
+      );
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, M_slice_K2) && isIntArg(p0) && (p1 == null || isIntArg(p1)) &&
+      (o.end === undefined || (o.end == null || isIntArg(o.end))) && (o.step === undefined || isIntArg(o.step))
+    ) {
+      return ops()['slice.Tensor'].call(
+        this,
+        intArg(p0),
+        p1 == null ? null : intArg(p1),
+        o.end == null ? null : intArg(o.end),
+        o.step === undefined ? 1 : intArg(o.step),
+      );
+    }
+  }
+  if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, M_slice_K3) && isIntArg(p0) && (p1 == null || isIntArg(p1)) && (p2 == null || isIntArg(p2)) &&
+      (o.step === undefined || isIntArg(o.step))
+    ) {
+      return ops()['slice.Tensor'].call(
+        this,
+        intArg(p0),
+        p1 == null ? null : intArg(p1),
+        p2 == null ? null : intArg(p2),
+        o.step === undefined ? 1 : intArg(o.step),
+      );
+    }
+  }
+  if (n === 5 && isLiveTensor(this) && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      optionsWithin(o, M_slice_K4) && isIntArg(p0) && (p1 == null || isIntArg(p1)) && (p2 == null || isIntArg(p2)) &&
+      isIntArg(p3)
+    ) {
+      return ops()['slice.Tensor'].call(
+        this,
+        intArg(p0),
+        p1 == null ? null : intArg(p1),
+        p2 == null ? null : intArg(p2),
+        intArg(p3),
+      );
+    }
+  }
   return callParsed(M_slice, ops(), this, arguments);
 }
 
@@ -6727,7 +10294,9 @@ const M_asStrided: OverloadGroup = {
     schema: 'as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)',
   }],
 };
-function method_asStrided(this: Tensor, p0?: any, p1?: any, p2?: any, _p3?: any): any {
+const M_asStrided_K0: readonly string[] = ['storageOffset'];
+const M_asStrided_K1: readonly string[] = [];
+function method_asStrided(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 2 && isLiveTensor(this)) {
     if (isIntListArg(p0, 0) && isIntListArg(p1, 0)) {
@@ -6738,6 +10307,26 @@ function method_asStrided(this: Tensor, p0?: any, p1?: any, p2?: any, _p3?: any)
     if (isIntListArg(p0, 0) && isIntListArg(p1, 0) && (p2 == null || isIntArg(p2))) {
       return ops()['as_strided'].call(this, intListArg(p0, 0), intListArg(p1, 0), p2 == null ? null : intArg(p2));
     }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, M_asStrided_K0) && isIntListArg(p0, 0) && isIntListArg(p1, 0) &&
+      (o.storageOffset === undefined || (o.storageOffset == null || isIntArg(o.storageOffset)))
+    ) {
+      return ops()['as_strided'].call(
+        this,
+        intListArg(p0, 0),
+        intListArg(p1, 0),
+        o.storageOffset == null ? null : intArg(o.storageOffset),
+      );
+    }
+  }
+  if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, M_asStrided_K1) && isIntListArg(p0, 0) && isIntListArg(p1, 0) && (p2 == null || isIntArg(p2))
+    ) return ops()['as_strided'].call(this, intListArg(p0, 0), intListArg(p1, 0), p2 == null ? null : intArg(p2));
   }
   return callParsed(M_asStrided, ops(), this, arguments);
 }
@@ -6750,7 +10339,11 @@ const M_diagonal: OverloadGroup = {
     schema: 'diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)',
   }],
 };
-function method_diagonal(this: Tensor, p0?: any, p1?: any, p2?: any, _p3?: any): any {
+const M_diagonal_K0: readonly string[] = ['offset', 'dim1', 'dim2'];
+const M_diagonal_K1: readonly string[] = ['dim1', 'dim2'];
+const M_diagonal_K2: readonly string[] = ['dim2'];
+const M_diagonal_K3: readonly string[] = [];
+function method_diagonal(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
     return ops()['diagonal'].call(this, 0, 0, 1);
@@ -6766,6 +10359,46 @@ function method_diagonal(this: Tensor, p0?: any, p1?: any, p2?: any, _p3?: any):
       return ops()['diagonal'].call(this, intArg(p0), intArg(p1), intArg(p2));
     }
   }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (
+      optionsWithin(o, M_diagonal_K0) && (o.offset === undefined || isIntArg(o.offset)) &&
+      (o.dim1 === undefined || isIntArg(o.dim1)) && (o.dim2 === undefined || isIntArg(o.dim2))
+    ) {
+      return ops()['diagonal'].call(
+        this,
+        o.offset === undefined ? 0 : intArg(o.offset),
+        o.dim1 === undefined ? 0 : intArg(o.dim1),
+        o.dim2 === undefined ? 1 : intArg(o.dim2),
+      );
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_diagonal_K1) && isIntArg(p0) && (o.dim1 === undefined || isIntArg(o.dim1)) &&
+      (o.dim2 === undefined || isIntArg(o.dim2))
+    ) {
+      return ops()['diagonal'].call(
+        this,
+        intArg(p0),
+        o.dim1 === undefined ? 0 : intArg(o.dim1),
+        o.dim2 === undefined ? 1 : intArg(o.dim2),
+      );
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_diagonal_K2) && isIntArg(p0) && isIntArg(p1) && (o.dim2 === undefined || isIntArg(o.dim2))) {
+      return ops()['diagonal'].call(this, intArg(p0), intArg(p1), o.dim2 === undefined ? 1 : intArg(o.dim2));
+    }
+  }
+  if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, M_diagonal_K3) && isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['diagonal'].call(this, intArg(p0), intArg(p1), intArg(p2));
+    }
+  }
   return callParsed(M_diagonal, ops(), this, arguments);
 }
 
@@ -6777,10 +10410,17 @@ const M_contiguous: OverloadGroup = {
     schema: 'contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) -> Tensor(a)',
   }],
 };
-function method_contiguous(this: Tensor, _p0?: any): any {
+const M_contiguous_K0: readonly string[] = ['memoryFormat'];
+function method_contiguous(this: Tensor, p0?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
     return ops()['contiguous'].call(this, 0);
+  }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (optionsWithin(o, M_contiguous_K0) && (o.memoryFormat === undefined || isMemoryFormatArg(o.memoryFormat))) {
+      return ops()['contiguous'].call(this, o.memoryFormat === undefined ? 0 : o.memoryFormat);
+    }
   }
   return callParsed(M_contiguous, ops(), this, arguments);
 }
@@ -6790,10 +10430,18 @@ const M_clone: OverloadGroup = {
   method: true,
   overloads: [{ key: 'clone', schema: 'clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor' }],
 };
-function method_clone(this: Tensor, _p0?: any): any {
+const M_clone_K0: readonly string[] = ['memoryFormat'];
+function method_clone(this: Tensor, p0?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
     return ops()['clone'].call(this, null);
+  }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (
+      optionsWithin(o, M_clone_K0) &&
+      (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat)))
+    ) return ops()['clone'].call(this, o.memoryFormat ?? null);
   }
   return callParsed(M_clone, ops(), this, arguments);
 }
@@ -6803,13 +10451,28 @@ const M_copy_: OverloadGroup = {
   method: true,
   overloads: [{ key: 'copy_', schema: 'copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)' }],
 };
-function method_copy_(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+const M_copy__K0: readonly string[] = ['nonBlocking'];
+const M_copy__K1: readonly string[] = [];
+function method_copy_(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
     if (isLiveTensor(p0)) return ops()['copy_'].call(this, p0, false);
   }
   if (n === 2 && isLiveTensor(this)) {
     if (isLiveTensor(p0) && typeof p1 === 'boolean') return ops()['copy_'].call(this, p0, p1);
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_copy__K0) && isLiveTensor(p0) &&
+      (o.nonBlocking === undefined || typeof o.nonBlocking === 'boolean')
+    ) return ops()['copy_'].call(this, p0, o.nonBlocking === undefined ? false : o.nonBlocking);
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_copy__K1) && isLiveTensor(p0) && typeof p1 === 'boolean') {
+      return ops()['copy_'].call(this, p0, p1);
+    }
   }
   return callParsed(M_copy_, ops(), this, arguments);
 }
@@ -6837,7 +10500,18 @@ const M_to: OverloadGroup = {
       'to(Tensor(a) self, Tensor other, bool non_blocking=False, bool copy=False, *, MemoryFormat? memory_format=None) -> Tensor(a)',
   }],
 };
-function method_to(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, _p4?: any): any {
+const M_to_K0: readonly string[] = ['device', 'dtype', 'nonBlocking', 'copy', 'memoryFormat'];
+const M_to_K1: readonly string[] = ['dtype', 'nonBlocking', 'copy', 'memoryFormat'];
+const M_to_K2: readonly string[] = ['nonBlocking', 'copy', 'memoryFormat'];
+const M_to_K3: readonly string[] = ['nonBlocking', 'copy', 'memoryFormat'];
+const M_to_K4: readonly string[] = ['nonBlocking', 'copy', 'memoryFormat'];
+const M_to_K5: readonly string[] = ['copy', 'memoryFormat'];
+const M_to_K6: readonly string[] = ['copy', 'memoryFormat'];
+const M_to_K7: readonly string[] = ['copy', 'memoryFormat'];
+const M_to_K8: readonly string[] = ['memoryFormat'];
+const M_to_K9: readonly string[] = ['memoryFormat'];
+const M_to_K10: readonly string[] = ['memoryFormat'];
+function method_to(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
     return ops()['to.dtype_layout'].call(this, null, null, null, null, false, false, null);
@@ -6911,6 +10585,160 @@ function method_to(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, _p4?: a
       );
     }
   }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (
+      optionsWithin(o, M_to_K0) && (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.nonBlocking === undefined || typeof o.nonBlocking === 'boolean') &&
+      (o.copy === undefined || typeof o.copy === 'boolean') &&
+      (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat)))
+    ) {
+      return ops()['to.dtype_layout'].call(
+        this,
+        o.dtype == null ? null : dtypeArg(o.dtype),
+        null,
+        o.device == null ? null : deviceArg(o.device),
+        null,
+        o.nonBlocking === undefined ? false : o.nonBlocking,
+        o.copy === undefined ? false : o.copy,
+        o.memoryFormat ?? null,
+      );
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_to_K1) && (p0 == null || isDeviceArg(p0)) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.nonBlocking === undefined || typeof o.nonBlocking === 'boolean') &&
+      (o.copy === undefined || typeof o.copy === 'boolean') &&
+      (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat)))
+    ) {
+      return ops()['to.dtype_layout'].call(
+        this,
+        o.dtype == null ? null : dtypeArg(o.dtype),
+        null,
+        p0 == null ? null : deviceArg(p0),
+        null,
+        o.nonBlocking === undefined ? false : o.nonBlocking,
+        o.copy === undefined ? false : o.copy,
+        o.memoryFormat ?? null,
+      );
+    }
+    if (
+      optionsWithin(o, M_to_K2) && isDTypeArg(p0) &&
+      (o.nonBlocking === undefined || typeof o.nonBlocking === 'boolean') &&
+      (o.copy === undefined || typeof o.copy === 'boolean') &&
+      (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat)))
+    ) {
+      return ops()['to.dtype'].call(
+        this,
+        dtypeArg(p0),
+        o.nonBlocking === undefined ? false : o.nonBlocking,
+        o.copy === undefined ? false : o.copy,
+        o.memoryFormat ?? null,
+      );
+    }
+    if (
+      optionsWithin(o, M_to_K3) && isLiveTensor(p0) &&
+      (o.nonBlocking === undefined || typeof o.nonBlocking === 'boolean') &&
+      (o.copy === undefined || typeof o.copy === 'boolean') &&
+      (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat)))
+    ) {
+      return ops()['to.other'].call(
+        this,
+        p0,
+        o.nonBlocking === undefined ? false : o.nonBlocking,
+        o.copy === undefined ? false : o.copy,
+        o.memoryFormat ?? null,
+      );
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, M_to_K4) && (p0 == null || isDeviceArg(p0)) && (p1 == null || isDTypeArg(p1)) &&
+      (o.nonBlocking === undefined || typeof o.nonBlocking === 'boolean') &&
+      (o.copy === undefined || typeof o.copy === 'boolean') &&
+      (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat)))
+    ) {
+      return ops()['to.dtype_layout'].call(
+        this,
+        p1 == null ? null : dtypeArg(p1),
+        null,
+        p0 == null ? null : deviceArg(p0),
+        null,
+        o.nonBlocking === undefined ? false : o.nonBlocking,
+        o.copy === undefined ? false : o.copy,
+        o.memoryFormat ?? null,
+      );
+    }
+    if (
+      optionsWithin(o, M_to_K5) && isDTypeArg(p0) && typeof p1 === 'boolean' &&
+      (o.copy === undefined || typeof o.copy === 'boolean') &&
+      (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat)))
+    ) {
+      return ops()['to.dtype'].call(
+        this,
+        dtypeArg(p0),
+        p1,
+        o.copy === undefined ? false : o.copy,
+        o.memoryFormat ?? null,
+      );
+    }
+    if (
+      optionsWithin(o, M_to_K6) && isLiveTensor(p0) && typeof p1 === 'boolean' &&
+      (o.copy === undefined || typeof o.copy === 'boolean') &&
+      (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat)))
+    ) return ops()['to.other'].call(this, p0, p1, o.copy === undefined ? false : o.copy, o.memoryFormat ?? null);
+  }
+  if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, M_to_K7) && (p0 == null || isDeviceArg(p0)) && (p1 == null || isDTypeArg(p1)) &&
+      typeof p2 === 'boolean' && (o.copy === undefined || typeof o.copy === 'boolean') &&
+      (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat)))
+    ) {
+      return ops()['to.dtype_layout'].call(
+        this,
+        p1 == null ? null : dtypeArg(p1),
+        null,
+        p0 == null ? null : deviceArg(p0),
+        null,
+        p2,
+        o.copy === undefined ? false : o.copy,
+        o.memoryFormat ?? null,
+      );
+    }
+    if (
+      optionsWithin(o, M_to_K8) && isDTypeArg(p0) && typeof p1 === 'boolean' && typeof p2 === 'boolean' &&
+      (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat)))
+    ) return ops()['to.dtype'].call(this, dtypeArg(p0), p1, p2, o.memoryFormat ?? null);
+    if (
+      optionsWithin(o, M_to_K9) && isLiveTensor(p0) && typeof p1 === 'boolean' && typeof p2 === 'boolean' &&
+      (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat)))
+    ) return ops()['to.other'].call(this, p0, p1, p2, o.memoryFormat ?? null);
+  }
+  if (n === 5 && isLiveTensor(this) && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      optionsWithin(o, M_to_K10) && (p0 == null || isDeviceArg(p0)) && (p1 == null || isDTypeArg(p1)) &&
+      typeof p2 === 'boolean' && typeof p3 === 'boolean' &&
+      (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat)))
+    ) {
+      return ops()['to.dtype_layout'].call(
+        this,
+        p1 == null ? null : dtypeArg(p1),
+        null,
+        p0 == null ? null : deviceArg(p0),
+        null,
+        p2,
+        p3,
+        o.memoryFormat ?? null,
+      );
+    }
+  }
   return callParsed(M_to, ops(), this, arguments);
 }
 
@@ -6922,7 +10750,11 @@ const M_split: OverloadGroup = {
     schema: 'split.Tensor(Tensor(a -> *) self, int split_size, int dim=0) -> Tensor(a)[]',
   }, { key: 'split.sizes', schema: 'split.sizes(Tensor(a -> *) self, int[] split_size, int dim=0) -> Tensor(a)[]' }],
 };
-function method_split(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+const M_split_K0: readonly string[] = ['dim'];
+const M_split_K1: readonly string[] = ['dim'];
+const M_split_K2: readonly string[] = [];
+const M_split_K3: readonly string[] = [];
+function method_split(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
     if (isIntArg(p0)) return ops()['split.Tensor'].call(this, intArg(p0), 0);
@@ -6931,6 +10763,24 @@ function method_split(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
   if (n === 2 && isLiveTensor(this)) {
     if (isIntArg(p0) && isIntArg(p1)) return ops()['split.Tensor'].call(this, intArg(p0), intArg(p1));
     if (isIntListArg(p0, 0) && isIntArg(p1)) return ops()['split.sizes'].call(this, intListArg(p0, 0), intArg(p1));
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_split_K0) && isIntArg(p0) && (o.dim === undefined || isIntArg(o.dim))) {
+      return ops()['split.Tensor'].call(this, intArg(p0), o.dim === undefined ? 0 : intArg(o.dim));
+    }
+    if (optionsWithin(o, M_split_K1) && isIntListArg(p0, 0) && (o.dim === undefined || isIntArg(o.dim))) {
+      return ops()['split.sizes'].call(this, intListArg(p0, 0), o.dim === undefined ? 0 : intArg(o.dim));
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_split_K2) && isIntArg(p0) && isIntArg(p1)) {
+      return ops()['split.Tensor'].call(this, intArg(p0), intArg(p1));
+    }
+    if (optionsWithin(o, M_split_K3) && isIntListArg(p0, 0) && isIntArg(p1)) {
+      return ops()['split.sizes'].call(this, intListArg(p0, 0), intArg(p1));
+    }
   }
   return callParsed(M_split, ops(), this, arguments);
 }
@@ -6943,13 +10793,27 @@ const M_splitWithSizes: OverloadGroup = {
     schema: 'split_with_sizes(Tensor(a -> *) self, int[] split_sizes, int dim=0) -> Tensor(a)[]',
   }],
 };
-function method_splitWithSizes(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+const M_splitWithSizes_K0: readonly string[] = ['dim'];
+const M_splitWithSizes_K1: readonly string[] = [];
+function method_splitWithSizes(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
     if (isIntListArg(p0, 0)) return ops()['split_with_sizes'].call(this, intListArg(p0, 0), 0);
   }
   if (n === 2 && isLiveTensor(this)) {
     if (isIntListArg(p0, 0) && isIntArg(p1)) return ops()['split_with_sizes'].call(this, intListArg(p0, 0), intArg(p1));
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_splitWithSizes_K0) && isIntListArg(p0, 0) && (o.dim === undefined || isIntArg(o.dim))) {
+      return ops()['split_with_sizes'].call(this, intListArg(p0, 0), o.dim === undefined ? 0 : intArg(o.dim));
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_splitWithSizes_K1) && isIntListArg(p0, 0) && isIntArg(p1)) {
+      return ops()['split_with_sizes'].call(this, intListArg(p0, 0), intArg(p1));
+    }
   }
   return callParsed(M_splitWithSizes, ops(), this, arguments);
 }
@@ -6959,13 +10823,27 @@ const M_chunk: OverloadGroup = {
   method: true,
   overloads: [{ key: 'chunk', schema: 'chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]' }],
 };
-function method_chunk(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+const M_chunk_K0: readonly string[] = ['dim'];
+const M_chunk_K1: readonly string[] = [];
+function method_chunk(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
     if (isIntArg(p0)) return ops()['chunk'].call(this, intArg(p0), 0);
   }
   if (n === 2 && isLiveTensor(this)) {
     if (isIntArg(p0) && isIntArg(p1)) return ops()['chunk'].call(this, intArg(p0), intArg(p1));
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_chunk_K0) && isIntArg(p0) && (o.dim === undefined || isIntArg(o.dim))) {
+      return ops()['chunk'].call(this, intArg(p0), o.dim === undefined ? 0 : intArg(o.dim));
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_chunk_K1) && isIntArg(p0) && isIntArg(p1)) {
+      return ops()['chunk'].call(this, intArg(p0), intArg(p1));
+    }
   }
   return callParsed(M_chunk, ops(), this, arguments);
 }
@@ -6975,13 +10853,25 @@ const M_unbind: OverloadGroup = {
   method: true,
   overloads: [{ key: 'unbind.int', schema: 'unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]' }],
 };
-function method_unbind(this: Tensor, p0?: any, _p1?: any): any {
+const M_unbind_K0: readonly string[] = ['dim'];
+const M_unbind_K1: readonly string[] = [];
+function method_unbind(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
     return ops()['unbind.int'].call(this, 0);
   }
   if (n === 1 && isLiveTensor(this)) {
     if (isIntArg(p0)) return ops()['unbind.int'].call(this, intArg(p0));
+  }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (optionsWithin(o, M_unbind_K0) && (o.dim === undefined || isIntArg(o.dim))) {
+      return ops()['unbind.int'].call(this, o.dim === undefined ? 0 : intArg(o.dim));
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_unbind_K1) && isIntArg(p0)) return ops()['unbind.int'].call(this, intArg(p0));
   }
   return callParsed(M_unbind, ops(), this, arguments);
 }
@@ -6991,7 +10881,11 @@ const M_flip: OverloadGroup = {
   method: true,
   overloads: [{ key: 'flip', schema: 'flip(Tensor self, int[] dims) -> Tensor' }],
 };
-function method_flip(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, ..._rest: any[]): any {
+const M_flip_K0: readonly string[] = [];
+const M_flip_K1: readonly string[] = [];
+const M_flip_K2: readonly string[] = [];
+const M_flip_K3: readonly string[] = [];
+function method_flip(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest: any[]): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
     if ((Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) return ops()['flip'].call(this, intListArg(p0, 0));
@@ -7009,6 +10903,30 @@ function method_flip(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, ..._r
       return ops()['flip'].call(this, [intArg(p0), intArg(p1), intArg(p2), intArg(p3)]);
     }
   }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_flip_K0) && (Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
+      return ops()['flip'].call(this, intListArg(p0, 0));
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (isIntArg(p0) && isIntArg(p1) && optionsWithin(o, M_flip_K1)) {
+      return ops()['flip'].call(this, [intArg(p0), intArg(p1)]);
+    }
+  }
+  if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
+    const o: any = p3;
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && optionsWithin(o, M_flip_K2)) {
+      return ops()['flip'].call(this, [intArg(p0), intArg(p1), intArg(p2)]);
+    }
+  }
+  if (n === 5 && isLiveTensor(this) && isOptions(p4)) {
+    const o: any = p4;
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3) && optionsWithin(o, M_flip_K3)) {
+      return ops()['flip'].call(this, [intArg(p0), intArg(p1), intArg(p2), intArg(p3)]);
+    }
+  }
   return callParsed(M_flip, ops(), this, arguments);
 }
 
@@ -7020,7 +10938,10 @@ const M_sum: OverloadGroup = {
     schema: 'sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
   }],
 };
-function method_sum(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+const M_sum_K0: readonly string[] = ['dim', 'keepdim', 'dtype'];
+const M_sum_K1: readonly string[] = ['keepdim', 'dtype'];
+const M_sum_K2: readonly string[] = ['dtype'];
+function method_sum(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
     return ops()['sum.dim_IntList'].call(this, null, false, null);
@@ -7035,6 +10956,50 @@ function method_sum(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
       return ops()['sum.dim_IntList'].call(this, p0 == null ? null : intListArg(p0, 1), p1, null);
     }
   }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (
+      optionsWithin(o, M_sum_K0) && (o.dim === undefined || (o.dim == null || isIntListArg(o.dim, 1))) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean') &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
+    ) {
+      return ops()['sum.dim_IntList'].call(
+        this,
+        o.dim == null ? null : intListArg(o.dim, 1),
+        o.keepdim === undefined ? false : o.keepdim,
+        o.dtype == null ? null : dtypeArg(o.dtype),
+      );
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_sum_K1) && (p0 == null || isIntListArg(p0, 1)) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean') &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
+    ) {
+      return ops()['sum.dim_IntList'].call(
+        this,
+        p0 == null ? null : intListArg(p0, 1),
+        o.keepdim === undefined ? false : o.keepdim,
+        o.dtype == null ? null : dtypeArg(o.dtype),
+      );
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, M_sum_K2) && (p0 == null || isIntListArg(p0, 1)) && typeof p1 === 'boolean' &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
+    ) {
+      return ops()['sum.dim_IntList'].call(
+        this,
+        p0 == null ? null : intListArg(p0, 1),
+        p1,
+        o.dtype == null ? null : dtypeArg(o.dtype),
+      );
+    }
+  }
   return callParsed(M_sum, ops(), this, arguments);
 }
 
@@ -7046,7 +11011,10 @@ const M_mean: OverloadGroup = {
     schema: 'mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
   }],
 };
-function method_mean(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+const M_mean_K0: readonly string[] = ['dim', 'keepdim', 'dtype'];
+const M_mean_K1: readonly string[] = ['keepdim', 'dtype'];
+const M_mean_K2: readonly string[] = ['dtype'];
+function method_mean(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
     return ops()['mean.dim'].call(this, null, false, null);
@@ -7061,6 +11029,50 @@ function method_mean(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
       return ops()['mean.dim'].call(this, p0 == null ? null : intListArg(p0, 1), p1, null);
     }
   }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (
+      optionsWithin(o, M_mean_K0) && (o.dim === undefined || (o.dim == null || isIntListArg(o.dim, 1))) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean') &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
+    ) {
+      return ops()['mean.dim'].call(
+        this,
+        o.dim == null ? null : intListArg(o.dim, 1),
+        o.keepdim === undefined ? false : o.keepdim,
+        o.dtype == null ? null : dtypeArg(o.dtype),
+      );
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_mean_K1) && (p0 == null || isIntListArg(p0, 1)) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean') &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
+    ) {
+      return ops()['mean.dim'].call(
+        this,
+        p0 == null ? null : intListArg(p0, 1),
+        o.keepdim === undefined ? false : o.keepdim,
+        o.dtype == null ? null : dtypeArg(o.dtype),
+      );
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, M_mean_K2) && (p0 == null || isIntListArg(p0, 1)) && typeof p1 === 'boolean' &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
+    ) {
+      return ops()['mean.dim'].call(
+        this,
+        p0 == null ? null : intListArg(p0, 1),
+        p1,
+        o.dtype == null ? null : dtypeArg(o.dtype),
+      );
+    }
+  }
   return callParsed(M_mean, ops(), this, arguments);
 }
 
@@ -7072,7 +11084,10 @@ const M_prod: OverloadGroup = {
     schema: 'prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
   }],
 };
-function method_prod(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+const M_prod_K0: readonly string[] = ['dtype'];
+const M_prod_K1: readonly string[] = ['keepdim', 'dtype'];
+const M_prod_K2: readonly string[] = ['dtype'];
+function method_prod(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
     return ops()['prod'].call(this, null);
@@ -7082,6 +11097,33 @@ function method_prod(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
   }
   if (n === 2 && isLiveTensor(this)) {
     if (isIntArg(p0) && typeof p1 === 'boolean') return ops()['prod.dim_int'].call(this, intArg(p0), p1, null);
+  }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (optionsWithin(o, M_prod_K0) && (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))) {
+      return ops()['prod'].call(this, o.dtype == null ? null : dtypeArg(o.dtype));
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_prod_K1) && isIntArg(p0) && (o.keepdim === undefined || typeof o.keepdim === 'boolean') &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
+    ) {
+      return ops()['prod.dim_int'].call(
+        this,
+        intArg(p0),
+        o.keepdim === undefined ? false : o.keepdim,
+        o.dtype == null ? null : dtypeArg(o.dtype),
+      );
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, M_prod_K2) && isIntArg(p0) && typeof p1 === 'boolean' &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
+    ) return ops()['prod.dim_int'].call(this, intArg(p0), p1, o.dtype == null ? null : dtypeArg(o.dtype));
   }
   return callParsed(M_prod, ops(), this, arguments);
 }
@@ -7094,7 +11136,10 @@ const M_max: OverloadGroup = {
     schema: 'max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)',
   }],
 };
-function method_max(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+const M_max_K0: readonly string[] = [];
+const M_max_K1: readonly string[] = ['keepdim'];
+const M_max_K2: readonly string[] = [];
+function method_max(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
     return ops()['max'].call(this);
@@ -7104,6 +11149,22 @@ function method_max(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
   }
   if (n === 2 && isLiveTensor(this)) {
     if (isIntArg(p0) && typeof p1 === 'boolean') return ops()['max.dim'].call(this, intArg(p0), p1);
+  }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (optionsWithin(o, M_max_K0)) return ops()['max'].call(this);
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_max_K1) && isIntArg(p0) && (o.keepdim === undefined || typeof o.keepdim === 'boolean')) {
+      return ops()['max.dim'].call(this, intArg(p0), o.keepdim === undefined ? false : o.keepdim);
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_max_K2) && isIntArg(p0) && typeof p1 === 'boolean') {
+      return ops()['max.dim'].call(this, intArg(p0), p1);
+    }
   }
   return callParsed(M_max, ops(), this, arguments);
 }
@@ -7116,7 +11177,10 @@ const M_min: OverloadGroup = {
     schema: 'min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)',
   }],
 };
-function method_min(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+const M_min_K0: readonly string[] = [];
+const M_min_K1: readonly string[] = ['keepdim'];
+const M_min_K2: readonly string[] = [];
+function method_min(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
     return ops()['min'].call(this);
@@ -7127,6 +11191,22 @@ function method_min(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
   if (n === 2 && isLiveTensor(this)) {
     if (isIntArg(p0) && typeof p1 === 'boolean') return ops()['min.dim'].call(this, intArg(p0), p1);
   }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (optionsWithin(o, M_min_K0)) return ops()['min'].call(this);
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_min_K1) && isIntArg(p0) && (o.keepdim === undefined || typeof o.keepdim === 'boolean')) {
+      return ops()['min.dim'].call(this, intArg(p0), o.keepdim === undefined ? false : o.keepdim);
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_min_K2) && isIntArg(p0) && typeof p1 === 'boolean') {
+      return ops()['min.dim'].call(this, intArg(p0), p1);
+    }
+  }
   return callParsed(M_min, ops(), this, arguments);
 }
 
@@ -7135,7 +11215,10 @@ const M_amax: OverloadGroup = {
   method: true,
   overloads: [{ key: 'amax', schema: 'amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor' }],
 };
-function method_amax(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+const M_amax_K0: readonly string[] = ['dim', 'keepdim'];
+const M_amax_K1: readonly string[] = ['keepdim'];
+const M_amax_K2: readonly string[] = [];
+function method_amax(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
     return ops()['amax'].call(this, [], false);
@@ -7146,6 +11229,31 @@ function method_amax(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
   if (n === 2 && isLiveTensor(this)) {
     if (isIntListArg(p0, 1) && typeof p1 === 'boolean') return ops()['amax'].call(this, intListArg(p0, 1), p1);
   }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (
+      optionsWithin(o, M_amax_K0) && (o.dim === undefined || isIntListArg(o.dim, 1)) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['amax'].call(
+        this,
+        o.dim === undefined ? [] : intListArg(o.dim, 1),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_amax_K1) && isIntListArg(p0, 1) && (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) return ops()['amax'].call(this, intListArg(p0, 1), o.keepdim === undefined ? false : o.keepdim);
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_amax_K2) && isIntListArg(p0, 1) && typeof p1 === 'boolean') {
+      return ops()['amax'].call(this, intListArg(p0, 1), p1);
+    }
+  }
   return callParsed(M_amax, ops(), this, arguments);
 }
 
@@ -7154,7 +11262,10 @@ const M_amin: OverloadGroup = {
   method: true,
   overloads: [{ key: 'amin', schema: 'amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor' }],
 };
-function method_amin(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+const M_amin_K0: readonly string[] = ['dim', 'keepdim'];
+const M_amin_K1: readonly string[] = ['keepdim'];
+const M_amin_K2: readonly string[] = [];
+function method_amin(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
     return ops()['amin'].call(this, [], false);
@@ -7165,6 +11276,31 @@ function method_amin(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
   if (n === 2 && isLiveTensor(this)) {
     if (isIntListArg(p0, 1) && typeof p1 === 'boolean') return ops()['amin'].call(this, intListArg(p0, 1), p1);
   }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (
+      optionsWithin(o, M_amin_K0) && (o.dim === undefined || isIntListArg(o.dim, 1)) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['amin'].call(
+        this,
+        o.dim === undefined ? [] : intListArg(o.dim, 1),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_amin_K1) && isIntListArg(p0, 1) && (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) return ops()['amin'].call(this, intListArg(p0, 1), o.keepdim === undefined ? false : o.keepdim);
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_amin_K2) && isIntListArg(p0, 1) && typeof p1 === 'boolean') {
+      return ops()['amin'].call(this, intListArg(p0, 1), p1);
+    }
+  }
   return callParsed(M_amin, ops(), this, arguments);
 }
 
@@ -7173,7 +11309,10 @@ const M_argmax: OverloadGroup = {
   method: true,
   overloads: [{ key: 'argmax', schema: 'argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor' }],
 };
-function method_argmax(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+const M_argmax_K0: readonly string[] = ['dim', 'keepdim'];
+const M_argmax_K1: readonly string[] = ['keepdim'];
+const M_argmax_K2: readonly string[] = [];
+function method_argmax(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
     return ops()['argmax'].call(this, null, false);
@@ -7186,6 +11325,32 @@ function method_argmax(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
       return ops()['argmax'].call(this, p0 == null ? null : intArg(p0), p1);
     }
   }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (
+      optionsWithin(o, M_argmax_K0) && (o.dim === undefined || (o.dim == null || isIntArg(o.dim))) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['argmax'].call(
+        this,
+        o.dim == null ? null : intArg(o.dim),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_argmax_K1) && (p0 == null || isIntArg(p0)) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) return ops()['argmax'].call(this, p0 == null ? null : intArg(p0), o.keepdim === undefined ? false : o.keepdim);
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_argmax_K2) && (p0 == null || isIntArg(p0)) && typeof p1 === 'boolean') {
+      return ops()['argmax'].call(this, p0 == null ? null : intArg(p0), p1);
+    }
+  }
   return callParsed(M_argmax, ops(), this, arguments);
 }
 
@@ -7194,7 +11359,10 @@ const M_argmin: OverloadGroup = {
   method: true,
   overloads: [{ key: 'argmin', schema: 'argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor' }],
 };
-function method_argmin(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+const M_argmin_K0: readonly string[] = ['dim', 'keepdim'];
+const M_argmin_K1: readonly string[] = ['keepdim'];
+const M_argmin_K2: readonly string[] = [];
+function method_argmin(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
     return ops()['argmin'].call(this, null, false);
@@ -7207,6 +11375,32 @@ function method_argmin(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
       return ops()['argmin'].call(this, p0 == null ? null : intArg(p0), p1);
     }
   }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (
+      optionsWithin(o, M_argmin_K0) && (o.dim === undefined || (o.dim == null || isIntArg(o.dim))) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['argmin'].call(
+        this,
+        o.dim == null ? null : intArg(o.dim),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_argmin_K1) && (p0 == null || isIntArg(p0)) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) return ops()['argmin'].call(this, p0 == null ? null : intArg(p0), o.keepdim === undefined ? false : o.keepdim);
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_argmin_K2) && (p0 == null || isIntArg(p0)) && typeof p1 === 'boolean') {
+      return ops()['argmin'].call(this, p0 == null ? null : intArg(p0), p1);
+    }
+  }
   return callParsed(M_argmin, ops(), this, arguments);
 }
 
@@ -7215,10 +11409,15 @@ const M_mm: OverloadGroup = {
   method: true,
   overloads: [{ key: 'mm', schema: 'mm(Tensor self, Tensor mat2) -> Tensor' }],
 };
-function method_mm(this: Tensor, p0?: any, _p1?: any): any {
+const M_mm_K0: readonly string[] = [];
+function method_mm(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
     if (isLiveTensor(p0)) return ops()['mm'].call(this, p0);
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_mm_K0) && isLiveTensor(p0)) return ops()['mm'].call(this, p0);
   }
   return callParsed(M_mm, ops(), this, arguments);
 }
@@ -7228,10 +11427,15 @@ const M_bmm: OverloadGroup = {
   method: true,
   overloads: [{ key: 'bmm', schema: 'bmm(Tensor self, Tensor mat2) -> Tensor' }],
 };
-function method_bmm(this: Tensor, p0?: any, _p1?: any): any {
+const M_bmm_K0: readonly string[] = [];
+function method_bmm(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
     if (isLiveTensor(p0)) return ops()['bmm'].call(this, p0);
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_bmm_K0) && isLiveTensor(p0)) return ops()['bmm'].call(this, p0);
   }
   return callParsed(M_bmm, ops(), this, arguments);
 }
@@ -7244,10 +11448,26 @@ const M_addmm: OverloadGroup = {
     schema: 'addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor',
   }],
 };
-function method_addmm(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+const M_addmm_K0: readonly string[] = ['beta', 'alpha'];
+function method_addmm(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2 && isLiveTensor(this)) {
     if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['addmm'].call(this, p0, p1, 1, 1);
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, M_addmm_K0) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (o.beta === undefined || isScalarArg(o.beta)) && (o.alpha === undefined || isScalarArg(o.alpha))
+    ) {
+      return ops()['addmm'].call(
+        this,
+        p0,
+        p1,
+        o.beta === undefined ? 1 : scalarArg(o.beta),
+        o.alpha === undefined ? 1 : scalarArg(o.alpha),
+      );
+    }
   }
   return callParsed(M_addmm, ops(), this, arguments);
 }
@@ -7257,10 +11477,15 @@ const M_dot: OverloadGroup = {
   method: true,
   overloads: [{ key: 'dot', schema: 'dot(Tensor self, Tensor tensor) -> Tensor' }],
 };
-function method_dot(this: Tensor, p0?: any, _p1?: any): any {
+const M_dot_K0: readonly string[] = [];
+function method_dot(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
     if (isLiveTensor(p0)) return ops()['dot'].call(this, p0);
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_dot_K0) && isLiveTensor(p0)) return ops()['dot'].call(this, p0);
   }
   return callParsed(M_dot, ops(), this, arguments);
 }
@@ -7270,10 +11495,15 @@ const M_mv: OverloadGroup = {
   method: true,
   overloads: [{ key: 'mv', schema: 'mv(Tensor self, Tensor vec) -> Tensor' }],
 };
-function method_mv(this: Tensor, p0?: any, _p1?: any): any {
+const M_mv_K0: readonly string[] = [];
+function method_mv(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
     if (isLiveTensor(p0)) return ops()['mv'].call(this, p0);
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_mv_K0) && isLiveTensor(p0)) return ops()['mv'].call(this, p0);
   }
   return callParsed(M_mv, ops(), this, arguments);
 }
@@ -7283,10 +11513,15 @@ const M_matmul: OverloadGroup = {
   method: true,
   overloads: [{ key: 'matmul', schema: 'matmul(Tensor self, Tensor other) -> Tensor' }],
 };
-function method_matmul(this: Tensor, p0?: any, _p1?: any): any {
+const M_matmul_K0: readonly string[] = [];
+function method_matmul(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
     if (isLiveTensor(p0)) return ops()['matmul'].call(this, p0);
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_matmul_K0) && isLiveTensor(p0)) return ops()['matmul'].call(this, p0);
   }
   return callParsed(M_matmul, ops(), this, arguments);
 }
@@ -7296,13 +11531,28 @@ const M_softmax: OverloadGroup = {
   method: true,
   overloads: [{ key: 'softmax.int', schema: 'softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor' }],
 };
-function method_softmax(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+const M_softmax_K0: readonly string[] = ['dtype'];
+const M_softmax_K1: readonly string[] = [];
+function method_softmax(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
     if (isIntArg(p0)) return ops()['softmax.int'].call(this, intArg(p0), null);
   }
   if (n === 2 && isLiveTensor(this)) {
     if (isIntArg(p0) && (p1 == null || isDTypeArg(p1))) {
+      return ops()['softmax.int'].call(this, intArg(p0), p1 == null ? null : dtypeArg(p1));
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_softmax_K0) && isIntArg(p0) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
+    ) return ops()['softmax.int'].call(this, intArg(p0), o.dtype == null ? null : dtypeArg(o.dtype));
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_softmax_K1) && isIntArg(p0) && (p1 == null || isDTypeArg(p1))) {
       return ops()['softmax.int'].call(this, intArg(p0), p1 == null ? null : dtypeArg(p1));
     }
   }
@@ -7317,13 +11567,28 @@ const M_logSoftmax: OverloadGroup = {
     schema: 'log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor',
   }],
 };
-function method_logSoftmax(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+const M_logSoftmax_K0: readonly string[] = ['dtype'];
+const M_logSoftmax_K1: readonly string[] = [];
+function method_logSoftmax(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
     if (isIntArg(p0)) return ops()['log_softmax.int'].call(this, intArg(p0), null);
   }
   if (n === 2 && isLiveTensor(this)) {
     if (isIntArg(p0) && (p1 == null || isDTypeArg(p1))) {
+      return ops()['log_softmax.int'].call(this, intArg(p0), p1 == null ? null : dtypeArg(p1));
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_logSoftmax_K0) && isIntArg(p0) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
+    ) return ops()['log_softmax.int'].call(this, intArg(p0), o.dtype == null ? null : dtypeArg(o.dtype));
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_logSoftmax_K1) && isIntArg(p0) && (p1 == null || isDTypeArg(p1))) {
       return ops()['log_softmax.int'].call(this, intArg(p0), p1 == null ? null : dtypeArg(p1));
     }
   }
@@ -7338,7 +11603,10 @@ const M_uniform_: OverloadGroup = {
     schema: 'uniform_(Tensor(a!) self, float from=0., float to=1., *, Generator? generator=None) -> Tensor(a!)',
   }],
 };
-function method_uniform_(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+const M_uniform__K0: readonly string[] = ['from', 'to', 'generator'];
+const M_uniform__K1: readonly string[] = ['to', 'generator'];
+const M_uniform__K2: readonly string[] = ['generator'];
+function method_uniform_(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
     return ops()['uniform_'].call(this, 0, 1, null);
@@ -7348,6 +11616,35 @@ function method_uniform_(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
   }
   if (n === 2 && isLiveTensor(this)) {
     if (isFloatArg(p0) && isFloatArg(p1)) return ops()['uniform_'].call(this, floatArg(p0), floatArg(p1), null);
+  }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (
+      optionsWithin(o, M_uniform__K0) && (o.from === undefined || isFloatArg(o.from)) &&
+      (o.to === undefined || isFloatArg(o.to)) &&
+      (o.generator === undefined || (o.generator == null || isGeneratorArg(o.generator)))
+    ) {
+      return ops()['uniform_'].call(
+        this,
+        o.from === undefined ? 0 : floatArg(o.from),
+        o.to === undefined ? 1 : floatArg(o.to),
+        o.generator ?? null,
+      );
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_uniform__K1) && isFloatArg(p0) && (o.to === undefined || isFloatArg(o.to)) &&
+      (o.generator === undefined || (o.generator == null || isGeneratorArg(o.generator)))
+    ) return ops()['uniform_'].call(this, floatArg(p0), o.to === undefined ? 1 : floatArg(o.to), o.generator ?? null);
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, M_uniform__K2) && isFloatArg(p0) && isFloatArg(p1) &&
+      (o.generator === undefined || (o.generator == null || isGeneratorArg(o.generator)))
+    ) return ops()['uniform_'].call(this, floatArg(p0), floatArg(p1), o.generator ?? null);
   }
   return callParsed(M_uniform_, ops(), this, arguments);
 }
@@ -7360,7 +11657,10 @@ const M_normal_: OverloadGroup = {
     schema: 'normal_(Tensor(a!) self, float mean=0., float std=1., *, Generator? generator=None) -> Tensor(a!)',
   }],
 };
-function method_normal_(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+const M_normal__K0: readonly string[] = ['mean', 'std', 'generator'];
+const M_normal__K1: readonly string[] = ['std', 'generator'];
+const M_normal__K2: readonly string[] = ['generator'];
+function method_normal_(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
     return ops()['normal_'].call(this, 0, 1, null);
@@ -7371,6 +11671,35 @@ function method_normal_(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
   if (n === 2 && isLiveTensor(this)) {
     if (isFloatArg(p0) && isFloatArg(p1)) return ops()['normal_'].call(this, floatArg(p0), floatArg(p1), null);
   }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (
+      optionsWithin(o, M_normal__K0) && (o.mean === undefined || isFloatArg(o.mean)) &&
+      (o.std === undefined || isFloatArg(o.std)) &&
+      (o.generator === undefined || (o.generator == null || isGeneratorArg(o.generator)))
+    ) {
+      return ops()['normal_'].call(
+        this,
+        o.mean === undefined ? 0 : floatArg(o.mean),
+        o.std === undefined ? 1 : floatArg(o.std),
+        o.generator ?? null,
+      );
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_normal__K1) && isFloatArg(p0) && (o.std === undefined || isFloatArg(o.std)) &&
+      (o.generator === undefined || (o.generator == null || isGeneratorArg(o.generator)))
+    ) return ops()['normal_'].call(this, floatArg(p0), o.std === undefined ? 1 : floatArg(o.std), o.generator ?? null);
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, M_normal__K2) && isFloatArg(p0) && isFloatArg(p1) &&
+      (o.generator === undefined || (o.generator == null || isGeneratorArg(o.generator)))
+    ) return ops()['normal_'].call(this, floatArg(p0), floatArg(p1), o.generator ?? null);
+  }
   return callParsed(M_normal_, ops(), this, arguments);
 }
 
@@ -7379,10 +11708,17 @@ const M_indexSelect: OverloadGroup = {
   method: true,
   overloads: [{ key: 'index_select', schema: 'index_select(Tensor self, int dim, Tensor index) -> Tensor' }],
 };
-function method_indexSelect(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+const M_indexSelect_K0: readonly string[] = [];
+function method_indexSelect(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2 && isLiveTensor(this)) {
     if (isIntArg(p0) && isLiveTensor(p1)) return ops()['index_select'].call(this, intArg(p0), p1);
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_indexSelect_K0) && isIntArg(p0) && isLiveTensor(p1)) {
+      return ops()['index_select'].call(this, intArg(p0), p1);
+    }
   }
   return callParsed(M_indexSelect, ops(), this, arguments);
 }
@@ -7395,12 +11731,20 @@ const M_indexAdd: OverloadGroup = {
     schema: 'index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor',
   }],
 };
-function method_indexAdd(this: Tensor, p0?: any, p1?: any, p2?: any, _p3?: any): any {
+const M_indexAdd_K0: readonly string[] = ['alpha'];
+function method_indexAdd(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 3 && isLiveTensor(this)) {
     if (isIntArg(p0) && isLiveTensor(p1) && isLiveTensor(p2)) {
       return ops()['index_add'].call(this, intArg(p0), p1, p2, 1);
     }
+  }
+  if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, M_indexAdd_K0) && isIntArg(p0) && isLiveTensor(p1) && isLiveTensor(p2) &&
+      (o.alpha === undefined || isScalarArg(o.alpha))
+    ) return ops()['index_add'].call(this, intArg(p0), p1, p2, o.alpha === undefined ? 1 : scalarArg(o.alpha));
   }
   return callParsed(M_indexAdd, ops(), this, arguments);
 }
@@ -7413,10 +11757,18 @@ const M_gather: OverloadGroup = {
     schema: 'gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor',
   }],
 };
-function method_gather(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+const M_gather_K0: readonly string[] = ['sparseGrad'];
+function method_gather(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2 && isLiveTensor(this)) {
     if (isIntArg(p0) && isLiveTensor(p1)) return ops()['gather'].call(this, intArg(p0), p1, false);
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, M_gather_K0) && isIntArg(p0) && isLiveTensor(p1) &&
+      (o.sparseGrad === undefined || typeof o.sparseGrad === 'boolean')
+    ) return ops()['gather'].call(this, intArg(p0), p1, o.sparseGrad === undefined ? false : o.sparseGrad);
   }
   return callParsed(M_gather, ops(), this, arguments);
 }
@@ -7426,10 +11778,17 @@ const M_scatterAdd: OverloadGroup = {
   method: true,
   overloads: [{ key: 'scatter_add', schema: 'scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor' }],
 };
-function method_scatterAdd(this: Tensor, p0?: any, p1?: any, p2?: any, _p3?: any): any {
+const M_scatterAdd_K0: readonly string[] = [];
+function method_scatterAdd(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 3 && isLiveTensor(this)) {
     if (isIntArg(p0) && isLiveTensor(p1) && isLiveTensor(p2)) {
+      return ops()['scatter_add'].call(this, intArg(p0), p1, p2);
+    }
+  }
+  if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, M_scatterAdd_K0) && isIntArg(p0) && isLiveTensor(p1) && isLiveTensor(p2)) {
       return ops()['scatter_add'].call(this, intArg(p0), p1, p2);
     }
   }
@@ -7444,10 +11803,17 @@ const M_maskedFill: OverloadGroup = {
     schema: 'masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor',
   }],
 };
-function method_maskedFill(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+const M_maskedFill_K0: readonly string[] = [];
+function method_maskedFill(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2 && isLiveTensor(this)) {
     if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['masked_fill.Scalar'].call(this, p0, scalarArg(p1));
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_maskedFill_K0) && isLiveTensor(p0) && isScalarArg(p1)) {
+      return ops()['masked_fill.Scalar'].call(this, p0, scalarArg(p1));
+    }
   }
   return callParsed(M_maskedFill, ops(), this, arguments);
 }
@@ -7460,10 +11826,17 @@ const M_maskedFill_: OverloadGroup = {
     schema: 'masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)',
   }],
 };
-function method_maskedFill_(this: Tensor, p0?: any, p1?: any, _p2?: any): any {
+const M_maskedFill__K0: readonly string[] = [];
+function method_maskedFill_(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2 && isLiveTensor(this)) {
     if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['masked_fill_.Scalar'].call(this, p0, scalarArg(p1));
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_maskedFill__K0) && isLiveTensor(p0) && isScalarArg(p1)) {
+      return ops()['masked_fill_.Scalar'].call(this, p0, scalarArg(p1));
+    }
   }
   return callParsed(M_maskedFill_, ops(), this, arguments);
 }

@@ -419,36 +419,52 @@ describe('dtype, device and str arguments', () => {
 
 describe('overloads bind as PyTorch binds them', () => {
   it(
-    'the fast path (plain positional calls) binds exactly as the parser does',
+    'the fast paths (plain positional calls, and with an options object) bind exactly as the parser does',
     scoped(() => {
       const next = rng(7);
       const x = nonContiguousTensor([2, 3], 'float32', next), i = tensor([[1, -2, 3], [4, 5, -6]]);
-      const cond = x.gt(0);
-      // The same call with a trailing empty options object takes the parser; both must agree.
-      const calls: Array<[string, (o?: object) => Tensor]> = [
-        ['add(x, i)', (o) => loose(add)(x, i, o)],
-        ['add(i, 2)', (o) => loose(add)(i, 2, o)],
-        ['add(i, 2, 3)', (o) => loose(add)(i, 2, 3, o)],
-        ['sum(x, 1)', (o) => loose(sum)(x, 1, o)],
-        ['sum(x, [0, 1], true)', (o) => loose(sum)(x, [0, 1], true, o)],
-        ['pow(2, i)', (o) => loose(pow)(2, i, o)],
-        ['pow(i, 2)', (o) => loose(pow)(i, 2, o)],
-        ['where(cond, x, 0)', (o) => loose(where)(cond, x, 0, o)],
-        ['clamp(i, -1, 2)', (o) => loose(clamp)(i, -1, 2, o)],
-        ['clamp(x, null, x)', (o) => loose(clamp)(x, null, x, o)],
-        ['arange(5)', (o) => loose(arange)(5, o)],
-        ['arange(1, 5)', (o) => loose(arange)(1, 5, o)],
-        ['arange(1, 6, 2)', (o) => loose(arange)(1, 6, 2, o)],
-        ['eye(2, 3)', (o) => loose(eye)(2, 3, o)],
-        ['zeros(2, 3)', (o) => loose(zeros)(2, 3, o)],
-        ['x.view(6)', (o) => loose(x.contiguous().view).call(x.contiguous(), 6, o)],
-        ['x.to(float64)', (o) => loose(x.to).call(x, 'float64', o)],
-        ['x.split(1)', (o) => loose(cat)(loose(x.split).call(x, 1, o))],
-        ['x.split([1, 2], 1)', (o) => loose(cat)(loose(x.split).call(x, [1, 2], 1, o), 1)],
+      const cond = x.gt(0), c = x.contiguous();
+      // A trailing `undefined` changes the argument count, so the same call takes the parser instead.
+      const calls: Array<[string, (...extra: unknown[]) => Tensor]> = [
+        ['add(x, i)', (...e) => loose(add)(x, i, ...e)],
+        ['add(i, 2)', (...e) => loose(add)(i, 2, ...e)],
+        ['add(i, 2, 3)', (...e) => loose(add)(i, 2, 3, ...e)],
+        ['add(x, i, { alpha: 2 })', (...e) => loose(add)(x, i, { alpha: 2 }, ...e)],
+        ['add(x, i, { alpha: undefined })', (...e) => loose(add)(x, i, { alpha: undefined }, ...e)],
+        ['sum(x, 1)', (...e) => loose(sum)(x, 1, ...e)],
+        ['sum(x, [0, 1], true)', (...e) => loose(sum)(x, [0, 1], true, ...e)],
+        ['sum(x, { dim: 1, keepdim: true })', (...e) => loose(sum)(x, { dim: 1, keepdim: true }, ...e)],
+        ['sum(i, 1, { dtype })', (...e) => loose(sum)(i, 1, { dtype: 'float64' }, ...e)],
+        ['pow(2, i)', (...e) => loose(pow)(2, i, ...e)],
+        ['pow(i, 2)', (...e) => loose(pow)(i, 2, ...e)],
+        ['where(cond, x, 0)', (...e) => loose(where)(cond, x, 0, ...e)],
+        ['clamp(i, -1, 2)', (...e) => loose(clamp)(i, -1, 2, ...e)],
+        ['clamp(x, null, x)', (...e) => loose(clamp)(x, null, x, ...e)],
+        ['clamp(x, { max: 0.5 })', (...e) => loose(clamp)(x, { max: 0.5 }, ...e)],
+        ['div(i, 2, { roundingMode })', (...e) => loose(div)(i, 2, { roundingMode: 'floor' }, ...e)],
+        ['div(i, x, { roundingMode: null })', (...e) => loose(div)(i, x, { roundingMode: null }, ...e)],
+        ['arange(5)', (...e) => loose(arange)(5, ...e)],
+        ['arange(1, 5)', (...e) => loose(arange)(1, 5, ...e)],
+        ['arange(1, 6, 2)', (...e) => loose(arange)(1, 6, 2, ...e)],
+        ['arange(1, 5, { dtype })', (...e) => loose(arange)(1, 5, { dtype: 'float64' }, ...e)],
+        ['eye(2, 3)', (...e) => loose(eye)(2, 3, ...e)],
+        ['zeros(2, 3)', (...e) => loose(zeros)(2, 3, ...e)],
+        ['zeros(2, 3, { dtype })', (...e) => loose(zeros)(2, 3, { dtype: 'int32' }, ...e)],
+        ['zeros([2], { requiresGrad })', (...e) => loose(zeros)([2], { requiresGrad: true }, ...e)],
+        ['full([2], 2n, { dtype })', (...e) => loose(full)([2], 2n, { dtype: 'int64' }, ...e)],
+        ['x.view(6)', (...e) => loose(c.view).call(c, 6, ...e)],
+        ['x.to(float64)', (...e) => loose(x.to).call(x, 'float64', ...e)],
+        ['x.to({ dtype, copy })', (...e) => loose(x.to).call(x, { dtype: 'float32', copy: true }, ...e)],
+        ['x.split(1)', (...e) => loose(cat)(loose(x.split).call(x, 1, ...e))],
+        ['x.split([1, 2], 1)', (...e) => loose(cat)(loose(x.split).call(x, [1, 2], 1, ...e), 1)],
       ];
       for (const [what, call] of calls) {
-        const fast = call(), parsed = call({});
-        assert.deepEqual([fast.dtype.name, [...fast.shape]], [parsed.dtype.name, [...parsed.shape]], what);
+        const fast = call(), parsed = call(undefined);
+        assert.deepEqual(
+          [fast.dtype.name, [...fast.shape], fast.requiresGrad],
+          [parsed.dtype.name, [...parsed.shape], parsed.requiresGrad],
+          what,
+        );
         assert.deepEqual(values(fast), values(parsed), what);
       }
     }),
