@@ -4,8 +4,8 @@
  * for `torch.ops.aten.add.Tensor(x, 'a')`: `aten::add() Expected a value of type 'Tensor' for argument 'other'
  * but instead found type 'str'.` with the position and the declaration.
  *
- * `op.call(...)` itself is the unboxed hot path: like PyTorch's C++ unboxed API, whose argument types the
- * compiler checks, it trusts its caller (the generated API checks every argument before calling it).
+ * `op.call(...)` checks its arguments with inline tests (checked_call.ts) and comes here only for the ones that
+ * fail them.
  *
  * @module
  */

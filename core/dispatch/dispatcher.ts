@@ -348,12 +348,15 @@ export class Dispatcher implements OperatorHost, EntryContext {
   #validator: ValueValidator | undefined;
 
   /**
-   * Lets boxing check what the dispatcher cannot judge itself: whether an object with keyset words is a usable
-   * tensor, and the opaque values (ScalarType, Device, ...). The layer that defines tensors installs it on its
-   * dispatcher; without one, any object with keyset words is a tensor.
+   * Lets the dispatcher check what it cannot judge itself: whether an object with keyset words is a usable
+   * tensor, and the opaque values (ScalarType, Device, ...). With one, `op.call(...)` checks its arguments
+   * against the schema too. The layer that defines tensors installs it on its dispatcher; without one, any
+   * object with keyset words is a tensor and `op.call` trusts its arguments.
    */
   setValueValidator(check: ValueValidator | undefined): void {
     this.#validator = check;
+    // `op.call` checks its arguments exactly when there is a validator (core/dispatch/checked_call.ts).
+    for (const state of this.#ops.values()) this.#rebuildStubs(state);
   }
 
   /**
@@ -500,8 +503,8 @@ export class Dispatcher implements OperatorHost, EntryContext {
     const row = this.#retiredRows.get(name) ?? this.#store.allocateRow();
     this.#retiredRows.delete(name);
     const state: OperatorState = { entry, row, handle: undefined!, dead: false, host: this };
-    const stubs = makeStubs(entry, this.#stubContext(state), this.#trace.enabled);
-    state.handle = new OperatorHandle(this, name, stubs.call, stubs.redispatch, state);
+    const stubs = makeStubs(entry, this.#stubContext(state), this.#trace.enabled, this.#validator);
+    state.handle = new OperatorHandle(this, name, stubs, state);
     this.#ops.set(name, state);
     this.#updateTable(state);
     return state;
@@ -522,8 +525,9 @@ export class Dispatcher implements OperatorHost, EntryContext {
 
   #rebuildStubs(state: OperatorState): void {
     setHandleSchema(state.handle, state.entry.schema?.schema);
-    const fresh = makeStubs(state.entry, this.#stubContext(state), this.#trace.enabled);
+    const fresh = makeStubs(state.entry, this.#stubContext(state), this.#trace.enabled, this.#validator);
     state.handle.call = fresh.call;
+    state.handle.callUnchecked = fresh.callUnchecked;
     state.handle.redispatch = fresh.redispatch;
   }
 
@@ -542,6 +546,7 @@ export class Dispatcher implements OperatorHost, EntryContext {
       throw new RuntimeError(`Operator ${state.entry.name} has been deregistered`);
     };
     state.handle.call = gone;
+    state.handle.callUnchecked = gone;
     state.handle.redispatch = gone;
     return true;
   }

@@ -338,7 +338,7 @@ export function callParsed(
   }
   const args = operatorArgs(sig, group.method ? self : undefined, bound);
   const requiresGrad = group.requiresGrad === true && bound[sig.params.length - 1] === true;
-  const result = handles[sig.key].call(...args);
+  const result = handles[sig.key].callUnchecked(...args);
   return requiresGrad ? requireGrad(result as Tensor) : result;
 }
 

@@ -5,8 +5,8 @@
  * Note [Fast path]
  * A call with exactly `n` positional arguments and no options object is bound by inline checks: for each
  * overload in PyTorch's order that can take `n` positionals, the checks of arg_values.ts on each argument
- * (`isLiveTensor`, `isScalarArg`, ...) and, when they pass, a direct `op.call` with the converted arguments
- * and the defaults. These are the parser's own checks in the parser's order, so the fast path binds exactly
+ * (`isLiveTensor`, `isScalarArg`, ...) and, when they pass, a direct `op.callUnchecked` (the arguments are
+ * checked already) with the converted arguments and the defaults. These are the parser's own checks in the parser's order, so the fast path binds exactly
  * what `callParsed` would; any other call (an options object, varargs, trailing `undefined`, or no overload
  * matching) goes to `callParsed`, which also raises every error.
  *
@@ -181,7 +181,7 @@ function fastCall(
     if (c !== undefined) conds.push(c);
     values[p.schemaIndex] = sig.varargs && i === 0 ? `intListArg(${v}, 0)` : converted(p, v);
   });
-  let call = `ops()[${JSON.stringify(o.key)}].call(${values.join(', ')})`;
+  let call = `ops()[${JSON.stringify(o.key)}].callUnchecked(${values.join(', ')})`;
   if (requiresGrad) call = `(o.requiresGrad === true ? requireGrad(${call}) : ${call})`;
   return conds.length > 0 ? `if (${conds.join(' && ')}) return ${call};` : `return ${call};`;
 }

@@ -74,12 +74,12 @@ export function add(input: Tensor, other: Tensor | Scalar, alpha?: Scalar, optio
 export function add(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 2) {
-    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['add.Tensor'].call(p0, p1, 1);
-    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['add.Scalar'].call(p0, scalarArg(p1), 1);
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['add.Tensor'].callUnchecked(p0, p1, 1);
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['add.Scalar'].callUnchecked(p0, scalarArg(p1), 1);
   }
   if (n === 3) {
     if (isLiveTensor(p0) && isScalarArg(p1) && isScalarArg(p2)) {
-      return ops()['add.Scalar'].call(p0, scalarArg(p1), scalarArg(p2));
+      return ops()['add.Scalar'].callUnchecked(p0, scalarArg(p1), scalarArg(p2));
     }
   }
   if (n === 3 && isOptions(p2)) {
@@ -87,16 +87,16 @@ export function add(p0?: any, p1?: any, p2?: any, p3?: any): any {
     if (
       optionsWithin(o, F_add_K0) && isLiveTensor(p0) && isLiveTensor(p1) &&
       (o.alpha === undefined || isScalarArg(o.alpha))
-    ) return ops()['add.Tensor'].call(p0, p1, o.alpha === undefined ? 1 : scalarArg(o.alpha));
+    ) return ops()['add.Tensor'].callUnchecked(p0, p1, o.alpha === undefined ? 1 : scalarArg(o.alpha));
     if (
       optionsWithin(o, F_add_K1) && isLiveTensor(p0) && isScalarArg(p1) &&
       (o.alpha === undefined || isScalarArg(o.alpha))
-    ) return ops()['add.Scalar'].call(p0, scalarArg(p1), o.alpha === undefined ? 1 : scalarArg(o.alpha));
+    ) return ops()['add.Scalar'].callUnchecked(p0, scalarArg(p1), o.alpha === undefined ? 1 : scalarArg(o.alpha));
   }
   if (n === 4 && isOptions(p3)) {
     const o: any = p3;
     if (optionsWithin(o, F_add_K2) && isLiveTensor(p0) && isScalarArg(p1) && isScalarArg(p2)) {
-      return ops()['add.Scalar'].call(p0, scalarArg(p1), scalarArg(p2));
+      return ops()['add.Scalar'].callUnchecked(p0, scalarArg(p1), scalarArg(p2));
     }
   }
   return callParsed(F_add, ops(), undefined, arguments);
@@ -138,12 +138,12 @@ export function sub(input: Tensor, other: Tensor | Scalar, alpha?: Scalar, optio
 export function sub(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 2) {
-    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['sub.Tensor'].call(p0, p1, 1);
-    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['sub.Scalar'].call(p0, scalarArg(p1), 1);
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['sub.Tensor'].callUnchecked(p0, p1, 1);
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['sub.Scalar'].callUnchecked(p0, scalarArg(p1), 1);
   }
   if (n === 3) {
     if (isLiveTensor(p0) && isScalarArg(p1) && isScalarArg(p2)) {
-      return ops()['sub.Scalar'].call(p0, scalarArg(p1), scalarArg(p2));
+      return ops()['sub.Scalar'].callUnchecked(p0, scalarArg(p1), scalarArg(p2));
     }
   }
   if (n === 3 && isOptions(p2)) {
@@ -151,16 +151,16 @@ export function sub(p0?: any, p1?: any, p2?: any, p3?: any): any {
     if (
       optionsWithin(o, F_sub_K0) && isLiveTensor(p0) && isLiveTensor(p1) &&
       (o.alpha === undefined || isScalarArg(o.alpha))
-    ) return ops()['sub.Tensor'].call(p0, p1, o.alpha === undefined ? 1 : scalarArg(o.alpha));
+    ) return ops()['sub.Tensor'].callUnchecked(p0, p1, o.alpha === undefined ? 1 : scalarArg(o.alpha));
     if (
       optionsWithin(o, F_sub_K1) && isLiveTensor(p0) && isScalarArg(p1) &&
       (o.alpha === undefined || isScalarArg(o.alpha))
-    ) return ops()['sub.Scalar'].call(p0, scalarArg(p1), o.alpha === undefined ? 1 : scalarArg(o.alpha));
+    ) return ops()['sub.Scalar'].callUnchecked(p0, scalarArg(p1), o.alpha === undefined ? 1 : scalarArg(o.alpha));
   }
   if (n === 4 && isOptions(p3)) {
     const o: any = p3;
     if (optionsWithin(o, F_sub_K2) && isLiveTensor(p0) && isScalarArg(p1) && isScalarArg(p2)) {
-      return ops()['sub.Scalar'].call(p0, scalarArg(p1), scalarArg(p2));
+      return ops()['sub.Scalar'].callUnchecked(p0, scalarArg(p1), scalarArg(p2));
     }
   }
   return callParsed(F_sub, ops(), undefined, arguments);
@@ -199,14 +199,16 @@ export function mul(input: Tensor, other: Tensor | Scalar): Tensor;
 export function mul(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
-    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['mul.Tensor'].call(p0, p1);
-    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['mul.Scalar'].call(p0, scalarArg(p1));
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['mul.Tensor'].callUnchecked(p0, p1);
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['mul.Scalar'].callUnchecked(p0, scalarArg(p1));
   }
   if (n === 3 && isOptions(p2)) {
     const o: any = p2;
-    if (optionsWithin(o, F_mul_K0) && isLiveTensor(p0) && isLiveTensor(p1)) return ops()['mul.Tensor'].call(p0, p1);
+    if (optionsWithin(o, F_mul_K0) && isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['mul.Tensor'].callUnchecked(p0, p1);
+    }
     if (optionsWithin(o, F_mul_K1) && isLiveTensor(p0) && isScalarArg(p1)) {
-      return ops()['mul.Scalar'].call(p0, scalarArg(p1));
+      return ops()['mul.Scalar'].callUnchecked(p0, scalarArg(p1));
     }
   }
   return callParsed(F_mul, ops(), undefined, arguments);
@@ -254,23 +256,25 @@ export function div(input: Tensor, other: Tensor | Scalar, options?: { roundingM
 export function div(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
-    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['div.Tensor'].call(p0, p1);
-    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['div.Scalar'].call(p0, scalarArg(p1));
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['div.Tensor'].callUnchecked(p0, p1);
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['div.Scalar'].callUnchecked(p0, scalarArg(p1));
   }
   if (n === 3 && isOptions(p2)) {
     const o: any = p2;
-    if (optionsWithin(o, F_div_K0) && isLiveTensor(p0) && isLiveTensor(p1)) return ops()['div.Tensor'].call(p0, p1);
+    if (optionsWithin(o, F_div_K0) && isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['div.Tensor'].callUnchecked(p0, p1);
+    }
     if (
       optionsWithin(o, F_div_K1) && isLiveTensor(p0) && isLiveTensor(p1) && o.roundingMode !== undefined &&
       (o.roundingMode == null || typeof o.roundingMode === 'string')
-    ) return ops()['div.Tensor_mode'].call(p0, p1, o.roundingMode ?? null);
+    ) return ops()['div.Tensor_mode'].callUnchecked(p0, p1, o.roundingMode ?? null);
     if (optionsWithin(o, F_div_K2) && isLiveTensor(p0) && isScalarArg(p1)) {
-      return ops()['div.Scalar'].call(p0, scalarArg(p1));
+      return ops()['div.Scalar'].callUnchecked(p0, scalarArg(p1));
     }
     if (
       optionsWithin(o, F_div_K3) && isLiveTensor(p0) && isScalarArg(p1) && o.roundingMode !== undefined &&
       (o.roundingMode == null || typeof o.roundingMode === 'string')
-    ) return ops()['div.Scalar_mode'].call(p0, scalarArg(p1), o.roundingMode ?? null);
+    ) return ops()['div.Scalar_mode'].callUnchecked(p0, scalarArg(p1), o.roundingMode ?? null);
   }
   return callParsed(F_div, ops(), undefined, arguments);
 }
@@ -307,16 +311,16 @@ export function remainder(input: Tensor, other: Tensor | Scalar): Tensor;
 export function remainder(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
-    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['remainder.Tensor'].call(p0, p1);
-    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['remainder.Scalar'].call(p0, scalarArg(p1));
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['remainder.Tensor'].callUnchecked(p0, p1);
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['remainder.Scalar'].callUnchecked(p0, scalarArg(p1));
   }
   if (n === 3 && isOptions(p2)) {
     const o: any = p2;
     if (optionsWithin(o, F_remainder_K0) && isLiveTensor(p0) && isLiveTensor(p1)) {
-      return ops()['remainder.Tensor'].call(p0, p1);
+      return ops()['remainder.Tensor'].callUnchecked(p0, p1);
     }
     if (optionsWithin(o, F_remainder_K1) && isLiveTensor(p0) && isScalarArg(p1)) {
-      return ops()['remainder.Scalar'].call(p0, scalarArg(p1));
+      return ops()['remainder.Scalar'].callUnchecked(p0, scalarArg(p1));
     }
   }
   return callParsed(F_remainder, ops(), undefined, arguments);
@@ -354,14 +358,16 @@ export function fmod(input: Tensor, other: Tensor | Scalar): Tensor;
 export function fmod(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
-    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['fmod.Tensor'].call(p0, p1);
-    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['fmod.Scalar'].call(p0, scalarArg(p1));
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['fmod.Tensor'].callUnchecked(p0, p1);
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['fmod.Scalar'].callUnchecked(p0, scalarArg(p1));
   }
   if (n === 3 && isOptions(p2)) {
     const o: any = p2;
-    if (optionsWithin(o, F_fmod_K0) && isLiveTensor(p0) && isLiveTensor(p1)) return ops()['fmod.Tensor'].call(p0, p1);
+    if (optionsWithin(o, F_fmod_K0) && isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['fmod.Tensor'].callUnchecked(p0, p1);
+    }
     if (optionsWithin(o, F_fmod_K1) && isLiveTensor(p0) && isScalarArg(p1)) {
-      return ops()['fmod.Scalar'].call(p0, scalarArg(p1));
+      return ops()['fmod.Scalar'].callUnchecked(p0, scalarArg(p1));
     }
   }
   return callParsed(F_fmod, ops(), undefined, arguments);
@@ -403,20 +409,20 @@ export function pow(input: Tensor | Scalar, exponent: Tensor | Scalar): Tensor;
 export function pow(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
-    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['pow.Tensor_Tensor'].call(p0, p1);
-    if (isScalarArg(p0) && isLiveTensor(p1)) return ops()['pow.Scalar'].call(scalarArg(p0), p1);
-    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['pow.Tensor_Scalar'].call(p0, scalarArg(p1));
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['pow.Tensor_Tensor'].callUnchecked(p0, p1);
+    if (isScalarArg(p0) && isLiveTensor(p1)) return ops()['pow.Scalar'].callUnchecked(scalarArg(p0), p1);
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['pow.Tensor_Scalar'].callUnchecked(p0, scalarArg(p1));
   }
   if (n === 3 && isOptions(p2)) {
     const o: any = p2;
     if (optionsWithin(o, F_pow_K0) && isLiveTensor(p0) && isLiveTensor(p1)) {
-      return ops()['pow.Tensor_Tensor'].call(p0, p1);
+      return ops()['pow.Tensor_Tensor'].callUnchecked(p0, p1);
     }
     if (optionsWithin(o, F_pow_K1) && isScalarArg(p0) && isLiveTensor(p1)) {
-      return ops()['pow.Scalar'].call(scalarArg(p0), p1);
+      return ops()['pow.Scalar'].callUnchecked(scalarArg(p0), p1);
     }
     if (optionsWithin(o, F_pow_K2) && isLiveTensor(p0) && isScalarArg(p1)) {
-      return ops()['pow.Tensor_Scalar'].call(p0, scalarArg(p1));
+      return ops()['pow.Tensor_Scalar'].callUnchecked(p0, scalarArg(p1));
     }
   }
   return callParsed(F_pow, ops(), undefined, arguments);
@@ -445,11 +451,13 @@ export function minimum(input: Tensor, other: Tensor): Tensor;
 export function minimum(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
-    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['minimum'].call(p0, p1);
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['minimum'].callUnchecked(p0, p1);
   }
   if (n === 3 && isOptions(p2)) {
     const o: any = p2;
-    if (optionsWithin(o, F_minimum_K0) && isLiveTensor(p0) && isLiveTensor(p1)) return ops()['minimum'].call(p0, p1);
+    if (optionsWithin(o, F_minimum_K0) && isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['minimum'].callUnchecked(p0, p1);
+    }
   }
   return callParsed(F_minimum, ops(), undefined, arguments);
 }
@@ -477,11 +485,13 @@ export function maximum(input: Tensor, other: Tensor): Tensor;
 export function maximum(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
-    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['maximum'].call(p0, p1);
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['maximum'].callUnchecked(p0, p1);
   }
   if (n === 3 && isOptions(p2)) {
     const o: any = p2;
-    if (optionsWithin(o, F_maximum_K0) && isLiveTensor(p0) && isLiveTensor(p1)) return ops()['maximum'].call(p0, p1);
+    if (optionsWithin(o, F_maximum_K0) && isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['maximum'].callUnchecked(p0, p1);
+    }
   }
   return callParsed(F_maximum, ops(), undefined, arguments);
 }
@@ -509,11 +519,13 @@ export function atan2(input: Tensor, other: Tensor): Tensor;
 export function atan2(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
-    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['atan2'].call(p0, p1);
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['atan2'].callUnchecked(p0, p1);
   }
   if (n === 3 && isOptions(p2)) {
     const o: any = p2;
-    if (optionsWithin(o, F_atan2_K0) && isLiveTensor(p0) && isLiveTensor(p1)) return ops()['atan2'].call(p0, p1);
+    if (optionsWithin(o, F_atan2_K0) && isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['atan2'].callUnchecked(p0, p1);
+    }
   }
   return callParsed(F_atan2, ops(), undefined, arguments);
 }
@@ -541,12 +553,12 @@ export function bitwiseAnd(input: Tensor, other: Tensor): Tensor;
 export function bitwiseAnd(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
-    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['bitwise_and.Tensor'].call(p0, p1);
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['bitwise_and.Tensor'].callUnchecked(p0, p1);
   }
   if (n === 3 && isOptions(p2)) {
     const o: any = p2;
     if (optionsWithin(o, F_bitwiseAnd_K0) && isLiveTensor(p0) && isLiveTensor(p1)) {
-      return ops()['bitwise_and.Tensor'].call(p0, p1);
+      return ops()['bitwise_and.Tensor'].callUnchecked(p0, p1);
     }
   }
   return callParsed(F_bitwiseAnd, ops(), undefined, arguments);
@@ -575,12 +587,12 @@ export function bitwiseOr(input: Tensor, other: Tensor): Tensor;
 export function bitwiseOr(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
-    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['bitwise_or.Tensor'].call(p0, p1);
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['bitwise_or.Tensor'].callUnchecked(p0, p1);
   }
   if (n === 3 && isOptions(p2)) {
     const o: any = p2;
     if (optionsWithin(o, F_bitwiseOr_K0) && isLiveTensor(p0) && isLiveTensor(p1)) {
-      return ops()['bitwise_or.Tensor'].call(p0, p1);
+      return ops()['bitwise_or.Tensor'].callUnchecked(p0, p1);
     }
   }
   return callParsed(F_bitwiseOr, ops(), undefined, arguments);
@@ -609,12 +621,12 @@ export function bitwiseXor(input: Tensor, other: Tensor): Tensor;
 export function bitwiseXor(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
-    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['bitwise_xor.Tensor'].call(p0, p1);
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['bitwise_xor.Tensor'].callUnchecked(p0, p1);
   }
   if (n === 3 && isOptions(p2)) {
     const o: any = p2;
     if (optionsWithin(o, F_bitwiseXor_K0) && isLiveTensor(p0) && isLiveTensor(p1)) {
-      return ops()['bitwise_xor.Tensor'].call(p0, p1);
+      return ops()['bitwise_xor.Tensor'].callUnchecked(p0, p1);
     }
   }
   return callParsed(F_bitwiseXor, ops(), undefined, arguments);
@@ -643,12 +655,12 @@ export function logicalAnd(input: Tensor, other: Tensor): Tensor;
 export function logicalAnd(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
-    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['logical_and'].call(p0, p1);
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['logical_and'].callUnchecked(p0, p1);
   }
   if (n === 3 && isOptions(p2)) {
     const o: any = p2;
     if (optionsWithin(o, F_logicalAnd_K0) && isLiveTensor(p0) && isLiveTensor(p1)) {
-      return ops()['logical_and'].call(p0, p1);
+      return ops()['logical_and'].callUnchecked(p0, p1);
     }
   }
   return callParsed(F_logicalAnd, ops(), undefined, arguments);
@@ -677,12 +689,12 @@ export function logicalOr(input: Tensor, other: Tensor): Tensor;
 export function logicalOr(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
-    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['logical_or'].call(p0, p1);
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['logical_or'].callUnchecked(p0, p1);
   }
   if (n === 3 && isOptions(p2)) {
     const o: any = p2;
     if (optionsWithin(o, F_logicalOr_K0) && isLiveTensor(p0) && isLiveTensor(p1)) {
-      return ops()['logical_or'].call(p0, p1);
+      return ops()['logical_or'].callUnchecked(p0, p1);
     }
   }
   return callParsed(F_logicalOr, ops(), undefined, arguments);
@@ -711,12 +723,12 @@ export function logicalXor(input: Tensor, other: Tensor): Tensor;
 export function logicalXor(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
-    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['logical_xor'].call(p0, p1);
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['logical_xor'].callUnchecked(p0, p1);
   }
   if (n === 3 && isOptions(p2)) {
     const o: any = p2;
     if (optionsWithin(o, F_logicalXor_K0) && isLiveTensor(p0) && isLiveTensor(p1)) {
-      return ops()['logical_xor'].call(p0, p1);
+      return ops()['logical_xor'].callUnchecked(p0, p1);
     }
   }
   return callParsed(F_logicalXor, ops(), undefined, arguments);
@@ -754,14 +766,16 @@ export function eq(input: Tensor, other: Tensor | Scalar): Tensor;
 export function eq(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
-    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['eq.Tensor'].call(p0, p1);
-    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['eq.Scalar'].call(p0, scalarArg(p1));
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['eq.Tensor'].callUnchecked(p0, p1);
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['eq.Scalar'].callUnchecked(p0, scalarArg(p1));
   }
   if (n === 3 && isOptions(p2)) {
     const o: any = p2;
-    if (optionsWithin(o, F_eq_K0) && isLiveTensor(p0) && isLiveTensor(p1)) return ops()['eq.Tensor'].call(p0, p1);
+    if (optionsWithin(o, F_eq_K0) && isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['eq.Tensor'].callUnchecked(p0, p1);
+    }
     if (optionsWithin(o, F_eq_K1) && isLiveTensor(p0) && isScalarArg(p1)) {
-      return ops()['eq.Scalar'].call(p0, scalarArg(p1));
+      return ops()['eq.Scalar'].callUnchecked(p0, scalarArg(p1));
     }
   }
   return callParsed(F_eq, ops(), undefined, arguments);
@@ -799,14 +813,16 @@ export function ne(input: Tensor, other: Tensor | Scalar): Tensor;
 export function ne(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
-    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['ne.Tensor'].call(p0, p1);
-    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['ne.Scalar'].call(p0, scalarArg(p1));
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['ne.Tensor'].callUnchecked(p0, p1);
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['ne.Scalar'].callUnchecked(p0, scalarArg(p1));
   }
   if (n === 3 && isOptions(p2)) {
     const o: any = p2;
-    if (optionsWithin(o, F_ne_K0) && isLiveTensor(p0) && isLiveTensor(p1)) return ops()['ne.Tensor'].call(p0, p1);
+    if (optionsWithin(o, F_ne_K0) && isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['ne.Tensor'].callUnchecked(p0, p1);
+    }
     if (optionsWithin(o, F_ne_K1) && isLiveTensor(p0) && isScalarArg(p1)) {
-      return ops()['ne.Scalar'].call(p0, scalarArg(p1));
+      return ops()['ne.Scalar'].callUnchecked(p0, scalarArg(p1));
     }
   }
   return callParsed(F_ne, ops(), undefined, arguments);
@@ -844,14 +860,16 @@ export function lt(input: Tensor, other: Tensor | Scalar): Tensor;
 export function lt(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
-    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['lt.Tensor'].call(p0, p1);
-    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['lt.Scalar'].call(p0, scalarArg(p1));
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['lt.Tensor'].callUnchecked(p0, p1);
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['lt.Scalar'].callUnchecked(p0, scalarArg(p1));
   }
   if (n === 3 && isOptions(p2)) {
     const o: any = p2;
-    if (optionsWithin(o, F_lt_K0) && isLiveTensor(p0) && isLiveTensor(p1)) return ops()['lt.Tensor'].call(p0, p1);
+    if (optionsWithin(o, F_lt_K0) && isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['lt.Tensor'].callUnchecked(p0, p1);
+    }
     if (optionsWithin(o, F_lt_K1) && isLiveTensor(p0) && isScalarArg(p1)) {
-      return ops()['lt.Scalar'].call(p0, scalarArg(p1));
+      return ops()['lt.Scalar'].callUnchecked(p0, scalarArg(p1));
     }
   }
   return callParsed(F_lt, ops(), undefined, arguments);
@@ -889,14 +907,16 @@ export function le(input: Tensor, other: Tensor | Scalar): Tensor;
 export function le(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
-    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['le.Tensor'].call(p0, p1);
-    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['le.Scalar'].call(p0, scalarArg(p1));
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['le.Tensor'].callUnchecked(p0, p1);
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['le.Scalar'].callUnchecked(p0, scalarArg(p1));
   }
   if (n === 3 && isOptions(p2)) {
     const o: any = p2;
-    if (optionsWithin(o, F_le_K0) && isLiveTensor(p0) && isLiveTensor(p1)) return ops()['le.Tensor'].call(p0, p1);
+    if (optionsWithin(o, F_le_K0) && isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['le.Tensor'].callUnchecked(p0, p1);
+    }
     if (optionsWithin(o, F_le_K1) && isLiveTensor(p0) && isScalarArg(p1)) {
-      return ops()['le.Scalar'].call(p0, scalarArg(p1));
+      return ops()['le.Scalar'].callUnchecked(p0, scalarArg(p1));
     }
   }
   return callParsed(F_le, ops(), undefined, arguments);
@@ -934,14 +954,16 @@ export function gt(input: Tensor, other: Tensor | Scalar): Tensor;
 export function gt(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
-    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['gt.Tensor'].call(p0, p1);
-    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['gt.Scalar'].call(p0, scalarArg(p1));
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['gt.Tensor'].callUnchecked(p0, p1);
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['gt.Scalar'].callUnchecked(p0, scalarArg(p1));
   }
   if (n === 3 && isOptions(p2)) {
     const o: any = p2;
-    if (optionsWithin(o, F_gt_K0) && isLiveTensor(p0) && isLiveTensor(p1)) return ops()['gt.Tensor'].call(p0, p1);
+    if (optionsWithin(o, F_gt_K0) && isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['gt.Tensor'].callUnchecked(p0, p1);
+    }
     if (optionsWithin(o, F_gt_K1) && isLiveTensor(p0) && isScalarArg(p1)) {
-      return ops()['gt.Scalar'].call(p0, scalarArg(p1));
+      return ops()['gt.Scalar'].callUnchecked(p0, scalarArg(p1));
     }
   }
   return callParsed(F_gt, ops(), undefined, arguments);
@@ -979,14 +1001,16 @@ export function ge(input: Tensor, other: Tensor | Scalar): Tensor;
 export function ge(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
-    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['ge.Tensor'].call(p0, p1);
-    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['ge.Scalar'].call(p0, scalarArg(p1));
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['ge.Tensor'].callUnchecked(p0, p1);
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['ge.Scalar'].callUnchecked(p0, scalarArg(p1));
   }
   if (n === 3 && isOptions(p2)) {
     const o: any = p2;
-    if (optionsWithin(o, F_ge_K0) && isLiveTensor(p0) && isLiveTensor(p1)) return ops()['ge.Tensor'].call(p0, p1);
+    if (optionsWithin(o, F_ge_K0) && isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['ge.Tensor'].callUnchecked(p0, p1);
+    }
     if (optionsWithin(o, F_ge_K1) && isLiveTensor(p0) && isScalarArg(p1)) {
-      return ops()['ge.Scalar'].call(p0, scalarArg(p1));
+      return ops()['ge.Scalar'].callUnchecked(p0, scalarArg(p1));
     }
   }
   return callParsed(F_ge, ops(), undefined, arguments);
@@ -1015,11 +1039,11 @@ export function neg(input: Tensor): Tensor;
 export function neg(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
-    if (isLiveTensor(p0)) return ops()['neg'].call(p0);
+    if (isLiveTensor(p0)) return ops()['neg'].callUnchecked(p0);
   }
   if (n === 2 && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, F_neg_K0) && isLiveTensor(p0)) return ops()['neg'].call(p0);
+    if (optionsWithin(o, F_neg_K0) && isLiveTensor(p0)) return ops()['neg'].callUnchecked(p0);
   }
   return callParsed(F_neg, ops(), undefined, arguments);
 }
@@ -1047,11 +1071,11 @@ export function abs(input: Tensor): Tensor;
 export function abs(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
-    if (isLiveTensor(p0)) return ops()['abs'].call(p0);
+    if (isLiveTensor(p0)) return ops()['abs'].callUnchecked(p0);
   }
   if (n === 2 && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, F_abs_K0) && isLiveTensor(p0)) return ops()['abs'].call(p0);
+    if (optionsWithin(o, F_abs_K0) && isLiveTensor(p0)) return ops()['abs'].callUnchecked(p0);
   }
   return callParsed(F_abs, ops(), undefined, arguments);
 }
@@ -1079,11 +1103,11 @@ export function sign(input: Tensor): Tensor;
 export function sign(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
-    if (isLiveTensor(p0)) return ops()['sign'].call(p0);
+    if (isLiveTensor(p0)) return ops()['sign'].callUnchecked(p0);
   }
   if (n === 2 && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, F_sign_K0) && isLiveTensor(p0)) return ops()['sign'].call(p0);
+    if (optionsWithin(o, F_sign_K0) && isLiveTensor(p0)) return ops()['sign'].callUnchecked(p0);
   }
   return callParsed(F_sign, ops(), undefined, arguments);
 }
@@ -1111,11 +1135,11 @@ export function exp(input: Tensor): Tensor;
 export function exp(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
-    if (isLiveTensor(p0)) return ops()['exp'].call(p0);
+    if (isLiveTensor(p0)) return ops()['exp'].callUnchecked(p0);
   }
   if (n === 2 && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, F_exp_K0) && isLiveTensor(p0)) return ops()['exp'].call(p0);
+    if (optionsWithin(o, F_exp_K0) && isLiveTensor(p0)) return ops()['exp'].callUnchecked(p0);
   }
   return callParsed(F_exp, ops(), undefined, arguments);
 }
@@ -1143,11 +1167,11 @@ export function log(input: Tensor): Tensor;
 export function log(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
-    if (isLiveTensor(p0)) return ops()['log'].call(p0);
+    if (isLiveTensor(p0)) return ops()['log'].callUnchecked(p0);
   }
   if (n === 2 && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, F_log_K0) && isLiveTensor(p0)) return ops()['log'].call(p0);
+    if (optionsWithin(o, F_log_K0) && isLiveTensor(p0)) return ops()['log'].callUnchecked(p0);
   }
   return callParsed(F_log, ops(), undefined, arguments);
 }
@@ -1175,11 +1199,11 @@ export function log1p(input: Tensor): Tensor;
 export function log1p(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
-    if (isLiveTensor(p0)) return ops()['log1p'].call(p0);
+    if (isLiveTensor(p0)) return ops()['log1p'].callUnchecked(p0);
   }
   if (n === 2 && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, F_log1p_K0) && isLiveTensor(p0)) return ops()['log1p'].call(p0);
+    if (optionsWithin(o, F_log1p_K0) && isLiveTensor(p0)) return ops()['log1p'].callUnchecked(p0);
   }
   return callParsed(F_log1p, ops(), undefined, arguments);
 }
@@ -1207,11 +1231,11 @@ export function expm1(input: Tensor): Tensor;
 export function expm1(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
-    if (isLiveTensor(p0)) return ops()['expm1'].call(p0);
+    if (isLiveTensor(p0)) return ops()['expm1'].callUnchecked(p0);
   }
   if (n === 2 && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, F_expm1_K0) && isLiveTensor(p0)) return ops()['expm1'].call(p0);
+    if (optionsWithin(o, F_expm1_K0) && isLiveTensor(p0)) return ops()['expm1'].callUnchecked(p0);
   }
   return callParsed(F_expm1, ops(), undefined, arguments);
 }
@@ -1239,11 +1263,11 @@ export function sqrt(input: Tensor): Tensor;
 export function sqrt(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
-    if (isLiveTensor(p0)) return ops()['sqrt'].call(p0);
+    if (isLiveTensor(p0)) return ops()['sqrt'].callUnchecked(p0);
   }
   if (n === 2 && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, F_sqrt_K0) && isLiveTensor(p0)) return ops()['sqrt'].call(p0);
+    if (optionsWithin(o, F_sqrt_K0) && isLiveTensor(p0)) return ops()['sqrt'].callUnchecked(p0);
   }
   return callParsed(F_sqrt, ops(), undefined, arguments);
 }
@@ -1271,11 +1295,11 @@ export function rsqrt(input: Tensor): Tensor;
 export function rsqrt(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
-    if (isLiveTensor(p0)) return ops()['rsqrt'].call(p0);
+    if (isLiveTensor(p0)) return ops()['rsqrt'].callUnchecked(p0);
   }
   if (n === 2 && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, F_rsqrt_K0) && isLiveTensor(p0)) return ops()['rsqrt'].call(p0);
+    if (optionsWithin(o, F_rsqrt_K0) && isLiveTensor(p0)) return ops()['rsqrt'].callUnchecked(p0);
   }
   return callParsed(F_rsqrt, ops(), undefined, arguments);
 }
@@ -1303,11 +1327,11 @@ export function sin(input: Tensor): Tensor;
 export function sin(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
-    if (isLiveTensor(p0)) return ops()['sin'].call(p0);
+    if (isLiveTensor(p0)) return ops()['sin'].callUnchecked(p0);
   }
   if (n === 2 && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, F_sin_K0) && isLiveTensor(p0)) return ops()['sin'].call(p0);
+    if (optionsWithin(o, F_sin_K0) && isLiveTensor(p0)) return ops()['sin'].callUnchecked(p0);
   }
   return callParsed(F_sin, ops(), undefined, arguments);
 }
@@ -1335,11 +1359,11 @@ export function cos(input: Tensor): Tensor;
 export function cos(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
-    if (isLiveTensor(p0)) return ops()['cos'].call(p0);
+    if (isLiveTensor(p0)) return ops()['cos'].callUnchecked(p0);
   }
   if (n === 2 && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, F_cos_K0) && isLiveTensor(p0)) return ops()['cos'].call(p0);
+    if (optionsWithin(o, F_cos_K0) && isLiveTensor(p0)) return ops()['cos'].callUnchecked(p0);
   }
   return callParsed(F_cos, ops(), undefined, arguments);
 }
@@ -1367,11 +1391,11 @@ export function tanh(input: Tensor): Tensor;
 export function tanh(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
-    if (isLiveTensor(p0)) return ops()['tanh'].call(p0);
+    if (isLiveTensor(p0)) return ops()['tanh'].callUnchecked(p0);
   }
   if (n === 2 && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, F_tanh_K0) && isLiveTensor(p0)) return ops()['tanh'].call(p0);
+    if (optionsWithin(o, F_tanh_K0) && isLiveTensor(p0)) return ops()['tanh'].callUnchecked(p0);
   }
   return callParsed(F_tanh, ops(), undefined, arguments);
 }
@@ -1399,11 +1423,11 @@ export function sigmoid(input: Tensor): Tensor;
 export function sigmoid(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
-    if (isLiveTensor(p0)) return ops()['sigmoid'].call(p0);
+    if (isLiveTensor(p0)) return ops()['sigmoid'].callUnchecked(p0);
   }
   if (n === 2 && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, F_sigmoid_K0) && isLiveTensor(p0)) return ops()['sigmoid'].call(p0);
+    if (optionsWithin(o, F_sigmoid_K0) && isLiveTensor(p0)) return ops()['sigmoid'].callUnchecked(p0);
   }
   return callParsed(F_sigmoid, ops(), undefined, arguments);
 }
@@ -1431,11 +1455,11 @@ export function erf(input: Tensor): Tensor;
 export function erf(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
-    if (isLiveTensor(p0)) return ops()['erf'].call(p0);
+    if (isLiveTensor(p0)) return ops()['erf'].callUnchecked(p0);
   }
   if (n === 2 && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, F_erf_K0) && isLiveTensor(p0)) return ops()['erf'].call(p0);
+    if (optionsWithin(o, F_erf_K0) && isLiveTensor(p0)) return ops()['erf'].callUnchecked(p0);
   }
   return callParsed(F_erf, ops(), undefined, arguments);
 }
@@ -1463,11 +1487,11 @@ export function reciprocal(input: Tensor): Tensor;
 export function reciprocal(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
-    if (isLiveTensor(p0)) return ops()['reciprocal'].call(p0);
+    if (isLiveTensor(p0)) return ops()['reciprocal'].callUnchecked(p0);
   }
   if (n === 2 && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, F_reciprocal_K0) && isLiveTensor(p0)) return ops()['reciprocal'].call(p0);
+    if (optionsWithin(o, F_reciprocal_K0) && isLiveTensor(p0)) return ops()['reciprocal'].callUnchecked(p0);
   }
   return callParsed(F_reciprocal, ops(), undefined, arguments);
 }
@@ -1495,11 +1519,11 @@ export function relu(input: Tensor): Tensor;
 export function relu(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
-    if (isLiveTensor(p0)) return ops()['relu'].call(p0);
+    if (isLiveTensor(p0)) return ops()['relu'].callUnchecked(p0);
   }
   if (n === 2 && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, F_relu_K0) && isLiveTensor(p0)) return ops()['relu'].call(p0);
+    if (optionsWithin(o, F_relu_K0) && isLiveTensor(p0)) return ops()['relu'].callUnchecked(p0);
   }
   return callParsed(F_relu, ops(), undefined, arguments);
 }
@@ -1527,14 +1551,14 @@ export function gelu(input: Tensor, options?: { approximate?: string }): Tensor;
 export function gelu(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
-    if (isLiveTensor(p0)) return ops()['gelu'].call(p0, 'none');
+    if (isLiveTensor(p0)) return ops()['gelu'].callUnchecked(p0, 'none');
   }
   if (n === 2 && isOptions(p1)) {
     const o: any = p1;
     if (
       optionsWithin(o, F_gelu_K0) && isLiveTensor(p0) &&
       (o.approximate === undefined || typeof o.approximate === 'string')
-    ) return ops()['gelu'].call(p0, o.approximate === undefined ? 'none' : o.approximate);
+    ) return ops()['gelu'].callUnchecked(p0, o.approximate === undefined ? 'none' : o.approximate);
   }
   return callParsed(F_gelu, ops(), undefined, arguments);
 }
@@ -1562,11 +1586,11 @@ export function silu(input: Tensor): Tensor;
 export function silu(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
-    if (isLiveTensor(p0)) return ops()['silu'].call(p0);
+    if (isLiveTensor(p0)) return ops()['silu'].callUnchecked(p0);
   }
   if (n === 2 && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, F_silu_K0) && isLiveTensor(p0)) return ops()['silu'].call(p0);
+    if (optionsWithin(o, F_silu_K0) && isLiveTensor(p0)) return ops()['silu'].callUnchecked(p0);
   }
   return callParsed(F_silu, ops(), undefined, arguments);
 }
@@ -1594,11 +1618,11 @@ export function floor(input: Tensor): Tensor;
 export function floor(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
-    if (isLiveTensor(p0)) return ops()['floor'].call(p0);
+    if (isLiveTensor(p0)) return ops()['floor'].callUnchecked(p0);
   }
   if (n === 2 && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, F_floor_K0) && isLiveTensor(p0)) return ops()['floor'].call(p0);
+    if (optionsWithin(o, F_floor_K0) && isLiveTensor(p0)) return ops()['floor'].callUnchecked(p0);
   }
   return callParsed(F_floor, ops(), undefined, arguments);
 }
@@ -1626,11 +1650,11 @@ export function ceil(input: Tensor): Tensor;
 export function ceil(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
-    if (isLiveTensor(p0)) return ops()['ceil'].call(p0);
+    if (isLiveTensor(p0)) return ops()['ceil'].callUnchecked(p0);
   }
   if (n === 2 && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, F_ceil_K0) && isLiveTensor(p0)) return ops()['ceil'].call(p0);
+    if (optionsWithin(o, F_ceil_K0) && isLiveTensor(p0)) return ops()['ceil'].callUnchecked(p0);
   }
   return callParsed(F_ceil, ops(), undefined, arguments);
 }
@@ -1658,11 +1682,11 @@ export function round(input: Tensor): Tensor;
 export function round(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
-    if (isLiveTensor(p0)) return ops()['round'].call(p0);
+    if (isLiveTensor(p0)) return ops()['round'].callUnchecked(p0);
   }
   if (n === 2 && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, F_round_K0) && isLiveTensor(p0)) return ops()['round'].call(p0);
+    if (optionsWithin(o, F_round_K0) && isLiveTensor(p0)) return ops()['round'].callUnchecked(p0);
   }
   return callParsed(F_round, ops(), undefined, arguments);
 }
@@ -1690,11 +1714,11 @@ export function trunc(input: Tensor): Tensor;
 export function trunc(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
-    if (isLiveTensor(p0)) return ops()['trunc'].call(p0);
+    if (isLiveTensor(p0)) return ops()['trunc'].callUnchecked(p0);
   }
   if (n === 2 && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, F_trunc_K0) && isLiveTensor(p0)) return ops()['trunc'].call(p0);
+    if (optionsWithin(o, F_trunc_K0) && isLiveTensor(p0)) return ops()['trunc'].callUnchecked(p0);
   }
   return callParsed(F_trunc, ops(), undefined, arguments);
 }
@@ -1722,11 +1746,11 @@ export function logicalNot(input: Tensor): Tensor;
 export function logicalNot(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
-    if (isLiveTensor(p0)) return ops()['logical_not'].call(p0);
+    if (isLiveTensor(p0)) return ops()['logical_not'].callUnchecked(p0);
   }
   if (n === 2 && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, F_logicalNot_K0) && isLiveTensor(p0)) return ops()['logical_not'].call(p0);
+    if (optionsWithin(o, F_logicalNot_K0) && isLiveTensor(p0)) return ops()['logical_not'].callUnchecked(p0);
   }
   return callParsed(F_logicalNot, ops(), undefined, arguments);
 }
@@ -1754,11 +1778,11 @@ export function bitwiseNot(input: Tensor): Tensor;
 export function bitwiseNot(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
-    if (isLiveTensor(p0)) return ops()['bitwise_not'].call(p0);
+    if (isLiveTensor(p0)) return ops()['bitwise_not'].callUnchecked(p0);
   }
   if (n === 2 && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, F_bitwiseNot_K0) && isLiveTensor(p0)) return ops()['bitwise_not'].call(p0);
+    if (optionsWithin(o, F_bitwiseNot_K0) && isLiveTensor(p0)) return ops()['bitwise_not'].callUnchecked(p0);
   }
   return callParsed(F_bitwiseNot, ops(), undefined, arguments);
 }
@@ -1786,11 +1810,11 @@ export function isnan(input: Tensor): Tensor;
 export function isnan(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
-    if (isLiveTensor(p0)) return ops()['isnan'].call(p0);
+    if (isLiveTensor(p0)) return ops()['isnan'].callUnchecked(p0);
   }
   if (n === 2 && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, F_isnan_K0) && isLiveTensor(p0)) return ops()['isnan'].call(p0);
+    if (optionsWithin(o, F_isnan_K0) && isLiveTensor(p0)) return ops()['isnan'].callUnchecked(p0);
   }
   return callParsed(F_isnan, ops(), undefined, arguments);
 }
@@ -1827,18 +1851,18 @@ export function where(condition: Tensor, self: Tensor, other: Tensor | Scalar): 
 export function where(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 3) {
-    if (isLiveTensor(p0) && isLiveTensor(p1) && isLiveTensor(p2)) return ops()['where.self'].call(p0, p1, p2);
+    if (isLiveTensor(p0) && isLiveTensor(p1) && isLiveTensor(p2)) return ops()['where.self'].callUnchecked(p0, p1, p2);
     if (isLiveTensor(p0) && isLiveTensor(p1) && isScalarArg(p2)) {
-      return ops()['where.ScalarOther'].call(p0, p1, scalarArg(p2));
+      return ops()['where.ScalarOther'].callUnchecked(p0, p1, scalarArg(p2));
     }
   }
   if (n === 4 && isOptions(p3)) {
     const o: any = p3;
     if (optionsWithin(o, F_where_K0) && isLiveTensor(p0) && isLiveTensor(p1) && isLiveTensor(p2)) {
-      return ops()['where.self'].call(p0, p1, p2);
+      return ops()['where.self'].callUnchecked(p0, p1, p2);
     }
     if (optionsWithin(o, F_where_K1) && isLiveTensor(p0) && isLiveTensor(p1) && isScalarArg(p2)) {
-      return ops()['where.ScalarOther'].call(p0, p1, scalarArg(p2));
+      return ops()['where.ScalarOther'].callUnchecked(p0, p1, scalarArg(p2));
     }
   }
   return callParsed(F_where, ops(), undefined, arguments);
@@ -1893,21 +1917,23 @@ export function clamp(
 export function clamp(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 1) {
-    if (isLiveTensor(p0)) return ops()['clamp.Tensor'].call(p0, null, null);
-    if (isLiveTensor(p0)) return ops()['clamp'].call(p0, null, null);
+    if (isLiveTensor(p0)) return ops()['clamp.Tensor'].callUnchecked(p0, null, null);
+    if (isLiveTensor(p0)) return ops()['clamp'].callUnchecked(p0, null, null);
   }
   if (n === 2) {
-    if (isLiveTensor(p0) && (p1 == null || isLiveTensor(p1))) return ops()['clamp.Tensor'].call(p0, p1 ?? null, null);
+    if (isLiveTensor(p0) && (p1 == null || isLiveTensor(p1))) {
+      return ops()['clamp.Tensor'].callUnchecked(p0, p1 ?? null, null);
+    }
     if (isLiveTensor(p0) && (p1 == null || isScalarArg(p1))) {
-      return ops()['clamp'].call(p0, p1 == null ? null : scalarArg(p1), null);
+      return ops()['clamp'].callUnchecked(p0, p1 == null ? null : scalarArg(p1), null);
     }
   }
   if (n === 3) {
     if (isLiveTensor(p0) && (p1 == null || isLiveTensor(p1)) && (p2 == null || isLiveTensor(p2))) {
-      return ops()['clamp.Tensor'].call(p0, p1 ?? null, p2 ?? null);
+      return ops()['clamp.Tensor'].callUnchecked(p0, p1 ?? null, p2 ?? null);
     }
     if (isLiveTensor(p0) && (p1 == null || isScalarArg(p1)) && (p2 == null || isScalarArg(p2))) {
-      return ops()['clamp'].call(p0, p1 == null ? null : scalarArg(p1), p2 == null ? null : scalarArg(p2));
+      return ops()['clamp'].callUnchecked(p0, p1 == null ? null : scalarArg(p1), p2 == null ? null : scalarArg(p2));
     }
   }
   if (n === 2 && isOptions(p1)) {
@@ -1916,34 +1942,46 @@ export function clamp(p0?: any, p1?: any, p2?: any, p3?: any): any {
       optionsWithin(o, F_clamp_K0) && isLiveTensor(p0) &&
       (o.min === undefined || (o.min == null || isLiveTensor(o.min))) &&
       (o.max === undefined || (o.max == null || isLiveTensor(o.max)))
-    ) return ops()['clamp.Tensor'].call(p0, o.min ?? null, o.max ?? null);
+    ) return ops()['clamp.Tensor'].callUnchecked(p0, o.min ?? null, o.max ?? null);
     if (
       optionsWithin(o, F_clamp_K1) && isLiveTensor(p0) &&
       (o.min === undefined || (o.min == null || isScalarArg(o.min))) &&
       (o.max === undefined || (o.max == null || isScalarArg(o.max)))
-    ) return ops()['clamp'].call(p0, o.min == null ? null : scalarArg(o.min), o.max == null ? null : scalarArg(o.max));
+    ) {
+      return ops()['clamp'].callUnchecked(
+        p0,
+        o.min == null ? null : scalarArg(o.min),
+        o.max == null ? null : scalarArg(o.max),
+      );
+    }
   }
   if (n === 3 && isOptions(p2)) {
     const o: any = p2;
     if (
       optionsWithin(o, F_clamp_K2) && isLiveTensor(p0) && (p1 == null || isLiveTensor(p1)) &&
       (o.max === undefined || (o.max == null || isLiveTensor(o.max)))
-    ) return ops()['clamp.Tensor'].call(p0, p1 ?? null, o.max ?? null);
+    ) return ops()['clamp.Tensor'].callUnchecked(p0, p1 ?? null, o.max ?? null);
     if (
       optionsWithin(o, F_clamp_K3) && isLiveTensor(p0) && (p1 == null || isScalarArg(p1)) &&
       (o.max === undefined || (o.max == null || isScalarArg(o.max)))
-    ) return ops()['clamp'].call(p0, p1 == null ? null : scalarArg(p1), o.max == null ? null : scalarArg(o.max));
+    ) {
+      return ops()['clamp'].callUnchecked(
+        p0,
+        p1 == null ? null : scalarArg(p1),
+        o.max == null ? null : scalarArg(o.max),
+      );
+    }
   }
   if (n === 4 && isOptions(p3)) {
     const o: any = p3;
     if (
       optionsWithin(o, F_clamp_K4) && isLiveTensor(p0) && (p1 == null || isLiveTensor(p1)) &&
       (p2 == null || isLiveTensor(p2))
-    ) return ops()['clamp.Tensor'].call(p0, p1 ?? null, p2 ?? null);
+    ) return ops()['clamp.Tensor'].callUnchecked(p0, p1 ?? null, p2 ?? null);
     if (
       optionsWithin(o, F_clamp_K5) && isLiveTensor(p0) && (p1 == null || isScalarArg(p1)) &&
       (p2 == null || isScalarArg(p2))
-    ) return ops()['clamp'].call(p0, p1 == null ? null : scalarArg(p1), p2 == null ? null : scalarArg(p2));
+    ) return ops()['clamp'].callUnchecked(p0, p1 == null ? null : scalarArg(p1), p2 == null ? null : scalarArg(p2));
   }
   return callParsed(F_clamp, ops(), undefined, arguments);
 }
@@ -1971,12 +2009,12 @@ export function clampMin(input: Tensor, min: Scalar): Tensor;
 export function clampMin(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
-    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['clamp_min'].call(p0, scalarArg(p1));
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['clamp_min'].callUnchecked(p0, scalarArg(p1));
   }
   if (n === 3 && isOptions(p2)) {
     const o: any = p2;
     if (optionsWithin(o, F_clampMin_K0) && isLiveTensor(p0) && isScalarArg(p1)) {
-      return ops()['clamp_min'].call(p0, scalarArg(p1));
+      return ops()['clamp_min'].callUnchecked(p0, scalarArg(p1));
     }
   }
   return callParsed(F_clampMin, ops(), undefined, arguments);
@@ -2005,12 +2043,12 @@ export function clampMax(input: Tensor, max: Scalar): Tensor;
 export function clampMax(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
-    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['clamp_max'].call(p0, scalarArg(p1));
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['clamp_max'].callUnchecked(p0, scalarArg(p1));
   }
   if (n === 3 && isOptions(p2)) {
     const o: any = p2;
     if (optionsWithin(o, F_clampMax_K0) && isLiveTensor(p0) && isScalarArg(p1)) {
-      return ops()['clamp_max'].call(p0, scalarArg(p1));
+      return ops()['clamp_max'].callUnchecked(p0, scalarArg(p1));
     }
   }
   return callParsed(F_clampMax, ops(), undefined, arguments);
@@ -2074,22 +2112,29 @@ export function empty(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest
   const n = arguments.length;
   if (n === 1) {
     if ((Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
-      return ops()['empty.memory_format'].call(intListArg(p0, 0), null, null, null, null, null);
+      return ops()['empty.memory_format'].callUnchecked(intListArg(p0, 0), null, null, null, null, null);
     }
   }
   if (n === 2) {
     if (isIntArg(p0) && isIntArg(p1)) {
-      return ops()['empty.memory_format'].call([intArg(p0), intArg(p1)], null, null, null, null, null);
+      return ops()['empty.memory_format'].callUnchecked([intArg(p0), intArg(p1)], null, null, null, null, null);
     }
   }
   if (n === 3) {
     if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
-      return ops()['empty.memory_format'].call([intArg(p0), intArg(p1), intArg(p2)], null, null, null, null, null);
+      return ops()['empty.memory_format'].callUnchecked(
+        [intArg(p0), intArg(p1), intArg(p2)],
+        null,
+        null,
+        null,
+        null,
+        null,
+      );
     }
   }
   if (n === 4) {
     if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
-      return ops()['empty.memory_format'].call(
+      return ops()['empty.memory_format'].callUnchecked(
         [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
         null,
         null,
@@ -2112,7 +2157,7 @@ export function empty(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest
     ) {
       return (o.requiresGrad === true
         ? requireGrad(
-          ops()['empty.memory_format'].call(
+          ops()['empty.memory_format'].callUnchecked(
             intListArg(p0, 0),
             o.dtype == null ? null : dtypeArg(o.dtype),
             o.layout ?? null,
@@ -2121,7 +2166,7 @@ export function empty(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest
             o.memoryFormat ?? null,
           ),
         )
-        : ops()['empty.memory_format'].call(
+        : ops()['empty.memory_format'].callUnchecked(
           intListArg(p0, 0),
           o.dtype == null ? null : dtypeArg(o.dtype),
           o.layout ?? null,
@@ -2144,7 +2189,7 @@ export function empty(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest
     ) {
       return (o.requiresGrad === true
         ? requireGrad(
-          ops()['empty.memory_format'].call(
+          ops()['empty.memory_format'].callUnchecked(
             [intArg(p0), intArg(p1)],
             o.dtype == null ? null : dtypeArg(o.dtype),
             o.layout ?? null,
@@ -2153,7 +2198,7 @@ export function empty(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest
             o.memoryFormat ?? null,
           ),
         )
-        : ops()['empty.memory_format'].call(
+        : ops()['empty.memory_format'].callUnchecked(
           [intArg(p0), intArg(p1)],
           o.dtype == null ? null : dtypeArg(o.dtype),
           o.layout ?? null,
@@ -2176,7 +2221,7 @@ export function empty(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest
     ) {
       return (o.requiresGrad === true
         ? requireGrad(
-          ops()['empty.memory_format'].call(
+          ops()['empty.memory_format'].callUnchecked(
             [intArg(p0), intArg(p1), intArg(p2)],
             o.dtype == null ? null : dtypeArg(o.dtype),
             o.layout ?? null,
@@ -2185,7 +2230,7 @@ export function empty(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest
             o.memoryFormat ?? null,
           ),
         )
-        : ops()['empty.memory_format'].call(
+        : ops()['empty.memory_format'].callUnchecked(
           [intArg(p0), intArg(p1), intArg(p2)],
           o.dtype == null ? null : dtypeArg(o.dtype),
           o.layout ?? null,
@@ -2208,7 +2253,7 @@ export function empty(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest
     ) {
       return (o.requiresGrad === true
         ? requireGrad(
-          ops()['empty.memory_format'].call(
+          ops()['empty.memory_format'].callUnchecked(
             [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
             o.dtype == null ? null : dtypeArg(o.dtype),
             o.layout ?? null,
@@ -2217,7 +2262,7 @@ export function empty(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest
             o.memoryFormat ?? null,
           ),
         )
-        : ops()['empty.memory_format'].call(
+        : ops()['empty.memory_format'].callUnchecked(
           [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
           o.dtype == null ? null : dtypeArg(o.dtype),
           o.layout ?? null,
@@ -2286,20 +2331,22 @@ export function zeros(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest
   const n = arguments.length;
   if (n === 1) {
     if ((Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
-      return ops()['zeros'].call(intListArg(p0, 0), null, null, null, null);
+      return ops()['zeros'].callUnchecked(intListArg(p0, 0), null, null, null, null);
     }
   }
   if (n === 2) {
-    if (isIntArg(p0) && isIntArg(p1)) return ops()['zeros'].call([intArg(p0), intArg(p1)], null, null, null, null);
+    if (isIntArg(p0) && isIntArg(p1)) {
+      return ops()['zeros'].callUnchecked([intArg(p0), intArg(p1)], null, null, null, null);
+    }
   }
   if (n === 3) {
     if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
-      return ops()['zeros'].call([intArg(p0), intArg(p1), intArg(p2)], null, null, null, null);
+      return ops()['zeros'].callUnchecked([intArg(p0), intArg(p1), intArg(p2)], null, null, null, null);
     }
   }
   if (n === 4) {
     if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
-      return ops()['zeros'].call([intArg(p0), intArg(p1), intArg(p2), intArg(p3)], null, null, null, null);
+      return ops()['zeros'].callUnchecked([intArg(p0), intArg(p1), intArg(p2), intArg(p3)], null, null, null, null);
     }
   }
   if (n === 2 && isOptions(p1)) {
@@ -2314,7 +2361,7 @@ export function zeros(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest
     ) {
       return (o.requiresGrad === true
         ? requireGrad(
-          ops()['zeros'].call(
+          ops()['zeros'].callUnchecked(
             intListArg(p0, 0),
             o.dtype == null ? null : dtypeArg(o.dtype),
             o.layout ?? null,
@@ -2322,7 +2369,7 @@ export function zeros(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest
             o.pinMemory ?? null,
           ),
         )
-        : ops()['zeros'].call(
+        : ops()['zeros'].callUnchecked(
           intListArg(p0, 0),
           o.dtype == null ? null : dtypeArg(o.dtype),
           o.layout ?? null,
@@ -2343,7 +2390,7 @@ export function zeros(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest
     ) {
       return (o.requiresGrad === true
         ? requireGrad(
-          ops()['zeros'].call(
+          ops()['zeros'].callUnchecked(
             [intArg(p0), intArg(p1)],
             o.dtype == null ? null : dtypeArg(o.dtype),
             o.layout ?? null,
@@ -2351,7 +2398,7 @@ export function zeros(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest
             o.pinMemory ?? null,
           ),
         )
-        : ops()['zeros'].call(
+        : ops()['zeros'].callUnchecked(
           [intArg(p0), intArg(p1)],
           o.dtype == null ? null : dtypeArg(o.dtype),
           o.layout ?? null,
@@ -2372,7 +2419,7 @@ export function zeros(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest
     ) {
       return (o.requiresGrad === true
         ? requireGrad(
-          ops()['zeros'].call(
+          ops()['zeros'].callUnchecked(
             [intArg(p0), intArg(p1), intArg(p2)],
             o.dtype == null ? null : dtypeArg(o.dtype),
             o.layout ?? null,
@@ -2380,7 +2427,7 @@ export function zeros(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest
             o.pinMemory ?? null,
           ),
         )
-        : ops()['zeros'].call(
+        : ops()['zeros'].callUnchecked(
           [intArg(p0), intArg(p1), intArg(p2)],
           o.dtype == null ? null : dtypeArg(o.dtype),
           o.layout ?? null,
@@ -2401,7 +2448,7 @@ export function zeros(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest
     ) {
       return (o.requiresGrad === true
         ? requireGrad(
-          ops()['zeros'].call(
+          ops()['zeros'].callUnchecked(
             [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
             o.dtype == null ? null : dtypeArg(o.dtype),
             o.layout ?? null,
@@ -2409,7 +2456,7 @@ export function zeros(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest
             o.pinMemory ?? null,
           ),
         )
-        : ops()['zeros'].call(
+        : ops()['zeros'].callUnchecked(
           [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
           o.dtype == null ? null : dtypeArg(o.dtype),
           o.layout ?? null,
@@ -2477,20 +2524,22 @@ export function ones(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest:
   const n = arguments.length;
   if (n === 1) {
     if ((Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
-      return ops()['ones'].call(intListArg(p0, 0), null, null, null, null);
+      return ops()['ones'].callUnchecked(intListArg(p0, 0), null, null, null, null);
     }
   }
   if (n === 2) {
-    if (isIntArg(p0) && isIntArg(p1)) return ops()['ones'].call([intArg(p0), intArg(p1)], null, null, null, null);
+    if (isIntArg(p0) && isIntArg(p1)) {
+      return ops()['ones'].callUnchecked([intArg(p0), intArg(p1)], null, null, null, null);
+    }
   }
   if (n === 3) {
     if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
-      return ops()['ones'].call([intArg(p0), intArg(p1), intArg(p2)], null, null, null, null);
+      return ops()['ones'].callUnchecked([intArg(p0), intArg(p1), intArg(p2)], null, null, null, null);
     }
   }
   if (n === 4) {
     if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
-      return ops()['ones'].call([intArg(p0), intArg(p1), intArg(p2), intArg(p3)], null, null, null, null);
+      return ops()['ones'].callUnchecked([intArg(p0), intArg(p1), intArg(p2), intArg(p3)], null, null, null, null);
     }
   }
   if (n === 2 && isOptions(p1)) {
@@ -2505,7 +2554,7 @@ export function ones(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest:
     ) {
       return (o.requiresGrad === true
         ? requireGrad(
-          ops()['ones'].call(
+          ops()['ones'].callUnchecked(
             intListArg(p0, 0),
             o.dtype == null ? null : dtypeArg(o.dtype),
             o.layout ?? null,
@@ -2513,7 +2562,7 @@ export function ones(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest:
             o.pinMemory ?? null,
           ),
         )
-        : ops()['ones'].call(
+        : ops()['ones'].callUnchecked(
           intListArg(p0, 0),
           o.dtype == null ? null : dtypeArg(o.dtype),
           o.layout ?? null,
@@ -2534,7 +2583,7 @@ export function ones(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest:
     ) {
       return (o.requiresGrad === true
         ? requireGrad(
-          ops()['ones'].call(
+          ops()['ones'].callUnchecked(
             [intArg(p0), intArg(p1)],
             o.dtype == null ? null : dtypeArg(o.dtype),
             o.layout ?? null,
@@ -2542,7 +2591,7 @@ export function ones(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest:
             o.pinMemory ?? null,
           ),
         )
-        : ops()['ones'].call(
+        : ops()['ones'].callUnchecked(
           [intArg(p0), intArg(p1)],
           o.dtype == null ? null : dtypeArg(o.dtype),
           o.layout ?? null,
@@ -2563,7 +2612,7 @@ export function ones(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest:
     ) {
       return (o.requiresGrad === true
         ? requireGrad(
-          ops()['ones'].call(
+          ops()['ones'].callUnchecked(
             [intArg(p0), intArg(p1), intArg(p2)],
             o.dtype == null ? null : dtypeArg(o.dtype),
             o.layout ?? null,
@@ -2571,7 +2620,7 @@ export function ones(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest:
             o.pinMemory ?? null,
           ),
         )
-        : ops()['ones'].call(
+        : ops()['ones'].callUnchecked(
           [intArg(p0), intArg(p1), intArg(p2)],
           o.dtype == null ? null : dtypeArg(o.dtype),
           o.layout ?? null,
@@ -2592,7 +2641,7 @@ export function ones(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest:
     ) {
       return (o.requiresGrad === true
         ? requireGrad(
-          ops()['ones'].call(
+          ops()['ones'].callUnchecked(
             [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
             o.dtype == null ? null : dtypeArg(o.dtype),
             o.layout ?? null,
@@ -2600,7 +2649,7 @@ export function ones(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest:
             o.pinMemory ?? null,
           ),
         )
-        : ops()['ones'].call(
+        : ops()['ones'].callUnchecked(
           [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
           o.dtype == null ? null : dtypeArg(o.dtype),
           o.layout ?? null,
@@ -2651,7 +2700,7 @@ export function full(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
     if (isIntListArg(p0, 0) && isScalarArg(p1)) {
-      return ops()['full'].call(intListArg(p0, 0), scalarArg(p1), null, null, null, null);
+      return ops()['full'].callUnchecked(intListArg(p0, 0), scalarArg(p1), null, null, null, null);
     }
   }
   if (n === 3 && isOptions(p2)) {
@@ -2666,7 +2715,7 @@ export function full(p0?: any, p1?: any, p2?: any): any {
     ) {
       return (o.requiresGrad === true
         ? requireGrad(
-          ops()['full'].call(
+          ops()['full'].callUnchecked(
             intListArg(p0, 0),
             scalarArg(p1),
             o.dtype == null ? null : dtypeArg(o.dtype),
@@ -2675,7 +2724,7 @@ export function full(p0?: any, p1?: any, p2?: any): any {
             o.pinMemory ?? null,
           ),
         )
-        : ops()['full'].call(
+        : ops()['full'].callUnchecked(
           intListArg(p0, 0),
           scalarArg(p1),
           o.dtype == null ? null : dtypeArg(o.dtype),
@@ -2790,19 +2839,27 @@ export function arange(
 export function arange(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 1) {
-    if (isScalarArg(p0)) return ops()['arange'].call(scalarArg(p0), null, null, null, null);
+    if (isScalarArg(p0)) return ops()['arange'].callUnchecked(scalarArg(p0), null, null, null, null);
   }
   if (n === 2) {
     if (isScalarArg(p0) && isScalarArg(p1)) {
-      return ops()['arange.start'].call(scalarArg(p0), scalarArg(p1), null, null, null, null);
+      return ops()['arange.start'].callUnchecked(scalarArg(p0), scalarArg(p1), null, null, null, null);
     }
     if (isScalarArg(p0) && isScalarArg(p1)) {
-      return ops()['arange.start_step'].call(scalarArg(p0), scalarArg(p1), 1, null, null, null, null);
+      return ops()['arange.start_step'].callUnchecked(scalarArg(p0), scalarArg(p1), 1, null, null, null, null);
     }
   }
   if (n === 3) {
     if (isScalarArg(p0) && isScalarArg(p1) && isScalarArg(p2)) {
-      return ops()['arange.start_step'].call(scalarArg(p0), scalarArg(p1), scalarArg(p2), null, null, null, null);
+      return ops()['arange.start_step'].callUnchecked(
+        scalarArg(p0),
+        scalarArg(p1),
+        scalarArg(p2),
+        null,
+        null,
+        null,
+        null,
+      );
     }
   }
   if (n === 2 && isOptions(p1)) {
@@ -2817,7 +2874,7 @@ export function arange(p0?: any, p1?: any, p2?: any, p3?: any): any {
     ) {
       return (o.requiresGrad === true
         ? requireGrad(
-          ops()['arange'].call(
+          ops()['arange'].callUnchecked(
             scalarArg(p0),
             o.dtype == null ? null : dtypeArg(o.dtype),
             o.layout ?? null,
@@ -2825,7 +2882,7 @@ export function arange(p0?: any, p1?: any, p2?: any, p3?: any): any {
             o.pinMemory ?? null,
           ),
         )
-        : ops()['arange'].call(
+        : ops()['arange'].callUnchecked(
           scalarArg(p0),
           o.dtype == null ? null : dtypeArg(o.dtype),
           o.layout ?? null,
@@ -2846,7 +2903,7 @@ export function arange(p0?: any, p1?: any, p2?: any, p3?: any): any {
     ) {
       return (o.requiresGrad === true
         ? requireGrad(
-          ops()['arange.start'].call(
+          ops()['arange.start'].callUnchecked(
             scalarArg(p0),
             scalarArg(p1),
             o.dtype == null ? null : dtypeArg(o.dtype),
@@ -2855,7 +2912,7 @@ export function arange(p0?: any, p1?: any, p2?: any, p3?: any): any {
             o.pinMemory ?? null,
           ),
         )
-        : ops()['arange.start'].call(
+        : ops()['arange.start'].callUnchecked(
           scalarArg(p0),
           scalarArg(p1),
           o.dtype == null ? null : dtypeArg(o.dtype),
@@ -2875,7 +2932,7 @@ export function arange(p0?: any, p1?: any, p2?: any, p3?: any): any {
     ) {
       return (o.requiresGrad === true
         ? requireGrad(
-          ops()['arange.start_step'].call(
+          ops()['arange.start_step'].callUnchecked(
             scalarArg(p0),
             scalarArg(p1),
             o.step === undefined ? 1 : scalarArg(o.step),
@@ -2885,7 +2942,7 @@ export function arange(p0?: any, p1?: any, p2?: any, p3?: any): any {
             o.pinMemory ?? null,
           ),
         )
-        : ops()['arange.start_step'].call(
+        : ops()['arange.start_step'].callUnchecked(
           scalarArg(p0),
           scalarArg(p1),
           o.step === undefined ? 1 : scalarArg(o.step),
@@ -2908,7 +2965,7 @@ export function arange(p0?: any, p1?: any, p2?: any, p3?: any): any {
     ) {
       return (o.requiresGrad === true
         ? requireGrad(
-          ops()['arange.start_step'].call(
+          ops()['arange.start_step'].callUnchecked(
             scalarArg(p0),
             scalarArg(p1),
             scalarArg(p2),
@@ -2918,7 +2975,7 @@ export function arange(p0?: any, p1?: any, p2?: any, p3?: any): any {
             o.pinMemory ?? null,
           ),
         )
-        : ops()['arange.start_step'].call(
+        : ops()['arange.start_step'].callUnchecked(
           scalarArg(p0),
           scalarArg(p1),
           scalarArg(p2),
@@ -2972,7 +3029,7 @@ export function linspace(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 3) {
     if (isScalarArg(p0) && isScalarArg(p1) && isIntArg(p2)) {
-      return ops()['linspace'].call(scalarArg(p0), scalarArg(p1), intArg(p2), null, null, null, null);
+      return ops()['linspace'].callUnchecked(scalarArg(p0), scalarArg(p1), intArg(p2), null, null, null, null);
     }
   }
   if (n === 4 && isOptions(p3)) {
@@ -2987,7 +3044,7 @@ export function linspace(p0?: any, p1?: any, p2?: any, p3?: any): any {
     ) {
       return (o.requiresGrad === true
         ? requireGrad(
-          ops()['linspace'].call(
+          ops()['linspace'].callUnchecked(
             scalarArg(p0),
             scalarArg(p1),
             intArg(p2),
@@ -2997,7 +3054,7 @@ export function linspace(p0?: any, p1?: any, p2?: any, p3?: any): any {
             o.pinMemory ?? null,
           ),
         )
-        : ops()['linspace'].call(
+        : ops()['linspace'].callUnchecked(
           scalarArg(p0),
           scalarArg(p1),
           intArg(p2),
@@ -3078,10 +3135,12 @@ export function eye(
 export function eye(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 1) {
-    if (isIntArg(p0)) return ops()['eye'].call(intArg(p0), null, null, null, null);
+    if (isIntArg(p0)) return ops()['eye'].callUnchecked(intArg(p0), null, null, null, null);
   }
   if (n === 2) {
-    if (isIntArg(p0) && isIntArg(p1)) return ops()['eye.m'].call(intArg(p0), intArg(p1), null, null, null, null);
+    if (isIntArg(p0) && isIntArg(p1)) {
+      return ops()['eye.m'].callUnchecked(intArg(p0), intArg(p1), null, null, null, null);
+    }
   }
   if (n === 2 && isOptions(p1)) {
     const o: any = p1;
@@ -3095,7 +3154,7 @@ export function eye(p0?: any, p1?: any, p2?: any): any {
     ) {
       return (o.requiresGrad === true
         ? requireGrad(
-          ops()['eye'].call(
+          ops()['eye'].callUnchecked(
             intArg(p0),
             o.dtype == null ? null : dtypeArg(o.dtype),
             o.layout ?? null,
@@ -3103,7 +3162,7 @@ export function eye(p0?: any, p1?: any, p2?: any): any {
             o.pinMemory ?? null,
           ),
         )
-        : ops()['eye'].call(
+        : ops()['eye'].callUnchecked(
           intArg(p0),
           o.dtype == null ? null : dtypeArg(o.dtype),
           o.layout ?? null,
@@ -3124,7 +3183,7 @@ export function eye(p0?: any, p1?: any, p2?: any): any {
     ) {
       return (o.requiresGrad === true
         ? requireGrad(
-          ops()['eye.m'].call(
+          ops()['eye.m'].callUnchecked(
             intArg(p0),
             intArg(p1),
             o.dtype == null ? null : dtypeArg(o.dtype),
@@ -3133,7 +3192,7 @@ export function eye(p0?: any, p1?: any, p2?: any): any {
             o.pinMemory ?? null,
           ),
         )
-        : ops()['eye.m'].call(
+        : ops()['eye.m'].callUnchecked(
           intArg(p0),
           intArg(p1),
           o.dtype == null ? null : dtypeArg(o.dtype),
@@ -3169,12 +3228,12 @@ export function view(input: Tensor, size: readonly number[]): Tensor;
 export function view(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
-    if (isLiveTensor(p0) && isIntListArg(p1, 0)) return ops()['view'].call(p0, intListArg(p1, 0));
+    if (isLiveTensor(p0) && isIntListArg(p1, 0)) return ops()['view'].callUnchecked(p0, intListArg(p1, 0));
   }
   if (n === 3 && isOptions(p2)) {
     const o: any = p2;
     if (optionsWithin(o, F_view_K0) && isLiveTensor(p0) && isIntListArg(p1, 0)) {
-      return ops()['view'].call(p0, intListArg(p1, 0));
+      return ops()['view'].callUnchecked(p0, intListArg(p1, 0));
     }
   }
   return callParsed(F_view, ops(), undefined, arguments);
@@ -3203,12 +3262,12 @@ export function reshape(input: Tensor, shape: readonly number[]): Tensor;
 export function reshape(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
-    if (isLiveTensor(p0) && isIntListArg(p1, 0)) return ops()['reshape'].call(p0, intListArg(p1, 0));
+    if (isLiveTensor(p0) && isIntListArg(p1, 0)) return ops()['reshape'].callUnchecked(p0, intListArg(p1, 0));
   }
   if (n === 3 && isOptions(p2)) {
     const o: any = p2;
     if (optionsWithin(o, F_reshape_K0) && isLiveTensor(p0) && isIntListArg(p1, 0)) {
-      return ops()['reshape'].call(p0, intListArg(p1, 0));
+      return ops()['reshape'].callUnchecked(p0, intListArg(p1, 0));
     }
   }
   return callParsed(F_reshape, ops(), undefined, arguments);
@@ -3246,14 +3305,14 @@ export function flatten(input: Tensor, startDim: number, endDim: number): Tensor
 export function flatten(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 1) {
-    if (isLiveTensor(p0)) return ops()['flatten.using_ints'].call(p0, 0, -1);
+    if (isLiveTensor(p0)) return ops()['flatten.using_ints'].callUnchecked(p0, 0, -1);
   }
   if (n === 2) {
-    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['flatten.using_ints'].call(p0, intArg(p1), -1);
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['flatten.using_ints'].callUnchecked(p0, intArg(p1), -1);
   }
   if (n === 3) {
     if (isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2)) {
-      return ops()['flatten.using_ints'].call(p0, intArg(p1), intArg(p2));
+      return ops()['flatten.using_ints'].callUnchecked(p0, intArg(p1), intArg(p2));
     }
   }
   if (n === 2 && isOptions(p1)) {
@@ -3262,7 +3321,7 @@ export function flatten(p0?: any, p1?: any, p2?: any, p3?: any): any {
       optionsWithin(o, F_flatten_K0) && isLiveTensor(p0) && (o.startDim === undefined || isIntArg(o.startDim)) &&
       (o.endDim === undefined || isIntArg(o.endDim))
     ) {
-      return ops()['flatten.using_ints'].call(
+      return ops()['flatten.using_ints'].callUnchecked(
         p0,
         o.startDim === undefined ? 0 : intArg(o.startDim),
         o.endDim === undefined ? -1 : intArg(o.endDim),
@@ -3274,12 +3333,12 @@ export function flatten(p0?: any, p1?: any, p2?: any, p3?: any): any {
     if (
       optionsWithin(o, F_flatten_K1) && isLiveTensor(p0) && isIntArg(p1) &&
       (o.endDim === undefined || isIntArg(o.endDim))
-    ) return ops()['flatten.using_ints'].call(p0, intArg(p1), o.endDim === undefined ? -1 : intArg(o.endDim));
+    ) return ops()['flatten.using_ints'].callUnchecked(p0, intArg(p1), o.endDim === undefined ? -1 : intArg(o.endDim));
   }
   if (n === 4 && isOptions(p3)) {
     const o: any = p3;
     if (optionsWithin(o, F_flatten_K2) && isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2)) {
-      return ops()['flatten.using_ints'].call(p0, intArg(p1), intArg(p2));
+      return ops()['flatten.using_ints'].callUnchecked(p0, intArg(p1), intArg(p2));
     }
   }
   return callParsed(F_flatten, ops(), undefined, arguments);
@@ -3309,13 +3368,13 @@ export function unflatten(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 3) {
     if (isLiveTensor(p0) && isIntArg(p1) && isIntListArg(p2, 0)) {
-      return ops()['unflatten.int'].call(p0, intArg(p1), intListArg(p2, 0));
+      return ops()['unflatten.int'].callUnchecked(p0, intArg(p1), intListArg(p2, 0));
     }
   }
   if (n === 4 && isOptions(p3)) {
     const o: any = p3;
     if (optionsWithin(o, F_unflatten_K0) && isLiveTensor(p0) && isIntArg(p1) && isIntListArg(p2, 0)) {
-      return ops()['unflatten.int'].call(p0, intArg(p1), intListArg(p2, 0));
+      return ops()['unflatten.int'].callUnchecked(p0, intArg(p1), intListArg(p2, 0));
     }
   }
   return callParsed(F_unflatten, ops(), undefined, arguments);
@@ -3344,12 +3403,12 @@ export function permute(input: Tensor, dims: readonly number[]): Tensor;
 export function permute(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
-    if (isLiveTensor(p0) && isIntListArg(p1, 0)) return ops()['permute'].call(p0, intListArg(p1, 0));
+    if (isLiveTensor(p0) && isIntListArg(p1, 0)) return ops()['permute'].callUnchecked(p0, intListArg(p1, 0));
   }
   if (n === 3 && isOptions(p2)) {
     const o: any = p2;
     if (optionsWithin(o, F_permute_K0) && isLiveTensor(p0) && isIntListArg(p1, 0)) {
-      return ops()['permute'].call(p0, intListArg(p1, 0));
+      return ops()['permute'].callUnchecked(p0, intListArg(p1, 0));
     }
   }
   return callParsed(F_permute, ops(), undefined, arguments);
@@ -3379,13 +3438,13 @@ export function transpose(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 3) {
     if (isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2)) {
-      return ops()['transpose.int'].call(p0, intArg(p1), intArg(p2));
+      return ops()['transpose.int'].callUnchecked(p0, intArg(p1), intArg(p2));
     }
   }
   if (n === 4 && isOptions(p3)) {
     const o: any = p3;
     if (optionsWithin(o, F_transpose_K0) && isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2)) {
-      return ops()['transpose.int'].call(p0, intArg(p1), intArg(p2));
+      return ops()['transpose.int'].callUnchecked(p0, intArg(p1), intArg(p2));
     }
   }
   return callParsed(F_transpose, ops(), undefined, arguments);
@@ -3414,11 +3473,11 @@ export function t(input: Tensor): Tensor;
 export function t(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
-    if (isLiveTensor(p0)) return ops()['t'].call(p0);
+    if (isLiveTensor(p0)) return ops()['t'].callUnchecked(p0);
   }
   if (n === 2 && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, F_t_K0) && isLiveTensor(p0)) return ops()['t'].call(p0);
+    if (optionsWithin(o, F_t_K0) && isLiveTensor(p0)) return ops()['t'].callUnchecked(p0);
   }
   return callParsed(F_t, ops(), undefined, arguments);
 }
@@ -3455,19 +3514,19 @@ export function squeeze(input: Tensor, dim?: number): Tensor;
 export function squeeze(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 1) {
-    if (isLiveTensor(p0)) return ops()['squeeze'].call(p0);
+    if (isLiveTensor(p0)) return ops()['squeeze'].callUnchecked(p0);
   }
   if (n === 2) {
-    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['squeeze.dim'].call(p0, intArg(p1));
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['squeeze.dim'].callUnchecked(p0, intArg(p1));
   }
   if (n === 2 && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, F_squeeze_K0) && isLiveTensor(p0)) return ops()['squeeze'].call(p0);
+    if (optionsWithin(o, F_squeeze_K0) && isLiveTensor(p0)) return ops()['squeeze'].callUnchecked(p0);
   }
   if (n === 3 && isOptions(p2)) {
     const o: any = p2;
     if (optionsWithin(o, F_squeeze_K1) && isLiveTensor(p0) && isIntArg(p1)) {
-      return ops()['squeeze.dim'].call(p0, intArg(p1));
+      return ops()['squeeze.dim'].callUnchecked(p0, intArg(p1));
     }
   }
   return callParsed(F_squeeze, ops(), undefined, arguments);
@@ -3496,12 +3555,12 @@ export function unsqueeze(input: Tensor, dim: number): Tensor;
 export function unsqueeze(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
-    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['unsqueeze'].call(p0, intArg(p1));
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['unsqueeze'].callUnchecked(p0, intArg(p1));
   }
   if (n === 3 && isOptions(p2)) {
     const o: any = p2;
     if (optionsWithin(o, F_unsqueeze_K0) && isLiveTensor(p0) && isIntArg(p1)) {
-      return ops()['unsqueeze'].call(p0, intArg(p1));
+      return ops()['unsqueeze'].callUnchecked(p0, intArg(p1));
     }
   }
   return callParsed(F_unsqueeze, ops(), undefined, arguments);
@@ -3530,14 +3589,14 @@ export function expand(input: Tensor, size: readonly number[], options?: { impli
 export function expand(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
-    if (isLiveTensor(p0) && isIntListArg(p1, 0)) return ops()['expand'].call(p0, intListArg(p1, 0), false);
+    if (isLiveTensor(p0) && isIntListArg(p1, 0)) return ops()['expand'].callUnchecked(p0, intListArg(p1, 0), false);
   }
   if (n === 3 && isOptions(p2)) {
     const o: any = p2;
     if (
       optionsWithin(o, F_expand_K0) && isLiveTensor(p0) && isIntListArg(p1, 0) &&
       (o.implicit === undefined || typeof o.implicit === 'boolean')
-    ) return ops()['expand'].call(p0, intListArg(p1, 0), o.implicit === undefined ? false : o.implicit);
+    ) return ops()['expand'].callUnchecked(p0, intListArg(p1, 0), o.implicit === undefined ? false : o.implicit);
   }
   return callParsed(F_expand, ops(), undefined, arguments);
 }
@@ -3565,11 +3624,13 @@ export function expandAs(input: Tensor, other: Tensor): Tensor;
 export function expandAs(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
-    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['expand_as'].call(p0, p1);
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['expand_as'].callUnchecked(p0, p1);
   }
   if (n === 3 && isOptions(p2)) {
     const o: any = p2;
-    if (optionsWithin(o, F_expandAs_K0) && isLiveTensor(p0) && isLiveTensor(p1)) return ops()['expand_as'].call(p0, p1);
+    if (optionsWithin(o, F_expandAs_K0) && isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['expand_as'].callUnchecked(p0, p1);
+    }
   }
   return callParsed(F_expandAs, ops(), undefined, arguments);
 }
@@ -3598,13 +3659,13 @@ export function narrow(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any {
   const n = arguments.length;
   if (n === 4) {
     if (isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
-      return ops()['narrow'].call(p0, intArg(p1), intArg(p2), intArg(p3));
+      return ops()['narrow'].callUnchecked(p0, intArg(p1), intArg(p2), intArg(p3));
     }
   }
   if (n === 5 && isOptions(p4)) {
     const o: any = p4;
     if (optionsWithin(o, F_narrow_K0) && isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
-      return ops()['narrow'].call(p0, intArg(p1), intArg(p2), intArg(p3));
+      return ops()['narrow'].callUnchecked(p0, intArg(p1), intArg(p2), intArg(p3));
     }
   }
   return callParsed(F_narrow, ops(), undefined, arguments);
@@ -3633,12 +3694,14 @@ export function select(input: Tensor, dim: number, index: number): Tensor;
 export function select(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 3) {
-    if (isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2)) return ops()['select.int'].call(p0, intArg(p1), intArg(p2));
+    if (isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['select.int'].callUnchecked(p0, intArg(p1), intArg(p2));
+    }
   }
   if (n === 4 && isOptions(p3)) {
     const o: any = p3;
     if (optionsWithin(o, F_select_K0) && isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2)) {
-      return ops()['select.int'].call(p0, intArg(p1), intArg(p2));
+      return ops()['select.int'].callUnchecked(p0, intArg(p1), intArg(p2));
     }
   }
   return callParsed(F_select, ops(), undefined, arguments);
@@ -3700,19 +3763,19 @@ export function slice(input: Tensor, dim: number, start: number | null, end: num
 export function slice(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?: any): any {
   const n = arguments.length;
   if (n === 1) {
-    if (isLiveTensor(p0)) return ops()['slice.Tensor'].call(p0, 0, null, null, 1);
+    if (isLiveTensor(p0)) return ops()['slice.Tensor'].callUnchecked(p0, 0, null, null, 1);
   }
   if (n === 2) {
-    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['slice.Tensor'].call(p0, intArg(p1), null, null, 1);
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['slice.Tensor'].callUnchecked(p0, intArg(p1), null, null, 1);
   }
   if (n === 3) {
     if (isLiveTensor(p0) && isIntArg(p1) && (p2 == null || isIntArg(p2))) {
-      return ops()['slice.Tensor'].call(p0, intArg(p1), p2 == null ? null : intArg(p2), null, 1);
+      return ops()['slice.Tensor'].callUnchecked(p0, intArg(p1), p2 == null ? null : intArg(p2), null, 1);
     }
   }
   if (n === 4) {
     if (isLiveTensor(p0) && isIntArg(p1) && (p2 == null || isIntArg(p2)) && (p3 == null || isIntArg(p3))) {
-      return ops()['slice.Tensor'].call(
+      return ops()['slice.Tensor'].callUnchecked(
         p0,
         intArg(p1),
         p2 == null ? null : intArg(p2),
@@ -3725,7 +3788,7 @@ export function slice(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?: any
     if (
       isLiveTensor(p0) && isIntArg(p1) && (p2 == null || isIntArg(p2)) && (p3 == null || isIntArg(p3)) && isIntArg(p4)
     ) {
-      return ops()['slice.Tensor'].call(
+      return ops()['slice.Tensor'].callUnchecked(
         p0,
         intArg(p1),
         p2 == null ? null : intArg(p2),
@@ -3741,7 +3804,7 @@ export function slice(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?: any
       (o.start === undefined || (o.start == null || isIntArg(o.start))) &&
       (o.end === undefined || (o.end == null || isIntArg(o.end))) && (o.step === undefined || isIntArg(o.step))
     ) {
-      return ops()['slice.Tensor'].call(
+      return ops()['slice.Tensor'].callUnchecked(
         p0,
         o.dim === undefined ? 0 : intArg(o.dim),
         o.start == null ? null : intArg(o.start),
@@ -3757,7 +3820,7 @@ export function slice(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?: any
       (o.start === undefined || (o.start == null || isIntArg(o.start))) &&
       (o.end === undefined || (o.end == null || isIntArg(o.end))) && (o.step === undefined || isIntArg(o.step))
     ) {
-      return ops()['slice.Tensor'].call(
+      return ops()['slice.Tensor'].callUnchecked(
         p0,
         intArg(p1),
         o.start == null ? null : intArg(o.start),
@@ -3772,7 +3835,7 @@ export function slice(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?: any
       optionsWithin(o, F_slice_K2) && isLiveTensor(p0) && isIntArg(p1) && (p2 == null || isIntArg(p2)) &&
       (o.end === undefined || (o.end == null || isIntArg(o.end))) && (o.step === undefined || isIntArg(o.step))
     ) {
-      return ops()['slice.Tensor'].call(
+      return ops()['slice.Tensor'].callUnchecked(
         p0,
         intArg(p1),
         p2 == null ? null : intArg(p2),
@@ -3787,7 +3850,7 @@ export function slice(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?: any
       optionsWithin(o, F_slice_K3) && isLiveTensor(p0) && isIntArg(p1) && (p2 == null || isIntArg(p2)) &&
       (p3 == null || isIntArg(p3)) && (o.step === undefined || isIntArg(o.step))
     ) {
-      return ops()['slice.Tensor'].call(
+      return ops()['slice.Tensor'].callUnchecked(
         p0,
         intArg(p1),
         p2 == null ? null : intArg(p2),
@@ -3802,7 +3865,7 @@ export function slice(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?: any
       optionsWithin(o, F_slice_K4) && isLiveTensor(p0) && isIntArg(p1) && (p2 == null || isIntArg(p2)) &&
       (p3 == null || isIntArg(p3)) && isIntArg(p4)
     ) {
-      return ops()['slice.Tensor'].call(
+      return ops()['slice.Tensor'].callUnchecked(
         p0,
         intArg(p1),
         p2 == null ? null : intArg(p2),
@@ -3854,12 +3917,17 @@ export function asStrided(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any
   const n = arguments.length;
   if (n === 3) {
     if (isLiveTensor(p0) && isIntListArg(p1, 0) && isIntListArg(p2, 0)) {
-      return ops()['as_strided'].call(p0, intListArg(p1, 0), intListArg(p2, 0), null);
+      return ops()['as_strided'].callUnchecked(p0, intListArg(p1, 0), intListArg(p2, 0), null);
     }
   }
   if (n === 4) {
     if (isLiveTensor(p0) && isIntListArg(p1, 0) && isIntListArg(p2, 0) && (p3 == null || isIntArg(p3))) {
-      return ops()['as_strided'].call(p0, intListArg(p1, 0), intListArg(p2, 0), p3 == null ? null : intArg(p3));
+      return ops()['as_strided'].callUnchecked(
+        p0,
+        intListArg(p1, 0),
+        intListArg(p2, 0),
+        p3 == null ? null : intArg(p3),
+      );
     }
   }
   if (n === 4 && isOptions(p3)) {
@@ -3868,7 +3936,7 @@ export function asStrided(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any
       optionsWithin(o, F_asStrided_K0) && isLiveTensor(p0) && isIntListArg(p1, 0) && isIntListArg(p2, 0) &&
       (o.storageOffset === undefined || (o.storageOffset == null || isIntArg(o.storageOffset)))
     ) {
-      return ops()['as_strided'].call(
+      return ops()['as_strided'].callUnchecked(
         p0,
         intListArg(p1, 0),
         intListArg(p2, 0),
@@ -3881,7 +3949,14 @@ export function asStrided(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any
     if (
       optionsWithin(o, F_asStrided_K1) && isLiveTensor(p0) && isIntListArg(p1, 0) && isIntListArg(p2, 0) &&
       (p3 == null || isIntArg(p3))
-    ) return ops()['as_strided'].call(p0, intListArg(p1, 0), intListArg(p2, 0), p3 == null ? null : intArg(p3));
+    ) {
+      return ops()['as_strided'].callUnchecked(
+        p0,
+        intListArg(p1, 0),
+        intListArg(p2, 0),
+        p3 == null ? null : intArg(p3),
+      );
+    }
   }
   return callParsed(F_asStrided, ops(), undefined, arguments);
 }
@@ -3921,17 +3996,19 @@ export function diagonal(input: Tensor, offset: number, dim1: number, dim2: numb
 export function diagonal(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any {
   const n = arguments.length;
   if (n === 1) {
-    if (isLiveTensor(p0)) return ops()['diagonal'].call(p0, 0, 0, 1);
+    if (isLiveTensor(p0)) return ops()['diagonal'].callUnchecked(p0, 0, 0, 1);
   }
   if (n === 2) {
-    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['diagonal'].call(p0, intArg(p1), 0, 1);
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['diagonal'].callUnchecked(p0, intArg(p1), 0, 1);
   }
   if (n === 3) {
-    if (isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2)) return ops()['diagonal'].call(p0, intArg(p1), intArg(p2), 1);
+    if (isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['diagonal'].callUnchecked(p0, intArg(p1), intArg(p2), 1);
+    }
   }
   if (n === 4) {
     if (isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
-      return ops()['diagonal'].call(p0, intArg(p1), intArg(p2), intArg(p3));
+      return ops()['diagonal'].callUnchecked(p0, intArg(p1), intArg(p2), intArg(p3));
     }
   }
   if (n === 2 && isOptions(p1)) {
@@ -3940,7 +4017,7 @@ export function diagonal(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any 
       optionsWithin(o, F_diagonal_K0) && isLiveTensor(p0) && (o.offset === undefined || isIntArg(o.offset)) &&
       (o.dim1 === undefined || isIntArg(o.dim1)) && (o.dim2 === undefined || isIntArg(o.dim2))
     ) {
-      return ops()['diagonal'].call(
+      return ops()['diagonal'].callUnchecked(
         p0,
         o.offset === undefined ? 0 : intArg(o.offset),
         o.dim1 === undefined ? 0 : intArg(o.dim1),
@@ -3954,7 +4031,7 @@ export function diagonal(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any 
       optionsWithin(o, F_diagonal_K1) && isLiveTensor(p0) && isIntArg(p1) &&
       (o.dim1 === undefined || isIntArg(o.dim1)) && (o.dim2 === undefined || isIntArg(o.dim2))
     ) {
-      return ops()['diagonal'].call(
+      return ops()['diagonal'].callUnchecked(
         p0,
         intArg(p1),
         o.dim1 === undefined ? 0 : intArg(o.dim1),
@@ -3967,12 +4044,12 @@ export function diagonal(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any 
     if (
       optionsWithin(o, F_diagonal_K2) && isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2) &&
       (o.dim2 === undefined || isIntArg(o.dim2))
-    ) return ops()['diagonal'].call(p0, intArg(p1), intArg(p2), o.dim2 === undefined ? 1 : intArg(o.dim2));
+    ) return ops()['diagonal'].callUnchecked(p0, intArg(p1), intArg(p2), o.dim2 === undefined ? 1 : intArg(o.dim2));
   }
   if (n === 5 && isOptions(p4)) {
     const o: any = p4;
     if (optionsWithin(o, F_diagonal_K3) && isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
-      return ops()['diagonal'].call(p0, intArg(p1), intArg(p2), intArg(p3));
+      return ops()['diagonal'].callUnchecked(p0, intArg(p1), intArg(p2), intArg(p3));
     }
   }
   return callParsed(F_diagonal, ops(), undefined, arguments);
@@ -4004,14 +4081,14 @@ export function contiguous(input: Tensor, options?: { memoryFormat?: 'contiguous
 export function contiguous(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
-    if (isLiveTensor(p0)) return ops()['contiguous'].call(p0, 0);
+    if (isLiveTensor(p0)) return ops()['contiguous'].callUnchecked(p0, 0);
   }
   if (n === 2 && isOptions(p1)) {
     const o: any = p1;
     if (
       optionsWithin(o, F_contiguous_K0) && isLiveTensor(p0) &&
       (o.memoryFormat === undefined || isMemoryFormatArg(o.memoryFormat))
-    ) return ops()['contiguous'].call(p0, o.memoryFormat === undefined ? 0 : o.memoryFormat);
+    ) return ops()['contiguous'].callUnchecked(p0, o.memoryFormat === undefined ? 0 : o.memoryFormat);
   }
   return callParsed(F_contiguous, ops(), undefined, arguments);
 }
@@ -4042,14 +4119,14 @@ export function clone(
 export function clone(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
-    if (isLiveTensor(p0)) return ops()['clone'].call(p0, null);
+    if (isLiveTensor(p0)) return ops()['clone'].callUnchecked(p0, null);
   }
   if (n === 2 && isOptions(p1)) {
     const o: any = p1;
     if (
       optionsWithin(o, F_clone_K0) && isLiveTensor(p0) &&
       (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat)))
-    ) return ops()['clone'].call(p0, o.memoryFormat ?? null);
+    ) return ops()['clone'].callUnchecked(p0, o.memoryFormat ?? null);
   }
   return callParsed(F_clone, ops(), undefined, arguments);
 }
@@ -4091,7 +4168,7 @@ export function _toCopy(
 export function _toCopy(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
-    if (isLiveTensor(p0)) return ops()['_to_copy'].call(p0, null, null, null, null, false, null);
+    if (isLiveTensor(p0)) return ops()['_to_copy'].callUnchecked(p0, null, null, null, null, false, null);
   }
   if (n === 2 && isOptions(p1)) {
     const o: any = p1;
@@ -4104,7 +4181,7 @@ export function _toCopy(p0?: any, p1?: any): any {
       (o.nonBlocking === undefined || typeof o.nonBlocking === 'boolean') &&
       (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat)))
     ) {
-      return ops()['_to_copy'].call(
+      return ops()['_to_copy'].callUnchecked(
         p0,
         o.dtype == null ? null : dtypeArg(o.dtype),
         o.layout ?? null,
@@ -4144,21 +4221,21 @@ export function cat(tensors: readonly Tensor[], dim: number): Tensor;
 export function cat(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 1) {
-    if (isTensorListArg(p0, 'cat', 'tensors', 0)) return ops()['cat'].call(p0, 0);
+    if (isTensorListArg(p0, 'cat', 'tensors', 0)) return ops()['cat'].callUnchecked(p0, 0);
   }
   if (n === 2) {
-    if (isTensorListArg(p0, 'cat', 'tensors', 0) && isIntArg(p1)) return ops()['cat'].call(p0, intArg(p1));
+    if (isTensorListArg(p0, 'cat', 'tensors', 0) && isIntArg(p1)) return ops()['cat'].callUnchecked(p0, intArg(p1));
   }
   if (n === 2 && isOptions(p1)) {
     const o: any = p1;
     if (
       optionsWithin(o, F_cat_K0) && isTensorListArg(p0, 'cat', 'tensors', 0) && (o.dim === undefined || isIntArg(o.dim))
-    ) return ops()['cat'].call(p0, o.dim === undefined ? 0 : intArg(o.dim));
+    ) return ops()['cat'].callUnchecked(p0, o.dim === undefined ? 0 : intArg(o.dim));
   }
   if (n === 3 && isOptions(p2)) {
     const o: any = p2;
     if (optionsWithin(o, F_cat_K1) && isTensorListArg(p0, 'cat', 'tensors', 0) && isIntArg(p1)) {
-      return ops()['cat'].call(p0, intArg(p1));
+      return ops()['cat'].callUnchecked(p0, intArg(p1));
     }
   }
   return callParsed(F_cat, ops(), undefined, arguments);
@@ -4190,22 +4267,22 @@ export function stack(tensors: readonly Tensor[], dim: number): Tensor;
 export function stack(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 1) {
-    if (isTensorListArg(p0, 'stack', 'tensors', 0)) return ops()['stack'].call(p0, 0);
+    if (isTensorListArg(p0, 'stack', 'tensors', 0)) return ops()['stack'].callUnchecked(p0, 0);
   }
   if (n === 2) {
-    if (isTensorListArg(p0, 'stack', 'tensors', 0) && isIntArg(p1)) return ops()['stack'].call(p0, intArg(p1));
+    if (isTensorListArg(p0, 'stack', 'tensors', 0) && isIntArg(p1)) return ops()['stack'].callUnchecked(p0, intArg(p1));
   }
   if (n === 2 && isOptions(p1)) {
     const o: any = p1;
     if (
       optionsWithin(o, F_stack_K0) && isTensorListArg(p0, 'stack', 'tensors', 0) &&
       (o.dim === undefined || isIntArg(o.dim))
-    ) return ops()['stack'].call(p0, o.dim === undefined ? 0 : intArg(o.dim));
+    ) return ops()['stack'].callUnchecked(p0, o.dim === undefined ? 0 : intArg(o.dim));
   }
   if (n === 3 && isOptions(p2)) {
     const o: any = p2;
     if (optionsWithin(o, F_stack_K1) && isTensorListArg(p0, 'stack', 'tensors', 0) && isIntArg(p1)) {
-      return ops()['stack'].call(p0, intArg(p1));
+      return ops()['stack'].callUnchecked(p0, intArg(p1));
     }
   }
   return callParsed(F_stack, ops(), undefined, arguments);
@@ -4254,32 +4331,34 @@ export function split(
 export function split(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 2) {
-    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['split.Tensor'].call(p0, intArg(p1), 0);
-    if (isLiveTensor(p0) && isIntListArg(p1, 0)) return ops()['split.sizes'].call(p0, intListArg(p1, 0), 0);
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['split.Tensor'].callUnchecked(p0, intArg(p1), 0);
+    if (isLiveTensor(p0) && isIntListArg(p1, 0)) return ops()['split.sizes'].callUnchecked(p0, intListArg(p1, 0), 0);
   }
   if (n === 3) {
-    if (isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2)) return ops()['split.Tensor'].call(p0, intArg(p1), intArg(p2));
+    if (isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['split.Tensor'].callUnchecked(p0, intArg(p1), intArg(p2));
+    }
     if (isLiveTensor(p0) && isIntListArg(p1, 0) && isIntArg(p2)) {
-      return ops()['split.sizes'].call(p0, intListArg(p1, 0), intArg(p2));
+      return ops()['split.sizes'].callUnchecked(p0, intListArg(p1, 0), intArg(p2));
     }
   }
   if (n === 3 && isOptions(p2)) {
     const o: any = p2;
     if (optionsWithin(o, F_split_K0) && isLiveTensor(p0) && isIntArg(p1) && (o.dim === undefined || isIntArg(o.dim))) {
-      return ops()['split.Tensor'].call(p0, intArg(p1), o.dim === undefined ? 0 : intArg(o.dim));
+      return ops()['split.Tensor'].callUnchecked(p0, intArg(p1), o.dim === undefined ? 0 : intArg(o.dim));
     }
     if (
       optionsWithin(o, F_split_K1) && isLiveTensor(p0) && isIntListArg(p1, 0) &&
       (o.dim === undefined || isIntArg(o.dim))
-    ) return ops()['split.sizes'].call(p0, intListArg(p1, 0), o.dim === undefined ? 0 : intArg(o.dim));
+    ) return ops()['split.sizes'].callUnchecked(p0, intListArg(p1, 0), o.dim === undefined ? 0 : intArg(o.dim));
   }
   if (n === 4 && isOptions(p3)) {
     const o: any = p3;
     if (optionsWithin(o, F_split_K2) && isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2)) {
-      return ops()['split.Tensor'].call(p0, intArg(p1), intArg(p2));
+      return ops()['split.Tensor'].callUnchecked(p0, intArg(p1), intArg(p2));
     }
     if (optionsWithin(o, F_split_K3) && isLiveTensor(p0) && isIntListArg(p1, 0) && isIntArg(p2)) {
-      return ops()['split.sizes'].call(p0, intListArg(p1, 0), intArg(p2));
+      return ops()['split.sizes'].callUnchecked(p0, intListArg(p1, 0), intArg(p2));
     }
   }
   return callParsed(F_split, ops(), undefined, arguments);
@@ -4314,11 +4393,13 @@ export function splitWithSizes(input: Tensor, splitSizes: readonly number[], dim
 export function splitWithSizes(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 2) {
-    if (isLiveTensor(p0) && isIntListArg(p1, 0)) return ops()['split_with_sizes'].call(p0, intListArg(p1, 0), 0);
+    if (isLiveTensor(p0) && isIntListArg(p1, 0)) {
+      return ops()['split_with_sizes'].callUnchecked(p0, intListArg(p1, 0), 0);
+    }
   }
   if (n === 3) {
     if (isLiveTensor(p0) && isIntListArg(p1, 0) && isIntArg(p2)) {
-      return ops()['split_with_sizes'].call(p0, intListArg(p1, 0), intArg(p2));
+      return ops()['split_with_sizes'].callUnchecked(p0, intListArg(p1, 0), intArg(p2));
     }
   }
   if (n === 3 && isOptions(p2)) {
@@ -4326,12 +4407,12 @@ export function splitWithSizes(p0?: any, p1?: any, p2?: any, p3?: any): any {
     if (
       optionsWithin(o, F_splitWithSizes_K0) && isLiveTensor(p0) && isIntListArg(p1, 0) &&
       (o.dim === undefined || isIntArg(o.dim))
-    ) return ops()['split_with_sizes'].call(p0, intListArg(p1, 0), o.dim === undefined ? 0 : intArg(o.dim));
+    ) return ops()['split_with_sizes'].callUnchecked(p0, intListArg(p1, 0), o.dim === undefined ? 0 : intArg(o.dim));
   }
   if (n === 4 && isOptions(p3)) {
     const o: any = p3;
     if (optionsWithin(o, F_splitWithSizes_K1) && isLiveTensor(p0) && isIntListArg(p1, 0) && isIntArg(p2)) {
-      return ops()['split_with_sizes'].call(p0, intListArg(p1, 0), intArg(p2));
+      return ops()['split_with_sizes'].callUnchecked(p0, intListArg(p1, 0), intArg(p2));
     }
   }
   return callParsed(F_splitWithSizes, ops(), undefined, arguments);
@@ -4363,21 +4444,23 @@ export function chunk(input: Tensor, chunks: number, dim: number): Tensor[];
 export function chunk(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 2) {
-    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['chunk'].call(p0, intArg(p1), 0);
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['chunk'].callUnchecked(p0, intArg(p1), 0);
   }
   if (n === 3) {
-    if (isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2)) return ops()['chunk'].call(p0, intArg(p1), intArg(p2));
+    if (isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['chunk'].callUnchecked(p0, intArg(p1), intArg(p2));
+    }
   }
   if (n === 3 && isOptions(p2)) {
     const o: any = p2;
     if (optionsWithin(o, F_chunk_K0) && isLiveTensor(p0) && isIntArg(p1) && (o.dim === undefined || isIntArg(o.dim))) {
-      return ops()['chunk'].call(p0, intArg(p1), o.dim === undefined ? 0 : intArg(o.dim));
+      return ops()['chunk'].callUnchecked(p0, intArg(p1), o.dim === undefined ? 0 : intArg(o.dim));
     }
   }
   if (n === 4 && isOptions(p3)) {
     const o: any = p3;
     if (optionsWithin(o, F_chunk_K1) && isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2)) {
-      return ops()['chunk'].call(p0, intArg(p1), intArg(p2));
+      return ops()['chunk'].callUnchecked(p0, intArg(p1), intArg(p2));
     }
   }
   return callParsed(F_chunk, ops(), undefined, arguments);
@@ -4409,21 +4492,21 @@ export function unbind(input: Tensor, dim: number): Tensor[];
 export function unbind(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 1) {
-    if (isLiveTensor(p0)) return ops()['unbind.int'].call(p0, 0);
+    if (isLiveTensor(p0)) return ops()['unbind.int'].callUnchecked(p0, 0);
   }
   if (n === 2) {
-    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['unbind.int'].call(p0, intArg(p1));
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['unbind.int'].callUnchecked(p0, intArg(p1));
   }
   if (n === 2 && isOptions(p1)) {
     const o: any = p1;
     if (optionsWithin(o, F_unbind_K0) && isLiveTensor(p0) && (o.dim === undefined || isIntArg(o.dim))) {
-      return ops()['unbind.int'].call(p0, o.dim === undefined ? 0 : intArg(o.dim));
+      return ops()['unbind.int'].callUnchecked(p0, o.dim === undefined ? 0 : intArg(o.dim));
     }
   }
   if (n === 3 && isOptions(p2)) {
     const o: any = p2;
     if (optionsWithin(o, F_unbind_K1) && isLiveTensor(p0) && isIntArg(p1)) {
-      return ops()['unbind.int'].call(p0, intArg(p1));
+      return ops()['unbind.int'].callUnchecked(p0, intArg(p1));
     }
   }
   return callParsed(F_unbind, ops(), undefined, arguments);
@@ -4452,12 +4535,12 @@ export function flip(input: Tensor, dims: readonly number[]): Tensor;
 export function flip(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
-    if (isLiveTensor(p0) && isIntListArg(p1, 0)) return ops()['flip'].call(p0, intListArg(p1, 0));
+    if (isLiveTensor(p0) && isIntListArg(p1, 0)) return ops()['flip'].callUnchecked(p0, intListArg(p1, 0));
   }
   if (n === 3 && isOptions(p2)) {
     const o: any = p2;
     if (optionsWithin(o, F_flip_K0) && isLiveTensor(p0) && isIntListArg(p1, 0)) {
-      return ops()['flip'].call(p0, intListArg(p1, 0));
+      return ops()['flip'].callUnchecked(p0, intListArg(p1, 0));
     }
   }
   return callParsed(F_flip, ops(), undefined, arguments);
@@ -4507,16 +4590,16 @@ export function sum(
 export function sum(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 1) {
-    if (isLiveTensor(p0)) return ops()['sum.dim_IntList'].call(p0, null, false, null);
+    if (isLiveTensor(p0)) return ops()['sum.dim_IntList'].callUnchecked(p0, null, false, null);
   }
   if (n === 2) {
     if (isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1))) {
-      return ops()['sum.dim_IntList'].call(p0, p1 == null ? null : intListArg(p1, 1), false, null);
+      return ops()['sum.dim_IntList'].callUnchecked(p0, p1 == null ? null : intListArg(p1, 1), false, null);
     }
   }
   if (n === 3) {
     if (isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1)) && typeof p2 === 'boolean') {
-      return ops()['sum.dim_IntList'].call(p0, p1 == null ? null : intListArg(p1, 1), p2, null);
+      return ops()['sum.dim_IntList'].callUnchecked(p0, p1 == null ? null : intListArg(p1, 1), p2, null);
     }
   }
   if (n === 2 && isOptions(p1)) {
@@ -4527,7 +4610,7 @@ export function sum(p0?: any, p1?: any, p2?: any, p3?: any): any {
       (o.keepdim === undefined || typeof o.keepdim === 'boolean') &&
       (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
     ) {
-      return ops()['sum.dim_IntList'].call(
+      return ops()['sum.dim_IntList'].callUnchecked(
         p0,
         o.dim == null ? null : intListArg(o.dim, 1),
         o.keepdim === undefined ? false : o.keepdim,
@@ -4542,7 +4625,7 @@ export function sum(p0?: any, p1?: any, p2?: any, p3?: any): any {
       (o.keepdim === undefined || typeof o.keepdim === 'boolean') &&
       (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
     ) {
-      return ops()['sum.dim_IntList'].call(
+      return ops()['sum.dim_IntList'].callUnchecked(
         p0,
         p1 == null ? null : intListArg(p1, 1),
         o.keepdim === undefined ? false : o.keepdim,
@@ -4556,7 +4639,7 @@ export function sum(p0?: any, p1?: any, p2?: any, p3?: any): any {
       optionsWithin(o, F_sum_K2) && isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1)) &&
       typeof p2 === 'boolean' && (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
     ) {
-      return ops()['sum.dim_IntList'].call(
+      return ops()['sum.dim_IntList'].callUnchecked(
         p0,
         p1 == null ? null : intListArg(p1, 1),
         p2,
@@ -4611,16 +4694,16 @@ export function mean(
 export function mean(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 1) {
-    if (isLiveTensor(p0)) return ops()['mean.dim'].call(p0, null, false, null);
+    if (isLiveTensor(p0)) return ops()['mean.dim'].callUnchecked(p0, null, false, null);
   }
   if (n === 2) {
     if (isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1))) {
-      return ops()['mean.dim'].call(p0, p1 == null ? null : intListArg(p1, 1), false, null);
+      return ops()['mean.dim'].callUnchecked(p0, p1 == null ? null : intListArg(p1, 1), false, null);
     }
   }
   if (n === 3) {
     if (isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1)) && typeof p2 === 'boolean') {
-      return ops()['mean.dim'].call(p0, p1 == null ? null : intListArg(p1, 1), p2, null);
+      return ops()['mean.dim'].callUnchecked(p0, p1 == null ? null : intListArg(p1, 1), p2, null);
     }
   }
   if (n === 2 && isOptions(p1)) {
@@ -4631,7 +4714,7 @@ export function mean(p0?: any, p1?: any, p2?: any, p3?: any): any {
       (o.keepdim === undefined || typeof o.keepdim === 'boolean') &&
       (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
     ) {
-      return ops()['mean.dim'].call(
+      return ops()['mean.dim'].callUnchecked(
         p0,
         o.dim == null ? null : intListArg(o.dim, 1),
         o.keepdim === undefined ? false : o.keepdim,
@@ -4646,7 +4729,7 @@ export function mean(p0?: any, p1?: any, p2?: any, p3?: any): any {
       (o.keepdim === undefined || typeof o.keepdim === 'boolean') &&
       (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
     ) {
-      return ops()['mean.dim'].call(
+      return ops()['mean.dim'].callUnchecked(
         p0,
         p1 == null ? null : intListArg(p1, 1),
         o.keepdim === undefined ? false : o.keepdim,
@@ -4660,7 +4743,7 @@ export function mean(p0?: any, p1?: any, p2?: any, p3?: any): any {
       optionsWithin(o, F_mean_K2) && isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1)) &&
       typeof p2 === 'boolean' && (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
     ) {
-      return ops()['mean.dim'].call(
+      return ops()['mean.dim'].callUnchecked(
         p0,
         p1 == null ? null : intListArg(p1, 1),
         p2,
@@ -4711,14 +4794,14 @@ export function prod(
 export function prod(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 1) {
-    if (isLiveTensor(p0)) return ops()['prod'].call(p0, null);
+    if (isLiveTensor(p0)) return ops()['prod'].callUnchecked(p0, null);
   }
   if (n === 2) {
-    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['prod.dim_int'].call(p0, intArg(p1), false, null);
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['prod.dim_int'].callUnchecked(p0, intArg(p1), false, null);
   }
   if (n === 3) {
     if (isLiveTensor(p0) && isIntArg(p1) && typeof p2 === 'boolean') {
-      return ops()['prod.dim_int'].call(p0, intArg(p1), p2, null);
+      return ops()['prod.dim_int'].callUnchecked(p0, intArg(p1), p2, null);
     }
   }
   if (n === 2 && isOptions(p1)) {
@@ -4726,7 +4809,7 @@ export function prod(p0?: any, p1?: any, p2?: any, p3?: any): any {
     if (
       optionsWithin(o, F_prod_K0) && isLiveTensor(p0) &&
       (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
-    ) return ops()['prod'].call(p0, o.dtype == null ? null : dtypeArg(o.dtype));
+    ) return ops()['prod'].callUnchecked(p0, o.dtype == null ? null : dtypeArg(o.dtype));
   }
   if (n === 3 && isOptions(p2)) {
     const o: any = p2;
@@ -4735,7 +4818,7 @@ export function prod(p0?: any, p1?: any, p2?: any, p3?: any): any {
       (o.keepdim === undefined || typeof o.keepdim === 'boolean') &&
       (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
     ) {
-      return ops()['prod.dim_int'].call(
+      return ops()['prod.dim_int'].callUnchecked(
         p0,
         intArg(p1),
         o.keepdim === undefined ? false : o.keepdim,
@@ -4748,7 +4831,7 @@ export function prod(p0?: any, p1?: any, p2?: any, p3?: any): any {
     if (
       optionsWithin(o, F_prod_K2) && isLiveTensor(p0) && isIntArg(p1) && typeof p2 === 'boolean' &&
       (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
-    ) return ops()['prod.dim_int'].call(p0, intArg(p1), p2, o.dtype == null ? null : dtypeArg(o.dtype));
+    ) return ops()['prod.dim_int'].callUnchecked(p0, intArg(p1), p2, o.dtype == null ? null : dtypeArg(o.dtype));
   }
   return callParsed(F_prod, ops(), undefined, arguments);
 }
@@ -4793,29 +4876,31 @@ export function max(
 export function max(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 1) {
-    if (isLiveTensor(p0)) return ops()['max'].call(p0);
+    if (isLiveTensor(p0)) return ops()['max'].callUnchecked(p0);
   }
   if (n === 2) {
-    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['max.dim'].call(p0, intArg(p1), false);
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['max.dim'].callUnchecked(p0, intArg(p1), false);
   }
   if (n === 3) {
-    if (isLiveTensor(p0) && isIntArg(p1) && typeof p2 === 'boolean') return ops()['max.dim'].call(p0, intArg(p1), p2);
+    if (isLiveTensor(p0) && isIntArg(p1) && typeof p2 === 'boolean') {
+      return ops()['max.dim'].callUnchecked(p0, intArg(p1), p2);
+    }
   }
   if (n === 2 && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, F_max_K0) && isLiveTensor(p0)) return ops()['max'].call(p0);
+    if (optionsWithin(o, F_max_K0) && isLiveTensor(p0)) return ops()['max'].callUnchecked(p0);
   }
   if (n === 3 && isOptions(p2)) {
     const o: any = p2;
     if (
       optionsWithin(o, F_max_K1) && isLiveTensor(p0) && isIntArg(p1) &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
-    ) return ops()['max.dim'].call(p0, intArg(p1), o.keepdim === undefined ? false : o.keepdim);
+    ) return ops()['max.dim'].callUnchecked(p0, intArg(p1), o.keepdim === undefined ? false : o.keepdim);
   }
   if (n === 4 && isOptions(p3)) {
     const o: any = p3;
     if (optionsWithin(o, F_max_K2) && isLiveTensor(p0) && isIntArg(p1) && typeof p2 === 'boolean') {
-      return ops()['max.dim'].call(p0, intArg(p1), p2);
+      return ops()['max.dim'].callUnchecked(p0, intArg(p1), p2);
     }
   }
   return callParsed(F_max, ops(), undefined, arguments);
@@ -4861,29 +4946,31 @@ export function min(
 export function min(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 1) {
-    if (isLiveTensor(p0)) return ops()['min'].call(p0);
+    if (isLiveTensor(p0)) return ops()['min'].callUnchecked(p0);
   }
   if (n === 2) {
-    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['min.dim'].call(p0, intArg(p1), false);
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['min.dim'].callUnchecked(p0, intArg(p1), false);
   }
   if (n === 3) {
-    if (isLiveTensor(p0) && isIntArg(p1) && typeof p2 === 'boolean') return ops()['min.dim'].call(p0, intArg(p1), p2);
+    if (isLiveTensor(p0) && isIntArg(p1) && typeof p2 === 'boolean') {
+      return ops()['min.dim'].callUnchecked(p0, intArg(p1), p2);
+    }
   }
   if (n === 2 && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, F_min_K0) && isLiveTensor(p0)) return ops()['min'].call(p0);
+    if (optionsWithin(o, F_min_K0) && isLiveTensor(p0)) return ops()['min'].callUnchecked(p0);
   }
   if (n === 3 && isOptions(p2)) {
     const o: any = p2;
     if (
       optionsWithin(o, F_min_K1) && isLiveTensor(p0) && isIntArg(p1) &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
-    ) return ops()['min.dim'].call(p0, intArg(p1), o.keepdim === undefined ? false : o.keepdim);
+    ) return ops()['min.dim'].callUnchecked(p0, intArg(p1), o.keepdim === undefined ? false : o.keepdim);
   }
   if (n === 4 && isOptions(p3)) {
     const o: any = p3;
     if (optionsWithin(o, F_min_K2) && isLiveTensor(p0) && isIntArg(p1) && typeof p2 === 'boolean') {
-      return ops()['min.dim'].call(p0, intArg(p1), p2);
+      return ops()['min.dim'].callUnchecked(p0, intArg(p1), p2);
     }
   }
   return callParsed(F_min, ops(), undefined, arguments);
@@ -4918,14 +5005,14 @@ export function amax(input: Tensor, dim: number | readonly number[], keepdim: bo
 export function amax(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 1) {
-    if (isLiveTensor(p0)) return ops()['amax'].call(p0, [], false);
+    if (isLiveTensor(p0)) return ops()['amax'].callUnchecked(p0, [], false);
   }
   if (n === 2) {
-    if (isLiveTensor(p0) && isIntListArg(p1, 1)) return ops()['amax'].call(p0, intListArg(p1, 1), false);
+    if (isLiveTensor(p0) && isIntListArg(p1, 1)) return ops()['amax'].callUnchecked(p0, intListArg(p1, 1), false);
   }
   if (n === 3) {
     if (isLiveTensor(p0) && isIntListArg(p1, 1) && typeof p2 === 'boolean') {
-      return ops()['amax'].call(p0, intListArg(p1, 1), p2);
+      return ops()['amax'].callUnchecked(p0, intListArg(p1, 1), p2);
     }
   }
   if (n === 2 && isOptions(p1)) {
@@ -4934,7 +5021,7 @@ export function amax(p0?: any, p1?: any, p2?: any, p3?: any): any {
       optionsWithin(o, F_amax_K0) && isLiveTensor(p0) && (o.dim === undefined || isIntListArg(o.dim, 1)) &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
     ) {
-      return ops()['amax'].call(
+      return ops()['amax'].callUnchecked(
         p0,
         o.dim === undefined ? [] : intListArg(o.dim, 1),
         o.keepdim === undefined ? false : o.keepdim,
@@ -4946,12 +5033,12 @@ export function amax(p0?: any, p1?: any, p2?: any, p3?: any): any {
     if (
       optionsWithin(o, F_amax_K1) && isLiveTensor(p0) && isIntListArg(p1, 1) &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
-    ) return ops()['amax'].call(p0, intListArg(p1, 1), o.keepdim === undefined ? false : o.keepdim);
+    ) return ops()['amax'].callUnchecked(p0, intListArg(p1, 1), o.keepdim === undefined ? false : o.keepdim);
   }
   if (n === 4 && isOptions(p3)) {
     const o: any = p3;
     if (optionsWithin(o, F_amax_K2) && isLiveTensor(p0) && isIntListArg(p1, 1) && typeof p2 === 'boolean') {
-      return ops()['amax'].call(p0, intListArg(p1, 1), p2);
+      return ops()['amax'].callUnchecked(p0, intListArg(p1, 1), p2);
     }
   }
   return callParsed(F_amax, ops(), undefined, arguments);
@@ -4986,14 +5073,14 @@ export function amin(input: Tensor, dim: number | readonly number[], keepdim: bo
 export function amin(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 1) {
-    if (isLiveTensor(p0)) return ops()['amin'].call(p0, [], false);
+    if (isLiveTensor(p0)) return ops()['amin'].callUnchecked(p0, [], false);
   }
   if (n === 2) {
-    if (isLiveTensor(p0) && isIntListArg(p1, 1)) return ops()['amin'].call(p0, intListArg(p1, 1), false);
+    if (isLiveTensor(p0) && isIntListArg(p1, 1)) return ops()['amin'].callUnchecked(p0, intListArg(p1, 1), false);
   }
   if (n === 3) {
     if (isLiveTensor(p0) && isIntListArg(p1, 1) && typeof p2 === 'boolean') {
-      return ops()['amin'].call(p0, intListArg(p1, 1), p2);
+      return ops()['amin'].callUnchecked(p0, intListArg(p1, 1), p2);
     }
   }
   if (n === 2 && isOptions(p1)) {
@@ -5002,7 +5089,7 @@ export function amin(p0?: any, p1?: any, p2?: any, p3?: any): any {
       optionsWithin(o, F_amin_K0) && isLiveTensor(p0) && (o.dim === undefined || isIntListArg(o.dim, 1)) &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
     ) {
-      return ops()['amin'].call(
+      return ops()['amin'].callUnchecked(
         p0,
         o.dim === undefined ? [] : intListArg(o.dim, 1),
         o.keepdim === undefined ? false : o.keepdim,
@@ -5014,12 +5101,12 @@ export function amin(p0?: any, p1?: any, p2?: any, p3?: any): any {
     if (
       optionsWithin(o, F_amin_K1) && isLiveTensor(p0) && isIntListArg(p1, 1) &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
-    ) return ops()['amin'].call(p0, intListArg(p1, 1), o.keepdim === undefined ? false : o.keepdim);
+    ) return ops()['amin'].callUnchecked(p0, intListArg(p1, 1), o.keepdim === undefined ? false : o.keepdim);
   }
   if (n === 4 && isOptions(p3)) {
     const o: any = p3;
     if (optionsWithin(o, F_amin_K2) && isLiveTensor(p0) && isIntListArg(p1, 1) && typeof p2 === 'boolean') {
-      return ops()['amin'].call(p0, intListArg(p1, 1), p2);
+      return ops()['amin'].callUnchecked(p0, intListArg(p1, 1), p2);
     }
   }
   return callParsed(F_amin, ops(), undefined, arguments);
@@ -5054,16 +5141,16 @@ export function argmax(input: Tensor, dim: number | null, keepdim: boolean): Ten
 export function argmax(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 1) {
-    if (isLiveTensor(p0)) return ops()['argmax'].call(p0, null, false);
+    if (isLiveTensor(p0)) return ops()['argmax'].callUnchecked(p0, null, false);
   }
   if (n === 2) {
     if (isLiveTensor(p0) && (p1 == null || isIntArg(p1))) {
-      return ops()['argmax'].call(p0, p1 == null ? null : intArg(p1), false);
+      return ops()['argmax'].callUnchecked(p0, p1 == null ? null : intArg(p1), false);
     }
   }
   if (n === 3) {
     if (isLiveTensor(p0) && (p1 == null || isIntArg(p1)) && typeof p2 === 'boolean') {
-      return ops()['argmax'].call(p0, p1 == null ? null : intArg(p1), p2);
+      return ops()['argmax'].callUnchecked(p0, p1 == null ? null : intArg(p1), p2);
     }
   }
   if (n === 2 && isOptions(p1)) {
@@ -5073,7 +5160,7 @@ export function argmax(p0?: any, p1?: any, p2?: any, p3?: any): any {
       (o.dim === undefined || (o.dim == null || isIntArg(o.dim))) &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
     ) {
-      return ops()['argmax'].call(
+      return ops()['argmax'].callUnchecked(
         p0,
         o.dim == null ? null : intArg(o.dim),
         o.keepdim === undefined ? false : o.keepdim,
@@ -5085,12 +5172,18 @@ export function argmax(p0?: any, p1?: any, p2?: any, p3?: any): any {
     if (
       optionsWithin(o, F_argmax_K1) && isLiveTensor(p0) && (p1 == null || isIntArg(p1)) &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
-    ) return ops()['argmax'].call(p0, p1 == null ? null : intArg(p1), o.keepdim === undefined ? false : o.keepdim);
+    ) {
+      return ops()['argmax'].callUnchecked(
+        p0,
+        p1 == null ? null : intArg(p1),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
   }
   if (n === 4 && isOptions(p3)) {
     const o: any = p3;
     if (optionsWithin(o, F_argmax_K2) && isLiveTensor(p0) && (p1 == null || isIntArg(p1)) && typeof p2 === 'boolean') {
-      return ops()['argmax'].call(p0, p1 == null ? null : intArg(p1), p2);
+      return ops()['argmax'].callUnchecked(p0, p1 == null ? null : intArg(p1), p2);
     }
   }
   return callParsed(F_argmax, ops(), undefined, arguments);
@@ -5125,16 +5218,16 @@ export function argmin(input: Tensor, dim: number | null, keepdim: boolean): Ten
 export function argmin(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 1) {
-    if (isLiveTensor(p0)) return ops()['argmin'].call(p0, null, false);
+    if (isLiveTensor(p0)) return ops()['argmin'].callUnchecked(p0, null, false);
   }
   if (n === 2) {
     if (isLiveTensor(p0) && (p1 == null || isIntArg(p1))) {
-      return ops()['argmin'].call(p0, p1 == null ? null : intArg(p1), false);
+      return ops()['argmin'].callUnchecked(p0, p1 == null ? null : intArg(p1), false);
     }
   }
   if (n === 3) {
     if (isLiveTensor(p0) && (p1 == null || isIntArg(p1)) && typeof p2 === 'boolean') {
-      return ops()['argmin'].call(p0, p1 == null ? null : intArg(p1), p2);
+      return ops()['argmin'].callUnchecked(p0, p1 == null ? null : intArg(p1), p2);
     }
   }
   if (n === 2 && isOptions(p1)) {
@@ -5144,7 +5237,7 @@ export function argmin(p0?: any, p1?: any, p2?: any, p3?: any): any {
       (o.dim === undefined || (o.dim == null || isIntArg(o.dim))) &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
     ) {
-      return ops()['argmin'].call(
+      return ops()['argmin'].callUnchecked(
         p0,
         o.dim == null ? null : intArg(o.dim),
         o.keepdim === undefined ? false : o.keepdim,
@@ -5156,12 +5249,18 @@ export function argmin(p0?: any, p1?: any, p2?: any, p3?: any): any {
     if (
       optionsWithin(o, F_argmin_K1) && isLiveTensor(p0) && (p1 == null || isIntArg(p1)) &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
-    ) return ops()['argmin'].call(p0, p1 == null ? null : intArg(p1), o.keepdim === undefined ? false : o.keepdim);
+    ) {
+      return ops()['argmin'].callUnchecked(
+        p0,
+        p1 == null ? null : intArg(p1),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
   }
   if (n === 4 && isOptions(p3)) {
     const o: any = p3;
     if (optionsWithin(o, F_argmin_K2) && isLiveTensor(p0) && (p1 == null || isIntArg(p1)) && typeof p2 === 'boolean') {
-      return ops()['argmin'].call(p0, p1 == null ? null : intArg(p1), p2);
+      return ops()['argmin'].callUnchecked(p0, p1 == null ? null : intArg(p1), p2);
     }
   }
   return callParsed(F_argmin, ops(), undefined, arguments);
@@ -5190,11 +5289,11 @@ export function mm(input: Tensor, mat2: Tensor): Tensor;
 export function mm(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
-    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['mm'].call(p0, p1);
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['mm'].callUnchecked(p0, p1);
   }
   if (n === 3 && isOptions(p2)) {
     const o: any = p2;
-    if (optionsWithin(o, F_mm_K0) && isLiveTensor(p0) && isLiveTensor(p1)) return ops()['mm'].call(p0, p1);
+    if (optionsWithin(o, F_mm_K0) && isLiveTensor(p0) && isLiveTensor(p1)) return ops()['mm'].callUnchecked(p0, p1);
   }
   return callParsed(F_mm, ops(), undefined, arguments);
 }
@@ -5222,11 +5321,11 @@ export function bmm(input: Tensor, mat2: Tensor): Tensor;
 export function bmm(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
-    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['bmm'].call(p0, p1);
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['bmm'].callUnchecked(p0, p1);
   }
   if (n === 3 && isOptions(p2)) {
     const o: any = p2;
-    if (optionsWithin(o, F_bmm_K0) && isLiveTensor(p0) && isLiveTensor(p1)) return ops()['bmm'].call(p0, p1);
+    if (optionsWithin(o, F_bmm_K0) && isLiveTensor(p0) && isLiveTensor(p1)) return ops()['bmm'].callUnchecked(p0, p1);
   }
   return callParsed(F_bmm, ops(), undefined, arguments);
 }
@@ -5257,7 +5356,7 @@ export function addmm(input: Tensor, mat1: Tensor, mat2: Tensor, options?: { bet
 export function addmm(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 3) {
-    if (isLiveTensor(p0) && isLiveTensor(p1) && isLiveTensor(p2)) return ops()['addmm'].call(p0, p1, p2, 1, 1);
+    if (isLiveTensor(p0) && isLiveTensor(p1) && isLiveTensor(p2)) return ops()['addmm'].callUnchecked(p0, p1, p2, 1, 1);
   }
   if (n === 4 && isOptions(p3)) {
     const o: any = p3;
@@ -5265,7 +5364,7 @@ export function addmm(p0?: any, p1?: any, p2?: any, p3?: any): any {
       optionsWithin(o, F_addmm_K0) && isLiveTensor(p0) && isLiveTensor(p1) && isLiveTensor(p2) &&
       (o.beta === undefined || isScalarArg(o.beta)) && (o.alpha === undefined || isScalarArg(o.alpha))
     ) {
-      return ops()['addmm'].call(
+      return ops()['addmm'].callUnchecked(
         p0,
         p1,
         p2,
@@ -5300,11 +5399,11 @@ export function dot(input: Tensor, tensor: Tensor): Tensor;
 export function dot(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
-    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['dot'].call(p0, p1);
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['dot'].callUnchecked(p0, p1);
   }
   if (n === 3 && isOptions(p2)) {
     const o: any = p2;
-    if (optionsWithin(o, F_dot_K0) && isLiveTensor(p0) && isLiveTensor(p1)) return ops()['dot'].call(p0, p1);
+    if (optionsWithin(o, F_dot_K0) && isLiveTensor(p0) && isLiveTensor(p1)) return ops()['dot'].callUnchecked(p0, p1);
   }
   return callParsed(F_dot, ops(), undefined, arguments);
 }
@@ -5332,11 +5431,11 @@ export function mv(input: Tensor, vec: Tensor): Tensor;
 export function mv(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
-    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['mv'].call(p0, p1);
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['mv'].callUnchecked(p0, p1);
   }
   if (n === 3 && isOptions(p2)) {
     const o: any = p2;
-    if (optionsWithin(o, F_mv_K0) && isLiveTensor(p0) && isLiveTensor(p1)) return ops()['mv'].call(p0, p1);
+    if (optionsWithin(o, F_mv_K0) && isLiveTensor(p0) && isLiveTensor(p1)) return ops()['mv'].callUnchecked(p0, p1);
   }
   return callParsed(F_mv, ops(), undefined, arguments);
 }
@@ -5364,11 +5463,13 @@ export function matmul(input: Tensor, other: Tensor): Tensor;
 export function matmul(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
-    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['matmul'].call(p0, p1);
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['matmul'].callUnchecked(p0, p1);
   }
   if (n === 3 && isOptions(p2)) {
     const o: any = p2;
-    if (optionsWithin(o, F_matmul_K0) && isLiveTensor(p0) && isLiveTensor(p1)) return ops()['matmul'].call(p0, p1);
+    if (optionsWithin(o, F_matmul_K0) && isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['matmul'].callUnchecked(p0, p1);
+    }
   }
   return callParsed(F_matmul, ops(), undefined, arguments);
 }
@@ -5399,11 +5500,11 @@ export function linear(input: Tensor, weight: Tensor, bias: Tensor | null): Tens
 export function linear(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 2) {
-    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['linear'].call(p0, p1, null);
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['linear'].callUnchecked(p0, p1, null);
   }
   if (n === 3) {
     if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2))) {
-      return ops()['linear'].call(p0, p1, p2 ?? null);
+      return ops()['linear'].callUnchecked(p0, p1, p2 ?? null);
     }
   }
   if (n === 3 && isOptions(p2)) {
@@ -5411,12 +5512,12 @@ export function linear(p0?: any, p1?: any, p2?: any, p3?: any): any {
     if (
       optionsWithin(o, F_linear_K0) && isLiveTensor(p0) && isLiveTensor(p1) &&
       (o.bias === undefined || (o.bias == null || isLiveTensor(o.bias)))
-    ) return ops()['linear'].call(p0, p1, o.bias ?? null);
+    ) return ops()['linear'].callUnchecked(p0, p1, o.bias ?? null);
   }
   if (n === 4 && isOptions(p3)) {
     const o: any = p3;
     if (optionsWithin(o, F_linear_K1) && isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2))) {
-      return ops()['linear'].call(p0, p1, p2 ?? null);
+      return ops()['linear'].callUnchecked(p0, p1, p2 ?? null);
     }
   }
   return callParsed(F_linear, ops(), undefined, arguments);
@@ -5448,11 +5549,11 @@ export function softmax(input: Tensor, dim: number, dtype: DTypeLike | null): Te
 export function softmax(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 2) {
-    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['softmax.int'].call(p0, intArg(p1), null);
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['softmax.int'].callUnchecked(p0, intArg(p1), null);
   }
   if (n === 3) {
     if (isLiveTensor(p0) && isIntArg(p1) && (p2 == null || isDTypeArg(p2))) {
-      return ops()['softmax.int'].call(p0, intArg(p1), p2 == null ? null : dtypeArg(p2));
+      return ops()['softmax.int'].callUnchecked(p0, intArg(p1), p2 == null ? null : dtypeArg(p2));
     }
   }
   if (n === 3 && isOptions(p2)) {
@@ -5460,12 +5561,12 @@ export function softmax(p0?: any, p1?: any, p2?: any, p3?: any): any {
     if (
       optionsWithin(o, F_softmax_K0) && isLiveTensor(p0) && isIntArg(p1) &&
       (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
-    ) return ops()['softmax.int'].call(p0, intArg(p1), o.dtype == null ? null : dtypeArg(o.dtype));
+    ) return ops()['softmax.int'].callUnchecked(p0, intArg(p1), o.dtype == null ? null : dtypeArg(o.dtype));
   }
   if (n === 4 && isOptions(p3)) {
     const o: any = p3;
     if (optionsWithin(o, F_softmax_K1) && isLiveTensor(p0) && isIntArg(p1) && (p2 == null || isDTypeArg(p2))) {
-      return ops()['softmax.int'].call(p0, intArg(p1), p2 == null ? null : dtypeArg(p2));
+      return ops()['softmax.int'].callUnchecked(p0, intArg(p1), p2 == null ? null : dtypeArg(p2));
     }
   }
   return callParsed(F_softmax, ops(), undefined, arguments);
@@ -5500,11 +5601,11 @@ export function logSoftmax(input: Tensor, dim: number, dtype: DTypeLike | null):
 export function logSoftmax(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 2) {
-    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['log_softmax.int'].call(p0, intArg(p1), null);
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['log_softmax.int'].callUnchecked(p0, intArg(p1), null);
   }
   if (n === 3) {
     if (isLiveTensor(p0) && isIntArg(p1) && (p2 == null || isDTypeArg(p2))) {
-      return ops()['log_softmax.int'].call(p0, intArg(p1), p2 == null ? null : dtypeArg(p2));
+      return ops()['log_softmax.int'].callUnchecked(p0, intArg(p1), p2 == null ? null : dtypeArg(p2));
     }
   }
   if (n === 3 && isOptions(p2)) {
@@ -5512,12 +5613,12 @@ export function logSoftmax(p0?: any, p1?: any, p2?: any, p3?: any): any {
     if (
       optionsWithin(o, F_logSoftmax_K0) && isLiveTensor(p0) && isIntArg(p1) &&
       (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
-    ) return ops()['log_softmax.int'].call(p0, intArg(p1), o.dtype == null ? null : dtypeArg(o.dtype));
+    ) return ops()['log_softmax.int'].callUnchecked(p0, intArg(p1), o.dtype == null ? null : dtypeArg(o.dtype));
   }
   if (n === 4 && isOptions(p3)) {
     const o: any = p3;
     if (optionsWithin(o, F_logSoftmax_K1) && isLiveTensor(p0) && isIntArg(p1) && (p2 == null || isDTypeArg(p2))) {
-      return ops()['log_softmax.int'].call(p0, intArg(p1), p2 == null ? null : dtypeArg(p2));
+      return ops()['log_softmax.int'].callUnchecked(p0, intArg(p1), p2 == null ? null : dtypeArg(p2));
     }
   }
   return callParsed(F_logSoftmax, ops(), undefined, arguments);
@@ -5580,22 +5681,22 @@ export function nllLoss(
 export function nllLoss(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?: any): any {
   const n = arguments.length;
   if (n === 2) {
-    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['nll_loss'].call(p0, p1, null, 1, -100);
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['nll_loss'].callUnchecked(p0, p1, null, 1, -100);
   }
   if (n === 3) {
     if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2))) {
-      return ops()['nll_loss'].call(p0, p1, p2 ?? null, 1, -100);
+      return ops()['nll_loss'].callUnchecked(p0, p1, p2 ?? null, 1, -100);
     }
   }
   if (n === 4) {
     if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && typeof p3 === 'string') {
-      return ops()['nll_loss'].call(p0, p1, p2 ?? null, reductionArg(p3), -100);
+      return ops()['nll_loss'].callUnchecked(p0, p1, p2 ?? null, reductionArg(p3), -100);
     }
   }
   if (n === 5) {
     if (
       isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && typeof p3 === 'string' && isIntArg(p4)
-    ) return ops()['nll_loss'].call(p0, p1, p2 ?? null, reductionArg(p3), intArg(p4));
+    ) return ops()['nll_loss'].callUnchecked(p0, p1, p2 ?? null, reductionArg(p3), intArg(p4));
   }
   if (n === 3 && isOptions(p2)) {
     const o: any = p2;
@@ -5605,7 +5706,7 @@ export function nllLoss(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?: a
       (o.reduction === undefined || typeof o.reduction === 'string') &&
       (o.ignoreIndex === undefined || isIntArg(o.ignoreIndex))
     ) {
-      return ops()['nll_loss'].call(
+      return ops()['nll_loss'].callUnchecked(
         p0,
         p1,
         o.weight ?? null,
@@ -5621,7 +5722,7 @@ export function nllLoss(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?: a
       (o.reduction === undefined || typeof o.reduction === 'string') &&
       (o.ignoreIndex === undefined || isIntArg(o.ignoreIndex))
     ) {
-      return ops()['nll_loss'].call(
+      return ops()['nll_loss'].callUnchecked(
         p0,
         p1,
         p2 ?? null,
@@ -5636,7 +5737,7 @@ export function nllLoss(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?: a
       optionsWithin(o, F_nllLoss_K2) && isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) &&
       typeof p3 === 'string' && (o.ignoreIndex === undefined || isIntArg(o.ignoreIndex))
     ) {
-      return ops()['nll_loss'].call(
+      return ops()['nll_loss'].callUnchecked(
         p0,
         p1,
         p2 ?? null,
@@ -5650,7 +5751,7 @@ export function nllLoss(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?: a
     if (
       optionsWithin(o, F_nllLoss_K3) && isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) &&
       typeof p3 === 'string' && isIntArg(p4)
-    ) return ops()['nll_loss'].call(p0, p1, p2 ?? null, reductionArg(p3), intArg(p4));
+    ) return ops()['nll_loss'].callUnchecked(p0, p1, p2 ?? null, reductionArg(p3), intArg(p4));
   }
   return callParsed(F_nllLoss, ops(), undefined, arguments);
 }
@@ -5712,22 +5813,22 @@ export function nllLossNd(
 export function nllLossNd(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?: any): any {
   const n = arguments.length;
   if (n === 2) {
-    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['nll_loss_nd'].call(p0, p1, null, 1, -100);
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['nll_loss_nd'].callUnchecked(p0, p1, null, 1, -100);
   }
   if (n === 3) {
     if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2))) {
-      return ops()['nll_loss_nd'].call(p0, p1, p2 ?? null, 1, -100);
+      return ops()['nll_loss_nd'].callUnchecked(p0, p1, p2 ?? null, 1, -100);
     }
   }
   if (n === 4) {
     if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && typeof p3 === 'string') {
-      return ops()['nll_loss_nd'].call(p0, p1, p2 ?? null, reductionArg(p3), -100);
+      return ops()['nll_loss_nd'].callUnchecked(p0, p1, p2 ?? null, reductionArg(p3), -100);
     }
   }
   if (n === 5) {
     if (
       isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && typeof p3 === 'string' && isIntArg(p4)
-    ) return ops()['nll_loss_nd'].call(p0, p1, p2 ?? null, reductionArg(p3), intArg(p4));
+    ) return ops()['nll_loss_nd'].callUnchecked(p0, p1, p2 ?? null, reductionArg(p3), intArg(p4));
   }
   if (n === 3 && isOptions(p2)) {
     const o: any = p2;
@@ -5737,7 +5838,7 @@ export function nllLossNd(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?:
       (o.reduction === undefined || typeof o.reduction === 'string') &&
       (o.ignoreIndex === undefined || isIntArg(o.ignoreIndex))
     ) {
-      return ops()['nll_loss_nd'].call(
+      return ops()['nll_loss_nd'].callUnchecked(
         p0,
         p1,
         o.weight ?? null,
@@ -5753,7 +5854,7 @@ export function nllLossNd(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?:
       (o.reduction === undefined || typeof o.reduction === 'string') &&
       (o.ignoreIndex === undefined || isIntArg(o.ignoreIndex))
     ) {
-      return ops()['nll_loss_nd'].call(
+      return ops()['nll_loss_nd'].callUnchecked(
         p0,
         p1,
         p2 ?? null,
@@ -5768,7 +5869,7 @@ export function nllLossNd(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?:
       optionsWithin(o, F_nllLossNd_K2) && isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) &&
       typeof p3 === 'string' && (o.ignoreIndex === undefined || isIntArg(o.ignoreIndex))
     ) {
-      return ops()['nll_loss_nd'].call(
+      return ops()['nll_loss_nd'].callUnchecked(
         p0,
         p1,
         p2 ?? null,
@@ -5782,7 +5883,7 @@ export function nllLossNd(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?:
     if (
       optionsWithin(o, F_nllLossNd_K3) && isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) &&
       typeof p3 === 'string' && isIntArg(p4)
-    ) return ops()['nll_loss_nd'].call(p0, p1, p2 ?? null, reductionArg(p3), intArg(p4));
+    ) return ops()['nll_loss_nd'].callUnchecked(p0, p1, p2 ?? null, reductionArg(p3), intArg(p4));
   }
   return callParsed(F_nllLossNd, ops(), undefined, arguments);
 }
@@ -5860,28 +5961,30 @@ export function crossEntropy(
 export function crossEntropy(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?: any, p6?: any): any {
   const n = arguments.length;
   if (n === 2) {
-    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['cross_entropy_loss'].call(p0, p1, null, 1, -100, 0);
+    if (isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['cross_entropy_loss'].callUnchecked(p0, p1, null, 1, -100, 0);
+    }
   }
   if (n === 3) {
     if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2))) {
-      return ops()['cross_entropy_loss'].call(p0, p1, p2 ?? null, 1, -100, 0);
+      return ops()['cross_entropy_loss'].callUnchecked(p0, p1, p2 ?? null, 1, -100, 0);
     }
   }
   if (n === 4) {
     if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && typeof p3 === 'string') {
-      return ops()['cross_entropy_loss'].call(p0, p1, p2 ?? null, reductionArg(p3), -100, 0);
+      return ops()['cross_entropy_loss'].callUnchecked(p0, p1, p2 ?? null, reductionArg(p3), -100, 0);
     }
   }
   if (n === 5) {
     if (
       isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && typeof p3 === 'string' && isIntArg(p4)
-    ) return ops()['cross_entropy_loss'].call(p0, p1, p2 ?? null, reductionArg(p3), intArg(p4), 0);
+    ) return ops()['cross_entropy_loss'].callUnchecked(p0, p1, p2 ?? null, reductionArg(p3), intArg(p4), 0);
   }
   if (n === 6) {
     if (
       isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && typeof p3 === 'string' &&
       isIntArg(p4) && isFloatArg(p5)
-    ) return ops()['cross_entropy_loss'].call(p0, p1, p2 ?? null, reductionArg(p3), intArg(p4), floatArg(p5));
+    ) return ops()['cross_entropy_loss'].callUnchecked(p0, p1, p2 ?? null, reductionArg(p3), intArg(p4), floatArg(p5));
   }
   if (n === 3 && isOptions(p2)) {
     const o: any = p2;
@@ -5892,7 +5995,7 @@ export function crossEntropy(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p
       (o.ignoreIndex === undefined || isIntArg(o.ignoreIndex)) &&
       (o.labelSmoothing === undefined || isFloatArg(o.labelSmoothing))
     ) {
-      return ops()['cross_entropy_loss'].call(
+      return ops()['cross_entropy_loss'].callUnchecked(
         p0,
         p1,
         o.weight ?? null,
@@ -5910,7 +6013,7 @@ export function crossEntropy(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p
       (o.ignoreIndex === undefined || isIntArg(o.ignoreIndex)) &&
       (o.labelSmoothing === undefined || isFloatArg(o.labelSmoothing))
     ) {
-      return ops()['cross_entropy_loss'].call(
+      return ops()['cross_entropy_loss'].callUnchecked(
         p0,
         p1,
         p2 ?? null,
@@ -5927,7 +6030,7 @@ export function crossEntropy(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p
       typeof p3 === 'string' && (o.ignoreIndex === undefined || isIntArg(o.ignoreIndex)) &&
       (o.labelSmoothing === undefined || isFloatArg(o.labelSmoothing))
     ) {
-      return ops()['cross_entropy_loss'].call(
+      return ops()['cross_entropy_loss'].callUnchecked(
         p0,
         p1,
         p2 ?? null,
@@ -5943,7 +6046,7 @@ export function crossEntropy(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p
       optionsWithin(o, F_crossEntropy_K3) && isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) &&
       typeof p3 === 'string' && isIntArg(p4) && (o.labelSmoothing === undefined || isFloatArg(o.labelSmoothing))
     ) {
-      return ops()['cross_entropy_loss'].call(
+      return ops()['cross_entropy_loss'].callUnchecked(
         p0,
         p1,
         p2 ?? null,
@@ -5958,7 +6061,7 @@ export function crossEntropy(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p
     if (
       optionsWithin(o, F_crossEntropy_K4) && isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) &&
       typeof p3 === 'string' && isIntArg(p4) && isFloatArg(p5)
-    ) return ops()['cross_entropy_loss'].call(p0, p1, p2 ?? null, reductionArg(p3), intArg(p4), floatArg(p5));
+    ) return ops()['cross_entropy_loss'].callUnchecked(p0, p1, p2 ?? null, reductionArg(p3), intArg(p4), floatArg(p5));
   }
   return callParsed(F_crossEntropy, ops(), undefined, arguments);
 }
@@ -6068,20 +6171,22 @@ export function rand(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest:
   const n = arguments.length;
   if (n === 1) {
     if ((Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
-      return ops()['rand'].call(intListArg(p0, 0), null, null, null, null);
+      return ops()['rand'].callUnchecked(intListArg(p0, 0), null, null, null, null);
     }
   }
   if (n === 2) {
-    if (isIntArg(p0) && isIntArg(p1)) return ops()['rand'].call([intArg(p0), intArg(p1)], null, null, null, null);
+    if (isIntArg(p0) && isIntArg(p1)) {
+      return ops()['rand'].callUnchecked([intArg(p0), intArg(p1)], null, null, null, null);
+    }
   }
   if (n === 3) {
     if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
-      return ops()['rand'].call([intArg(p0), intArg(p1), intArg(p2)], null, null, null, null);
+      return ops()['rand'].callUnchecked([intArg(p0), intArg(p1), intArg(p2)], null, null, null, null);
     }
   }
   if (n === 4) {
     if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
-      return ops()['rand'].call([intArg(p0), intArg(p1), intArg(p2), intArg(p3)], null, null, null, null);
+      return ops()['rand'].callUnchecked([intArg(p0), intArg(p1), intArg(p2), intArg(p3)], null, null, null, null);
     }
   }
   if (n === 2 && isOptions(p1)) {
@@ -6097,7 +6202,7 @@ export function rand(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest:
     ) {
       return (o.requiresGrad === true
         ? requireGrad(
-          ops()['rand.generator'].call(
+          ops()['rand.generator'].callUnchecked(
             intListArg(p0, 0),
             o.generator ?? null,
             o.dtype == null ? null : dtypeArg(o.dtype),
@@ -6106,7 +6211,7 @@ export function rand(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest:
             o.pinMemory ?? null,
           ),
         )
-        : ops()['rand.generator'].call(
+        : ops()['rand.generator'].callUnchecked(
           intListArg(p0, 0),
           o.generator ?? null,
           o.dtype == null ? null : dtypeArg(o.dtype),
@@ -6125,7 +6230,7 @@ export function rand(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest:
     ) {
       return (o.requiresGrad === true
         ? requireGrad(
-          ops()['rand'].call(
+          ops()['rand'].callUnchecked(
             intListArg(p0, 0),
             o.dtype == null ? null : dtypeArg(o.dtype),
             o.layout ?? null,
@@ -6133,7 +6238,7 @@ export function rand(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest:
             o.pinMemory ?? null,
           ),
         )
-        : ops()['rand'].call(
+        : ops()['rand'].callUnchecked(
           intListArg(p0, 0),
           o.dtype == null ? null : dtypeArg(o.dtype),
           o.layout ?? null,
@@ -6155,7 +6260,7 @@ export function rand(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest:
     ) {
       return (o.requiresGrad === true
         ? requireGrad(
-          ops()['rand.generator'].call(
+          ops()['rand.generator'].callUnchecked(
             [intArg(p0), intArg(p1)],
             o.generator ?? null,
             o.dtype == null ? null : dtypeArg(o.dtype),
@@ -6164,7 +6269,7 @@ export function rand(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest:
             o.pinMemory ?? null,
           ),
         )
-        : ops()['rand.generator'].call(
+        : ops()['rand.generator'].callUnchecked(
           [intArg(p0), intArg(p1)],
           o.generator ?? null,
           o.dtype == null ? null : dtypeArg(o.dtype),
@@ -6183,7 +6288,7 @@ export function rand(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest:
     ) {
       return (o.requiresGrad === true
         ? requireGrad(
-          ops()['rand'].call(
+          ops()['rand'].callUnchecked(
             [intArg(p0), intArg(p1)],
             o.dtype == null ? null : dtypeArg(o.dtype),
             o.layout ?? null,
@@ -6191,7 +6296,7 @@ export function rand(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest:
             o.pinMemory ?? null,
           ),
         )
-        : ops()['rand'].call(
+        : ops()['rand'].callUnchecked(
           [intArg(p0), intArg(p1)],
           o.dtype == null ? null : dtypeArg(o.dtype),
           o.layout ?? null,
@@ -6213,7 +6318,7 @@ export function rand(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest:
     ) {
       return (o.requiresGrad === true
         ? requireGrad(
-          ops()['rand.generator'].call(
+          ops()['rand.generator'].callUnchecked(
             [intArg(p0), intArg(p1), intArg(p2)],
             o.generator ?? null,
             o.dtype == null ? null : dtypeArg(o.dtype),
@@ -6222,7 +6327,7 @@ export function rand(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest:
             o.pinMemory ?? null,
           ),
         )
-        : ops()['rand.generator'].call(
+        : ops()['rand.generator'].callUnchecked(
           [intArg(p0), intArg(p1), intArg(p2)],
           o.generator ?? null,
           o.dtype == null ? null : dtypeArg(o.dtype),
@@ -6241,7 +6346,7 @@ export function rand(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest:
     ) {
       return (o.requiresGrad === true
         ? requireGrad(
-          ops()['rand'].call(
+          ops()['rand'].callUnchecked(
             [intArg(p0), intArg(p1), intArg(p2)],
             o.dtype == null ? null : dtypeArg(o.dtype),
             o.layout ?? null,
@@ -6249,7 +6354,7 @@ export function rand(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest:
             o.pinMemory ?? null,
           ),
         )
-        : ops()['rand'].call(
+        : ops()['rand'].callUnchecked(
           [intArg(p0), intArg(p1), intArg(p2)],
           o.dtype == null ? null : dtypeArg(o.dtype),
           o.layout ?? null,
@@ -6271,7 +6376,7 @@ export function rand(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest:
     ) {
       return (o.requiresGrad === true
         ? requireGrad(
-          ops()['rand.generator'].call(
+          ops()['rand.generator'].callUnchecked(
             [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
             o.generator ?? null,
             o.dtype == null ? null : dtypeArg(o.dtype),
@@ -6280,7 +6385,7 @@ export function rand(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest:
             o.pinMemory ?? null,
           ),
         )
-        : ops()['rand.generator'].call(
+        : ops()['rand.generator'].callUnchecked(
           [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
           o.generator ?? null,
           o.dtype == null ? null : dtypeArg(o.dtype),
@@ -6299,7 +6404,7 @@ export function rand(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest:
     ) {
       return (o.requiresGrad === true
         ? requireGrad(
-          ops()['rand'].call(
+          ops()['rand'].callUnchecked(
             [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
             o.dtype == null ? null : dtypeArg(o.dtype),
             o.layout ?? null,
@@ -6307,7 +6412,7 @@ export function rand(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest:
             o.pinMemory ?? null,
           ),
         )
-        : ops()['rand'].call(
+        : ops()['rand'].callUnchecked(
           [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
           o.dtype == null ? null : dtypeArg(o.dtype),
           o.layout ?? null,
@@ -6424,20 +6529,22 @@ export function randn(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest
   const n = arguments.length;
   if (n === 1) {
     if ((Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
-      return ops()['randn'].call(intListArg(p0, 0), null, null, null, null);
+      return ops()['randn'].callUnchecked(intListArg(p0, 0), null, null, null, null);
     }
   }
   if (n === 2) {
-    if (isIntArg(p0) && isIntArg(p1)) return ops()['randn'].call([intArg(p0), intArg(p1)], null, null, null, null);
+    if (isIntArg(p0) && isIntArg(p1)) {
+      return ops()['randn'].callUnchecked([intArg(p0), intArg(p1)], null, null, null, null);
+    }
   }
   if (n === 3) {
     if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
-      return ops()['randn'].call([intArg(p0), intArg(p1), intArg(p2)], null, null, null, null);
+      return ops()['randn'].callUnchecked([intArg(p0), intArg(p1), intArg(p2)], null, null, null, null);
     }
   }
   if (n === 4) {
     if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
-      return ops()['randn'].call([intArg(p0), intArg(p1), intArg(p2), intArg(p3)], null, null, null, null);
+      return ops()['randn'].callUnchecked([intArg(p0), intArg(p1), intArg(p2), intArg(p3)], null, null, null, null);
     }
   }
   if (n === 2 && isOptions(p1)) {
@@ -6453,7 +6560,7 @@ export function randn(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest
     ) {
       return (o.requiresGrad === true
         ? requireGrad(
-          ops()['randn.generator'].call(
+          ops()['randn.generator'].callUnchecked(
             intListArg(p0, 0),
             o.generator ?? null,
             o.dtype == null ? null : dtypeArg(o.dtype),
@@ -6462,7 +6569,7 @@ export function randn(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest
             o.pinMemory ?? null,
           ),
         )
-        : ops()['randn.generator'].call(
+        : ops()['randn.generator'].callUnchecked(
           intListArg(p0, 0),
           o.generator ?? null,
           o.dtype == null ? null : dtypeArg(o.dtype),
@@ -6481,7 +6588,7 @@ export function randn(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest
     ) {
       return (o.requiresGrad === true
         ? requireGrad(
-          ops()['randn'].call(
+          ops()['randn'].callUnchecked(
             intListArg(p0, 0),
             o.dtype == null ? null : dtypeArg(o.dtype),
             o.layout ?? null,
@@ -6489,7 +6596,7 @@ export function randn(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest
             o.pinMemory ?? null,
           ),
         )
-        : ops()['randn'].call(
+        : ops()['randn'].callUnchecked(
           intListArg(p0, 0),
           o.dtype == null ? null : dtypeArg(o.dtype),
           o.layout ?? null,
@@ -6511,7 +6618,7 @@ export function randn(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest
     ) {
       return (o.requiresGrad === true
         ? requireGrad(
-          ops()['randn.generator'].call(
+          ops()['randn.generator'].callUnchecked(
             [intArg(p0), intArg(p1)],
             o.generator ?? null,
             o.dtype == null ? null : dtypeArg(o.dtype),
@@ -6520,7 +6627,7 @@ export function randn(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest
             o.pinMemory ?? null,
           ),
         )
-        : ops()['randn.generator'].call(
+        : ops()['randn.generator'].callUnchecked(
           [intArg(p0), intArg(p1)],
           o.generator ?? null,
           o.dtype == null ? null : dtypeArg(o.dtype),
@@ -6539,7 +6646,7 @@ export function randn(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest
     ) {
       return (o.requiresGrad === true
         ? requireGrad(
-          ops()['randn'].call(
+          ops()['randn'].callUnchecked(
             [intArg(p0), intArg(p1)],
             o.dtype == null ? null : dtypeArg(o.dtype),
             o.layout ?? null,
@@ -6547,7 +6654,7 @@ export function randn(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest
             o.pinMemory ?? null,
           ),
         )
-        : ops()['randn'].call(
+        : ops()['randn'].callUnchecked(
           [intArg(p0), intArg(p1)],
           o.dtype == null ? null : dtypeArg(o.dtype),
           o.layout ?? null,
@@ -6569,7 +6676,7 @@ export function randn(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest
     ) {
       return (o.requiresGrad === true
         ? requireGrad(
-          ops()['randn.generator'].call(
+          ops()['randn.generator'].callUnchecked(
             [intArg(p0), intArg(p1), intArg(p2)],
             o.generator ?? null,
             o.dtype == null ? null : dtypeArg(o.dtype),
@@ -6578,7 +6685,7 @@ export function randn(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest
             o.pinMemory ?? null,
           ),
         )
-        : ops()['randn.generator'].call(
+        : ops()['randn.generator'].callUnchecked(
           [intArg(p0), intArg(p1), intArg(p2)],
           o.generator ?? null,
           o.dtype == null ? null : dtypeArg(o.dtype),
@@ -6597,7 +6704,7 @@ export function randn(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest
     ) {
       return (o.requiresGrad === true
         ? requireGrad(
-          ops()['randn'].call(
+          ops()['randn'].callUnchecked(
             [intArg(p0), intArg(p1), intArg(p2)],
             o.dtype == null ? null : dtypeArg(o.dtype),
             o.layout ?? null,
@@ -6605,7 +6712,7 @@ export function randn(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest
             o.pinMemory ?? null,
           ),
         )
-        : ops()['randn'].call(
+        : ops()['randn'].callUnchecked(
           [intArg(p0), intArg(p1), intArg(p2)],
           o.dtype == null ? null : dtypeArg(o.dtype),
           o.layout ?? null,
@@ -6627,7 +6734,7 @@ export function randn(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest
     ) {
       return (o.requiresGrad === true
         ? requireGrad(
-          ops()['randn.generator'].call(
+          ops()['randn.generator'].callUnchecked(
             [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
             o.generator ?? null,
             o.dtype == null ? null : dtypeArg(o.dtype),
@@ -6636,7 +6743,7 @@ export function randn(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest
             o.pinMemory ?? null,
           ),
         )
-        : ops()['randn.generator'].call(
+        : ops()['randn.generator'].callUnchecked(
           [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
           o.generator ?? null,
           o.dtype == null ? null : dtypeArg(o.dtype),
@@ -6655,7 +6762,7 @@ export function randn(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest
     ) {
       return (o.requiresGrad === true
         ? requireGrad(
-          ops()['randn'].call(
+          ops()['randn'].callUnchecked(
             [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
             o.dtype == null ? null : dtypeArg(o.dtype),
             o.layout ?? null,
@@ -6663,7 +6770,7 @@ export function randn(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest
             o.pinMemory ?? null,
           ),
         )
-        : ops()['randn'].call(
+        : ops()['randn'].callUnchecked(
           [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
           o.dtype == null ? null : dtypeArg(o.dtype),
           o.layout ?? null,
@@ -6786,12 +6893,20 @@ export function randint(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 2) {
     if (isIntArg(p0) && isIntListArg(p1, 0)) {
-      return ops()['randint'].call(intArg(p0), intListArg(p1, 0), dtypeArg(4), null, null, null);
+      return ops()['randint'].callUnchecked(intArg(p0), intListArg(p1, 0), dtypeArg(4), null, null, null);
     }
   }
   if (n === 3) {
     if (isIntArg(p0) && isIntArg(p1) && isIntListArg(p2, 0)) {
-      return ops()['randint.low'].call(intArg(p0), intArg(p1), intListArg(p2, 0), dtypeArg(4), null, null, null);
+      return ops()['randint.low'].callUnchecked(
+        intArg(p0),
+        intArg(p1),
+        intListArg(p2, 0),
+        dtypeArg(4),
+        null,
+        null,
+        null,
+      );
     }
   }
   if (n === 3 && isOptions(p2)) {
@@ -6807,7 +6922,7 @@ export function randint(p0?: any, p1?: any, p2?: any, p3?: any): any {
     ) {
       return (o.requiresGrad === true
         ? requireGrad(
-          ops()['randint.generator'].call(
+          ops()['randint.generator'].callUnchecked(
             intArg(p0),
             intListArg(p1, 0),
             o.generator ?? null,
@@ -6817,7 +6932,7 @@ export function randint(p0?: any, p1?: any, p2?: any, p3?: any): any {
             o.pinMemory ?? null,
           ),
         )
-        : ops()['randint.generator'].call(
+        : ops()['randint.generator'].callUnchecked(
           intArg(p0),
           intListArg(p1, 0),
           o.generator ?? null,
@@ -6837,7 +6952,7 @@ export function randint(p0?: any, p1?: any, p2?: any, p3?: any): any {
     ) {
       return (o.requiresGrad === true
         ? requireGrad(
-          ops()['randint'].call(
+          ops()['randint'].callUnchecked(
             intArg(p0),
             intListArg(p1, 0),
             o.dtype == null ? dtypeArg(4) : dtypeArg(o.dtype),
@@ -6846,7 +6961,7 @@ export function randint(p0?: any, p1?: any, p2?: any, p3?: any): any {
             o.pinMemory ?? null,
           ),
         )
-        : ops()['randint'].call(
+        : ops()['randint'].callUnchecked(
           intArg(p0),
           intListArg(p1, 0),
           o.dtype == null ? dtypeArg(4) : dtypeArg(o.dtype),
@@ -6869,7 +6984,7 @@ export function randint(p0?: any, p1?: any, p2?: any, p3?: any): any {
     ) {
       return (o.requiresGrad === true
         ? requireGrad(
-          ops()['randint.low_generator'].call(
+          ops()['randint.low_generator'].callUnchecked(
             intArg(p0),
             intArg(p1),
             intListArg(p2, 0),
@@ -6880,7 +6995,7 @@ export function randint(p0?: any, p1?: any, p2?: any, p3?: any): any {
             o.pinMemory ?? null,
           ),
         )
-        : ops()['randint.low_generator'].call(
+        : ops()['randint.low_generator'].callUnchecked(
           intArg(p0),
           intArg(p1),
           intListArg(p2, 0),
@@ -6901,7 +7016,7 @@ export function randint(p0?: any, p1?: any, p2?: any, p3?: any): any {
     ) {
       return (o.requiresGrad === true
         ? requireGrad(
-          ops()['randint.low'].call(
+          ops()['randint.low'].callUnchecked(
             intArg(p0),
             intArg(p1),
             intListArg(p2, 0),
@@ -6911,7 +7026,7 @@ export function randint(p0?: any, p1?: any, p2?: any, p3?: any): any {
             o.pinMemory ?? null,
           ),
         )
-        : ops()['randint.low'].call(
+        : ops()['randint.low'].callUnchecked(
           intArg(p0),
           intArg(p1),
           intListArg(p2, 0),
@@ -6963,7 +7078,7 @@ export function emptyLike(
 export function emptyLike(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
-    if (isLiveTensor(p0)) return ops()['empty_like'].call(p0, null, null, null, null, null);
+    if (isLiveTensor(p0)) return ops()['empty_like'].callUnchecked(p0, null, null, null, null, null);
   }
   if (n === 2 && isOptions(p1)) {
     const o: any = p1;
@@ -6978,7 +7093,7 @@ export function emptyLike(p0?: any, p1?: any): any {
     ) {
       return (o.requiresGrad === true
         ? requireGrad(
-          ops()['empty_like'].call(
+          ops()['empty_like'].callUnchecked(
             p0,
             o.dtype == null ? null : dtypeArg(o.dtype),
             o.layout ?? null,
@@ -6987,7 +7102,7 @@ export function emptyLike(p0?: any, p1?: any): any {
             o.memoryFormat ?? null,
           ),
         )
-        : ops()['empty_like'].call(
+        : ops()['empty_like'].callUnchecked(
           p0,
           o.dtype == null ? null : dtypeArg(o.dtype),
           o.layout ?? null,
@@ -7038,7 +7153,7 @@ export function zerosLike(
 export function zerosLike(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
-    if (isLiveTensor(p0)) return ops()['zeros_like'].call(p0, null, null, null, null, null);
+    if (isLiveTensor(p0)) return ops()['zeros_like'].callUnchecked(p0, null, null, null, null, null);
   }
   if (n === 2 && isOptions(p1)) {
     const o: any = p1;
@@ -7053,7 +7168,7 @@ export function zerosLike(p0?: any, p1?: any): any {
     ) {
       return (o.requiresGrad === true
         ? requireGrad(
-          ops()['zeros_like'].call(
+          ops()['zeros_like'].callUnchecked(
             p0,
             o.dtype == null ? null : dtypeArg(o.dtype),
             o.layout ?? null,
@@ -7062,7 +7177,7 @@ export function zerosLike(p0?: any, p1?: any): any {
             o.memoryFormat ?? null,
           ),
         )
-        : ops()['zeros_like'].call(
+        : ops()['zeros_like'].callUnchecked(
           p0,
           o.dtype == null ? null : dtypeArg(o.dtype),
           o.layout ?? null,
@@ -7113,7 +7228,7 @@ export function onesLike(
 export function onesLike(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
-    if (isLiveTensor(p0)) return ops()['ones_like'].call(p0, null, null, null, null, null);
+    if (isLiveTensor(p0)) return ops()['ones_like'].callUnchecked(p0, null, null, null, null, null);
   }
   if (n === 2 && isOptions(p1)) {
     const o: any = p1;
@@ -7128,7 +7243,7 @@ export function onesLike(p0?: any, p1?: any): any {
     ) {
       return (o.requiresGrad === true
         ? requireGrad(
-          ops()['ones_like'].call(
+          ops()['ones_like'].callUnchecked(
             p0,
             o.dtype == null ? null : dtypeArg(o.dtype),
             o.layout ?? null,
@@ -7137,7 +7252,7 @@ export function onesLike(p0?: any, p1?: any): any {
             o.memoryFormat ?? null,
           ),
         )
-        : ops()['ones_like'].call(
+        : ops()['ones_like'].callUnchecked(
           p0,
           o.dtype == null ? null : dtypeArg(o.dtype),
           o.layout ?? null,
@@ -7190,7 +7305,7 @@ export function fullLike(p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2) {
     if (isLiveTensor(p0) && isScalarArg(p1)) {
-      return ops()['full_like'].call(p0, scalarArg(p1), null, null, null, null, null);
+      return ops()['full_like'].callUnchecked(p0, scalarArg(p1), null, null, null, null, null);
     }
   }
   if (n === 3 && isOptions(p2)) {
@@ -7206,7 +7321,7 @@ export function fullLike(p0?: any, p1?: any, p2?: any): any {
     ) {
       return (o.requiresGrad === true
         ? requireGrad(
-          ops()['full_like'].call(
+          ops()['full_like'].callUnchecked(
             p0,
             scalarArg(p1),
             o.dtype == null ? null : dtypeArg(o.dtype),
@@ -7216,7 +7331,7 @@ export function fullLike(p0?: any, p1?: any, p2?: any): any {
             o.memoryFormat ?? null,
           ),
         )
-        : ops()['full_like'].call(
+        : ops()['full_like'].callUnchecked(
           p0,
           scalarArg(p1),
           o.dtype == null ? null : dtypeArg(o.dtype),
@@ -7268,7 +7383,7 @@ export function randLike(
 export function randLike(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
-    if (isLiveTensor(p0)) return ops()['rand_like'].call(p0, null, null, null, null, null);
+    if (isLiveTensor(p0)) return ops()['rand_like'].callUnchecked(p0, null, null, null, null, null);
   }
   if (n === 2 && isOptions(p1)) {
     const o: any = p1;
@@ -7283,7 +7398,7 @@ export function randLike(p0?: any, p1?: any): any {
     ) {
       return (o.requiresGrad === true
         ? requireGrad(
-          ops()['rand_like'].call(
+          ops()['rand_like'].callUnchecked(
             p0,
             o.dtype == null ? null : dtypeArg(o.dtype),
             o.layout ?? null,
@@ -7292,7 +7407,7 @@ export function randLike(p0?: any, p1?: any): any {
             o.memoryFormat ?? null,
           ),
         )
-        : ops()['rand_like'].call(
+        : ops()['rand_like'].callUnchecked(
           p0,
           o.dtype == null ? null : dtypeArg(o.dtype),
           o.layout ?? null,
@@ -7343,7 +7458,7 @@ export function randnLike(
 export function randnLike(p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1) {
-    if (isLiveTensor(p0)) return ops()['randn_like'].call(p0, null, null, null, null, null);
+    if (isLiveTensor(p0)) return ops()['randn_like'].callUnchecked(p0, null, null, null, null, null);
   }
   if (n === 2 && isOptions(p1)) {
     const o: any = p1;
@@ -7358,7 +7473,7 @@ export function randnLike(p0?: any, p1?: any): any {
     ) {
       return (o.requiresGrad === true
         ? requireGrad(
-          ops()['randn_like'].call(
+          ops()['randn_like'].callUnchecked(
             p0,
             o.dtype == null ? null : dtypeArg(o.dtype),
             o.layout ?? null,
@@ -7367,7 +7482,7 @@ export function randnLike(p0?: any, p1?: any): any {
             o.memoryFormat ?? null,
           ),
         )
-        : ops()['randn_like'].call(
+        : ops()['randn_like'].callUnchecked(
           p0,
           o.dtype == null ? null : dtypeArg(o.dtype),
           o.layout ?? null,
@@ -7454,12 +7569,12 @@ export function randintLike(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 2) {
     if (isLiveTensor(p0) && isIntArg(p1)) {
-      return ops()['randint_like'].call(p0, intArg(p1), null, null, null, null, null);
+      return ops()['randint_like'].callUnchecked(p0, intArg(p1), null, null, null, null, null);
     }
   }
   if (n === 3) {
     if (isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2)) {
-      return ops()['randint_like.low_dtype'].call(p0, intArg(p1), intArg(p2), null, null, null, null, null);
+      return ops()['randint_like.low_dtype'].callUnchecked(p0, intArg(p1), intArg(p2), null, null, null, null, null);
     }
   }
   if (n === 3 && isOptions(p2)) {
@@ -7475,7 +7590,7 @@ export function randintLike(p0?: any, p1?: any, p2?: any, p3?: any): any {
     ) {
       return (o.requiresGrad === true
         ? requireGrad(
-          ops()['randint_like'].call(
+          ops()['randint_like'].callUnchecked(
             p0,
             intArg(p1),
             o.dtype == null ? null : dtypeArg(o.dtype),
@@ -7485,7 +7600,7 @@ export function randintLike(p0?: any, p1?: any, p2?: any, p3?: any): any {
             o.memoryFormat ?? null,
           ),
         )
-        : ops()['randint_like'].call(
+        : ops()['randint_like'].callUnchecked(
           p0,
           intArg(p1),
           o.dtype == null ? null : dtypeArg(o.dtype),
@@ -7509,7 +7624,7 @@ export function randintLike(p0?: any, p1?: any, p2?: any, p3?: any): any {
     ) {
       return (o.requiresGrad === true
         ? requireGrad(
-          ops()['randint_like.low_dtype'].call(
+          ops()['randint_like.low_dtype'].callUnchecked(
             p0,
             intArg(p1),
             intArg(p2),
@@ -7520,7 +7635,7 @@ export function randintLike(p0?: any, p1?: any, p2?: any, p3?: any): any {
             o.memoryFormat ?? null,
           ),
         )
-        : ops()['randint_like.low_dtype'].call(
+        : ops()['randint_like.low_dtype'].callUnchecked(
           p0,
           intArg(p1),
           intArg(p2),
@@ -7558,12 +7673,14 @@ export function indexSelect(input: Tensor, dim: number, index: Tensor): Tensor;
 export function indexSelect(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 3) {
-    if (isLiveTensor(p0) && isIntArg(p1) && isLiveTensor(p2)) return ops()['index_select'].call(p0, intArg(p1), p2);
+    if (isLiveTensor(p0) && isIntArg(p1) && isLiveTensor(p2)) {
+      return ops()['index_select'].callUnchecked(p0, intArg(p1), p2);
+    }
   }
   if (n === 4 && isOptions(p3)) {
     const o: any = p3;
     if (optionsWithin(o, F_indexSelect_K0) && isLiveTensor(p0) && isIntArg(p1) && isLiveTensor(p2)) {
-      return ops()['index_select'].call(p0, intArg(p1), p2);
+      return ops()['index_select'].callUnchecked(p0, intArg(p1), p2);
     }
   }
   return callParsed(F_indexSelect, ops(), undefined, arguments);
@@ -7602,7 +7719,7 @@ export function indexAdd(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any 
   const n = arguments.length;
   if (n === 4) {
     if (isLiveTensor(p0) && isIntArg(p1) && isLiveTensor(p2) && isLiveTensor(p3)) {
-      return ops()['index_add'].call(p0, intArg(p1), p2, p3, 1);
+      return ops()['index_add'].callUnchecked(p0, intArg(p1), p2, p3, 1);
     }
   }
   if (n === 5 && isOptions(p4)) {
@@ -7610,7 +7727,7 @@ export function indexAdd(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any 
     if (
       optionsWithin(o, F_indexAdd_K0) && isLiveTensor(p0) && isIntArg(p1) && isLiveTensor(p2) && isLiveTensor(p3) &&
       (o.alpha === undefined || isScalarArg(o.alpha))
-    ) return ops()['index_add'].call(p0, intArg(p1), p2, p3, o.alpha === undefined ? 1 : scalarArg(o.alpha));
+    ) return ops()['index_add'].callUnchecked(p0, intArg(p1), p2, p3, o.alpha === undefined ? 1 : scalarArg(o.alpha));
   }
   return callParsed(F_indexAdd, ops(), undefined, arguments);
 }
@@ -7672,21 +7789,21 @@ export function embedding(
 export function embedding(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?: any): any {
   const n = arguments.length;
   if (n === 2) {
-    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['embedding'].call(p0, p1, -1, false, false);
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['embedding'].callUnchecked(p0, p1, -1, false, false);
   }
   if (n === 3) {
     if (isLiveTensor(p0) && isLiveTensor(p1) && isIntArg(p2)) {
-      return ops()['embedding'].call(p0, p1, intArg(p2), false, false);
+      return ops()['embedding'].callUnchecked(p0, p1, intArg(p2), false, false);
     }
   }
   if (n === 4) {
     if (isLiveTensor(p0) && isLiveTensor(p1) && isIntArg(p2) && typeof p3 === 'boolean') {
-      return ops()['embedding'].call(p0, p1, intArg(p2), p3, false);
+      return ops()['embedding'].callUnchecked(p0, p1, intArg(p2), p3, false);
     }
   }
   if (n === 5) {
     if (isLiveTensor(p0) && isLiveTensor(p1) && isIntArg(p2) && typeof p3 === 'boolean' && typeof p4 === 'boolean') {
-      return ops()['embedding'].call(p0, p1, intArg(p2), p3, p4);
+      return ops()['embedding'].callUnchecked(p0, p1, intArg(p2), p3, p4);
     }
   }
   if (n === 3 && isOptions(p2)) {
@@ -7697,7 +7814,7 @@ export function embedding(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?:
       (o.scaleGradByFreq === undefined || typeof o.scaleGradByFreq === 'boolean') &&
       (o.sparse === undefined || typeof o.sparse === 'boolean')
     ) {
-      return ops()['embedding'].call(
+      return ops()['embedding'].callUnchecked(
         p0,
         p1,
         o.paddingIdx === undefined ? -1 : intArg(o.paddingIdx),
@@ -7713,7 +7830,7 @@ export function embedding(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?:
       (o.scaleGradByFreq === undefined || typeof o.scaleGradByFreq === 'boolean') &&
       (o.sparse === undefined || typeof o.sparse === 'boolean')
     ) {
-      return ops()['embedding'].call(
+      return ops()['embedding'].callUnchecked(
         p0,
         p1,
         intArg(p2),
@@ -7727,14 +7844,14 @@ export function embedding(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?:
     if (
       optionsWithin(o, F_embedding_K2) && isLiveTensor(p0) && isLiveTensor(p1) && isIntArg(p2) &&
       typeof p3 === 'boolean' && (o.sparse === undefined || typeof o.sparse === 'boolean')
-    ) return ops()['embedding'].call(p0, p1, intArg(p2), p3, o.sparse === undefined ? false : o.sparse);
+    ) return ops()['embedding'].callUnchecked(p0, p1, intArg(p2), p3, o.sparse === undefined ? false : o.sparse);
   }
   if (n === 6 && isOptions(p5)) {
     const o: any = p5;
     if (
       optionsWithin(o, F_embedding_K3) && isLiveTensor(p0) && isLiveTensor(p1) && isIntArg(p2) &&
       typeof p3 === 'boolean' && typeof p4 === 'boolean'
-    ) return ops()['embedding'].call(p0, p1, intArg(p2), p3, p4);
+    ) return ops()['embedding'].callUnchecked(p0, p1, intArg(p2), p3, p4);
   }
   return callParsed(F_embedding, ops(), undefined, arguments);
 }
@@ -7765,14 +7882,16 @@ export function gather(input: Tensor, dim: number, index: Tensor, options?: { sp
 export function gather(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 3) {
-    if (isLiveTensor(p0) && isIntArg(p1) && isLiveTensor(p2)) return ops()['gather'].call(p0, intArg(p1), p2, false);
+    if (isLiveTensor(p0) && isIntArg(p1) && isLiveTensor(p2)) {
+      return ops()['gather'].callUnchecked(p0, intArg(p1), p2, false);
+    }
   }
   if (n === 4 && isOptions(p3)) {
     const o: any = p3;
     if (
       optionsWithin(o, F_gather_K0) && isLiveTensor(p0) && isIntArg(p1) && isLiveTensor(p2) &&
       (o.sparseGrad === undefined || typeof o.sparseGrad === 'boolean')
-    ) return ops()['gather'].call(p0, intArg(p1), p2, o.sparseGrad === undefined ? false : o.sparseGrad);
+    ) return ops()['gather'].callUnchecked(p0, intArg(p1), p2, o.sparseGrad === undefined ? false : o.sparseGrad);
   }
   return callParsed(F_gather, ops(), undefined, arguments);
 }
@@ -7801,13 +7920,13 @@ export function scatterAdd(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): an
   const n = arguments.length;
   if (n === 4) {
     if (isLiveTensor(p0) && isIntArg(p1) && isLiveTensor(p2) && isLiveTensor(p3)) {
-      return ops()['scatter_add'].call(p0, intArg(p1), p2, p3);
+      return ops()['scatter_add'].callUnchecked(p0, intArg(p1), p2, p3);
     }
   }
   if (n === 5 && isOptions(p4)) {
     const o: any = p4;
     if (optionsWithin(o, F_scatterAdd_K0) && isLiveTensor(p0) && isIntArg(p1) && isLiveTensor(p2) && isLiveTensor(p3)) {
-      return ops()['scatter_add'].call(p0, intArg(p1), p2, p3);
+      return ops()['scatter_add'].callUnchecked(p0, intArg(p1), p2, p3);
     }
   }
   return callParsed(F_scatterAdd, ops(), undefined, arguments);
@@ -7840,13 +7959,13 @@ export function maskedFill(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 3) {
     if (isLiveTensor(p0) && isLiveTensor(p1) && isScalarArg(p2)) {
-      return ops()['masked_fill.Scalar'].call(p0, p1, scalarArg(p2));
+      return ops()['masked_fill.Scalar'].callUnchecked(p0, p1, scalarArg(p2));
     }
   }
   if (n === 4 && isOptions(p3)) {
     const o: any = p3;
     if (optionsWithin(o, F_maskedFill_K0) && isLiveTensor(p0) && isLiveTensor(p1) && isScalarArg(p2)) {
-      return ops()['masked_fill.Scalar'].call(p0, p1, scalarArg(p2));
+      return ops()['masked_fill.Scalar'].callUnchecked(p0, p1, scalarArg(p2));
     }
   }
   return callParsed(F_maskedFill, ops(), undefined, arguments);
@@ -8444,25 +8563,27 @@ const M_add_K2: readonly string[] = [];
 function method_add(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
-    if (isLiveTensor(p0)) return ops()['add.Tensor'].call(this, p0, 1);
-    if (isScalarArg(p0)) return ops()['add.Scalar'].call(this, scalarArg(p0), 1);
+    if (isLiveTensor(p0)) return ops()['add.Tensor'].callUnchecked(this, p0, 1);
+    if (isScalarArg(p0)) return ops()['add.Scalar'].callUnchecked(this, scalarArg(p0), 1);
   }
   if (n === 2 && isLiveTensor(this)) {
-    if (isScalarArg(p0) && isScalarArg(p1)) return ops()['add.Scalar'].call(this, scalarArg(p0), scalarArg(p1));
+    if (isScalarArg(p0) && isScalarArg(p1)) {
+      return ops()['add.Scalar'].callUnchecked(this, scalarArg(p0), scalarArg(p1));
+    }
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o: any = p1;
     if (optionsWithin(o, M_add_K0) && isLiveTensor(p0) && (o.alpha === undefined || isScalarArg(o.alpha))) {
-      return ops()['add.Tensor'].call(this, p0, o.alpha === undefined ? 1 : scalarArg(o.alpha));
+      return ops()['add.Tensor'].callUnchecked(this, p0, o.alpha === undefined ? 1 : scalarArg(o.alpha));
     }
     if (optionsWithin(o, M_add_K1) && isScalarArg(p0) && (o.alpha === undefined || isScalarArg(o.alpha))) {
-      return ops()['add.Scalar'].call(this, scalarArg(p0), o.alpha === undefined ? 1 : scalarArg(o.alpha));
+      return ops()['add.Scalar'].callUnchecked(this, scalarArg(p0), o.alpha === undefined ? 1 : scalarArg(o.alpha));
     }
   }
   if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
     const o: any = p2;
     if (optionsWithin(o, M_add_K2) && isScalarArg(p0) && isScalarArg(p1)) {
-      return ops()['add.Scalar'].call(this, scalarArg(p0), scalarArg(p1));
+      return ops()['add.Scalar'].callUnchecked(this, scalarArg(p0), scalarArg(p1));
     }
   }
   return callParsed(M_add, ops(), this, arguments);
@@ -8486,25 +8607,27 @@ const M_add__K2: readonly string[] = [];
 function method_add_(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
-    if (isLiveTensor(p0)) return ops()['add_.Tensor'].call(this, p0, 1);
-    if (isScalarArg(p0)) return ops()['add_.Scalar'].call(this, scalarArg(p0), 1);
+    if (isLiveTensor(p0)) return ops()['add_.Tensor'].callUnchecked(this, p0, 1);
+    if (isScalarArg(p0)) return ops()['add_.Scalar'].callUnchecked(this, scalarArg(p0), 1);
   }
   if (n === 2 && isLiveTensor(this)) {
-    if (isScalarArg(p0) && isScalarArg(p1)) return ops()['add_.Scalar'].call(this, scalarArg(p0), scalarArg(p1));
+    if (isScalarArg(p0) && isScalarArg(p1)) {
+      return ops()['add_.Scalar'].callUnchecked(this, scalarArg(p0), scalarArg(p1));
+    }
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o: any = p1;
     if (optionsWithin(o, M_add__K0) && isLiveTensor(p0) && (o.alpha === undefined || isScalarArg(o.alpha))) {
-      return ops()['add_.Tensor'].call(this, p0, o.alpha === undefined ? 1 : scalarArg(o.alpha));
+      return ops()['add_.Tensor'].callUnchecked(this, p0, o.alpha === undefined ? 1 : scalarArg(o.alpha));
     }
     if (optionsWithin(o, M_add__K1) && isScalarArg(p0) && (o.alpha === undefined || isScalarArg(o.alpha))) {
-      return ops()['add_.Scalar'].call(this, scalarArg(p0), o.alpha === undefined ? 1 : scalarArg(o.alpha));
+      return ops()['add_.Scalar'].callUnchecked(this, scalarArg(p0), o.alpha === undefined ? 1 : scalarArg(o.alpha));
     }
   }
   if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
     const o: any = p2;
     if (optionsWithin(o, M_add__K2) && isScalarArg(p0) && isScalarArg(p1)) {
-      return ops()['add_.Scalar'].call(this, scalarArg(p0), scalarArg(p1));
+      return ops()['add_.Scalar'].callUnchecked(this, scalarArg(p0), scalarArg(p1));
     }
   }
   return callParsed(M_add_, ops(), this, arguments);
@@ -8525,25 +8648,27 @@ const M_sub_K2: readonly string[] = [];
 function method_sub(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
-    if (isLiveTensor(p0)) return ops()['sub.Tensor'].call(this, p0, 1);
-    if (isScalarArg(p0)) return ops()['sub.Scalar'].call(this, scalarArg(p0), 1);
+    if (isLiveTensor(p0)) return ops()['sub.Tensor'].callUnchecked(this, p0, 1);
+    if (isScalarArg(p0)) return ops()['sub.Scalar'].callUnchecked(this, scalarArg(p0), 1);
   }
   if (n === 2 && isLiveTensor(this)) {
-    if (isScalarArg(p0) && isScalarArg(p1)) return ops()['sub.Scalar'].call(this, scalarArg(p0), scalarArg(p1));
+    if (isScalarArg(p0) && isScalarArg(p1)) {
+      return ops()['sub.Scalar'].callUnchecked(this, scalarArg(p0), scalarArg(p1));
+    }
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o: any = p1;
     if (optionsWithin(o, M_sub_K0) && isLiveTensor(p0) && (o.alpha === undefined || isScalarArg(o.alpha))) {
-      return ops()['sub.Tensor'].call(this, p0, o.alpha === undefined ? 1 : scalarArg(o.alpha));
+      return ops()['sub.Tensor'].callUnchecked(this, p0, o.alpha === undefined ? 1 : scalarArg(o.alpha));
     }
     if (optionsWithin(o, M_sub_K1) && isScalarArg(p0) && (o.alpha === undefined || isScalarArg(o.alpha))) {
-      return ops()['sub.Scalar'].call(this, scalarArg(p0), o.alpha === undefined ? 1 : scalarArg(o.alpha));
+      return ops()['sub.Scalar'].callUnchecked(this, scalarArg(p0), o.alpha === undefined ? 1 : scalarArg(o.alpha));
     }
   }
   if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
     const o: any = p2;
     if (optionsWithin(o, M_sub_K2) && isScalarArg(p0) && isScalarArg(p1)) {
-      return ops()['sub.Scalar'].call(this, scalarArg(p0), scalarArg(p1));
+      return ops()['sub.Scalar'].callUnchecked(this, scalarArg(p0), scalarArg(p1));
     }
   }
   return callParsed(M_sub, ops(), this, arguments);
@@ -8567,25 +8692,27 @@ const M_sub__K2: readonly string[] = [];
 function method_sub_(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
-    if (isLiveTensor(p0)) return ops()['sub_.Tensor'].call(this, p0, 1);
-    if (isScalarArg(p0)) return ops()['sub_.Scalar'].call(this, scalarArg(p0), 1);
+    if (isLiveTensor(p0)) return ops()['sub_.Tensor'].callUnchecked(this, p0, 1);
+    if (isScalarArg(p0)) return ops()['sub_.Scalar'].callUnchecked(this, scalarArg(p0), 1);
   }
   if (n === 2 && isLiveTensor(this)) {
-    if (isScalarArg(p0) && isScalarArg(p1)) return ops()['sub_.Scalar'].call(this, scalarArg(p0), scalarArg(p1));
+    if (isScalarArg(p0) && isScalarArg(p1)) {
+      return ops()['sub_.Scalar'].callUnchecked(this, scalarArg(p0), scalarArg(p1));
+    }
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o: any = p1;
     if (optionsWithin(o, M_sub__K0) && isLiveTensor(p0) && (o.alpha === undefined || isScalarArg(o.alpha))) {
-      return ops()['sub_.Tensor'].call(this, p0, o.alpha === undefined ? 1 : scalarArg(o.alpha));
+      return ops()['sub_.Tensor'].callUnchecked(this, p0, o.alpha === undefined ? 1 : scalarArg(o.alpha));
     }
     if (optionsWithin(o, M_sub__K1) && isScalarArg(p0) && (o.alpha === undefined || isScalarArg(o.alpha))) {
-      return ops()['sub_.Scalar'].call(this, scalarArg(p0), o.alpha === undefined ? 1 : scalarArg(o.alpha));
+      return ops()['sub_.Scalar'].callUnchecked(this, scalarArg(p0), o.alpha === undefined ? 1 : scalarArg(o.alpha));
     }
   }
   if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
     const o: any = p2;
     if (optionsWithin(o, M_sub__K2) && isScalarArg(p0) && isScalarArg(p1)) {
-      return ops()['sub_.Scalar'].call(this, scalarArg(p0), scalarArg(p1));
+      return ops()['sub_.Scalar'].callUnchecked(this, scalarArg(p0), scalarArg(p1));
     }
   }
   return callParsed(M_sub_, ops(), this, arguments);
@@ -8605,13 +8732,13 @@ const M_mul_K1: readonly string[] = [];
 function method_mul(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
-    if (isLiveTensor(p0)) return ops()['mul.Tensor'].call(this, p0);
-    if (isScalarArg(p0)) return ops()['mul.Scalar'].call(this, scalarArg(p0));
+    if (isLiveTensor(p0)) return ops()['mul.Tensor'].callUnchecked(this, p0);
+    if (isScalarArg(p0)) return ops()['mul.Scalar'].callUnchecked(this, scalarArg(p0));
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, M_mul_K0) && isLiveTensor(p0)) return ops()['mul.Tensor'].call(this, p0);
-    if (optionsWithin(o, M_mul_K1) && isScalarArg(p0)) return ops()['mul.Scalar'].call(this, scalarArg(p0));
+    if (optionsWithin(o, M_mul_K0) && isLiveTensor(p0)) return ops()['mul.Tensor'].callUnchecked(this, p0);
+    if (optionsWithin(o, M_mul_K1) && isScalarArg(p0)) return ops()['mul.Scalar'].callUnchecked(this, scalarArg(p0));
   }
   return callParsed(M_mul, ops(), this, arguments);
 }
@@ -8630,13 +8757,13 @@ const M_mul__K1: readonly string[] = [];
 function method_mul_(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
-    if (isLiveTensor(p0)) return ops()['mul_.Tensor'].call(this, p0);
-    if (isScalarArg(p0)) return ops()['mul_.Scalar'].call(this, scalarArg(p0));
+    if (isLiveTensor(p0)) return ops()['mul_.Tensor'].callUnchecked(this, p0);
+    if (isScalarArg(p0)) return ops()['mul_.Scalar'].callUnchecked(this, scalarArg(p0));
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, M_mul__K0) && isLiveTensor(p0)) return ops()['mul_.Tensor'].call(this, p0);
-    if (optionsWithin(o, M_mul__K1) && isScalarArg(p0)) return ops()['mul_.Scalar'].call(this, scalarArg(p0));
+    if (optionsWithin(o, M_mul__K0) && isLiveTensor(p0)) return ops()['mul_.Tensor'].callUnchecked(this, p0);
+    if (optionsWithin(o, M_mul__K1) && isScalarArg(p0)) return ops()['mul_.Scalar'].callUnchecked(this, scalarArg(p0));
   }
   return callParsed(M_mul_, ops(), this, arguments);
 }
@@ -8658,21 +8785,21 @@ const M_div_K3: readonly string[] = ['roundingMode'];
 function method_div(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
-    if (isLiveTensor(p0)) return ops()['div.Tensor'].call(this, p0);
-    if (isScalarArg(p0)) return ops()['div.Scalar'].call(this, scalarArg(p0));
+    if (isLiveTensor(p0)) return ops()['div.Tensor'].callUnchecked(this, p0);
+    if (isScalarArg(p0)) return ops()['div.Scalar'].callUnchecked(this, scalarArg(p0));
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, M_div_K0) && isLiveTensor(p0)) return ops()['div.Tensor'].call(this, p0);
+    if (optionsWithin(o, M_div_K0) && isLiveTensor(p0)) return ops()['div.Tensor'].callUnchecked(this, p0);
     if (
       optionsWithin(o, M_div_K1) && isLiveTensor(p0) && o.roundingMode !== undefined &&
       (o.roundingMode == null || typeof o.roundingMode === 'string')
-    ) return ops()['div.Tensor_mode'].call(this, p0, o.roundingMode ?? null);
-    if (optionsWithin(o, M_div_K2) && isScalarArg(p0)) return ops()['div.Scalar'].call(this, scalarArg(p0));
+    ) return ops()['div.Tensor_mode'].callUnchecked(this, p0, o.roundingMode ?? null);
+    if (optionsWithin(o, M_div_K2) && isScalarArg(p0)) return ops()['div.Scalar'].callUnchecked(this, scalarArg(p0));
     if (
       optionsWithin(o, M_div_K3) && isScalarArg(p0) && o.roundingMode !== undefined &&
       (o.roundingMode == null || typeof o.roundingMode === 'string')
-    ) return ops()['div.Scalar_mode'].call(this, scalarArg(p0), o.roundingMode ?? null);
+    ) return ops()['div.Scalar_mode'].callUnchecked(this, scalarArg(p0), o.roundingMode ?? null);
   }
   return callParsed(M_div, ops(), this, arguments);
 }
@@ -8691,13 +8818,13 @@ const M_div__K1: readonly string[] = [];
 function method_div_(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
-    if (isLiveTensor(p0)) return ops()['div_.Tensor'].call(this, p0);
-    if (isScalarArg(p0)) return ops()['div_.Scalar'].call(this, scalarArg(p0));
+    if (isLiveTensor(p0)) return ops()['div_.Tensor'].callUnchecked(this, p0);
+    if (isScalarArg(p0)) return ops()['div_.Scalar'].callUnchecked(this, scalarArg(p0));
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, M_div__K0) && isLiveTensor(p0)) return ops()['div_.Tensor'].call(this, p0);
-    if (optionsWithin(o, M_div__K1) && isScalarArg(p0)) return ops()['div_.Scalar'].call(this, scalarArg(p0));
+    if (optionsWithin(o, M_div__K0) && isLiveTensor(p0)) return ops()['div_.Tensor'].callUnchecked(this, p0);
+    if (optionsWithin(o, M_div__K1) && isScalarArg(p0)) return ops()['div_.Scalar'].callUnchecked(this, scalarArg(p0));
   }
   return callParsed(M_div_, ops(), this, arguments);
 }
@@ -8715,13 +8842,15 @@ const M_remainder_K1: readonly string[] = [];
 function method_remainder(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
-    if (isLiveTensor(p0)) return ops()['remainder.Tensor'].call(this, p0);
-    if (isScalarArg(p0)) return ops()['remainder.Scalar'].call(this, scalarArg(p0));
+    if (isLiveTensor(p0)) return ops()['remainder.Tensor'].callUnchecked(this, p0);
+    if (isScalarArg(p0)) return ops()['remainder.Scalar'].callUnchecked(this, scalarArg(p0));
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, M_remainder_K0) && isLiveTensor(p0)) return ops()['remainder.Tensor'].call(this, p0);
-    if (optionsWithin(o, M_remainder_K1) && isScalarArg(p0)) return ops()['remainder.Scalar'].call(this, scalarArg(p0));
+    if (optionsWithin(o, M_remainder_K0) && isLiveTensor(p0)) return ops()['remainder.Tensor'].callUnchecked(this, p0);
+    if (optionsWithin(o, M_remainder_K1) && isScalarArg(p0)) {
+      return ops()['remainder.Scalar'].callUnchecked(this, scalarArg(p0));
+    }
   }
   return callParsed(M_remainder, ops(), this, arguments);
 }
@@ -8739,13 +8868,13 @@ const M_fmod_K1: readonly string[] = [];
 function method_fmod(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
-    if (isLiveTensor(p0)) return ops()['fmod.Tensor'].call(this, p0);
-    if (isScalarArg(p0)) return ops()['fmod.Scalar'].call(this, scalarArg(p0));
+    if (isLiveTensor(p0)) return ops()['fmod.Tensor'].callUnchecked(this, p0);
+    if (isScalarArg(p0)) return ops()['fmod.Scalar'].callUnchecked(this, scalarArg(p0));
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, M_fmod_K0) && isLiveTensor(p0)) return ops()['fmod.Tensor'].call(this, p0);
-    if (optionsWithin(o, M_fmod_K1) && isScalarArg(p0)) return ops()['fmod.Scalar'].call(this, scalarArg(p0));
+    if (optionsWithin(o, M_fmod_K0) && isLiveTensor(p0)) return ops()['fmod.Tensor'].callUnchecked(this, p0);
+    if (optionsWithin(o, M_fmod_K1) && isScalarArg(p0)) return ops()['fmod.Scalar'].callUnchecked(this, scalarArg(p0));
   }
   return callParsed(M_fmod, ops(), this, arguments);
 }
@@ -8763,13 +8892,15 @@ const M_pow_K1: readonly string[] = [];
 function method_pow(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
-    if (isLiveTensor(p0)) return ops()['pow.Tensor_Tensor'].call(this, p0);
-    if (isScalarArg(p0)) return ops()['pow.Tensor_Scalar'].call(this, scalarArg(p0));
+    if (isLiveTensor(p0)) return ops()['pow.Tensor_Tensor'].callUnchecked(this, p0);
+    if (isScalarArg(p0)) return ops()['pow.Tensor_Scalar'].callUnchecked(this, scalarArg(p0));
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, M_pow_K0) && isLiveTensor(p0)) return ops()['pow.Tensor_Tensor'].call(this, p0);
-    if (optionsWithin(o, M_pow_K1) && isScalarArg(p0)) return ops()['pow.Tensor_Scalar'].call(this, scalarArg(p0));
+    if (optionsWithin(o, M_pow_K0) && isLiveTensor(p0)) return ops()['pow.Tensor_Tensor'].callUnchecked(this, p0);
+    if (optionsWithin(o, M_pow_K1) && isScalarArg(p0)) {
+      return ops()['pow.Tensor_Scalar'].callUnchecked(this, scalarArg(p0));
+    }
   }
   return callParsed(M_pow, ops(), this, arguments);
 }
@@ -8783,11 +8914,11 @@ const M_minimum_K0: readonly string[] = [];
 function method_minimum(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
-    if (isLiveTensor(p0)) return ops()['minimum'].call(this, p0);
+    if (isLiveTensor(p0)) return ops()['minimum'].callUnchecked(this, p0);
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, M_minimum_K0) && isLiveTensor(p0)) return ops()['minimum'].call(this, p0);
+    if (optionsWithin(o, M_minimum_K0) && isLiveTensor(p0)) return ops()['minimum'].callUnchecked(this, p0);
   }
   return callParsed(M_minimum, ops(), this, arguments);
 }
@@ -8801,11 +8932,11 @@ const M_maximum_K0: readonly string[] = [];
 function method_maximum(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
-    if (isLiveTensor(p0)) return ops()['maximum'].call(this, p0);
+    if (isLiveTensor(p0)) return ops()['maximum'].callUnchecked(this, p0);
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, M_maximum_K0) && isLiveTensor(p0)) return ops()['maximum'].call(this, p0);
+    if (optionsWithin(o, M_maximum_K0) && isLiveTensor(p0)) return ops()['maximum'].callUnchecked(this, p0);
   }
   return callParsed(M_maximum, ops(), this, arguments);
 }
@@ -8819,11 +8950,11 @@ const M_atan2_K0: readonly string[] = [];
 function method_atan2(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
-    if (isLiveTensor(p0)) return ops()['atan2'].call(this, p0);
+    if (isLiveTensor(p0)) return ops()['atan2'].callUnchecked(this, p0);
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, M_atan2_K0) && isLiveTensor(p0)) return ops()['atan2'].call(this, p0);
+    if (optionsWithin(o, M_atan2_K0) && isLiveTensor(p0)) return ops()['atan2'].callUnchecked(this, p0);
   }
   return callParsed(M_atan2, ops(), this, arguments);
 }
@@ -8837,11 +8968,13 @@ const M_bitwiseAnd_K0: readonly string[] = [];
 function method_bitwiseAnd(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
-    if (isLiveTensor(p0)) return ops()['bitwise_and.Tensor'].call(this, p0);
+    if (isLiveTensor(p0)) return ops()['bitwise_and.Tensor'].callUnchecked(this, p0);
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, M_bitwiseAnd_K0) && isLiveTensor(p0)) return ops()['bitwise_and.Tensor'].call(this, p0);
+    if (optionsWithin(o, M_bitwiseAnd_K0) && isLiveTensor(p0)) {
+      return ops()['bitwise_and.Tensor'].callUnchecked(this, p0);
+    }
   }
   return callParsed(M_bitwiseAnd, ops(), this, arguments);
 }
@@ -8855,11 +8988,11 @@ const M_bitwiseOr_K0: readonly string[] = [];
 function method_bitwiseOr(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
-    if (isLiveTensor(p0)) return ops()['bitwise_or.Tensor'].call(this, p0);
+    if (isLiveTensor(p0)) return ops()['bitwise_or.Tensor'].callUnchecked(this, p0);
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, M_bitwiseOr_K0) && isLiveTensor(p0)) return ops()['bitwise_or.Tensor'].call(this, p0);
+    if (optionsWithin(o, M_bitwiseOr_K0) && isLiveTensor(p0)) return ops()['bitwise_or.Tensor'].callUnchecked(this, p0);
   }
   return callParsed(M_bitwiseOr, ops(), this, arguments);
 }
@@ -8873,11 +9006,13 @@ const M_bitwiseXor_K0: readonly string[] = [];
 function method_bitwiseXor(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
-    if (isLiveTensor(p0)) return ops()['bitwise_xor.Tensor'].call(this, p0);
+    if (isLiveTensor(p0)) return ops()['bitwise_xor.Tensor'].callUnchecked(this, p0);
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, M_bitwiseXor_K0) && isLiveTensor(p0)) return ops()['bitwise_xor.Tensor'].call(this, p0);
+    if (optionsWithin(o, M_bitwiseXor_K0) && isLiveTensor(p0)) {
+      return ops()['bitwise_xor.Tensor'].callUnchecked(this, p0);
+    }
   }
   return callParsed(M_bitwiseXor, ops(), this, arguments);
 }
@@ -8891,11 +9026,11 @@ const M_logicalAnd_K0: readonly string[] = [];
 function method_logicalAnd(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
-    if (isLiveTensor(p0)) return ops()['logical_and'].call(this, p0);
+    if (isLiveTensor(p0)) return ops()['logical_and'].callUnchecked(this, p0);
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, M_logicalAnd_K0) && isLiveTensor(p0)) return ops()['logical_and'].call(this, p0);
+    if (optionsWithin(o, M_logicalAnd_K0) && isLiveTensor(p0)) return ops()['logical_and'].callUnchecked(this, p0);
   }
   return callParsed(M_logicalAnd, ops(), this, arguments);
 }
@@ -8909,11 +9044,11 @@ const M_logicalOr_K0: readonly string[] = [];
 function method_logicalOr(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
-    if (isLiveTensor(p0)) return ops()['logical_or'].call(this, p0);
+    if (isLiveTensor(p0)) return ops()['logical_or'].callUnchecked(this, p0);
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, M_logicalOr_K0) && isLiveTensor(p0)) return ops()['logical_or'].call(this, p0);
+    if (optionsWithin(o, M_logicalOr_K0) && isLiveTensor(p0)) return ops()['logical_or'].callUnchecked(this, p0);
   }
   return callParsed(M_logicalOr, ops(), this, arguments);
 }
@@ -8927,11 +9062,11 @@ const M_logicalXor_K0: readonly string[] = [];
 function method_logicalXor(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
-    if (isLiveTensor(p0)) return ops()['logical_xor'].call(this, p0);
+    if (isLiveTensor(p0)) return ops()['logical_xor'].callUnchecked(this, p0);
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, M_logicalXor_K0) && isLiveTensor(p0)) return ops()['logical_xor'].call(this, p0);
+    if (optionsWithin(o, M_logicalXor_K0) && isLiveTensor(p0)) return ops()['logical_xor'].callUnchecked(this, p0);
   }
   return callParsed(M_logicalXor, ops(), this, arguments);
 }
@@ -8949,13 +9084,13 @@ const M_eq_K1: readonly string[] = [];
 function method_eq(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
-    if (isLiveTensor(p0)) return ops()['eq.Tensor'].call(this, p0);
-    if (isScalarArg(p0)) return ops()['eq.Scalar'].call(this, scalarArg(p0));
+    if (isLiveTensor(p0)) return ops()['eq.Tensor'].callUnchecked(this, p0);
+    if (isScalarArg(p0)) return ops()['eq.Scalar'].callUnchecked(this, scalarArg(p0));
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, M_eq_K0) && isLiveTensor(p0)) return ops()['eq.Tensor'].call(this, p0);
-    if (optionsWithin(o, M_eq_K1) && isScalarArg(p0)) return ops()['eq.Scalar'].call(this, scalarArg(p0));
+    if (optionsWithin(o, M_eq_K0) && isLiveTensor(p0)) return ops()['eq.Tensor'].callUnchecked(this, p0);
+    if (optionsWithin(o, M_eq_K1) && isScalarArg(p0)) return ops()['eq.Scalar'].callUnchecked(this, scalarArg(p0));
   }
   return callParsed(M_eq, ops(), this, arguments);
 }
@@ -8973,13 +9108,13 @@ const M_ne_K1: readonly string[] = [];
 function method_ne(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
-    if (isLiveTensor(p0)) return ops()['ne.Tensor'].call(this, p0);
-    if (isScalarArg(p0)) return ops()['ne.Scalar'].call(this, scalarArg(p0));
+    if (isLiveTensor(p0)) return ops()['ne.Tensor'].callUnchecked(this, p0);
+    if (isScalarArg(p0)) return ops()['ne.Scalar'].callUnchecked(this, scalarArg(p0));
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, M_ne_K0) && isLiveTensor(p0)) return ops()['ne.Tensor'].call(this, p0);
-    if (optionsWithin(o, M_ne_K1) && isScalarArg(p0)) return ops()['ne.Scalar'].call(this, scalarArg(p0));
+    if (optionsWithin(o, M_ne_K0) && isLiveTensor(p0)) return ops()['ne.Tensor'].callUnchecked(this, p0);
+    if (optionsWithin(o, M_ne_K1) && isScalarArg(p0)) return ops()['ne.Scalar'].callUnchecked(this, scalarArg(p0));
   }
   return callParsed(M_ne, ops(), this, arguments);
 }
@@ -8997,13 +9132,13 @@ const M_lt_K1: readonly string[] = [];
 function method_lt(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
-    if (isLiveTensor(p0)) return ops()['lt.Tensor'].call(this, p0);
-    if (isScalarArg(p0)) return ops()['lt.Scalar'].call(this, scalarArg(p0));
+    if (isLiveTensor(p0)) return ops()['lt.Tensor'].callUnchecked(this, p0);
+    if (isScalarArg(p0)) return ops()['lt.Scalar'].callUnchecked(this, scalarArg(p0));
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, M_lt_K0) && isLiveTensor(p0)) return ops()['lt.Tensor'].call(this, p0);
-    if (optionsWithin(o, M_lt_K1) && isScalarArg(p0)) return ops()['lt.Scalar'].call(this, scalarArg(p0));
+    if (optionsWithin(o, M_lt_K0) && isLiveTensor(p0)) return ops()['lt.Tensor'].callUnchecked(this, p0);
+    if (optionsWithin(o, M_lt_K1) && isScalarArg(p0)) return ops()['lt.Scalar'].callUnchecked(this, scalarArg(p0));
   }
   return callParsed(M_lt, ops(), this, arguments);
 }
@@ -9021,13 +9156,13 @@ const M_le_K1: readonly string[] = [];
 function method_le(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
-    if (isLiveTensor(p0)) return ops()['le.Tensor'].call(this, p0);
-    if (isScalarArg(p0)) return ops()['le.Scalar'].call(this, scalarArg(p0));
+    if (isLiveTensor(p0)) return ops()['le.Tensor'].callUnchecked(this, p0);
+    if (isScalarArg(p0)) return ops()['le.Scalar'].callUnchecked(this, scalarArg(p0));
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, M_le_K0) && isLiveTensor(p0)) return ops()['le.Tensor'].call(this, p0);
-    if (optionsWithin(o, M_le_K1) && isScalarArg(p0)) return ops()['le.Scalar'].call(this, scalarArg(p0));
+    if (optionsWithin(o, M_le_K0) && isLiveTensor(p0)) return ops()['le.Tensor'].callUnchecked(this, p0);
+    if (optionsWithin(o, M_le_K1) && isScalarArg(p0)) return ops()['le.Scalar'].callUnchecked(this, scalarArg(p0));
   }
   return callParsed(M_le, ops(), this, arguments);
 }
@@ -9045,13 +9180,13 @@ const M_gt_K1: readonly string[] = [];
 function method_gt(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
-    if (isLiveTensor(p0)) return ops()['gt.Tensor'].call(this, p0);
-    if (isScalarArg(p0)) return ops()['gt.Scalar'].call(this, scalarArg(p0));
+    if (isLiveTensor(p0)) return ops()['gt.Tensor'].callUnchecked(this, p0);
+    if (isScalarArg(p0)) return ops()['gt.Scalar'].callUnchecked(this, scalarArg(p0));
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, M_gt_K0) && isLiveTensor(p0)) return ops()['gt.Tensor'].call(this, p0);
-    if (optionsWithin(o, M_gt_K1) && isScalarArg(p0)) return ops()['gt.Scalar'].call(this, scalarArg(p0));
+    if (optionsWithin(o, M_gt_K0) && isLiveTensor(p0)) return ops()['gt.Tensor'].callUnchecked(this, p0);
+    if (optionsWithin(o, M_gt_K1) && isScalarArg(p0)) return ops()['gt.Scalar'].callUnchecked(this, scalarArg(p0));
   }
   return callParsed(M_gt, ops(), this, arguments);
 }
@@ -9069,13 +9204,13 @@ const M_ge_K1: readonly string[] = [];
 function method_ge(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
-    if (isLiveTensor(p0)) return ops()['ge.Tensor'].call(this, p0);
-    if (isScalarArg(p0)) return ops()['ge.Scalar'].call(this, scalarArg(p0));
+    if (isLiveTensor(p0)) return ops()['ge.Tensor'].callUnchecked(this, p0);
+    if (isScalarArg(p0)) return ops()['ge.Scalar'].callUnchecked(this, scalarArg(p0));
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, M_ge_K0) && isLiveTensor(p0)) return ops()['ge.Tensor'].call(this, p0);
-    if (optionsWithin(o, M_ge_K1) && isScalarArg(p0)) return ops()['ge.Scalar'].call(this, scalarArg(p0));
+    if (optionsWithin(o, M_ge_K0) && isLiveTensor(p0)) return ops()['ge.Tensor'].callUnchecked(this, p0);
+    if (optionsWithin(o, M_ge_K1) && isScalarArg(p0)) return ops()['ge.Scalar'].callUnchecked(this, scalarArg(p0));
   }
   return callParsed(M_ge, ops(), this, arguments);
 }
@@ -9088,7 +9223,7 @@ const M_neg: OverloadGroup = {
 function method_neg(this: Tensor, _p0?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
-    return ops()['neg'].call(this);
+    return ops()['neg'].callUnchecked(this);
   }
   return callParsed(M_neg, ops(), this, arguments);
 }
@@ -9101,7 +9236,7 @@ const M_neg_: OverloadGroup = {
 function method_neg_(this: Tensor, _p0?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
-    return ops()['neg_'].call(this);
+    return ops()['neg_'].callUnchecked(this);
   }
   return callParsed(M_neg_, ops(), this, arguments);
 }
@@ -9114,7 +9249,7 @@ const M_abs: OverloadGroup = {
 function method_abs(this: Tensor, _p0?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
-    return ops()['abs'].call(this);
+    return ops()['abs'].callUnchecked(this);
   }
   return callParsed(M_abs, ops(), this, arguments);
 }
@@ -9127,7 +9262,7 @@ const M_sign: OverloadGroup = {
 function method_sign(this: Tensor, _p0?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
-    return ops()['sign'].call(this);
+    return ops()['sign'].callUnchecked(this);
   }
   return callParsed(M_sign, ops(), this, arguments);
 }
@@ -9140,7 +9275,7 @@ const M_exp: OverloadGroup = {
 function method_exp(this: Tensor, _p0?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
-    return ops()['exp'].call(this);
+    return ops()['exp'].callUnchecked(this);
   }
   return callParsed(M_exp, ops(), this, arguments);
 }
@@ -9153,7 +9288,7 @@ const M_exp_: OverloadGroup = {
 function method_exp_(this: Tensor, _p0?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
-    return ops()['exp_'].call(this);
+    return ops()['exp_'].callUnchecked(this);
   }
   return callParsed(M_exp_, ops(), this, arguments);
 }
@@ -9166,7 +9301,7 @@ const M_log: OverloadGroup = {
 function method_log(this: Tensor, _p0?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
-    return ops()['log'].call(this);
+    return ops()['log'].callUnchecked(this);
   }
   return callParsed(M_log, ops(), this, arguments);
 }
@@ -9179,7 +9314,7 @@ const M_log1p: OverloadGroup = {
 function method_log1p(this: Tensor, _p0?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
-    return ops()['log1p'].call(this);
+    return ops()['log1p'].callUnchecked(this);
   }
   return callParsed(M_log1p, ops(), this, arguments);
 }
@@ -9192,7 +9327,7 @@ const M_expm1: OverloadGroup = {
 function method_expm1(this: Tensor, _p0?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
-    return ops()['expm1'].call(this);
+    return ops()['expm1'].callUnchecked(this);
   }
   return callParsed(M_expm1, ops(), this, arguments);
 }
@@ -9205,7 +9340,7 @@ const M_sqrt: OverloadGroup = {
 function method_sqrt(this: Tensor, _p0?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
-    return ops()['sqrt'].call(this);
+    return ops()['sqrt'].callUnchecked(this);
   }
   return callParsed(M_sqrt, ops(), this, arguments);
 }
@@ -9218,7 +9353,7 @@ const M_rsqrt: OverloadGroup = {
 function method_rsqrt(this: Tensor, _p0?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
-    return ops()['rsqrt'].call(this);
+    return ops()['rsqrt'].callUnchecked(this);
   }
   return callParsed(M_rsqrt, ops(), this, arguments);
 }
@@ -9231,7 +9366,7 @@ const M_sin: OverloadGroup = {
 function method_sin(this: Tensor, _p0?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
-    return ops()['sin'].call(this);
+    return ops()['sin'].callUnchecked(this);
   }
   return callParsed(M_sin, ops(), this, arguments);
 }
@@ -9244,7 +9379,7 @@ const M_cos: OverloadGroup = {
 function method_cos(this: Tensor, _p0?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
-    return ops()['cos'].call(this);
+    return ops()['cos'].callUnchecked(this);
   }
   return callParsed(M_cos, ops(), this, arguments);
 }
@@ -9257,7 +9392,7 @@ const M_tanh: OverloadGroup = {
 function method_tanh(this: Tensor, _p0?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
-    return ops()['tanh'].call(this);
+    return ops()['tanh'].callUnchecked(this);
   }
   return callParsed(M_tanh, ops(), this, arguments);
 }
@@ -9270,7 +9405,7 @@ const M_tanh_: OverloadGroup = {
 function method_tanh_(this: Tensor, _p0?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
-    return ops()['tanh_'].call(this);
+    return ops()['tanh_'].callUnchecked(this);
   }
   return callParsed(M_tanh_, ops(), this, arguments);
 }
@@ -9283,7 +9418,7 @@ const M_sigmoid: OverloadGroup = {
 function method_sigmoid(this: Tensor, _p0?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
-    return ops()['sigmoid'].call(this);
+    return ops()['sigmoid'].callUnchecked(this);
   }
   return callParsed(M_sigmoid, ops(), this, arguments);
 }
@@ -9296,7 +9431,7 @@ const M_sigmoid_: OverloadGroup = {
 function method_sigmoid_(this: Tensor, _p0?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
-    return ops()['sigmoid_'].call(this);
+    return ops()['sigmoid_'].callUnchecked(this);
   }
   return callParsed(M_sigmoid_, ops(), this, arguments);
 }
@@ -9309,7 +9444,7 @@ const M_erf: OverloadGroup = {
 function method_erf(this: Tensor, _p0?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
-    return ops()['erf'].call(this);
+    return ops()['erf'].callUnchecked(this);
   }
   return callParsed(M_erf, ops(), this, arguments);
 }
@@ -9322,7 +9457,7 @@ const M_reciprocal: OverloadGroup = {
 function method_reciprocal(this: Tensor, _p0?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
-    return ops()['reciprocal'].call(this);
+    return ops()['reciprocal'].callUnchecked(this);
   }
   return callParsed(M_reciprocal, ops(), this, arguments);
 }
@@ -9335,7 +9470,7 @@ const M_relu: OverloadGroup = {
 function method_relu(this: Tensor, _p0?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
-    return ops()['relu'].call(this);
+    return ops()['relu'].callUnchecked(this);
   }
   return callParsed(M_relu, ops(), this, arguments);
 }
@@ -9348,7 +9483,7 @@ const M_relu_: OverloadGroup = {
 function method_relu_(this: Tensor, _p0?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
-    return ops()['relu_'].call(this);
+    return ops()['relu_'].callUnchecked(this);
   }
   return callParsed(M_relu_, ops(), this, arguments);
 }
@@ -9361,7 +9496,7 @@ const M_sqrt_: OverloadGroup = {
 function method_sqrt_(this: Tensor, _p0?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
-    return ops()['sqrt_'].call(this);
+    return ops()['sqrt_'].callUnchecked(this);
   }
   return callParsed(M_sqrt_, ops(), this, arguments);
 }
@@ -9374,7 +9509,7 @@ const M_zero_: OverloadGroup = {
 function method_zero_(this: Tensor, _p0?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
-    return ops()['zero_'].call(this);
+    return ops()['zero_'].callUnchecked(this);
   }
   return callParsed(M_zero_, ops(), this, arguments);
 }
@@ -9388,11 +9523,13 @@ const M_fill__K0: readonly string[] = [];
 function method_fill_(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
-    if (isScalarArg(p0)) return ops()['fill_.Scalar'].call(this, scalarArg(p0));
+    if (isScalarArg(p0)) return ops()['fill_.Scalar'].callUnchecked(this, scalarArg(p0));
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, M_fill__K0) && isScalarArg(p0)) return ops()['fill_.Scalar'].call(this, scalarArg(p0));
+    if (optionsWithin(o, M_fill__K0) && isScalarArg(p0)) {
+      return ops()['fill_.Scalar'].callUnchecked(this, scalarArg(p0));
+    }
   }
   return callParsed(M_fill_, ops(), this, arguments);
 }
@@ -9406,12 +9543,12 @@ const M_gelu_K0: readonly string[] = ['approximate'];
 function method_gelu(this: Tensor, p0?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
-    return ops()['gelu'].call(this, 'none');
+    return ops()['gelu'].callUnchecked(this, 'none');
   }
   if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
     const o: any = p0;
     if (optionsWithin(o, M_gelu_K0) && (o.approximate === undefined || typeof o.approximate === 'string')) {
-      return ops()['gelu'].call(this, o.approximate === undefined ? 'none' : o.approximate);
+      return ops()['gelu'].callUnchecked(this, o.approximate === undefined ? 'none' : o.approximate);
     }
   }
   return callParsed(M_gelu, ops(), this, arguments);
@@ -9425,7 +9562,7 @@ const M_silu: OverloadGroup = {
 function method_silu(this: Tensor, _p0?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
-    return ops()['silu'].call(this);
+    return ops()['silu'].callUnchecked(this);
   }
   return callParsed(M_silu, ops(), this, arguments);
 }
@@ -9438,7 +9575,7 @@ const M_floor: OverloadGroup = {
 function method_floor(this: Tensor, _p0?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
-    return ops()['floor'].call(this);
+    return ops()['floor'].callUnchecked(this);
   }
   return callParsed(M_floor, ops(), this, arguments);
 }
@@ -9451,7 +9588,7 @@ const M_ceil: OverloadGroup = {
 function method_ceil(this: Tensor, _p0?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
-    return ops()['ceil'].call(this);
+    return ops()['ceil'].callUnchecked(this);
   }
   return callParsed(M_ceil, ops(), this, arguments);
 }
@@ -9464,7 +9601,7 @@ const M_round: OverloadGroup = {
 function method_round(this: Tensor, _p0?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
-    return ops()['round'].call(this);
+    return ops()['round'].callUnchecked(this);
   }
   return callParsed(M_round, ops(), this, arguments);
 }
@@ -9477,7 +9614,7 @@ const M_trunc: OverloadGroup = {
 function method_trunc(this: Tensor, _p0?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
-    return ops()['trunc'].call(this);
+    return ops()['trunc'].callUnchecked(this);
   }
   return callParsed(M_trunc, ops(), this, arguments);
 }
@@ -9490,7 +9627,7 @@ const M_logicalNot: OverloadGroup = {
 function method_logicalNot(this: Tensor, _p0?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
-    return ops()['logical_not'].call(this);
+    return ops()['logical_not'].callUnchecked(this);
   }
   return callParsed(M_logicalNot, ops(), this, arguments);
 }
@@ -9503,7 +9640,7 @@ const M_bitwiseNot: OverloadGroup = {
 function method_bitwiseNot(this: Tensor, _p0?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
-    return ops()['bitwise_not'].call(this);
+    return ops()['bitwise_not'].callUnchecked(this);
   }
   return callParsed(M_bitwiseNot, ops(), this, arguments);
 }
@@ -9516,7 +9653,7 @@ const M_isnan: OverloadGroup = {
 function method_isnan(this: Tensor, _p0?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
-    return ops()['isnan'].call(this);
+    return ops()['isnan'].callUnchecked(this);
   }
   return callParsed(M_isnan, ops(), this, arguments);
 }
@@ -9538,18 +9675,20 @@ const M_clamp_K5: readonly string[] = [];
 function method_clamp(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
-    return ops()['clamp.Tensor'].call(this, null, null);
+    return ops()['clamp.Tensor'].callUnchecked(this, null, null);
   }
   if (n === 1 && isLiveTensor(this)) {
-    if ((p0 == null || isLiveTensor(p0))) return ops()['clamp.Tensor'].call(this, p0 ?? null, null);
-    if ((p0 == null || isScalarArg(p0))) return ops()['clamp'].call(this, p0 == null ? null : scalarArg(p0), null);
+    if ((p0 == null || isLiveTensor(p0))) return ops()['clamp.Tensor'].callUnchecked(this, p0 ?? null, null);
+    if ((p0 == null || isScalarArg(p0))) {
+      return ops()['clamp'].callUnchecked(this, p0 == null ? null : scalarArg(p0), null);
+    }
   }
   if (n === 2 && isLiveTensor(this)) {
     if ((p0 == null || isLiveTensor(p0)) && (p1 == null || isLiveTensor(p1))) {
-      return ops()['clamp.Tensor'].call(this, p0 ?? null, p1 ?? null);
+      return ops()['clamp.Tensor'].callUnchecked(this, p0 ?? null, p1 ?? null);
     }
     if ((p0 == null || isScalarArg(p0)) && (p1 == null || isScalarArg(p1))) {
-      return ops()['clamp'].call(this, p0 == null ? null : scalarArg(p0), p1 == null ? null : scalarArg(p1));
+      return ops()['clamp'].callUnchecked(this, p0 == null ? null : scalarArg(p0), p1 == null ? null : scalarArg(p1));
     }
   }
   if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
@@ -9557,12 +9696,12 @@ function method_clamp(this: Tensor, p0?: any, p1?: any, p2?: any): any {
     if (
       optionsWithin(o, M_clamp_K0) && (o.min === undefined || (o.min == null || isLiveTensor(o.min))) &&
       (o.max === undefined || (o.max == null || isLiveTensor(o.max)))
-    ) return ops()['clamp.Tensor'].call(this, o.min ?? null, o.max ?? null);
+    ) return ops()['clamp.Tensor'].callUnchecked(this, o.min ?? null, o.max ?? null);
     if (
       optionsWithin(o, M_clamp_K1) && (o.min === undefined || (o.min == null || isScalarArg(o.min))) &&
       (o.max === undefined || (o.max == null || isScalarArg(o.max)))
     ) {
-      return ops()['clamp'].call(
+      return ops()['clamp'].callUnchecked(
         this,
         o.min == null ? null : scalarArg(o.min),
         o.max == null ? null : scalarArg(o.max),
@@ -9574,19 +9713,25 @@ function method_clamp(this: Tensor, p0?: any, p1?: any, p2?: any): any {
     if (
       optionsWithin(o, M_clamp_K2) && (p0 == null || isLiveTensor(p0)) &&
       (o.max === undefined || (o.max == null || isLiveTensor(o.max)))
-    ) return ops()['clamp.Tensor'].call(this, p0 ?? null, o.max ?? null);
+    ) return ops()['clamp.Tensor'].callUnchecked(this, p0 ?? null, o.max ?? null);
     if (
       optionsWithin(o, M_clamp_K3) && (p0 == null || isScalarArg(p0)) &&
       (o.max === undefined || (o.max == null || isScalarArg(o.max)))
-    ) return ops()['clamp'].call(this, p0 == null ? null : scalarArg(p0), o.max == null ? null : scalarArg(o.max));
+    ) {
+      return ops()['clamp'].callUnchecked(
+        this,
+        p0 == null ? null : scalarArg(p0),
+        o.max == null ? null : scalarArg(o.max),
+      );
+    }
   }
   if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
     const o: any = p2;
     if (optionsWithin(o, M_clamp_K4) && (p0 == null || isLiveTensor(p0)) && (p1 == null || isLiveTensor(p1))) {
-      return ops()['clamp.Tensor'].call(this, p0 ?? null, p1 ?? null);
+      return ops()['clamp.Tensor'].callUnchecked(this, p0 ?? null, p1 ?? null);
     }
     if (optionsWithin(o, M_clamp_K5) && (p0 == null || isScalarArg(p0)) && (p1 == null || isScalarArg(p1))) {
-      return ops()['clamp'].call(this, p0 == null ? null : scalarArg(p0), p1 == null ? null : scalarArg(p1));
+      return ops()['clamp'].callUnchecked(this, p0 == null ? null : scalarArg(p0), p1 == null ? null : scalarArg(p1));
     }
   }
   return callParsed(M_clamp, ops(), this, arguments);
@@ -9603,14 +9748,16 @@ const M_clamp__K2: readonly string[] = [];
 function method_clamp_(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
-    return ops()['clamp_'].call(this, null, null);
+    return ops()['clamp_'].callUnchecked(this, null, null);
   }
   if (n === 1 && isLiveTensor(this)) {
-    if ((p0 == null || isScalarArg(p0))) return ops()['clamp_'].call(this, p0 == null ? null : scalarArg(p0), null);
+    if ((p0 == null || isScalarArg(p0))) {
+      return ops()['clamp_'].callUnchecked(this, p0 == null ? null : scalarArg(p0), null);
+    }
   }
   if (n === 2 && isLiveTensor(this)) {
     if ((p0 == null || isScalarArg(p0)) && (p1 == null || isScalarArg(p1))) {
-      return ops()['clamp_'].call(this, p0 == null ? null : scalarArg(p0), p1 == null ? null : scalarArg(p1));
+      return ops()['clamp_'].callUnchecked(this, p0 == null ? null : scalarArg(p0), p1 == null ? null : scalarArg(p1));
     }
   }
   if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
@@ -9619,7 +9766,7 @@ function method_clamp_(this: Tensor, p0?: any, p1?: any, p2?: any): any {
       optionsWithin(o, M_clamp__K0) && (o.min === undefined || (o.min == null || isScalarArg(o.min))) &&
       (o.max === undefined || (o.max == null || isScalarArg(o.max)))
     ) {
-      return ops()['clamp_'].call(
+      return ops()['clamp_'].callUnchecked(
         this,
         o.min == null ? null : scalarArg(o.min),
         o.max == null ? null : scalarArg(o.max),
@@ -9631,12 +9778,18 @@ function method_clamp_(this: Tensor, p0?: any, p1?: any, p2?: any): any {
     if (
       optionsWithin(o, M_clamp__K1) && (p0 == null || isScalarArg(p0)) &&
       (o.max === undefined || (o.max == null || isScalarArg(o.max)))
-    ) return ops()['clamp_'].call(this, p0 == null ? null : scalarArg(p0), o.max == null ? null : scalarArg(o.max));
+    ) {
+      return ops()['clamp_'].callUnchecked(
+        this,
+        p0 == null ? null : scalarArg(p0),
+        o.max == null ? null : scalarArg(o.max),
+      );
+    }
   }
   if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
     const o: any = p2;
     if (optionsWithin(o, M_clamp__K2) && (p0 == null || isScalarArg(p0)) && (p1 == null || isScalarArg(p1))) {
-      return ops()['clamp_'].call(this, p0 == null ? null : scalarArg(p0), p1 == null ? null : scalarArg(p1));
+      return ops()['clamp_'].callUnchecked(this, p0 == null ? null : scalarArg(p0), p1 == null ? null : scalarArg(p1));
     }
   }
   return callParsed(M_clamp_, ops(), this, arguments);
@@ -9651,11 +9804,13 @@ const M_clampMin_K0: readonly string[] = [];
 function method_clampMin(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
-    if (isScalarArg(p0)) return ops()['clamp_min'].call(this, scalarArg(p0));
+    if (isScalarArg(p0)) return ops()['clamp_min'].callUnchecked(this, scalarArg(p0));
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, M_clampMin_K0) && isScalarArg(p0)) return ops()['clamp_min'].call(this, scalarArg(p0));
+    if (optionsWithin(o, M_clampMin_K0) && isScalarArg(p0)) {
+      return ops()['clamp_min'].callUnchecked(this, scalarArg(p0));
+    }
   }
   return callParsed(M_clampMin, ops(), this, arguments);
 }
@@ -9669,11 +9824,13 @@ const M_clampMax_K0: readonly string[] = [];
 function method_clampMax(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
-    if (isScalarArg(p0)) return ops()['clamp_max'].call(this, scalarArg(p0));
+    if (isScalarArg(p0)) return ops()['clamp_max'].callUnchecked(this, scalarArg(p0));
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, M_clampMax_K0) && isScalarArg(p0)) return ops()['clamp_max'].call(this, scalarArg(p0));
+    if (optionsWithin(o, M_clampMax_K0) && isScalarArg(p0)) {
+      return ops()['clamp_max'].callUnchecked(this, scalarArg(p0));
+    }
   }
   return callParsed(M_clampMax, ops(), this, arguments);
 }
@@ -9687,11 +9844,13 @@ const M_clampMin__K0: readonly string[] = [];
 function method_clampMin_(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
-    if (isScalarArg(p0)) return ops()['clamp_min_'].call(this, scalarArg(p0));
+    if (isScalarArg(p0)) return ops()['clamp_min_'].callUnchecked(this, scalarArg(p0));
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, M_clampMin__K0) && isScalarArg(p0)) return ops()['clamp_min_'].call(this, scalarArg(p0));
+    if (optionsWithin(o, M_clampMin__K0) && isScalarArg(p0)) {
+      return ops()['clamp_min_'].callUnchecked(this, scalarArg(p0));
+    }
   }
   return callParsed(M_clampMin_, ops(), this, arguments);
 }
@@ -9705,11 +9864,13 @@ const M_clampMax__K0: readonly string[] = [];
 function method_clampMax_(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
-    if (isScalarArg(p0)) return ops()['clamp_max_'].call(this, scalarArg(p0));
+    if (isScalarArg(p0)) return ops()['clamp_max_'].callUnchecked(this, scalarArg(p0));
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, M_clampMax__K0) && isScalarArg(p0)) return ops()['clamp_max_'].call(this, scalarArg(p0));
+    if (optionsWithin(o, M_clampMax__K0) && isScalarArg(p0)) {
+      return ops()['clamp_max_'].callUnchecked(this, scalarArg(p0));
+    }
   }
   return callParsed(M_clampMax_, ops(), this, arguments);
 }
@@ -9726,43 +9887,45 @@ const M_view_K3: readonly string[] = [];
 function method_view(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest: any[]): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
-    if ((Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) return ops()['view'].call(this, intListArg(p0, 0));
+    if ((Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
+      return ops()['view'].callUnchecked(this, intListArg(p0, 0));
+    }
   }
   if (n === 2 && isLiveTensor(this)) {
-    if (isIntArg(p0) && isIntArg(p1)) return ops()['view'].call(this, [intArg(p0), intArg(p1)]);
+    if (isIntArg(p0) && isIntArg(p1)) return ops()['view'].callUnchecked(this, [intArg(p0), intArg(p1)]);
   }
   if (n === 3 && isLiveTensor(this)) {
     if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
-      return ops()['view'].call(this, [intArg(p0), intArg(p1), intArg(p2)]);
+      return ops()['view'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2)]);
     }
   }
   if (n === 4 && isLiveTensor(this)) {
     if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
-      return ops()['view'].call(this, [intArg(p0), intArg(p1), intArg(p2), intArg(p3)]);
+      return ops()['view'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2), intArg(p3)]);
     }
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o: any = p1;
     if (optionsWithin(o, M_view_K0) && (Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
-      return ops()['view'].call(this, intListArg(p0, 0));
+      return ops()['view'].callUnchecked(this, intListArg(p0, 0));
     }
   }
   if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
     const o: any = p2;
     if (isIntArg(p0) && isIntArg(p1) && optionsWithin(o, M_view_K1)) {
-      return ops()['view'].call(this, [intArg(p0), intArg(p1)]);
+      return ops()['view'].callUnchecked(this, [intArg(p0), intArg(p1)]);
     }
   }
   if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
     const o: any = p3;
     if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && optionsWithin(o, M_view_K2)) {
-      return ops()['view'].call(this, [intArg(p0), intArg(p1), intArg(p2)]);
+      return ops()['view'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2)]);
     }
   }
   if (n === 5 && isLiveTensor(this) && isOptions(p4)) {
     const o: any = p4;
     if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3) && optionsWithin(o, M_view_K3)) {
-      return ops()['view'].call(this, [intArg(p0), intArg(p1), intArg(p2), intArg(p3)]);
+      return ops()['view'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2), intArg(p3)]);
     }
   }
   return callParsed(M_view, ops(), this, arguments);
@@ -9780,43 +9943,45 @@ const M_reshape_K3: readonly string[] = [];
 function method_reshape(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest: any[]): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
-    if ((Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) return ops()['reshape'].call(this, intListArg(p0, 0));
+    if ((Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
+      return ops()['reshape'].callUnchecked(this, intListArg(p0, 0));
+    }
   }
   if (n === 2 && isLiveTensor(this)) {
-    if (isIntArg(p0) && isIntArg(p1)) return ops()['reshape'].call(this, [intArg(p0), intArg(p1)]);
+    if (isIntArg(p0) && isIntArg(p1)) return ops()['reshape'].callUnchecked(this, [intArg(p0), intArg(p1)]);
   }
   if (n === 3 && isLiveTensor(this)) {
     if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
-      return ops()['reshape'].call(this, [intArg(p0), intArg(p1), intArg(p2)]);
+      return ops()['reshape'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2)]);
     }
   }
   if (n === 4 && isLiveTensor(this)) {
     if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
-      return ops()['reshape'].call(this, [intArg(p0), intArg(p1), intArg(p2), intArg(p3)]);
+      return ops()['reshape'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2), intArg(p3)]);
     }
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o: any = p1;
     if (optionsWithin(o, M_reshape_K0) && (Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
-      return ops()['reshape'].call(this, intListArg(p0, 0));
+      return ops()['reshape'].callUnchecked(this, intListArg(p0, 0));
     }
   }
   if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
     const o: any = p2;
     if (isIntArg(p0) && isIntArg(p1) && optionsWithin(o, M_reshape_K1)) {
-      return ops()['reshape'].call(this, [intArg(p0), intArg(p1)]);
+      return ops()['reshape'].callUnchecked(this, [intArg(p0), intArg(p1)]);
     }
   }
   if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
     const o: any = p3;
     if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && optionsWithin(o, M_reshape_K2)) {
-      return ops()['reshape'].call(this, [intArg(p0), intArg(p1), intArg(p2)]);
+      return ops()['reshape'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2)]);
     }
   }
   if (n === 5 && isLiveTensor(this) && isOptions(p4)) {
     const o: any = p4;
     if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3) && optionsWithin(o, M_reshape_K3)) {
-      return ops()['reshape'].call(this, [intArg(p0), intArg(p1), intArg(p2), intArg(p3)]);
+      return ops()['reshape'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2), intArg(p3)]);
     }
   }
   return callParsed(M_reshape, ops(), this, arguments);
@@ -9836,13 +10001,13 @@ const M_flatten_K2: readonly string[] = [];
 function method_flatten(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
-    return ops()['flatten.using_ints'].call(this, 0, -1);
+    return ops()['flatten.using_ints'].callUnchecked(this, 0, -1);
   }
   if (n === 1 && isLiveTensor(this)) {
-    if (isIntArg(p0)) return ops()['flatten.using_ints'].call(this, intArg(p0), -1);
+    if (isIntArg(p0)) return ops()['flatten.using_ints'].callUnchecked(this, intArg(p0), -1);
   }
   if (n === 2 && isLiveTensor(this)) {
-    if (isIntArg(p0) && isIntArg(p1)) return ops()['flatten.using_ints'].call(this, intArg(p0), intArg(p1));
+    if (isIntArg(p0) && isIntArg(p1)) return ops()['flatten.using_ints'].callUnchecked(this, intArg(p0), intArg(p1));
   }
   if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
     const o: any = p0;
@@ -9850,7 +10015,7 @@ function method_flatten(this: Tensor, p0?: any, p1?: any, p2?: any): any {
       optionsWithin(o, M_flatten_K0) && (o.startDim === undefined || isIntArg(o.startDim)) &&
       (o.endDim === undefined || isIntArg(o.endDim))
     ) {
-      return ops()['flatten.using_ints'].call(
+      return ops()['flatten.using_ints'].callUnchecked(
         this,
         o.startDim === undefined ? 0 : intArg(o.startDim),
         o.endDim === undefined ? -1 : intArg(o.endDim),
@@ -9860,13 +10025,17 @@ function method_flatten(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o: any = p1;
     if (optionsWithin(o, M_flatten_K1) && isIntArg(p0) && (o.endDim === undefined || isIntArg(o.endDim))) {
-      return ops()['flatten.using_ints'].call(this, intArg(p0), o.endDim === undefined ? -1 : intArg(o.endDim));
+      return ops()['flatten.using_ints'].callUnchecked(
+        this,
+        intArg(p0),
+        o.endDim === undefined ? -1 : intArg(o.endDim),
+      );
     }
   }
   if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
     const o: any = p2;
     if (optionsWithin(o, M_flatten_K2) && isIntArg(p0) && isIntArg(p1)) {
-      return ops()['flatten.using_ints'].call(this, intArg(p0), intArg(p1));
+      return ops()['flatten.using_ints'].callUnchecked(this, intArg(p0), intArg(p1));
     }
   }
   return callParsed(M_flatten, ops(), this, arguments);
@@ -9881,12 +10050,14 @@ const M_unflatten_K0: readonly string[] = [];
 function method_unflatten(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2 && isLiveTensor(this)) {
-    if (isIntArg(p0) && isIntListArg(p1, 0)) return ops()['unflatten.int'].call(this, intArg(p0), intListArg(p1, 0));
+    if (isIntArg(p0) && isIntListArg(p1, 0)) {
+      return ops()['unflatten.int'].callUnchecked(this, intArg(p0), intListArg(p1, 0));
+    }
   }
   if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
     const o: any = p2;
     if (optionsWithin(o, M_unflatten_K0) && isIntArg(p0) && isIntListArg(p1, 0)) {
-      return ops()['unflatten.int'].call(this, intArg(p0), intListArg(p1, 0));
+      return ops()['unflatten.int'].callUnchecked(this, intArg(p0), intListArg(p1, 0));
     }
   }
   return callParsed(M_unflatten, ops(), this, arguments);
@@ -9904,43 +10075,45 @@ const M_permute_K3: readonly string[] = [];
 function method_permute(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest: any[]): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
-    if ((Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) return ops()['permute'].call(this, intListArg(p0, 0));
+    if ((Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
+      return ops()['permute'].callUnchecked(this, intListArg(p0, 0));
+    }
   }
   if (n === 2 && isLiveTensor(this)) {
-    if (isIntArg(p0) && isIntArg(p1)) return ops()['permute'].call(this, [intArg(p0), intArg(p1)]);
+    if (isIntArg(p0) && isIntArg(p1)) return ops()['permute'].callUnchecked(this, [intArg(p0), intArg(p1)]);
   }
   if (n === 3 && isLiveTensor(this)) {
     if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
-      return ops()['permute'].call(this, [intArg(p0), intArg(p1), intArg(p2)]);
+      return ops()['permute'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2)]);
     }
   }
   if (n === 4 && isLiveTensor(this)) {
     if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
-      return ops()['permute'].call(this, [intArg(p0), intArg(p1), intArg(p2), intArg(p3)]);
+      return ops()['permute'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2), intArg(p3)]);
     }
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o: any = p1;
     if (optionsWithin(o, M_permute_K0) && (Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
-      return ops()['permute'].call(this, intListArg(p0, 0));
+      return ops()['permute'].callUnchecked(this, intListArg(p0, 0));
     }
   }
   if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
     const o: any = p2;
     if (isIntArg(p0) && isIntArg(p1) && optionsWithin(o, M_permute_K1)) {
-      return ops()['permute'].call(this, [intArg(p0), intArg(p1)]);
+      return ops()['permute'].callUnchecked(this, [intArg(p0), intArg(p1)]);
     }
   }
   if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
     const o: any = p3;
     if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && optionsWithin(o, M_permute_K2)) {
-      return ops()['permute'].call(this, [intArg(p0), intArg(p1), intArg(p2)]);
+      return ops()['permute'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2)]);
     }
   }
   if (n === 5 && isLiveTensor(this) && isOptions(p4)) {
     const o: any = p4;
     if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3) && optionsWithin(o, M_permute_K3)) {
-      return ops()['permute'].call(this, [intArg(p0), intArg(p1), intArg(p2), intArg(p3)]);
+      return ops()['permute'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2), intArg(p3)]);
     }
   }
   return callParsed(M_permute, ops(), this, arguments);
@@ -9955,12 +10128,12 @@ const M_transpose_K0: readonly string[] = [];
 function method_transpose(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2 && isLiveTensor(this)) {
-    if (isIntArg(p0) && isIntArg(p1)) return ops()['transpose.int'].call(this, intArg(p0), intArg(p1));
+    if (isIntArg(p0) && isIntArg(p1)) return ops()['transpose.int'].callUnchecked(this, intArg(p0), intArg(p1));
   }
   if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
     const o: any = p2;
     if (optionsWithin(o, M_transpose_K0) && isIntArg(p0) && isIntArg(p1)) {
-      return ops()['transpose.int'].call(this, intArg(p0), intArg(p1));
+      return ops()['transpose.int'].callUnchecked(this, intArg(p0), intArg(p1));
     }
   }
   return callParsed(M_transpose, ops(), this, arguments);
@@ -9974,7 +10147,7 @@ const M_t: OverloadGroup = {
 function method_t(this: Tensor, _p0?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
-    return ops()['t'].call(this);
+    return ops()['t'].callUnchecked(this);
   }
   return callParsed(M_t, ops(), this, arguments);
 }
@@ -9992,18 +10165,18 @@ const M_squeeze_K1: readonly string[] = [];
 function method_squeeze(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
-    return ops()['squeeze'].call(this);
+    return ops()['squeeze'].callUnchecked(this);
   }
   if (n === 1 && isLiveTensor(this)) {
-    if (isIntArg(p0)) return ops()['squeeze.dim'].call(this, intArg(p0));
+    if (isIntArg(p0)) return ops()['squeeze.dim'].callUnchecked(this, intArg(p0));
   }
   if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
     const o: any = p0;
-    if (optionsWithin(o, M_squeeze_K0)) return ops()['squeeze'].call(this);
+    if (optionsWithin(o, M_squeeze_K0)) return ops()['squeeze'].callUnchecked(this);
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, M_squeeze_K1) && isIntArg(p0)) return ops()['squeeze.dim'].call(this, intArg(p0));
+    if (optionsWithin(o, M_squeeze_K1) && isIntArg(p0)) return ops()['squeeze.dim'].callUnchecked(this, intArg(p0));
   }
   return callParsed(M_squeeze, ops(), this, arguments);
 }
@@ -10017,11 +10190,11 @@ const M_unsqueeze_K0: readonly string[] = [];
 function method_unsqueeze(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
-    if (isIntArg(p0)) return ops()['unsqueeze'].call(this, intArg(p0));
+    if (isIntArg(p0)) return ops()['unsqueeze'].callUnchecked(this, intArg(p0));
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, M_unsqueeze_K0) && isIntArg(p0)) return ops()['unsqueeze'].call(this, intArg(p0));
+    if (optionsWithin(o, M_unsqueeze_K0) && isIntArg(p0)) return ops()['unsqueeze'].callUnchecked(this, intArg(p0));
   }
   return callParsed(M_unsqueeze, ops(), this, arguments);
 }
@@ -10039,20 +10212,20 @@ function method_expand(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
     if ((Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
-      return ops()['expand'].call(this, intListArg(p0, 0), false);
+      return ops()['expand'].callUnchecked(this, intListArg(p0, 0), false);
     }
   }
   if (n === 2 && isLiveTensor(this)) {
-    if (isIntArg(p0) && isIntArg(p1)) return ops()['expand'].call(this, [intArg(p0), intArg(p1)], false);
+    if (isIntArg(p0) && isIntArg(p1)) return ops()['expand'].callUnchecked(this, [intArg(p0), intArg(p1)], false);
   }
   if (n === 3 && isLiveTensor(this)) {
     if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
-      return ops()['expand'].call(this, [intArg(p0), intArg(p1), intArg(p2)], false);
+      return ops()['expand'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2)], false);
     }
   }
   if (n === 4 && isLiveTensor(this)) {
     if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
-      return ops()['expand'].call(this, [intArg(p0), intArg(p1), intArg(p2), intArg(p3)], false);
+      return ops()['expand'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2), intArg(p3)], false);
     }
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
@@ -10060,14 +10233,20 @@ function method_expand(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?
     if (
       optionsWithin(o, M_expand_K0) && (Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0)) &&
       (o.implicit === undefined || typeof o.implicit === 'boolean')
-    ) return ops()['expand'].call(this, intListArg(p0, 0), o.implicit === undefined ? false : o.implicit);
+    ) return ops()['expand'].callUnchecked(this, intListArg(p0, 0), o.implicit === undefined ? false : o.implicit);
   }
   if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
     const o: any = p2;
     if (
       isIntArg(p0) && isIntArg(p1) && optionsWithin(o, M_expand_K1) &&
       (o.implicit === undefined || typeof o.implicit === 'boolean')
-    ) return ops()['expand'].call(this, [intArg(p0), intArg(p1)], o.implicit === undefined ? false : o.implicit);
+    ) {
+      return ops()['expand'].callUnchecked(
+        this,
+        [intArg(p0), intArg(p1)],
+        o.implicit === undefined ? false : o.implicit,
+      );
+    }
   }
   if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
     const o: any = p3;
@@ -10075,7 +10254,7 @@ function method_expand(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?
       isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && optionsWithin(o, M_expand_K2) &&
       (o.implicit === undefined || typeof o.implicit === 'boolean')
     ) {
-      return ops()['expand'].call(
+      return ops()['expand'].callUnchecked(
         this,
         [intArg(p0), intArg(p1), intArg(p2)],
         o.implicit === undefined ? false : o.implicit,
@@ -10088,7 +10267,7 @@ function method_expand(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?
       isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3) && optionsWithin(o, M_expand_K3) &&
       (o.implicit === undefined || typeof o.implicit === 'boolean')
     ) {
-      return ops()['expand'].call(
+      return ops()['expand'].callUnchecked(
         this,
         [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
         o.implicit === undefined ? false : o.implicit,
@@ -10107,11 +10286,11 @@ const M_expandAs_K0: readonly string[] = [];
 function method_expandAs(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
-    if (isLiveTensor(p0)) return ops()['expand_as'].call(this, p0);
+    if (isLiveTensor(p0)) return ops()['expand_as'].callUnchecked(this, p0);
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, M_expandAs_K0) && isLiveTensor(p0)) return ops()['expand_as'].call(this, p0);
+    if (optionsWithin(o, M_expandAs_K0) && isLiveTensor(p0)) return ops()['expand_as'].callUnchecked(this, p0);
   }
   return callParsed(M_expandAs, ops(), this, arguments);
 }
@@ -10126,13 +10305,13 @@ function method_narrow(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any): an
   const n = arguments.length;
   if (n === 3 && isLiveTensor(this)) {
     if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
-      return ops()['narrow'].call(this, intArg(p0), intArg(p1), intArg(p2));
+      return ops()['narrow'].callUnchecked(this, intArg(p0), intArg(p1), intArg(p2));
     }
   }
   if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
     const o: any = p3;
     if (optionsWithin(o, M_narrow_K0) && isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
-      return ops()['narrow'].call(this, intArg(p0), intArg(p1), intArg(p2));
+      return ops()['narrow'].callUnchecked(this, intArg(p0), intArg(p1), intArg(p2));
     }
   }
   return callParsed(M_narrow, ops(), this, arguments);
@@ -10147,12 +10326,12 @@ const M_select_K0: readonly string[] = [];
 function method_select(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2 && isLiveTensor(this)) {
-    if (isIntArg(p0) && isIntArg(p1)) return ops()['select.int'].call(this, intArg(p0), intArg(p1));
+    if (isIntArg(p0) && isIntArg(p1)) return ops()['select.int'].callUnchecked(this, intArg(p0), intArg(p1));
   }
   if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
     const o: any = p2;
     if (optionsWithin(o, M_select_K0) && isIntArg(p0) && isIntArg(p1)) {
-      return ops()['select.int'].call(this, intArg(p0), intArg(p1));
+      return ops()['select.int'].callUnchecked(this, intArg(p0), intArg(p1));
     }
   }
   return callParsed(M_select, ops(), this, arguments);
@@ -10174,19 +10353,19 @@ const M_slice_K4: readonly string[] = [];
 function method_slice(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
-    return ops()['slice.Tensor'].call(this, 0, null, null, 1);
+    return ops()['slice.Tensor'].callUnchecked(this, 0, null, null, 1);
   }
   if (n === 1 && isLiveTensor(this)) {
-    if (isIntArg(p0)) return ops()['slice.Tensor'].call(this, intArg(p0), null, null, 1);
+    if (isIntArg(p0)) return ops()['slice.Tensor'].callUnchecked(this, intArg(p0), null, null, 1);
   }
   if (n === 2 && isLiveTensor(this)) {
     if (isIntArg(p0) && (p1 == null || isIntArg(p1))) {
-      return ops()['slice.Tensor'].call(this, intArg(p0), p1 == null ? null : intArg(p1), null, 1);
+      return ops()['slice.Tensor'].callUnchecked(this, intArg(p0), p1 == null ? null : intArg(p1), null, 1);
     }
   }
   if (n === 3 && isLiveTensor(this)) {
     if (isIntArg(p0) && (p1 == null || isIntArg(p1)) && (p2 == null || isIntArg(p2))) {
-      return ops()['slice.Tensor'].call(
+      return ops()['slice.Tensor'].callUnchecked(
         this,
         intArg(p0),
         p1 == null ? null : intArg(p1),
@@ -10197,7 +10376,7 @@ function method_slice(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?:
   }
   if (n === 4 && isLiveTensor(this)) {
     if (isIntArg(p0) && (p1 == null || isIntArg(p1)) && (p2 == null || isIntArg(p2)) && isIntArg(p3)) {
-      return ops()['slice.Tensor'].call(
+      return ops()['slice.Tensor'].callUnchecked(
         this,
         intArg(p0),
         p1 == null ? null : intArg(p1),
@@ -10213,7 +10392,7 @@ function method_slice(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?:
       (o.start === undefined || (o.start == null || isIntArg(o.start))) &&
       (o.end === undefined || (o.end == null || isIntArg(o.end))) && (o.step === undefined || isIntArg(o.step))
     ) {
-      return ops()['slice.Tensor'].call(
+      return ops()['slice.Tensor'].callUnchecked(
         this,
         o.dim === undefined ? 0 : intArg(o.dim),
         o.start == null ? null : intArg(o.start),
@@ -10229,7 +10408,7 @@ function method_slice(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?:
       (o.start === undefined || (o.start == null || isIntArg(o.start))) &&
       (o.end === undefined || (o.end == null || isIntArg(o.end))) && (o.step === undefined || isIntArg(o.step))
     ) {
-      return ops()['slice.Tensor'].call(
+      return ops()['slice.Tensor'].callUnchecked(
         this,
         intArg(p0),
         o.start == null ? null : intArg(o.start),
@@ -10244,7 +10423,7 @@ function method_slice(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?:
       optionsWithin(o, M_slice_K2) && isIntArg(p0) && (p1 == null || isIntArg(p1)) &&
       (o.end === undefined || (o.end == null || isIntArg(o.end))) && (o.step === undefined || isIntArg(o.step))
     ) {
-      return ops()['slice.Tensor'].call(
+      return ops()['slice.Tensor'].callUnchecked(
         this,
         intArg(p0),
         p1 == null ? null : intArg(p1),
@@ -10259,7 +10438,7 @@ function method_slice(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?:
       optionsWithin(o, M_slice_K3) && isIntArg(p0) && (p1 == null || isIntArg(p1)) && (p2 == null || isIntArg(p2)) &&
       (o.step === undefined || isIntArg(o.step))
     ) {
-      return ops()['slice.Tensor'].call(
+      return ops()['slice.Tensor'].callUnchecked(
         this,
         intArg(p0),
         p1 == null ? null : intArg(p1),
@@ -10274,7 +10453,7 @@ function method_slice(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?:
       optionsWithin(o, M_slice_K4) && isIntArg(p0) && (p1 == null || isIntArg(p1)) && (p2 == null || isIntArg(p2)) &&
       isIntArg(p3)
     ) {
-      return ops()['slice.Tensor'].call(
+      return ops()['slice.Tensor'].callUnchecked(
         this,
         intArg(p0),
         p1 == null ? null : intArg(p1),
@@ -10300,12 +10479,17 @@ function method_asStrided(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any):
   const n = arguments.length;
   if (n === 2 && isLiveTensor(this)) {
     if (isIntListArg(p0, 0) && isIntListArg(p1, 0)) {
-      return ops()['as_strided'].call(this, intListArg(p0, 0), intListArg(p1, 0), null);
+      return ops()['as_strided'].callUnchecked(this, intListArg(p0, 0), intListArg(p1, 0), null);
     }
   }
   if (n === 3 && isLiveTensor(this)) {
     if (isIntListArg(p0, 0) && isIntListArg(p1, 0) && (p2 == null || isIntArg(p2))) {
-      return ops()['as_strided'].call(this, intListArg(p0, 0), intListArg(p1, 0), p2 == null ? null : intArg(p2));
+      return ops()['as_strided'].callUnchecked(
+        this,
+        intListArg(p0, 0),
+        intListArg(p1, 0),
+        p2 == null ? null : intArg(p2),
+      );
     }
   }
   if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
@@ -10314,7 +10498,7 @@ function method_asStrided(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any):
       optionsWithin(o, M_asStrided_K0) && isIntListArg(p0, 0) && isIntListArg(p1, 0) &&
       (o.storageOffset === undefined || (o.storageOffset == null || isIntArg(o.storageOffset)))
     ) {
-      return ops()['as_strided'].call(
+      return ops()['as_strided'].callUnchecked(
         this,
         intListArg(p0, 0),
         intListArg(p1, 0),
@@ -10326,7 +10510,14 @@ function method_asStrided(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any):
     const o: any = p3;
     if (
       optionsWithin(o, M_asStrided_K1) && isIntListArg(p0, 0) && isIntListArg(p1, 0) && (p2 == null || isIntArg(p2))
-    ) return ops()['as_strided'].call(this, intListArg(p0, 0), intListArg(p1, 0), p2 == null ? null : intArg(p2));
+    ) {
+      return ops()['as_strided'].callUnchecked(
+        this,
+        intListArg(p0, 0),
+        intListArg(p1, 0),
+        p2 == null ? null : intArg(p2),
+      );
+    }
   }
   return callParsed(M_asStrided, ops(), this, arguments);
 }
@@ -10346,17 +10537,17 @@ const M_diagonal_K3: readonly string[] = [];
 function method_diagonal(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
-    return ops()['diagonal'].call(this, 0, 0, 1);
+    return ops()['diagonal'].callUnchecked(this, 0, 0, 1);
   }
   if (n === 1 && isLiveTensor(this)) {
-    if (isIntArg(p0)) return ops()['diagonal'].call(this, intArg(p0), 0, 1);
+    if (isIntArg(p0)) return ops()['diagonal'].callUnchecked(this, intArg(p0), 0, 1);
   }
   if (n === 2 && isLiveTensor(this)) {
-    if (isIntArg(p0) && isIntArg(p1)) return ops()['diagonal'].call(this, intArg(p0), intArg(p1), 1);
+    if (isIntArg(p0) && isIntArg(p1)) return ops()['diagonal'].callUnchecked(this, intArg(p0), intArg(p1), 1);
   }
   if (n === 3 && isLiveTensor(this)) {
     if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
-      return ops()['diagonal'].call(this, intArg(p0), intArg(p1), intArg(p2));
+      return ops()['diagonal'].callUnchecked(this, intArg(p0), intArg(p1), intArg(p2));
     }
   }
   if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
@@ -10365,7 +10556,7 @@ function method_diagonal(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any): 
       optionsWithin(o, M_diagonal_K0) && (o.offset === undefined || isIntArg(o.offset)) &&
       (o.dim1 === undefined || isIntArg(o.dim1)) && (o.dim2 === undefined || isIntArg(o.dim2))
     ) {
-      return ops()['diagonal'].call(
+      return ops()['diagonal'].callUnchecked(
         this,
         o.offset === undefined ? 0 : intArg(o.offset),
         o.dim1 === undefined ? 0 : intArg(o.dim1),
@@ -10379,7 +10570,7 @@ function method_diagonal(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any): 
       optionsWithin(o, M_diagonal_K1) && isIntArg(p0) && (o.dim1 === undefined || isIntArg(o.dim1)) &&
       (o.dim2 === undefined || isIntArg(o.dim2))
     ) {
-      return ops()['diagonal'].call(
+      return ops()['diagonal'].callUnchecked(
         this,
         intArg(p0),
         o.dim1 === undefined ? 0 : intArg(o.dim1),
@@ -10390,13 +10581,13 @@ function method_diagonal(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any): 
   if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
     const o: any = p2;
     if (optionsWithin(o, M_diagonal_K2) && isIntArg(p0) && isIntArg(p1) && (o.dim2 === undefined || isIntArg(o.dim2))) {
-      return ops()['diagonal'].call(this, intArg(p0), intArg(p1), o.dim2 === undefined ? 1 : intArg(o.dim2));
+      return ops()['diagonal'].callUnchecked(this, intArg(p0), intArg(p1), o.dim2 === undefined ? 1 : intArg(o.dim2));
     }
   }
   if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
     const o: any = p3;
     if (optionsWithin(o, M_diagonal_K3) && isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
-      return ops()['diagonal'].call(this, intArg(p0), intArg(p1), intArg(p2));
+      return ops()['diagonal'].callUnchecked(this, intArg(p0), intArg(p1), intArg(p2));
     }
   }
   return callParsed(M_diagonal, ops(), this, arguments);
@@ -10414,12 +10605,12 @@ const M_contiguous_K0: readonly string[] = ['memoryFormat'];
 function method_contiguous(this: Tensor, p0?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
-    return ops()['contiguous'].call(this, 0);
+    return ops()['contiguous'].callUnchecked(this, 0);
   }
   if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
     const o: any = p0;
     if (optionsWithin(o, M_contiguous_K0) && (o.memoryFormat === undefined || isMemoryFormatArg(o.memoryFormat))) {
-      return ops()['contiguous'].call(this, o.memoryFormat === undefined ? 0 : o.memoryFormat);
+      return ops()['contiguous'].callUnchecked(this, o.memoryFormat === undefined ? 0 : o.memoryFormat);
     }
   }
   return callParsed(M_contiguous, ops(), this, arguments);
@@ -10434,14 +10625,14 @@ const M_clone_K0: readonly string[] = ['memoryFormat'];
 function method_clone(this: Tensor, p0?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
-    return ops()['clone'].call(this, null);
+    return ops()['clone'].callUnchecked(this, null);
   }
   if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
     const o: any = p0;
     if (
       optionsWithin(o, M_clone_K0) &&
       (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat)))
-    ) return ops()['clone'].call(this, o.memoryFormat ?? null);
+    ) return ops()['clone'].callUnchecked(this, o.memoryFormat ?? null);
   }
   return callParsed(M_clone, ops(), this, arguments);
 }
@@ -10456,22 +10647,22 @@ const M_copy__K1: readonly string[] = [];
 function method_copy_(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
-    if (isLiveTensor(p0)) return ops()['copy_'].call(this, p0, false);
+    if (isLiveTensor(p0)) return ops()['copy_'].callUnchecked(this, p0, false);
   }
   if (n === 2 && isLiveTensor(this)) {
-    if (isLiveTensor(p0) && typeof p1 === 'boolean') return ops()['copy_'].call(this, p0, p1);
+    if (isLiveTensor(p0) && typeof p1 === 'boolean') return ops()['copy_'].callUnchecked(this, p0, p1);
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o: any = p1;
     if (
       optionsWithin(o, M_copy__K0) && isLiveTensor(p0) &&
       (o.nonBlocking === undefined || typeof o.nonBlocking === 'boolean')
-    ) return ops()['copy_'].call(this, p0, o.nonBlocking === undefined ? false : o.nonBlocking);
+    ) return ops()['copy_'].callUnchecked(this, p0, o.nonBlocking === undefined ? false : o.nonBlocking);
   }
   if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
     const o: any = p2;
     if (optionsWithin(o, M_copy__K1) && isLiveTensor(p0) && typeof p1 === 'boolean') {
-      return ops()['copy_'].call(this, p0, p1);
+      return ops()['copy_'].callUnchecked(this, p0, p1);
     }
   }
   return callParsed(M_copy_, ops(), this, arguments);
@@ -10514,11 +10705,11 @@ const M_to_K10: readonly string[] = ['memoryFormat'];
 function method_to(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
-    return ops()['to.dtype_layout'].call(this, null, null, null, null, false, false, null);
+    return ops()['to.dtype_layout'].callUnchecked(this, null, null, null, null, false, false, null);
   }
   if (n === 1 && isLiveTensor(this)) {
     if ((p0 == null || isDeviceArg(p0))) {
-      return ops()['to.dtype_layout'].call(
+      return ops()['to.dtype_layout'].callUnchecked(
         this,
         null,
         null,
@@ -10529,12 +10720,12 @@ function method_to(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: an
         null,
       );
     }
-    if (isDTypeArg(p0)) return ops()['to.dtype'].call(this, dtypeArg(p0), false, false, null);
-    if (isLiveTensor(p0)) return ops()['to.other'].call(this, p0, false, false, null);
+    if (isDTypeArg(p0)) return ops()['to.dtype'].callUnchecked(this, dtypeArg(p0), false, false, null);
+    if (isLiveTensor(p0)) return ops()['to.other'].callUnchecked(this, p0, false, false, null);
   }
   if (n === 2 && isLiveTensor(this)) {
     if ((p0 == null || isDeviceArg(p0)) && (p1 == null || isDTypeArg(p1))) {
-      return ops()['to.dtype_layout'].call(
+      return ops()['to.dtype_layout'].callUnchecked(
         this,
         p1 == null ? null : dtypeArg(p1),
         null,
@@ -10545,12 +10736,14 @@ function method_to(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: an
         null,
       );
     }
-    if (isDTypeArg(p0) && typeof p1 === 'boolean') return ops()['to.dtype'].call(this, dtypeArg(p0), p1, false, null);
-    if (isLiveTensor(p0) && typeof p1 === 'boolean') return ops()['to.other'].call(this, p0, p1, false, null);
+    if (isDTypeArg(p0) && typeof p1 === 'boolean') {
+      return ops()['to.dtype'].callUnchecked(this, dtypeArg(p0), p1, false, null);
+    }
+    if (isLiveTensor(p0) && typeof p1 === 'boolean') return ops()['to.other'].callUnchecked(this, p0, p1, false, null);
   }
   if (n === 3 && isLiveTensor(this)) {
     if ((p0 == null || isDeviceArg(p0)) && (p1 == null || isDTypeArg(p1)) && typeof p2 === 'boolean') {
-      return ops()['to.dtype_layout'].call(
+      return ops()['to.dtype_layout'].callUnchecked(
         this,
         p1 == null ? null : dtypeArg(p1),
         null,
@@ -10562,10 +10755,10 @@ function method_to(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: an
       );
     }
     if (isDTypeArg(p0) && typeof p1 === 'boolean' && typeof p2 === 'boolean') {
-      return ops()['to.dtype'].call(this, dtypeArg(p0), p1, p2, null);
+      return ops()['to.dtype'].callUnchecked(this, dtypeArg(p0), p1, p2, null);
     }
     if (isLiveTensor(p0) && typeof p1 === 'boolean' && typeof p2 === 'boolean') {
-      return ops()['to.other'].call(this, p0, p1, p2, null);
+      return ops()['to.other'].callUnchecked(this, p0, p1, p2, null);
     }
   }
   if (n === 4 && isLiveTensor(this)) {
@@ -10573,7 +10766,7 @@ function method_to(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: an
       (p0 == null || isDeviceArg(p0)) && (p1 == null || isDTypeArg(p1)) && typeof p2 === 'boolean' &&
       typeof p3 === 'boolean'
     ) {
-      return ops()['to.dtype_layout'].call(
+      return ops()['to.dtype_layout'].callUnchecked(
         this,
         p1 == null ? null : dtypeArg(p1),
         null,
@@ -10594,7 +10787,7 @@ function method_to(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: an
       (o.copy === undefined || typeof o.copy === 'boolean') &&
       (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat)))
     ) {
-      return ops()['to.dtype_layout'].call(
+      return ops()['to.dtype_layout'].callUnchecked(
         this,
         o.dtype == null ? null : dtypeArg(o.dtype),
         null,
@@ -10615,7 +10808,7 @@ function method_to(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: an
       (o.copy === undefined || typeof o.copy === 'boolean') &&
       (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat)))
     ) {
-      return ops()['to.dtype_layout'].call(
+      return ops()['to.dtype_layout'].callUnchecked(
         this,
         o.dtype == null ? null : dtypeArg(o.dtype),
         null,
@@ -10632,7 +10825,7 @@ function method_to(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: an
       (o.copy === undefined || typeof o.copy === 'boolean') &&
       (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat)))
     ) {
-      return ops()['to.dtype'].call(
+      return ops()['to.dtype'].callUnchecked(
         this,
         dtypeArg(p0),
         o.nonBlocking === undefined ? false : o.nonBlocking,
@@ -10646,7 +10839,7 @@ function method_to(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: an
       (o.copy === undefined || typeof o.copy === 'boolean') &&
       (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat)))
     ) {
-      return ops()['to.other'].call(
+      return ops()['to.other'].callUnchecked(
         this,
         p0,
         o.nonBlocking === undefined ? false : o.nonBlocking,
@@ -10663,7 +10856,7 @@ function method_to(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: an
       (o.copy === undefined || typeof o.copy === 'boolean') &&
       (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat)))
     ) {
-      return ops()['to.dtype_layout'].call(
+      return ops()['to.dtype_layout'].callUnchecked(
         this,
         p1 == null ? null : dtypeArg(p1),
         null,
@@ -10679,7 +10872,7 @@ function method_to(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: an
       (o.copy === undefined || typeof o.copy === 'boolean') &&
       (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat)))
     ) {
-      return ops()['to.dtype'].call(
+      return ops()['to.dtype'].callUnchecked(
         this,
         dtypeArg(p0),
         p1,
@@ -10691,7 +10884,15 @@ function method_to(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: an
       optionsWithin(o, M_to_K6) && isLiveTensor(p0) && typeof p1 === 'boolean' &&
       (o.copy === undefined || typeof o.copy === 'boolean') &&
       (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat)))
-    ) return ops()['to.other'].call(this, p0, p1, o.copy === undefined ? false : o.copy, o.memoryFormat ?? null);
+    ) {
+      return ops()['to.other'].callUnchecked(
+        this,
+        p0,
+        p1,
+        o.copy === undefined ? false : o.copy,
+        o.memoryFormat ?? null,
+      );
+    }
   }
   if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
     const o: any = p3;
@@ -10700,7 +10901,7 @@ function method_to(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: an
       typeof p2 === 'boolean' && (o.copy === undefined || typeof o.copy === 'boolean') &&
       (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat)))
     ) {
-      return ops()['to.dtype_layout'].call(
+      return ops()['to.dtype_layout'].callUnchecked(
         this,
         p1 == null ? null : dtypeArg(p1),
         null,
@@ -10714,11 +10915,11 @@ function method_to(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: an
     if (
       optionsWithin(o, M_to_K8) && isDTypeArg(p0) && typeof p1 === 'boolean' && typeof p2 === 'boolean' &&
       (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat)))
-    ) return ops()['to.dtype'].call(this, dtypeArg(p0), p1, p2, o.memoryFormat ?? null);
+    ) return ops()['to.dtype'].callUnchecked(this, dtypeArg(p0), p1, p2, o.memoryFormat ?? null);
     if (
       optionsWithin(o, M_to_K9) && isLiveTensor(p0) && typeof p1 === 'boolean' && typeof p2 === 'boolean' &&
       (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat)))
-    ) return ops()['to.other'].call(this, p0, p1, p2, o.memoryFormat ?? null);
+    ) return ops()['to.other'].callUnchecked(this, p0, p1, p2, o.memoryFormat ?? null);
   }
   if (n === 5 && isLiveTensor(this) && isOptions(p4)) {
     const o: any = p4;
@@ -10727,7 +10928,7 @@ function method_to(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: an
       typeof p2 === 'boolean' && typeof p3 === 'boolean' &&
       (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat)))
     ) {
-      return ops()['to.dtype_layout'].call(
+      return ops()['to.dtype_layout'].callUnchecked(
         this,
         p1 == null ? null : dtypeArg(p1),
         null,
@@ -10757,29 +10958,31 @@ const M_split_K3: readonly string[] = [];
 function method_split(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
-    if (isIntArg(p0)) return ops()['split.Tensor'].call(this, intArg(p0), 0);
-    if (isIntListArg(p0, 0)) return ops()['split.sizes'].call(this, intListArg(p0, 0), 0);
+    if (isIntArg(p0)) return ops()['split.Tensor'].callUnchecked(this, intArg(p0), 0);
+    if (isIntListArg(p0, 0)) return ops()['split.sizes'].callUnchecked(this, intListArg(p0, 0), 0);
   }
   if (n === 2 && isLiveTensor(this)) {
-    if (isIntArg(p0) && isIntArg(p1)) return ops()['split.Tensor'].call(this, intArg(p0), intArg(p1));
-    if (isIntListArg(p0, 0) && isIntArg(p1)) return ops()['split.sizes'].call(this, intListArg(p0, 0), intArg(p1));
+    if (isIntArg(p0) && isIntArg(p1)) return ops()['split.Tensor'].callUnchecked(this, intArg(p0), intArg(p1));
+    if (isIntListArg(p0, 0) && isIntArg(p1)) {
+      return ops()['split.sizes'].callUnchecked(this, intListArg(p0, 0), intArg(p1));
+    }
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o: any = p1;
     if (optionsWithin(o, M_split_K0) && isIntArg(p0) && (o.dim === undefined || isIntArg(o.dim))) {
-      return ops()['split.Tensor'].call(this, intArg(p0), o.dim === undefined ? 0 : intArg(o.dim));
+      return ops()['split.Tensor'].callUnchecked(this, intArg(p0), o.dim === undefined ? 0 : intArg(o.dim));
     }
     if (optionsWithin(o, M_split_K1) && isIntListArg(p0, 0) && (o.dim === undefined || isIntArg(o.dim))) {
-      return ops()['split.sizes'].call(this, intListArg(p0, 0), o.dim === undefined ? 0 : intArg(o.dim));
+      return ops()['split.sizes'].callUnchecked(this, intListArg(p0, 0), o.dim === undefined ? 0 : intArg(o.dim));
     }
   }
   if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
     const o: any = p2;
     if (optionsWithin(o, M_split_K2) && isIntArg(p0) && isIntArg(p1)) {
-      return ops()['split.Tensor'].call(this, intArg(p0), intArg(p1));
+      return ops()['split.Tensor'].callUnchecked(this, intArg(p0), intArg(p1));
     }
     if (optionsWithin(o, M_split_K3) && isIntListArg(p0, 0) && isIntArg(p1)) {
-      return ops()['split.sizes'].call(this, intListArg(p0, 0), intArg(p1));
+      return ops()['split.sizes'].callUnchecked(this, intListArg(p0, 0), intArg(p1));
     }
   }
   return callParsed(M_split, ops(), this, arguments);
@@ -10798,21 +11001,23 @@ const M_splitWithSizes_K1: readonly string[] = [];
 function method_splitWithSizes(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
-    if (isIntListArg(p0, 0)) return ops()['split_with_sizes'].call(this, intListArg(p0, 0), 0);
+    if (isIntListArg(p0, 0)) return ops()['split_with_sizes'].callUnchecked(this, intListArg(p0, 0), 0);
   }
   if (n === 2 && isLiveTensor(this)) {
-    if (isIntListArg(p0, 0) && isIntArg(p1)) return ops()['split_with_sizes'].call(this, intListArg(p0, 0), intArg(p1));
+    if (isIntListArg(p0, 0) && isIntArg(p1)) {
+      return ops()['split_with_sizes'].callUnchecked(this, intListArg(p0, 0), intArg(p1));
+    }
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o: any = p1;
     if (optionsWithin(o, M_splitWithSizes_K0) && isIntListArg(p0, 0) && (o.dim === undefined || isIntArg(o.dim))) {
-      return ops()['split_with_sizes'].call(this, intListArg(p0, 0), o.dim === undefined ? 0 : intArg(o.dim));
+      return ops()['split_with_sizes'].callUnchecked(this, intListArg(p0, 0), o.dim === undefined ? 0 : intArg(o.dim));
     }
   }
   if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
     const o: any = p2;
     if (optionsWithin(o, M_splitWithSizes_K1) && isIntListArg(p0, 0) && isIntArg(p1)) {
-      return ops()['split_with_sizes'].call(this, intListArg(p0, 0), intArg(p1));
+      return ops()['split_with_sizes'].callUnchecked(this, intListArg(p0, 0), intArg(p1));
     }
   }
   return callParsed(M_splitWithSizes, ops(), this, arguments);
@@ -10828,21 +11033,21 @@ const M_chunk_K1: readonly string[] = [];
 function method_chunk(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
-    if (isIntArg(p0)) return ops()['chunk'].call(this, intArg(p0), 0);
+    if (isIntArg(p0)) return ops()['chunk'].callUnchecked(this, intArg(p0), 0);
   }
   if (n === 2 && isLiveTensor(this)) {
-    if (isIntArg(p0) && isIntArg(p1)) return ops()['chunk'].call(this, intArg(p0), intArg(p1));
+    if (isIntArg(p0) && isIntArg(p1)) return ops()['chunk'].callUnchecked(this, intArg(p0), intArg(p1));
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o: any = p1;
     if (optionsWithin(o, M_chunk_K0) && isIntArg(p0) && (o.dim === undefined || isIntArg(o.dim))) {
-      return ops()['chunk'].call(this, intArg(p0), o.dim === undefined ? 0 : intArg(o.dim));
+      return ops()['chunk'].callUnchecked(this, intArg(p0), o.dim === undefined ? 0 : intArg(o.dim));
     }
   }
   if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
     const o: any = p2;
     if (optionsWithin(o, M_chunk_K1) && isIntArg(p0) && isIntArg(p1)) {
-      return ops()['chunk'].call(this, intArg(p0), intArg(p1));
+      return ops()['chunk'].callUnchecked(this, intArg(p0), intArg(p1));
     }
   }
   return callParsed(M_chunk, ops(), this, arguments);
@@ -10858,20 +11063,20 @@ const M_unbind_K1: readonly string[] = [];
 function method_unbind(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
-    return ops()['unbind.int'].call(this, 0);
+    return ops()['unbind.int'].callUnchecked(this, 0);
   }
   if (n === 1 && isLiveTensor(this)) {
-    if (isIntArg(p0)) return ops()['unbind.int'].call(this, intArg(p0));
+    if (isIntArg(p0)) return ops()['unbind.int'].callUnchecked(this, intArg(p0));
   }
   if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
     const o: any = p0;
     if (optionsWithin(o, M_unbind_K0) && (o.dim === undefined || isIntArg(o.dim))) {
-      return ops()['unbind.int'].call(this, o.dim === undefined ? 0 : intArg(o.dim));
+      return ops()['unbind.int'].callUnchecked(this, o.dim === undefined ? 0 : intArg(o.dim));
     }
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, M_unbind_K1) && isIntArg(p0)) return ops()['unbind.int'].call(this, intArg(p0));
+    if (optionsWithin(o, M_unbind_K1) && isIntArg(p0)) return ops()['unbind.int'].callUnchecked(this, intArg(p0));
   }
   return callParsed(M_unbind, ops(), this, arguments);
 }
@@ -10888,43 +11093,45 @@ const M_flip_K3: readonly string[] = [];
 function method_flip(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest: any[]): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
-    if ((Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) return ops()['flip'].call(this, intListArg(p0, 0));
+    if ((Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
+      return ops()['flip'].callUnchecked(this, intListArg(p0, 0));
+    }
   }
   if (n === 2 && isLiveTensor(this)) {
-    if (isIntArg(p0) && isIntArg(p1)) return ops()['flip'].call(this, [intArg(p0), intArg(p1)]);
+    if (isIntArg(p0) && isIntArg(p1)) return ops()['flip'].callUnchecked(this, [intArg(p0), intArg(p1)]);
   }
   if (n === 3 && isLiveTensor(this)) {
     if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
-      return ops()['flip'].call(this, [intArg(p0), intArg(p1), intArg(p2)]);
+      return ops()['flip'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2)]);
     }
   }
   if (n === 4 && isLiveTensor(this)) {
     if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
-      return ops()['flip'].call(this, [intArg(p0), intArg(p1), intArg(p2), intArg(p3)]);
+      return ops()['flip'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2), intArg(p3)]);
     }
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o: any = p1;
     if (optionsWithin(o, M_flip_K0) && (Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
-      return ops()['flip'].call(this, intListArg(p0, 0));
+      return ops()['flip'].callUnchecked(this, intListArg(p0, 0));
     }
   }
   if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
     const o: any = p2;
     if (isIntArg(p0) && isIntArg(p1) && optionsWithin(o, M_flip_K1)) {
-      return ops()['flip'].call(this, [intArg(p0), intArg(p1)]);
+      return ops()['flip'].callUnchecked(this, [intArg(p0), intArg(p1)]);
     }
   }
   if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
     const o: any = p3;
     if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && optionsWithin(o, M_flip_K2)) {
-      return ops()['flip'].call(this, [intArg(p0), intArg(p1), intArg(p2)]);
+      return ops()['flip'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2)]);
     }
   }
   if (n === 5 && isLiveTensor(this) && isOptions(p4)) {
     const o: any = p4;
     if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3) && optionsWithin(o, M_flip_K3)) {
-      return ops()['flip'].call(this, [intArg(p0), intArg(p1), intArg(p2), intArg(p3)]);
+      return ops()['flip'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2), intArg(p3)]);
     }
   }
   return callParsed(M_flip, ops(), this, arguments);
@@ -10944,16 +11151,16 @@ const M_sum_K2: readonly string[] = ['dtype'];
 function method_sum(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
-    return ops()['sum.dim_IntList'].call(this, null, false, null);
+    return ops()['sum.dim_IntList'].callUnchecked(this, null, false, null);
   }
   if (n === 1 && isLiveTensor(this)) {
     if ((p0 == null || isIntListArg(p0, 1))) {
-      return ops()['sum.dim_IntList'].call(this, p0 == null ? null : intListArg(p0, 1), false, null);
+      return ops()['sum.dim_IntList'].callUnchecked(this, p0 == null ? null : intListArg(p0, 1), false, null);
     }
   }
   if (n === 2 && isLiveTensor(this)) {
     if ((p0 == null || isIntListArg(p0, 1)) && typeof p1 === 'boolean') {
-      return ops()['sum.dim_IntList'].call(this, p0 == null ? null : intListArg(p0, 1), p1, null);
+      return ops()['sum.dim_IntList'].callUnchecked(this, p0 == null ? null : intListArg(p0, 1), p1, null);
     }
   }
   if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
@@ -10963,7 +11170,7 @@ function method_sum(this: Tensor, p0?: any, p1?: any, p2?: any): any {
       (o.keepdim === undefined || typeof o.keepdim === 'boolean') &&
       (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
     ) {
-      return ops()['sum.dim_IntList'].call(
+      return ops()['sum.dim_IntList'].callUnchecked(
         this,
         o.dim == null ? null : intListArg(o.dim, 1),
         o.keepdim === undefined ? false : o.keepdim,
@@ -10978,7 +11185,7 @@ function method_sum(this: Tensor, p0?: any, p1?: any, p2?: any): any {
       (o.keepdim === undefined || typeof o.keepdim === 'boolean') &&
       (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
     ) {
-      return ops()['sum.dim_IntList'].call(
+      return ops()['sum.dim_IntList'].callUnchecked(
         this,
         p0 == null ? null : intListArg(p0, 1),
         o.keepdim === undefined ? false : o.keepdim,
@@ -10992,7 +11199,7 @@ function method_sum(this: Tensor, p0?: any, p1?: any, p2?: any): any {
       optionsWithin(o, M_sum_K2) && (p0 == null || isIntListArg(p0, 1)) && typeof p1 === 'boolean' &&
       (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
     ) {
-      return ops()['sum.dim_IntList'].call(
+      return ops()['sum.dim_IntList'].callUnchecked(
         this,
         p0 == null ? null : intListArg(p0, 1),
         p1,
@@ -11017,16 +11224,16 @@ const M_mean_K2: readonly string[] = ['dtype'];
 function method_mean(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
-    return ops()['mean.dim'].call(this, null, false, null);
+    return ops()['mean.dim'].callUnchecked(this, null, false, null);
   }
   if (n === 1 && isLiveTensor(this)) {
     if ((p0 == null || isIntListArg(p0, 1))) {
-      return ops()['mean.dim'].call(this, p0 == null ? null : intListArg(p0, 1), false, null);
+      return ops()['mean.dim'].callUnchecked(this, p0 == null ? null : intListArg(p0, 1), false, null);
     }
   }
   if (n === 2 && isLiveTensor(this)) {
     if ((p0 == null || isIntListArg(p0, 1)) && typeof p1 === 'boolean') {
-      return ops()['mean.dim'].call(this, p0 == null ? null : intListArg(p0, 1), p1, null);
+      return ops()['mean.dim'].callUnchecked(this, p0 == null ? null : intListArg(p0, 1), p1, null);
     }
   }
   if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
@@ -11036,7 +11243,7 @@ function method_mean(this: Tensor, p0?: any, p1?: any, p2?: any): any {
       (o.keepdim === undefined || typeof o.keepdim === 'boolean') &&
       (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
     ) {
-      return ops()['mean.dim'].call(
+      return ops()['mean.dim'].callUnchecked(
         this,
         o.dim == null ? null : intListArg(o.dim, 1),
         o.keepdim === undefined ? false : o.keepdim,
@@ -11051,7 +11258,7 @@ function method_mean(this: Tensor, p0?: any, p1?: any, p2?: any): any {
       (o.keepdim === undefined || typeof o.keepdim === 'boolean') &&
       (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
     ) {
-      return ops()['mean.dim'].call(
+      return ops()['mean.dim'].callUnchecked(
         this,
         p0 == null ? null : intListArg(p0, 1),
         o.keepdim === undefined ? false : o.keepdim,
@@ -11065,7 +11272,7 @@ function method_mean(this: Tensor, p0?: any, p1?: any, p2?: any): any {
       optionsWithin(o, M_mean_K2) && (p0 == null || isIntListArg(p0, 1)) && typeof p1 === 'boolean' &&
       (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
     ) {
-      return ops()['mean.dim'].call(
+      return ops()['mean.dim'].callUnchecked(
         this,
         p0 == null ? null : intListArg(p0, 1),
         p1,
@@ -11090,18 +11297,18 @@ const M_prod_K2: readonly string[] = ['dtype'];
 function method_prod(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
-    return ops()['prod'].call(this, null);
+    return ops()['prod'].callUnchecked(this, null);
   }
   if (n === 1 && isLiveTensor(this)) {
-    if (isIntArg(p0)) return ops()['prod.dim_int'].call(this, intArg(p0), false, null);
+    if (isIntArg(p0)) return ops()['prod.dim_int'].callUnchecked(this, intArg(p0), false, null);
   }
   if (n === 2 && isLiveTensor(this)) {
-    if (isIntArg(p0) && typeof p1 === 'boolean') return ops()['prod.dim_int'].call(this, intArg(p0), p1, null);
+    if (isIntArg(p0) && typeof p1 === 'boolean') return ops()['prod.dim_int'].callUnchecked(this, intArg(p0), p1, null);
   }
   if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
     const o: any = p0;
     if (optionsWithin(o, M_prod_K0) && (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))) {
-      return ops()['prod'].call(this, o.dtype == null ? null : dtypeArg(o.dtype));
+      return ops()['prod'].callUnchecked(this, o.dtype == null ? null : dtypeArg(o.dtype));
     }
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
@@ -11110,7 +11317,7 @@ function method_prod(this: Tensor, p0?: any, p1?: any, p2?: any): any {
       optionsWithin(o, M_prod_K1) && isIntArg(p0) && (o.keepdim === undefined || typeof o.keepdim === 'boolean') &&
       (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
     ) {
-      return ops()['prod.dim_int'].call(
+      return ops()['prod.dim_int'].callUnchecked(
         this,
         intArg(p0),
         o.keepdim === undefined ? false : o.keepdim,
@@ -11123,7 +11330,7 @@ function method_prod(this: Tensor, p0?: any, p1?: any, p2?: any): any {
     if (
       optionsWithin(o, M_prod_K2) && isIntArg(p0) && typeof p1 === 'boolean' &&
       (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
-    ) return ops()['prod.dim_int'].call(this, intArg(p0), p1, o.dtype == null ? null : dtypeArg(o.dtype));
+    ) return ops()['prod.dim_int'].callUnchecked(this, intArg(p0), p1, o.dtype == null ? null : dtypeArg(o.dtype));
   }
   return callParsed(M_prod, ops(), this, arguments);
 }
@@ -11142,28 +11349,28 @@ const M_max_K2: readonly string[] = [];
 function method_max(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
-    return ops()['max'].call(this);
+    return ops()['max'].callUnchecked(this);
   }
   if (n === 1 && isLiveTensor(this)) {
-    if (isIntArg(p0)) return ops()['max.dim'].call(this, intArg(p0), false);
+    if (isIntArg(p0)) return ops()['max.dim'].callUnchecked(this, intArg(p0), false);
   }
   if (n === 2 && isLiveTensor(this)) {
-    if (isIntArg(p0) && typeof p1 === 'boolean') return ops()['max.dim'].call(this, intArg(p0), p1);
+    if (isIntArg(p0) && typeof p1 === 'boolean') return ops()['max.dim'].callUnchecked(this, intArg(p0), p1);
   }
   if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
     const o: any = p0;
-    if (optionsWithin(o, M_max_K0)) return ops()['max'].call(this);
+    if (optionsWithin(o, M_max_K0)) return ops()['max'].callUnchecked(this);
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o: any = p1;
     if (optionsWithin(o, M_max_K1) && isIntArg(p0) && (o.keepdim === undefined || typeof o.keepdim === 'boolean')) {
-      return ops()['max.dim'].call(this, intArg(p0), o.keepdim === undefined ? false : o.keepdim);
+      return ops()['max.dim'].callUnchecked(this, intArg(p0), o.keepdim === undefined ? false : o.keepdim);
     }
   }
   if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
     const o: any = p2;
     if (optionsWithin(o, M_max_K2) && isIntArg(p0) && typeof p1 === 'boolean') {
-      return ops()['max.dim'].call(this, intArg(p0), p1);
+      return ops()['max.dim'].callUnchecked(this, intArg(p0), p1);
     }
   }
   return callParsed(M_max, ops(), this, arguments);
@@ -11183,28 +11390,28 @@ const M_min_K2: readonly string[] = [];
 function method_min(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
-    return ops()['min'].call(this);
+    return ops()['min'].callUnchecked(this);
   }
   if (n === 1 && isLiveTensor(this)) {
-    if (isIntArg(p0)) return ops()['min.dim'].call(this, intArg(p0), false);
+    if (isIntArg(p0)) return ops()['min.dim'].callUnchecked(this, intArg(p0), false);
   }
   if (n === 2 && isLiveTensor(this)) {
-    if (isIntArg(p0) && typeof p1 === 'boolean') return ops()['min.dim'].call(this, intArg(p0), p1);
+    if (isIntArg(p0) && typeof p1 === 'boolean') return ops()['min.dim'].callUnchecked(this, intArg(p0), p1);
   }
   if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
     const o: any = p0;
-    if (optionsWithin(o, M_min_K0)) return ops()['min'].call(this);
+    if (optionsWithin(o, M_min_K0)) return ops()['min'].callUnchecked(this);
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o: any = p1;
     if (optionsWithin(o, M_min_K1) && isIntArg(p0) && (o.keepdim === undefined || typeof o.keepdim === 'boolean')) {
-      return ops()['min.dim'].call(this, intArg(p0), o.keepdim === undefined ? false : o.keepdim);
+      return ops()['min.dim'].callUnchecked(this, intArg(p0), o.keepdim === undefined ? false : o.keepdim);
     }
   }
   if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
     const o: any = p2;
     if (optionsWithin(o, M_min_K2) && isIntArg(p0) && typeof p1 === 'boolean') {
-      return ops()['min.dim'].call(this, intArg(p0), p1);
+      return ops()['min.dim'].callUnchecked(this, intArg(p0), p1);
     }
   }
   return callParsed(M_min, ops(), this, arguments);
@@ -11221,13 +11428,13 @@ const M_amax_K2: readonly string[] = [];
 function method_amax(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
-    return ops()['amax'].call(this, [], false);
+    return ops()['amax'].callUnchecked(this, [], false);
   }
   if (n === 1 && isLiveTensor(this)) {
-    if (isIntListArg(p0, 1)) return ops()['amax'].call(this, intListArg(p0, 1), false);
+    if (isIntListArg(p0, 1)) return ops()['amax'].callUnchecked(this, intListArg(p0, 1), false);
   }
   if (n === 2 && isLiveTensor(this)) {
-    if (isIntListArg(p0, 1) && typeof p1 === 'boolean') return ops()['amax'].call(this, intListArg(p0, 1), p1);
+    if (isIntListArg(p0, 1) && typeof p1 === 'boolean') return ops()['amax'].callUnchecked(this, intListArg(p0, 1), p1);
   }
   if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
     const o: any = p0;
@@ -11235,7 +11442,7 @@ function method_amax(this: Tensor, p0?: any, p1?: any, p2?: any): any {
       optionsWithin(o, M_amax_K0) && (o.dim === undefined || isIntListArg(o.dim, 1)) &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
     ) {
-      return ops()['amax'].call(
+      return ops()['amax'].callUnchecked(
         this,
         o.dim === undefined ? [] : intListArg(o.dim, 1),
         o.keepdim === undefined ? false : o.keepdim,
@@ -11246,12 +11453,12 @@ function method_amax(this: Tensor, p0?: any, p1?: any, p2?: any): any {
     const o: any = p1;
     if (
       optionsWithin(o, M_amax_K1) && isIntListArg(p0, 1) && (o.keepdim === undefined || typeof o.keepdim === 'boolean')
-    ) return ops()['amax'].call(this, intListArg(p0, 1), o.keepdim === undefined ? false : o.keepdim);
+    ) return ops()['amax'].callUnchecked(this, intListArg(p0, 1), o.keepdim === undefined ? false : o.keepdim);
   }
   if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
     const o: any = p2;
     if (optionsWithin(o, M_amax_K2) && isIntListArg(p0, 1) && typeof p1 === 'boolean') {
-      return ops()['amax'].call(this, intListArg(p0, 1), p1);
+      return ops()['amax'].callUnchecked(this, intListArg(p0, 1), p1);
     }
   }
   return callParsed(M_amax, ops(), this, arguments);
@@ -11268,13 +11475,13 @@ const M_amin_K2: readonly string[] = [];
 function method_amin(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
-    return ops()['amin'].call(this, [], false);
+    return ops()['amin'].callUnchecked(this, [], false);
   }
   if (n === 1 && isLiveTensor(this)) {
-    if (isIntListArg(p0, 1)) return ops()['amin'].call(this, intListArg(p0, 1), false);
+    if (isIntListArg(p0, 1)) return ops()['amin'].callUnchecked(this, intListArg(p0, 1), false);
   }
   if (n === 2 && isLiveTensor(this)) {
-    if (isIntListArg(p0, 1) && typeof p1 === 'boolean') return ops()['amin'].call(this, intListArg(p0, 1), p1);
+    if (isIntListArg(p0, 1) && typeof p1 === 'boolean') return ops()['amin'].callUnchecked(this, intListArg(p0, 1), p1);
   }
   if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
     const o: any = p0;
@@ -11282,7 +11489,7 @@ function method_amin(this: Tensor, p0?: any, p1?: any, p2?: any): any {
       optionsWithin(o, M_amin_K0) && (o.dim === undefined || isIntListArg(o.dim, 1)) &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
     ) {
-      return ops()['amin'].call(
+      return ops()['amin'].callUnchecked(
         this,
         o.dim === undefined ? [] : intListArg(o.dim, 1),
         o.keepdim === undefined ? false : o.keepdim,
@@ -11293,12 +11500,12 @@ function method_amin(this: Tensor, p0?: any, p1?: any, p2?: any): any {
     const o: any = p1;
     if (
       optionsWithin(o, M_amin_K1) && isIntListArg(p0, 1) && (o.keepdim === undefined || typeof o.keepdim === 'boolean')
-    ) return ops()['amin'].call(this, intListArg(p0, 1), o.keepdim === undefined ? false : o.keepdim);
+    ) return ops()['amin'].callUnchecked(this, intListArg(p0, 1), o.keepdim === undefined ? false : o.keepdim);
   }
   if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
     const o: any = p2;
     if (optionsWithin(o, M_amin_K2) && isIntListArg(p0, 1) && typeof p1 === 'boolean') {
-      return ops()['amin'].call(this, intListArg(p0, 1), p1);
+      return ops()['amin'].callUnchecked(this, intListArg(p0, 1), p1);
     }
   }
   return callParsed(M_amin, ops(), this, arguments);
@@ -11315,14 +11522,14 @@ const M_argmax_K2: readonly string[] = [];
 function method_argmax(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
-    return ops()['argmax'].call(this, null, false);
+    return ops()['argmax'].callUnchecked(this, null, false);
   }
   if (n === 1 && isLiveTensor(this)) {
-    if ((p0 == null || isIntArg(p0))) return ops()['argmax'].call(this, p0 == null ? null : intArg(p0), false);
+    if ((p0 == null || isIntArg(p0))) return ops()['argmax'].callUnchecked(this, p0 == null ? null : intArg(p0), false);
   }
   if (n === 2 && isLiveTensor(this)) {
     if ((p0 == null || isIntArg(p0)) && typeof p1 === 'boolean') {
-      return ops()['argmax'].call(this, p0 == null ? null : intArg(p0), p1);
+      return ops()['argmax'].callUnchecked(this, p0 == null ? null : intArg(p0), p1);
     }
   }
   if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
@@ -11331,7 +11538,7 @@ function method_argmax(this: Tensor, p0?: any, p1?: any, p2?: any): any {
       optionsWithin(o, M_argmax_K0) && (o.dim === undefined || (o.dim == null || isIntArg(o.dim))) &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
     ) {
-      return ops()['argmax'].call(
+      return ops()['argmax'].callUnchecked(
         this,
         o.dim == null ? null : intArg(o.dim),
         o.keepdim === undefined ? false : o.keepdim,
@@ -11343,12 +11550,18 @@ function method_argmax(this: Tensor, p0?: any, p1?: any, p2?: any): any {
     if (
       optionsWithin(o, M_argmax_K1) && (p0 == null || isIntArg(p0)) &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
-    ) return ops()['argmax'].call(this, p0 == null ? null : intArg(p0), o.keepdim === undefined ? false : o.keepdim);
+    ) {
+      return ops()['argmax'].callUnchecked(
+        this,
+        p0 == null ? null : intArg(p0),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
   }
   if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
     const o: any = p2;
     if (optionsWithin(o, M_argmax_K2) && (p0 == null || isIntArg(p0)) && typeof p1 === 'boolean') {
-      return ops()['argmax'].call(this, p0 == null ? null : intArg(p0), p1);
+      return ops()['argmax'].callUnchecked(this, p0 == null ? null : intArg(p0), p1);
     }
   }
   return callParsed(M_argmax, ops(), this, arguments);
@@ -11365,14 +11578,14 @@ const M_argmin_K2: readonly string[] = [];
 function method_argmin(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
-    return ops()['argmin'].call(this, null, false);
+    return ops()['argmin'].callUnchecked(this, null, false);
   }
   if (n === 1 && isLiveTensor(this)) {
-    if ((p0 == null || isIntArg(p0))) return ops()['argmin'].call(this, p0 == null ? null : intArg(p0), false);
+    if ((p0 == null || isIntArg(p0))) return ops()['argmin'].callUnchecked(this, p0 == null ? null : intArg(p0), false);
   }
   if (n === 2 && isLiveTensor(this)) {
     if ((p0 == null || isIntArg(p0)) && typeof p1 === 'boolean') {
-      return ops()['argmin'].call(this, p0 == null ? null : intArg(p0), p1);
+      return ops()['argmin'].callUnchecked(this, p0 == null ? null : intArg(p0), p1);
     }
   }
   if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
@@ -11381,7 +11594,7 @@ function method_argmin(this: Tensor, p0?: any, p1?: any, p2?: any): any {
       optionsWithin(o, M_argmin_K0) && (o.dim === undefined || (o.dim == null || isIntArg(o.dim))) &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
     ) {
-      return ops()['argmin'].call(
+      return ops()['argmin'].callUnchecked(
         this,
         o.dim == null ? null : intArg(o.dim),
         o.keepdim === undefined ? false : o.keepdim,
@@ -11393,12 +11606,18 @@ function method_argmin(this: Tensor, p0?: any, p1?: any, p2?: any): any {
     if (
       optionsWithin(o, M_argmin_K1) && (p0 == null || isIntArg(p0)) &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
-    ) return ops()['argmin'].call(this, p0 == null ? null : intArg(p0), o.keepdim === undefined ? false : o.keepdim);
+    ) {
+      return ops()['argmin'].callUnchecked(
+        this,
+        p0 == null ? null : intArg(p0),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
   }
   if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
     const o: any = p2;
     if (optionsWithin(o, M_argmin_K2) && (p0 == null || isIntArg(p0)) && typeof p1 === 'boolean') {
-      return ops()['argmin'].call(this, p0 == null ? null : intArg(p0), p1);
+      return ops()['argmin'].callUnchecked(this, p0 == null ? null : intArg(p0), p1);
     }
   }
   return callParsed(M_argmin, ops(), this, arguments);
@@ -11413,11 +11632,11 @@ const M_mm_K0: readonly string[] = [];
 function method_mm(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
-    if (isLiveTensor(p0)) return ops()['mm'].call(this, p0);
+    if (isLiveTensor(p0)) return ops()['mm'].callUnchecked(this, p0);
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, M_mm_K0) && isLiveTensor(p0)) return ops()['mm'].call(this, p0);
+    if (optionsWithin(o, M_mm_K0) && isLiveTensor(p0)) return ops()['mm'].callUnchecked(this, p0);
   }
   return callParsed(M_mm, ops(), this, arguments);
 }
@@ -11431,11 +11650,11 @@ const M_bmm_K0: readonly string[] = [];
 function method_bmm(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
-    if (isLiveTensor(p0)) return ops()['bmm'].call(this, p0);
+    if (isLiveTensor(p0)) return ops()['bmm'].callUnchecked(this, p0);
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, M_bmm_K0) && isLiveTensor(p0)) return ops()['bmm'].call(this, p0);
+    if (optionsWithin(o, M_bmm_K0) && isLiveTensor(p0)) return ops()['bmm'].callUnchecked(this, p0);
   }
   return callParsed(M_bmm, ops(), this, arguments);
 }
@@ -11452,7 +11671,7 @@ const M_addmm_K0: readonly string[] = ['beta', 'alpha'];
 function method_addmm(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2 && isLiveTensor(this)) {
-    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['addmm'].call(this, p0, p1, 1, 1);
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['addmm'].callUnchecked(this, p0, p1, 1, 1);
   }
   if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
     const o: any = p2;
@@ -11460,7 +11679,7 @@ function method_addmm(this: Tensor, p0?: any, p1?: any, p2?: any): any {
       optionsWithin(o, M_addmm_K0) && isLiveTensor(p0) && isLiveTensor(p1) &&
       (o.beta === undefined || isScalarArg(o.beta)) && (o.alpha === undefined || isScalarArg(o.alpha))
     ) {
-      return ops()['addmm'].call(
+      return ops()['addmm'].callUnchecked(
         this,
         p0,
         p1,
@@ -11481,11 +11700,11 @@ const M_dot_K0: readonly string[] = [];
 function method_dot(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
-    if (isLiveTensor(p0)) return ops()['dot'].call(this, p0);
+    if (isLiveTensor(p0)) return ops()['dot'].callUnchecked(this, p0);
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, M_dot_K0) && isLiveTensor(p0)) return ops()['dot'].call(this, p0);
+    if (optionsWithin(o, M_dot_K0) && isLiveTensor(p0)) return ops()['dot'].callUnchecked(this, p0);
   }
   return callParsed(M_dot, ops(), this, arguments);
 }
@@ -11499,11 +11718,11 @@ const M_mv_K0: readonly string[] = [];
 function method_mv(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
-    if (isLiveTensor(p0)) return ops()['mv'].call(this, p0);
+    if (isLiveTensor(p0)) return ops()['mv'].callUnchecked(this, p0);
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, M_mv_K0) && isLiveTensor(p0)) return ops()['mv'].call(this, p0);
+    if (optionsWithin(o, M_mv_K0) && isLiveTensor(p0)) return ops()['mv'].callUnchecked(this, p0);
   }
   return callParsed(M_mv, ops(), this, arguments);
 }
@@ -11517,11 +11736,11 @@ const M_matmul_K0: readonly string[] = [];
 function method_matmul(this: Tensor, p0?: any, p1?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
-    if (isLiveTensor(p0)) return ops()['matmul'].call(this, p0);
+    if (isLiveTensor(p0)) return ops()['matmul'].callUnchecked(this, p0);
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o: any = p1;
-    if (optionsWithin(o, M_matmul_K0) && isLiveTensor(p0)) return ops()['matmul'].call(this, p0);
+    if (optionsWithin(o, M_matmul_K0) && isLiveTensor(p0)) return ops()['matmul'].callUnchecked(this, p0);
   }
   return callParsed(M_matmul, ops(), this, arguments);
 }
@@ -11536,11 +11755,11 @@ const M_softmax_K1: readonly string[] = [];
 function method_softmax(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
-    if (isIntArg(p0)) return ops()['softmax.int'].call(this, intArg(p0), null);
+    if (isIntArg(p0)) return ops()['softmax.int'].callUnchecked(this, intArg(p0), null);
   }
   if (n === 2 && isLiveTensor(this)) {
     if (isIntArg(p0) && (p1 == null || isDTypeArg(p1))) {
-      return ops()['softmax.int'].call(this, intArg(p0), p1 == null ? null : dtypeArg(p1));
+      return ops()['softmax.int'].callUnchecked(this, intArg(p0), p1 == null ? null : dtypeArg(p1));
     }
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
@@ -11548,12 +11767,12 @@ function method_softmax(this: Tensor, p0?: any, p1?: any, p2?: any): any {
     if (
       optionsWithin(o, M_softmax_K0) && isIntArg(p0) &&
       (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
-    ) return ops()['softmax.int'].call(this, intArg(p0), o.dtype == null ? null : dtypeArg(o.dtype));
+    ) return ops()['softmax.int'].callUnchecked(this, intArg(p0), o.dtype == null ? null : dtypeArg(o.dtype));
   }
   if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
     const o: any = p2;
     if (optionsWithin(o, M_softmax_K1) && isIntArg(p0) && (p1 == null || isDTypeArg(p1))) {
-      return ops()['softmax.int'].call(this, intArg(p0), p1 == null ? null : dtypeArg(p1));
+      return ops()['softmax.int'].callUnchecked(this, intArg(p0), p1 == null ? null : dtypeArg(p1));
     }
   }
   return callParsed(M_softmax, ops(), this, arguments);
@@ -11572,11 +11791,11 @@ const M_logSoftmax_K1: readonly string[] = [];
 function method_logSoftmax(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 1 && isLiveTensor(this)) {
-    if (isIntArg(p0)) return ops()['log_softmax.int'].call(this, intArg(p0), null);
+    if (isIntArg(p0)) return ops()['log_softmax.int'].callUnchecked(this, intArg(p0), null);
   }
   if (n === 2 && isLiveTensor(this)) {
     if (isIntArg(p0) && (p1 == null || isDTypeArg(p1))) {
-      return ops()['log_softmax.int'].call(this, intArg(p0), p1 == null ? null : dtypeArg(p1));
+      return ops()['log_softmax.int'].callUnchecked(this, intArg(p0), p1 == null ? null : dtypeArg(p1));
     }
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
@@ -11584,12 +11803,12 @@ function method_logSoftmax(this: Tensor, p0?: any, p1?: any, p2?: any): any {
     if (
       optionsWithin(o, M_logSoftmax_K0) && isIntArg(p0) &&
       (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
-    ) return ops()['log_softmax.int'].call(this, intArg(p0), o.dtype == null ? null : dtypeArg(o.dtype));
+    ) return ops()['log_softmax.int'].callUnchecked(this, intArg(p0), o.dtype == null ? null : dtypeArg(o.dtype));
   }
   if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
     const o: any = p2;
     if (optionsWithin(o, M_logSoftmax_K1) && isIntArg(p0) && (p1 == null || isDTypeArg(p1))) {
-      return ops()['log_softmax.int'].call(this, intArg(p0), p1 == null ? null : dtypeArg(p1));
+      return ops()['log_softmax.int'].callUnchecked(this, intArg(p0), p1 == null ? null : dtypeArg(p1));
     }
   }
   return callParsed(M_logSoftmax, ops(), this, arguments);
@@ -11609,13 +11828,15 @@ const M_uniform__K2: readonly string[] = ['generator'];
 function method_uniform_(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
-    return ops()['uniform_'].call(this, 0, 1, null);
+    return ops()['uniform_'].callUnchecked(this, 0, 1, null);
   }
   if (n === 1 && isLiveTensor(this)) {
-    if (isFloatArg(p0)) return ops()['uniform_'].call(this, floatArg(p0), 1, null);
+    if (isFloatArg(p0)) return ops()['uniform_'].callUnchecked(this, floatArg(p0), 1, null);
   }
   if (n === 2 && isLiveTensor(this)) {
-    if (isFloatArg(p0) && isFloatArg(p1)) return ops()['uniform_'].call(this, floatArg(p0), floatArg(p1), null);
+    if (isFloatArg(p0) && isFloatArg(p1)) {
+      return ops()['uniform_'].callUnchecked(this, floatArg(p0), floatArg(p1), null);
+    }
   }
   if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
     const o: any = p0;
@@ -11624,7 +11845,7 @@ function method_uniform_(this: Tensor, p0?: any, p1?: any, p2?: any): any {
       (o.to === undefined || isFloatArg(o.to)) &&
       (o.generator === undefined || (o.generator == null || isGeneratorArg(o.generator)))
     ) {
-      return ops()['uniform_'].call(
+      return ops()['uniform_'].callUnchecked(
         this,
         o.from === undefined ? 0 : floatArg(o.from),
         o.to === undefined ? 1 : floatArg(o.to),
@@ -11637,14 +11858,21 @@ function method_uniform_(this: Tensor, p0?: any, p1?: any, p2?: any): any {
     if (
       optionsWithin(o, M_uniform__K1) && isFloatArg(p0) && (o.to === undefined || isFloatArg(o.to)) &&
       (o.generator === undefined || (o.generator == null || isGeneratorArg(o.generator)))
-    ) return ops()['uniform_'].call(this, floatArg(p0), o.to === undefined ? 1 : floatArg(o.to), o.generator ?? null);
+    ) {
+      return ops()['uniform_'].callUnchecked(
+        this,
+        floatArg(p0),
+        o.to === undefined ? 1 : floatArg(o.to),
+        o.generator ?? null,
+      );
+    }
   }
   if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
     const o: any = p2;
     if (
       optionsWithin(o, M_uniform__K2) && isFloatArg(p0) && isFloatArg(p1) &&
       (o.generator === undefined || (o.generator == null || isGeneratorArg(o.generator)))
-    ) return ops()['uniform_'].call(this, floatArg(p0), floatArg(p1), o.generator ?? null);
+    ) return ops()['uniform_'].callUnchecked(this, floatArg(p0), floatArg(p1), o.generator ?? null);
   }
   return callParsed(M_uniform_, ops(), this, arguments);
 }
@@ -11663,13 +11891,13 @@ const M_normal__K2: readonly string[] = ['generator'];
 function method_normal_(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
-    return ops()['normal_'].call(this, 0, 1, null);
+    return ops()['normal_'].callUnchecked(this, 0, 1, null);
   }
   if (n === 1 && isLiveTensor(this)) {
-    if (isFloatArg(p0)) return ops()['normal_'].call(this, floatArg(p0), 1, null);
+    if (isFloatArg(p0)) return ops()['normal_'].callUnchecked(this, floatArg(p0), 1, null);
   }
   if (n === 2 && isLiveTensor(this)) {
-    if (isFloatArg(p0) && isFloatArg(p1)) return ops()['normal_'].call(this, floatArg(p0), floatArg(p1), null);
+    if (isFloatArg(p0) && isFloatArg(p1)) return ops()['normal_'].callUnchecked(this, floatArg(p0), floatArg(p1), null);
   }
   if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
     const o: any = p0;
@@ -11678,7 +11906,7 @@ function method_normal_(this: Tensor, p0?: any, p1?: any, p2?: any): any {
       (o.std === undefined || isFloatArg(o.std)) &&
       (o.generator === undefined || (o.generator == null || isGeneratorArg(o.generator)))
     ) {
-      return ops()['normal_'].call(
+      return ops()['normal_'].callUnchecked(
         this,
         o.mean === undefined ? 0 : floatArg(o.mean),
         o.std === undefined ? 1 : floatArg(o.std),
@@ -11691,14 +11919,21 @@ function method_normal_(this: Tensor, p0?: any, p1?: any, p2?: any): any {
     if (
       optionsWithin(o, M_normal__K1) && isFloatArg(p0) && (o.std === undefined || isFloatArg(o.std)) &&
       (o.generator === undefined || (o.generator == null || isGeneratorArg(o.generator)))
-    ) return ops()['normal_'].call(this, floatArg(p0), o.std === undefined ? 1 : floatArg(o.std), o.generator ?? null);
+    ) {
+      return ops()['normal_'].callUnchecked(
+        this,
+        floatArg(p0),
+        o.std === undefined ? 1 : floatArg(o.std),
+        o.generator ?? null,
+      );
+    }
   }
   if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
     const o: any = p2;
     if (
       optionsWithin(o, M_normal__K2) && isFloatArg(p0) && isFloatArg(p1) &&
       (o.generator === undefined || (o.generator == null || isGeneratorArg(o.generator)))
-    ) return ops()['normal_'].call(this, floatArg(p0), floatArg(p1), o.generator ?? null);
+    ) return ops()['normal_'].callUnchecked(this, floatArg(p0), floatArg(p1), o.generator ?? null);
   }
   return callParsed(M_normal_, ops(), this, arguments);
 }
@@ -11712,12 +11947,12 @@ const M_indexSelect_K0: readonly string[] = [];
 function method_indexSelect(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2 && isLiveTensor(this)) {
-    if (isIntArg(p0) && isLiveTensor(p1)) return ops()['index_select'].call(this, intArg(p0), p1);
+    if (isIntArg(p0) && isLiveTensor(p1)) return ops()['index_select'].callUnchecked(this, intArg(p0), p1);
   }
   if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
     const o: any = p2;
     if (optionsWithin(o, M_indexSelect_K0) && isIntArg(p0) && isLiveTensor(p1)) {
-      return ops()['index_select'].call(this, intArg(p0), p1);
+      return ops()['index_select'].callUnchecked(this, intArg(p0), p1);
     }
   }
   return callParsed(M_indexSelect, ops(), this, arguments);
@@ -11736,7 +11971,7 @@ function method_indexAdd(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any): 
   const n = arguments.length;
   if (n === 3 && isLiveTensor(this)) {
     if (isIntArg(p0) && isLiveTensor(p1) && isLiveTensor(p2)) {
-      return ops()['index_add'].call(this, intArg(p0), p1, p2, 1);
+      return ops()['index_add'].callUnchecked(this, intArg(p0), p1, p2, 1);
     }
   }
   if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
@@ -11744,7 +11979,7 @@ function method_indexAdd(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any): 
     if (
       optionsWithin(o, M_indexAdd_K0) && isIntArg(p0) && isLiveTensor(p1) && isLiveTensor(p2) &&
       (o.alpha === undefined || isScalarArg(o.alpha))
-    ) return ops()['index_add'].call(this, intArg(p0), p1, p2, o.alpha === undefined ? 1 : scalarArg(o.alpha));
+    ) return ops()['index_add'].callUnchecked(this, intArg(p0), p1, p2, o.alpha === undefined ? 1 : scalarArg(o.alpha));
   }
   return callParsed(M_indexAdd, ops(), this, arguments);
 }
@@ -11761,14 +11996,14 @@ const M_gather_K0: readonly string[] = ['sparseGrad'];
 function method_gather(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2 && isLiveTensor(this)) {
-    if (isIntArg(p0) && isLiveTensor(p1)) return ops()['gather'].call(this, intArg(p0), p1, false);
+    if (isIntArg(p0) && isLiveTensor(p1)) return ops()['gather'].callUnchecked(this, intArg(p0), p1, false);
   }
   if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
     const o: any = p2;
     if (
       optionsWithin(o, M_gather_K0) && isIntArg(p0) && isLiveTensor(p1) &&
       (o.sparseGrad === undefined || typeof o.sparseGrad === 'boolean')
-    ) return ops()['gather'].call(this, intArg(p0), p1, o.sparseGrad === undefined ? false : o.sparseGrad);
+    ) return ops()['gather'].callUnchecked(this, intArg(p0), p1, o.sparseGrad === undefined ? false : o.sparseGrad);
   }
   return callParsed(M_gather, ops(), this, arguments);
 }
@@ -11783,13 +12018,13 @@ function method_scatterAdd(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any)
   const n = arguments.length;
   if (n === 3 && isLiveTensor(this)) {
     if (isIntArg(p0) && isLiveTensor(p1) && isLiveTensor(p2)) {
-      return ops()['scatter_add'].call(this, intArg(p0), p1, p2);
+      return ops()['scatter_add'].callUnchecked(this, intArg(p0), p1, p2);
     }
   }
   if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
     const o: any = p3;
     if (optionsWithin(o, M_scatterAdd_K0) && isIntArg(p0) && isLiveTensor(p1) && isLiveTensor(p2)) {
-      return ops()['scatter_add'].call(this, intArg(p0), p1, p2);
+      return ops()['scatter_add'].callUnchecked(this, intArg(p0), p1, p2);
     }
   }
   return callParsed(M_scatterAdd, ops(), this, arguments);
@@ -11807,12 +12042,12 @@ const M_maskedFill_K0: readonly string[] = [];
 function method_maskedFill(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2 && isLiveTensor(this)) {
-    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['masked_fill.Scalar'].call(this, p0, scalarArg(p1));
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['masked_fill.Scalar'].callUnchecked(this, p0, scalarArg(p1));
   }
   if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
     const o: any = p2;
     if (optionsWithin(o, M_maskedFill_K0) && isLiveTensor(p0) && isScalarArg(p1)) {
-      return ops()['masked_fill.Scalar'].call(this, p0, scalarArg(p1));
+      return ops()['masked_fill.Scalar'].callUnchecked(this, p0, scalarArg(p1));
     }
   }
   return callParsed(M_maskedFill, ops(), this, arguments);
@@ -11830,12 +12065,12 @@ const M_maskedFill__K0: readonly string[] = [];
 function method_maskedFill_(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   const n = arguments.length;
   if (n === 2 && isLiveTensor(this)) {
-    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['masked_fill_.Scalar'].call(this, p0, scalarArg(p1));
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['masked_fill_.Scalar'].callUnchecked(this, p0, scalarArg(p1));
   }
   if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
     const o: any = p2;
     if (optionsWithin(o, M_maskedFill__K0) && isLiveTensor(p0) && isScalarArg(p1)) {
-      return ops()['masked_fill_.Scalar'].call(this, p0, scalarArg(p1));
+      return ops()['masked_fill_.Scalar'].callUnchecked(this, p0, scalarArg(p1));
     }
   }
   return callParsed(M_maskedFill_, ops(), this, arguments);

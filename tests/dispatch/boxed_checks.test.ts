@@ -99,11 +99,23 @@ describe('the value validator', () => {
       RuntimeError,
     );
     assert.equal(d.call(op, good, [0]), good);
+    // With a validator, op.call checks too; callUnchecked does not.
+    assert.throws(() => op.call(stale, [0]), mismatch('Tensor', 'self', 'Tensor', 0));
+    assert.throws(() => op.call(good, [0.5]), mismatch('int', 'dims[0]', 'float', 1));
+    assert.throws(() => op.call(good, [0], 1, null, 'extra'), {
+      name: 'RuntimeError',
+      message: `t::scale() expected at most 4 argument(s) but received 5 argument(s). ${DECLARATION}`,
+    });
+    assert.equal(op.call(good, [0], 2n ** 40n), good); // converted by the checks: a bigint Scalar
+    assert.deepEqual(calls.at(-1), [good, [0], 2 ** 40, null]);
+    assert.equal(op.callUnchecked(stale, [0]), stale);
     const other = setup();
     assert.equal(other.d.call(other.op, stale, [0]), stale); // another dispatcher has no validator
+    assert.equal(other.op.call(stale, [0.5]), stale);
     d.setValueValidator(undefined);
     assert.equal(d.call(op, stale, [0]), stale);
-    assert.equal(calls.length, 2);
+    assert.equal(op.call(stale, [0.5]), stale); // no validator: the bare stub again
+    assert.equal(calls.length, 5);
     other.dispose();
     dispose();
   });

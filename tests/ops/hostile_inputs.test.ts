@@ -141,7 +141,7 @@ describe('hostile input to every generated function and method', () => {
     y.dispose();
   });
 
-  it('every operator refuses garbage through the boxed API and dispatcher.call, and leaks nothing', () => {
+  it('every operator refuses garbage through op.call, the boxed API and dispatcher.call, and leaks nothing', () => {
     const x = tensor([[1.5, -2, 3], [4, 0.5, -1]], { dtype: 'float32' });
     const before = memoryStats().liveTensors;
     const dispatcher = Dispatcher.singleton();
@@ -151,6 +151,7 @@ describe('hostile input to every generated function and method', () => {
         for (let at = 0; at < n; at++) {
           const args: unknown[] = op.schema!.arguments.map((_, i) => (i === at ? g() : x));
           probe(`dispatcher.call(${name}) with ${label} at ${at}`, () => dispatcher.call(op, ...args), [x]);
+          probe(`${name}.call with ${label} at ${at}`, () => op.call(...args), [x]);
           const stack = args.map((a) => new IValue('Tensor', a));
           probe(`${name}.callBoxed with ${label} at ${at}`, () => {
             op.callBoxed(stack);
