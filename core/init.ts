@@ -15,7 +15,7 @@ import { installAutogradMethods } from './autograd/tensor_autograd.ts';
 import { registerCpuBackend } from './cpu/register.ts';
 import { installTensorMethods } from './ops/generated_api.ts';
 import { Dispatcher } from './dispatch/dispatcher.ts';
-import { validatesBoxedValue } from './ops/arg_values.ts';
+import { validatesBoxedValue } from './ops/arg_opaque.ts';
 
 /**
  * Registers the CPU backend, installs the Tensor methods, and lets the dispatcher's boxing check tensors and

@@ -6,7 +6,8 @@
  * @module
  */
 import { crossEntropy, mean, nllLoss, sum } from '../ops/generated_api.ts';
-import { disposedArgument, isIntArg, isLiveTensor, isOptions, pyTypeName, reductionArg } from '../ops/arg_values.ts';
+import { disposedArgument, isIntArg, isLiveTensor } from '../ops/arg_values.ts';
+import { isOptions, pyTypeName, reductionArg } from '../ops/arg_names.ts';
 import { Tensor } from '../tensor/tensor.ts';
 import { Module } from './module.ts';
 

@@ -14,7 +14,7 @@
  */
 import type { Signature } from './arg_signature.ts';
 import type { SplitCall } from './arg_parser.ts';
-import { pyTypeName } from './arg_values.ts';
+import { pyTypeName } from './arg_names.ts';
 
 interface OptionArgument {
   readonly name: string;

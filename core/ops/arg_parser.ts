@@ -15,30 +15,30 @@ import { parseSchema } from '../dispatch/schema_parser.ts';
 import { Tensor } from '../tensor/tensor.ts';
 import { buildSignature, type Param, type Signature } from './arg_signature.ts';
 import {
-  deviceArg,
   disposedArgument,
-  dtypeArg,
   floatArg,
   intArg,
   intListArg,
   intListFailure,
-  isDeviceArg,
-  isDTypeArg,
   isFloatArg,
-  isGeneratorArg,
   isIntArg,
   isIntListArg,
-  isLayoutArg,
   isLiveTensor,
-  isMemoryFormatArg,
-  isOptions,
   isScalarArg,
   isTensorListArg,
-  pyTypeName,
-  reductionArg,
   type ScalarArg,
   scalarArg,
 } from './arg_values.ts';
+import {
+  deviceArg,
+  dtypeArg,
+  isDeviceArg,
+  isDTypeArg,
+  isGeneratorArg,
+  isLayoutArg,
+  isMemoryFormatArg,
+} from './arg_opaque.ts';
+import { isOptions, pyTypeName, reductionArg } from './arg_names.ts';
 import { formatInvalidArguments } from './arg_errors.ts';
 
 /** One overload of a group, as the generated code lists it (in PyTorch's order). */

@@ -8,7 +8,7 @@
  */
 import type { Argument, FunctionSchema, SchemaType } from '../dispatch/function_schema.ts';
 import { printType } from '../dispatch/function_schema.ts';
-import { dtypeArg } from './arg_values.ts';
+import { dtypeArg } from './arg_opaque.ts';
 
 /** What a parameter accepts (one check and one conversion each, in arg_values.ts). */
 export type ParamKind =

@@ -27,7 +27,9 @@ import { RuntimeError, ValueError } from '../dispatch/errors.ts';
 import { FloatScalar } from '../tensor/float_scalar.ts';
 import { checkedConvert } from './decl_factories.ts';
 import { registerOperators } from './registry.ts';
-import { deviceArg, dtypeArg, intArg, isDeviceArg, isDTypeArg, isOptions, pyTypeName } from './arg_values.ts';
+import { intArg } from './arg_values.ts';
+import { deviceArg, dtypeArg, isDeviceArg, isDTypeArg } from './arg_opaque.ts';
+import { isOptions, pyTypeName } from './arg_names.ts';
 import { requireGrad } from './arg_parser.ts';
 
 /** Data `tensor()` accepts. */

@@ -11,27 +11,27 @@ import type { DeviceLike } from '../tensor/device.ts';
 import type { Generator } from '../tensor/generator.ts';
 import type { Scalar } from '../tensor/float_scalar.ts';
 import {
-  deviceArg,
-  dtypeArg,
   floatArg,
   intArg,
   intListArg,
-  isDeviceArg,
-  isDTypeArg,
   isFloatArg,
-  isGeneratorArg,
   isIntArg,
   isIntListArg,
-  isLayoutArg,
   isLiveTensor,
-  isMemoryFormatArg,
-  isOptions,
   isScalarArg,
   isTensorListArg,
-  optionsWithin,
-  reductionArg,
   scalarArg,
 } from './arg_values.ts';
+import {
+  deviceArg,
+  dtypeArg,
+  isDeviceArg,
+  isDTypeArg,
+  isGeneratorArg,
+  isLayoutArg,
+  isMemoryFormatArg,
+} from './arg_opaque.ts';
+import { isOptions, optionsWithin, reductionArg } from './arg_names.ts';
 import { callParsed, type OverloadGroup, requireGrad } from './arg_parser.ts';
 import { type OpHandles, registerOperators } from './registry.ts';
 

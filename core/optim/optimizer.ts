@@ -12,7 +12,7 @@
  */
 import { enableGrad, noGrad } from '../autograd/grad_mode.ts';
 import { RuntimeError, ValueError } from '../dispatch/errors.ts';
-import { isOptions, pyTypeName } from '../ops/arg_values.ts';
+import { isOptions, pyTypeName } from '../ops/arg_names.ts';
 import { keep, scope } from '../tensor/lifetime.ts';
 import { Tensor } from '../tensor/tensor.ts';
 import { zeroGradients, type ZeroGradOptions } from '../nn/module.ts';

@@ -11,7 +11,7 @@
  * @module
  */
 import { ValueError } from '../dispatch/errors.ts';
-import { isOptions, pyTypeName } from '../ops/arg_values.ts';
+import { isOptions, pyTypeName } from '../ops/arg_names.ts';
 
 /** What an option holds: a float, a bool, or a pair of floats (`betas`). */
 export type OptionKind = 'float' | 'bool' | 'pair';
