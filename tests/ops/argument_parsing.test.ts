@@ -15,6 +15,7 @@ import {
   eq,
   eye,
   full,
+  gelu,
   linspace,
   memoryStats,
   mm,
@@ -405,6 +406,11 @@ describe('dtype, device and str arguments', () => {
         () => div(zeros([1]), zeros([1]), { roundingMode: 'foo' }),
         Error,
         "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found 'foo'",
+      );
+      throwsExactly(
+        () => gelu(zeros([1]), { approximate: 'foo' }),
+        Error,
+        'approximate argument must be either none or tanh.',
       );
       throwsExactly(
         () => loose(div)(zeros([1]), zeros([1]), { roundingMode: 3 }),
