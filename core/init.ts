@@ -14,9 +14,15 @@
 import { installAutogradMethods } from './autograd/tensor_autograd.ts';
 import { registerCpuBackend } from './cpu/register.ts';
 import { installTensorMethods } from './ops/generated_api.ts';
+import { Dispatcher } from './dispatch/dispatcher.ts';
+import { validatesBoxedValue } from './ops/arg_opaque.ts';
 
-/** Registers the CPU backend and installs the Tensor methods (idempotent). */
+/**
+ * Registers the CPU backend, installs the Tensor methods, and lets the dispatcher's boxing check tensors and
+ * the other values only this layer knows (idempotent).
+ */
 export function initRuntime(): void {
+  Dispatcher.singleton().setValueValidator(validatesBoxedValue);
   registerCpuBackend();
   installTensorMethods();
   installAutogradMethods();

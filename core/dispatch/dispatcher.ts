@@ -13,7 +13,8 @@ import {
 } from './dispatch_key_set.ts';
 import { RuntimeError } from './errors.ts';
 import type { FunctionSchema } from './function_schema.ts';
-import { boxArgumentsInPlace, isDispatchKeySource, type Stack } from './ivalue.ts';
+import { boxArgumentsInPlace, isDispatchKeySource, IValue, type Stack, type ValueValidator } from './ivalue.ts';
+import { boxingError, checkArguments, checkStack } from './boxed_checks.ts';
 import { type BoxedKernel, KernelFunction, popReturns, type UnboxedKernel } from './kernel_function.ts';
 import { localKeys } from './local_dispatch_key_set.ts';
 import { type AnnotatedKernel, type EntryContext, OperatorEntry } from './operator_entry.ts';
@@ -350,14 +351,33 @@ export class Dispatcher implements OperatorHost, EntryContext {
 
   // ---- calling conventions ----
 
-  /** Unboxed call: same as `op.call(...args)`. */
+  #validator: ValueValidator | undefined;
+
+  /**
+   * Lets the dispatcher check what it cannot judge itself: whether an object with keyset words is a usable
+   * tensor, and the opaque values (ScalarType, Device, ...). With one, `op.call(...)` checks its arguments
+   * against the schema too. The layer that defines tensors installs it on its dispatcher; without one, any
+   * object with keyset words is a tensor and `op.call` trusts its arguments.
+   */
+  setValueValidator(check: ValueValidator | undefined): void {
+    this.#validator = check;
+    // `op.call` checks its arguments exactly when there is a validator (core/dispatch/checked_call.ts).
+    for (const state of this.#ops.values()) this.#rebuildStubs(state);
+  }
+
+  /**
+   * Unboxed call with the arguments checked against the schema (PyTorch's boxing errors): the checked form of
+   * `op.call(...args)`, which trusts its arguments.
+   */
   call(op: OperatorHandle, ...args: unknown[]): unknown {
-    return op.call(...args);
+    const schema = this.#state(op).entry.schema?.schema;
+    return schema === undefined ? op.call(...args) : op.call(...checkArguments(schema, args, this.#validator));
   }
 
   /** Boxed call: the op's arguments are the top of `stack`; they are replaced by its returns. */
   callBoxed(op: OperatorHandle, stack: Stack): void {
     const state = this.#state(op);
+    checkStack(state.entry.schema?.schema, stack, this.#validator);
     this.#runBoxed(state, '[callBoxed]', this.#boxedKeySet(state, stack), stack);
   }
 
@@ -401,6 +421,7 @@ export class Dispatcher implements OperatorHost, EntryContext {
    */
   callBoxedForDispatchKey(op: OperatorHandle, key: DispatchKey, stack: Stack): void {
     const state = this.#state(op);
+    checkStack(state.entry.schema?.schema, stack, this.#validator);
     const direct = state.entry.kernels.get(key)?.[0];
     const kernel = direct ?? (isRuntimeDispatchKey(key) ? this.#fallbacks[dispatchTableIndexForKey(key)] : undefined);
     if (kernel === undefined) {
@@ -488,8 +509,8 @@ export class Dispatcher implements OperatorHost, EntryContext {
     const row = this.#retiredRows.get(name) ?? this.#store.allocateRow();
     this.#retiredRows.delete(name);
     const state: OperatorState = { entry, row, handle: undefined!, dead: false, host: this };
-    const stubs = makeStubs(entry, this.#stubContext(state), this.#trace.enabled);
-    state.handle = new OperatorHandle(this, name, stubs.call, stubs.redispatch, state);
+    const stubs = makeStubs(entry, this.#stubContext(state), this.#trace.enabled, this.#validator);
+    state.handle = new OperatorHandle(this, name, stubs, state);
     this.#ops.set(name, state);
     this.#updateTable(state);
     return state;
@@ -510,8 +531,9 @@ export class Dispatcher implements OperatorHost, EntryContext {
 
   #rebuildStubs(state: OperatorState): void {
     setHandleSchema(state.handle, state.entry.schema?.schema);
-    const fresh = makeStubs(state.entry, this.#stubContext(state), this.#trace.enabled);
+    const fresh = makeStubs(state.entry, this.#stubContext(state), this.#trace.enabled, this.#validator);
     state.handle.call = fresh.call;
+    state.handle.callUnchecked = fresh.callUnchecked;
     state.handle.redispatch = fresh.redispatch;
   }
 
@@ -530,6 +552,7 @@ export class Dispatcher implements OperatorHost, EntryContext {
       throw new RuntimeError(`Operator ${state.entry.name} has been deregistered`);
     };
     state.handle.call = gone;
+    state.handle.callUnchecked = gone;
     state.handle.redispatch = gone;
     return true;
   }
@@ -565,7 +588,13 @@ export class Dispatcher implements OperatorHost, EntryContext {
   #slowPath(state: OperatorState, id: number, hi: number, lo: number, args: unknown[]): unknown {
     const boxed = this.#boxed[id];
     if (boxed === undefined) throw reportDispatchError(this, state, this.#store.readRow(state.row.row).ids, hi, lo);
-    const stack = boxArgumentsInPlace(state.entry.schema?.schema.arguments, args, state.entry.name);
+    const schema = state.entry.schema?.schema;
+    let stack: Stack;
+    try {
+      stack = boxArgumentsInPlace(schema?.arguments, args, this.#validator);
+    } catch (e) {
+      throw schema === undefined ? e : boxingError(schema, args.findIndex((_, i) => !(args[i] instanceof IValue)), e);
+    }
     boxed(state.handle, new DispatchKeySet(hi, lo), stack);
     return popReturns(state.handle, stack);
   }

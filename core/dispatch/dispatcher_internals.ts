@@ -19,6 +19,8 @@ import type { FunctionSchema, SchemaType } from './function_schema.ts';
 import type { AnnotatedKernel, EntryContext, OperatorEntry } from './operator_entry.ts';
 import type { OperatorHandle } from './operator_handle.ts';
 import type { RowRef } from './table_store.ts';
+import { checkedCall } from './checked_call.ts';
+import type { ValueValidator } from './ivalue.ts';
 
 /** What the dispatcher keeps per operator. */
 export interface OperatorState {
@@ -35,13 +37,17 @@ export function makeStubs(
   entry: OperatorEntry,
   ctx: StubContext,
   traced: boolean,
-): { call: CallStub; redispatch: CallStub } {
+  validator?: ValueValidator,
+): { call: CallStub; callUnchecked: CallStub; redispatch: CallStub } {
   const schema = entry.schema?.schema;
   if (schema === undefined) {
-    return { call: makeGenericCall(ctx, traced), redispatch: makeGenericRedispatch(ctx, traced) };
+    const generic = makeGenericCall(ctx, traced);
+    return { call: generic, callUnchecked: generic, redispatch: makeGenericRedispatch(ctx, traced) };
   }
+  const call = makeCallStub(ctx, schema, traced);
   return {
-    call: makeCallStub(ctx, schema, traced),
+    call: validator === undefined ? call : checkedCall(call, schema, validator),
+    callUnchecked: call,
     redispatch: makeRedispatchStub(ctx, schema.arguments.length, traced),
   };
 }

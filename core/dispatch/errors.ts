@@ -95,3 +95,21 @@ export class NotImplementedError extends RuntimeError {
     this.name = 'NotImplementedError';
   }
 }
+
+/**
+ * PyTorch's (Python's) `ValueError`: an argument of the right type with a value the function rejects
+ * (`Invalid learning rate: -1`, `xyz is not a valid value for reduction`).
+ *
+ * @example
+ * ```ts
+ * import { ValueError } from './errors.ts';
+ * new ValueError('Invalid learning rate: -1').name; // 'ValueError'
+ * ```
+ */
+export class ValueError extends Error {
+  /** Creates the error. */
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'ValueError';
+  }
+}

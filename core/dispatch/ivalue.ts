@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { RuntimeError } from './errors.ts';
 import type { Argument, SchemaType } from './function_schema.ts';
 
 /** The tag of an IValue: one per schema type, plus None, GenericList and Tuple. */
@@ -103,28 +104,48 @@ export class IValue {
   }
 
   /**
-   * Boxes a JavaScript value as the given schema type, checking that it fits.
+   * Boxes a JavaScript value as the given schema type, checking that it fits: ints are integral numbers (or
+   * bigints within int64), floats numbers, Scalars numbers, booleans, bigints or `Number` objects (float
+   * scalars); tensors and the opaque types (ScalarType, Device, ...) must pass the layer above's validator
+   * (`Dispatcher#setValueValidator`).
    *
-   * @throws {TypeError} naming the argument and the expected type when the value does not fit.
+   * @throws {RuntimeError} `Expected a value of type 'int' for argument 'n' but instead found type 'float'.`
    */
-  static fromSchema(type: SchemaType, value: unknown, what: string | (() => string) = 'value'): IValue {
+  static fromSchema(
+    type: SchemaType,
+    value: unknown,
+    what: string | (() => string) = 'value',
+    validator?: ValueValidator,
+  ): IValue {
     switch (type.kind) {
       case 'Optional':
-        return value === null || value === undefined ? IValue.NONE : IValue.fromSchema(type.elem, value, what);
+        if (value === null || value === undefined) return IValue.NONE;
+        try {
+          return IValue.fromSchema(type.elem, value, what, validator);
+        } catch (e) {
+          // PyTorch names the optional type (`Optional[str]`) when the value is of neither.
+          if (type.elem.kind !== 'List' && e instanceof RuntimeError && e.message.startsWith('Expected')) {
+            throw typeMismatch(what, type, value);
+          }
+          throw e;
+        }
       case 'List': {
         if (!Array.isArray(value)) throw typeMismatch(what, type, value);
-        return IValue.list(value.map((item, i) => IValue.fromSchema(type.elem, item, () => `${nameOf(what)}[${i}]`)));
+        return IValue.list(
+          value.map((item, i) => IValue.fromSchema(type.elem, item, () => `${nameOf(what)}[${i}]`, validator)),
+        );
       }
       case 'Tensor':
-        if (!isDispatchKeySource(value)) throw typeMismatch(what, type, value);
+        if (!isDispatchKeySource(value) || validator?.('Tensor', value) === false) {
+          throw typeMismatch(what, type, value);
+        }
         return new IValue('Tensor', value);
       case 'int':
       case 'SymInt':
-        if (typeof value !== 'number' || !Number.isInteger(value)) throw typeMismatch(what, type, value);
-        return new IValue(type.kind === 'int' ? 'Int' : 'SymInt', value);
+        return new IValue(type.kind === 'int' ? 'Int' : 'SymInt', intPayload(type, value, what));
       case 'float':
-        if (typeof value !== 'number') throw typeMismatch(what, type, value);
-        return new IValue('Double', value);
+        if (typeof value !== 'number' && !(value instanceof Number)) throw typeMismatch(what, type, value);
+        return new IValue('Double', Number(value));
       case 'bool':
         if (typeof value !== 'boolean') throw typeMismatch(what, type, value);
         return new IValue('Bool', value);
@@ -132,7 +153,8 @@ export class IValue {
         if (typeof value !== 'string') throw typeMismatch(what, type, value);
         return new IValue('String', value);
       case 'Scalar':
-        if (typeof value !== 'number' && typeof value !== 'boolean' && typeof value !== 'bigint') {
+        if (typeof value === 'bigint') return new IValue('Scalar', Number(intPayload(type, value, what)));
+        if (typeof value !== 'number' && typeof value !== 'boolean' && !(value instanceof Number)) {
           throw typeMismatch(what, type, value);
         }
         return new IValue('Scalar', value);
@@ -140,8 +162,10 @@ export class IValue {
         return IValue.infer(value);
       default:
         // ScalarType, Layout, MemoryFormat, Device, Generator, Dimname, Storage: their representation belongs
-        // to the layers above the dispatcher, so any defined value is accepted as is.
-        if (value === undefined || value === null) throw typeMismatch(what, type, value);
+        // to the layers above the dispatcher, which check them through the validator.
+        if (value === undefined || value === null || validator?.(type.kind, value) === false) {
+          throw typeMismatch(what, type, value);
+        }
         return new IValue(type.kind, value);
     }
   }
@@ -210,17 +234,64 @@ export class IValue {
 /** The boxed calling convention's stack: arguments are pushed in order, returns replace them. */
 export type Stack = IValue[];
 
-function describe(value: unknown): string {
-  if (value === null) return 'None';
-  if (Array.isArray(value)) return 'list';
-  if (isDispatchKeySource(value)) return 'Tensor';
-  return typeof value;
+/**
+ * Checks values of a kind the dispatcher cannot judge itself (a `Tensor`, a `ScalarType`, a `Device`, ...);
+ * returns whether the value is one. The dispatcher knows tensors only as objects with keyset words, so the
+ * layer that defines tensors gives its dispatcher one (`Dispatcher#setValueValidator`).
+ */
+export type ValueValidator = (kind: string, value: unknown) => boolean;
+
+const INT64_MIN = -(2n ** 63n), INT64_MAX = 2n ** 63n - 1n;
+
+/** An int argument's payload: an integral number, or a bigint within int64 (as a number). */
+function intPayload(type: SchemaType, value: unknown, what: string | (() => string)): number {
+  if (typeof value === 'number' && Number.isInteger(value)) return value;
+  if (typeof value !== 'bigint') throw typeMismatch(what, type, value);
+  if (value < INT64_MIN || value > INT64_MAX) throw new RuntimeError('Overflow when unpacking long');
+  return Number(value);
 }
 
-function typeName(type: SchemaType): string {
-  if (type.kind === 'Optional') return `${typeName(type.elem)}?`;
-  if (type.kind === 'List') return `${typeName(type.elem)}[]`;
-  return type.kind;
+/** A JS value's type as Python names it (what PyTorch's boxing errors print). */
+export function describeValue(value: unknown): string {
+  if (value === null || value === undefined) return 'NoneType';
+  if (Array.isArray(value)) return 'list';
+  if (isDispatchKeySource(value)) return 'Tensor';
+  if (value instanceof IValue) return 'IValue';
+  switch (typeof value) {
+    case 'number':
+      return Number.isInteger(value) ? 'int' : 'float';
+    case 'bigint':
+      return 'int';
+    case 'boolean':
+      return 'bool';
+    case 'string':
+      return 'str';
+    case 'object': {
+      const name = (Object.getPrototypeOf(value) as { constructor?: { name?: string } } | null)?.constructor?.name;
+      return name === undefined || name === 'Object' ? 'dict' : name;
+    }
+    default:
+      return typeof value;
+  }
+}
+
+/** A schema type as TorchScript prints it in PyTorch's boxing errors (`Optional[List[int]]`, `number`). */
+export function typeName(type: SchemaType): string {
+  switch (type.kind) {
+    case 'Optional':
+      return `Optional[${typeName(type.elem)}]`;
+    case 'List':
+      return `List[${typeName(type.elem)}]`;
+    case 'Scalar':
+      return 'number';
+    case 'SymInt':
+    case 'ScalarType':
+    case 'Layout':
+    case 'MemoryFormat':
+      return 'int';
+    default:
+      return type.kind;
+  }
 }
 
 // Argument names are only needed in error messages, so callers on the boxing path pass them lazily.
@@ -228,11 +299,11 @@ function nameOf(what: string | (() => string)): string {
   return typeof what === 'string' ? what : what();
 }
 
-function typeMismatch(what: string | (() => string), type: SchemaType, value: unknown): TypeError {
-  return new TypeError(
+function typeMismatch(what: string | (() => string), type: SchemaType, value: unknown): RuntimeError {
+  return new RuntimeError(
     `Expected a value of type '${typeName(type)}' for argument '${nameOf(what)}' but instead found type '${
-      describe(value)
-    }'`,
+      describeValue(value)
+    }'.`,
   );
 }
 
@@ -245,8 +316,8 @@ function typeMismatch(what: string | (() => string), type: SchemaType, value: un
  * boxArguments(undefined, [1, 'x']).map(String); // ['Int(1)', 'String(x)']
  * ```
  */
-export function boxArguments(args: readonly Argument[] | undefined, values: readonly unknown[], opName = 'op'): Stack {
-  return boxArgumentsInPlace(args, [...values], opName);
+export function boxArguments(args: readonly Argument[] | undefined, values: readonly unknown[]): Stack {
+  return boxArgumentsInPlace(args, [...values]);
 }
 
 /**
@@ -259,7 +330,11 @@ export function boxArguments(args: readonly Argument[] | undefined, values: read
  * boxArgumentsInPlace(undefined, [1, 'x']).map(String); // ['Int(1)', 'String(x)']
  * ```
  */
-export function boxArgumentsInPlace(args: readonly Argument[] | undefined, values: unknown[], opName = 'op'): Stack {
+export function boxArgumentsInPlace(
+  args: readonly Argument[] | undefined,
+  values: unknown[],
+  validator?: ValueValidator,
+): Stack {
   const n = args === undefined ? values.length : args.length;
   const stack = values as Stack;
   if (stack.length !== n) stack.length = n; // missing trailing arguments take their defaults
@@ -272,9 +347,9 @@ export function boxArgumentsInPlace(args: readonly Argument[] | undefined, value
     let v = values[i];
     if (v === undefined && arg.defaultValue !== undefined) v = arg.defaultValue.value;
     // A tensor argument is the common case of a boxed fallback: skip the generic type switch.
-    stack[i] = arg.type.kind === 'Tensor' && isDispatchKeySource(v)
+    stack[i] = arg.type.kind === 'Tensor' && isDispatchKeySource(v) && validator?.('Tensor', v) !== false
       ? new IValue('Tensor', v)
-      : IValue.fromSchema(arg.type, v, () => `${arg.name}' of '${opName}`);
+      : IValue.fromSchema(arg.type, v, arg.name, validator);
   }
   return stack;
 }

@@ -53,5 +53,5 @@ export {
   type LibraryKind,
   type LibraryOptions,
 } from './library.ts';
-export { NotImplementedError, RuntimeError } from './errors.ts';
+export { NotImplementedError, RuntimeError, ValueError } from './errors.ts';
 export { TRACE_ENV_VAR } from './trace.ts';

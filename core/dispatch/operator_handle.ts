@@ -39,7 +39,9 @@ let setSchema: (op: OperatorHandle, schema: FunctionSchema | undefined) => void;
 /**
  * An operator registered with a {@linkcode Dispatcher}. `call` is the unboxed hot path: pass the schema's
  * arguments positionally. Call it as a method (`op.call(...)`): the dispatcher replaces the function when
- * the operator's schema arrives or tracing is switched.
+ * the operator's schema arrives or tracing is switched. On a dispatcher with a value validator (the runtime's
+ * own, once `mod.ts` is imported) `call` checks its arguments against the schema, as `callBoxed` and
+ * `dispatcher.call` do; `callUnchecked` is the same stub without the checks.
  *
  * @example
  * ```ts
@@ -56,6 +58,11 @@ export class OperatorHandle {
   readonly name: string;
   /** The unboxed entry point: `(...args)` computes the keyset and calls the selected kernel. */
   call: CallStub;
+  /**
+   * `call` without its argument checks, for callers that checked the arguments themselves (the generated
+   * API): the same as `call` on a dispatcher without a value validator.
+   */
+  callUnchecked: CallStub;
   /** `(ksHi, ksLo, ...args)`: calls the kernel the given keyset selects, without local keys or masks. */
   redispatch: CallStub;
   readonly #host: OperatorHost;
@@ -66,11 +73,17 @@ export class OperatorHandle {
    * Made by the dispatcher; user code gets handles from `findSchema`/`findOp` or `Library.define`.
    * `internal` is the dispatcher's per-operator state, handed back by {@linkcode handleInternal}.
    */
-  constructor(host: OperatorHost, name: string, call: CallStub, redispatch: CallStub, internal: unknown) {
+  constructor(
+    host: OperatorHost,
+    name: string,
+    stubs: { readonly call: CallStub; readonly callUnchecked: CallStub; readonly redispatch: CallStub },
+    internal: unknown,
+  ) {
     this.#host = host;
     this.name = name;
-    this.call = call;
-    this.redispatch = redispatch;
+    this.call = stubs.call;
+    this.callUnchecked = stubs.callUnchecked;
+    this.redispatch = stubs.redispatch;
     this.#internal = internal;
   }
 

@@ -6,23 +6,39 @@
  * @module
  */
 import { crossEntropy, mean, nllLoss, sum } from '../ops/generated_api.ts';
-import type { Tensor } from '../tensor/tensor.ts';
+import { disposedArgument, isIntArg, isLiveTensor } from '../ops/arg_values.ts';
+import { isOptions, pyTypeName, reductionArg } from '../ops/arg_names.ts';
+import { Tensor } from '../tensor/tensor.ts';
 import { Module } from './module.ts';
 
-/** How a loss reduces its per-element values: not at all, to their mean (default), or to their sum. */
+/**
+ * How a loss reduces its per-element values: not at all, to their mean (default), or to their sum. Anything
+ * else raises PyTorch's `ValueError` ("xyz is not a valid value for reduction") when the loss is computed.
+ */
 export type Reduction = 'none' | 'mean' | 'sum';
 
-/** PyTorch's `at::Reduction` enum, which the loss operators take. */
-function reductionEnum(reduction: Reduction): number {
-  switch (reduction) {
-    case 'none':
-      return 0;
-    case 'mean':
-      return 1;
-    case 'sum':
-      return 2;
-    default:
-      throw new Error(`${reduction satisfies never} is not a valid value for reduction`);
+/** What each loss option holds; `reduction` is checked when the loss is computed, as in PyTorch. */
+const OPTION_CHECKS: { readonly [key: string]: [string, (v: unknown) => boolean] } = {
+  weight: ['Tensor', (v) => v === null || isLiveTensor(v)],
+  ignoreIndex: ['int', isIntArg],
+  labelSmoothing: ['float', (v) => typeof v === 'number'],
+  reduction: ['str', () => true],
+};
+
+/** Checks a loss module's options: known names (`allowed`) with values of the right type. */
+function checkLossOptions(name: string, options: unknown, allowed: readonly string[]): void {
+  if (options === undefined) return;
+  if (!isOptions(options)) {
+    throw new TypeError(`${name}() takes 0 positional arguments but 1 was given`);
+  }
+  for (const [key, value] of Object.entries(options)) {
+    if (value === undefined) continue;
+    if (!allowed.includes(key)) throw new TypeError(`${name}() got an unexpected keyword argument '${key}'`);
+    const [typeName, fits] = OPTION_CHECKS[key];
+    if (!fits(value)) {
+      if (Tensor.isTensor(value)) throw disposedArgument(name, key);
+      throw new TypeError(`${name}(): argument '${key}' must be ${typeName}, not ${pyTypeName(value)}`);
+    }
   }
 }
 
@@ -65,6 +81,7 @@ export class CrossEntropyLoss extends Module<[Tensor, Tensor], Tensor> {
 
   /** A loss with the given options. */
   constructor(options: CrossEntropyLossOptions = {}) {
+    checkLossOptions('CrossEntropyLoss', options, ['weight', 'ignoreIndex', 'reduction', 'labelSmoothing']);
     super();
     this.weight = this.registerBuffer('weight', options.weight ?? null);
     this.ignoreIndex = options.ignoreIndex ?? -100;
@@ -78,7 +95,7 @@ export class CrossEntropyLoss extends Module<[Tensor, Tensor], Tensor> {
       input,
       target,
       this.weight,
-      reductionEnum(this.reduction),
+      this.reduction,
       this.ignoreIndex,
       this.labelSmoothing,
     );
@@ -106,6 +123,7 @@ export class NLLLoss extends Module<[Tensor, Tensor], Tensor> {
 
   /** A loss with the given options. */
   constructor(options: NLLLossOptions = {}) {
+    checkLossOptions('NLLLoss', options, ['weight', 'ignoreIndex', 'reduction']);
     super();
     this.weight = this.registerBuffer('weight', options.weight ?? null);
     this.ignoreIndex = options.ignoreIndex ?? -100;
@@ -114,8 +132,14 @@ export class NLLLoss extends Module<[Tensor, Tensor], Tensor> {
 
   /** The loss of `input` log-probabilities against `target`. */
   forward(input: Tensor, target: Tensor): Tensor {
-    return nllLoss(input, target, this.weight, reductionEnum(this.reduction), this.ignoreIndex);
+    return nllLoss(input, target, this.weight, this.reduction, this.ignoreIndex);
   }
+}
+
+function checkTensorArgument(fn: string, name: string, position: number, v: unknown): void {
+  if (isLiveTensor(v)) return;
+  if (Tensor.isTensor(v)) throw disposedArgument(fn, name);
+  throw new TypeError(`${fn}(): argument '${name}' (position ${position}) must be Tensor, not ${pyTypeName(v)}`);
 }
 
 /**
@@ -130,8 +154,11 @@ export class NLLLoss extends Module<[Tensor, Tensor], Tensor> {
  * ```
  */
 export function mseLoss(input: Tensor, target: Tensor, options: { reduction?: Reduction } = {}): Tensor {
+  checkTensorArgument('mse_loss', 'input', 1, input);
+  checkTensorArgument('mse_loss', 'target', 2, target);
+  checkLossOptions('mse_loss', options, ['reduction']);
   const reduction = options.reduction ?? 'mean';
-  reductionEnum(reduction); // validates before computing
+  reductionArg(reduction); // validates before computing
   using diff = input.sub(target);
   const squared = diff.mul(diff);
   if (reduction === 'none') return squared;
@@ -155,6 +182,7 @@ export class MSELoss extends Module<[Tensor, Tensor], Tensor> {
 
   /** A loss with the given reduction (default `mean`). */
   constructor(options: { reduction?: Reduction } = {}) {
+    checkLossOptions('MSELoss', options, ['reduction']);
     super();
     this.reduction = options.reduction ?? 'mean';
   }

@@ -16,8 +16,11 @@
  */
 import { OPS } from './declarations.ts';
 import type { OpDecl } from './op_decl.ts';
-import type { Argument, FunctionSchema, SchemaType } from '../dispatch/function_schema.ts';
+import type { FunctionSchema } from '../dispatch/function_schema.ts';
 import { parseSchema } from '../dispatch/schema_parser.ts';
+import { buildSignature, sortSignatures } from './arg_signature.ts';
+import { type GenOverload, signaturesOf, unionSignature } from './codegen_types.ts';
+import { functionBody } from './codegen_body.ts';
 
 interface Overload {
   readonly key: string;
@@ -31,274 +34,89 @@ function baseName(schema: FunctionSchema): string {
   return schema.name.slice(schema.name.indexOf('::') + 2);
 }
 
-function tsType(t: SchemaType, forReturn = false): string {
-  switch (t.kind) {
-    case 'Optional':
-      return `${tsType(t.elem, forReturn)} | null`;
-    case 'List':
-      if (t.elem.kind === 'int' || t.elem.kind === 'SymInt') {
-        return forReturn ? 'number[]' : 'number | readonly number[]';
-      }
-      return forReturn ? `${wrap(tsType(t.elem, true))}[]` : `readonly ${wrap(tsType(t.elem))}[]`;
-    case 'Tensor':
-      return 'Tensor';
-    case 'int':
-    case 'SymInt':
-    case 'float':
-      return 'number';
-    case 'bool':
-      return 'boolean';
-    case 'str':
-      return 'string';
-    case 'Scalar':
-      return 'number | boolean';
-    case 'ScalarType':
-      return 'DTypeLike';
-    case 'Device':
-      return 'DeviceLike';
-    case 'Generator':
-      return 'Generator';
-    case 'Layout':
-      return "'strided'";
-    case 'MemoryFormat':
-      return "'contiguous_format' | 'preserve_format'";
-    default:
-      return 'unknown';
-  }
+// PyTorch's bindings list these Scalar overloads under their Tensor twins (a number binds to `Tensor other`
+// there), so they are bound but hidden from messages (gen_python_functions.py's SKIP list).
+const HIDDEN_SCALAR_TWINS = new Set(['add', 'add_', 'sub', 'sub_', 'mul', 'mul_', 'div', 'div_']);
+
+/** A generated overload with what its run-time spec records. */
+interface Binding extends GenOverload {
+  readonly declSchema: string;
+  readonly python: string | undefined;
 }
 
-const wrap = (s: string) => (s.includes('|') ? `(${s})` : s);
-
-function returnType(schema: FunctionSchema): string {
-  const r = schema.returns;
-  if (r.length === 0) return 'void';
-  if (r.length === 1) return tsType(r[0].type, true);
-  return `[${r.map((x) => tsType(x.type, true)).join(', ')}]`;
+/** The overloads of a group with their Python-binding signatures, in PyTorch's order. */
+function bindings(group: readonly Overload[], method: boolean): Binding[] {
+  // Factories take PyTorch's Python-only `requires_grad` keyword.
+  const requiresGrad = !method &&
+    group.every((o) => o.decl.kind === 'factory' || baseName(o.schema).split('.')[0].endsWith('_like'));
+  const out = group.map((o) => {
+    const name = baseName(o.schema).split('.')[0];
+    const hidden = HIDDEN_SCALAR_TWINS.has(name) && o.key.endsWith('.Scalar');
+    const python = o.decl.python === undefined ? undefined : parseSchema(`aten::${o.decl.python}`);
+    const sig = buildSignature(o.schema, { key: o.key, method, hidden, python, requiresGrad });
+    const binding: Binding = {
+      key: o.key,
+      doc: o.decl.doc,
+      schema: o.schema,
+      sig,
+      python: o.decl.python,
+      declSchema: o.decl.schema,
+    };
+    return binding;
+  });
+  const sorted = sortSignatures(out.map((o) => o.sig));
+  return sorted.map((sig) => out.find((o) => o.sig === sig)!);
 }
 
-/** A runtime test that `v` fits type `t` (used to pick an overload); undefined when it always fits. */
-function predicate(v: string, t: SchemaType): string | undefined {
-  switch (t.kind) {
-    case 'Tensor':
-      return `${v} instanceof Tensor`;
-    case 'Scalar':
-      return `(typeof ${v} === 'number' || typeof ${v} === 'boolean')`;
-    case 'ScalarType':
-      return `isDTypeLike(${v})`;
-    case 'Device':
-      return `isDeviceLike(${v})`;
-    case 'List':
-      // PyTorch accepts one int where an int list is expected (`sum(x, 1)`).
-      return t.elem.kind === 'int' || t.elem.kind === 'SymInt'
-        ? `(typeof ${v} === 'number' || Array.isArray(${v}))`
-        : `Array.isArray(${v})`;
-    case 'Optional': {
-      const inner = predicate(v, t.elem);
-      return inner === undefined ? undefined : `(${v} == null || ${inner})`;
-    }
-    default:
-      return undefined;
-  }
-}
-
-/** Code converting a public value to what kernels receive (canonical DType/Device, int lists as arrays). */
-function normalize(v: string, t: SchemaType): string {
-  const inner = t.kind === 'Optional' ? t.elem : t;
-  const nullable = t.kind === 'Optional';
-  if (inner.kind === 'ScalarType') return nullable ? `optionalDType(${v})` : `toDType(${v})`;
-  if (inner.kind === 'Device') return nullable ? `optionalDevice(${v})` : `toDevice(${v})`;
-  if (inner.kind === 'List' && (inner.elem.kind === 'int' || inner.elem.kind === 'SymInt')) {
-    return nullable ? `optionalIntList(${v})` : `intList(${v})`;
-  }
-  return v;
-}
-
-function defaultLiteral(arg: Argument): string {
-  const d = arg.defaultValue!;
-  const value = d.value;
-  if (value === null) return 'null';
-  if (typeof value === 'bigint') return `${value}`;
-  if (typeof value === 'number') {
-    if (Number.isNaN(value)) return 'NaN';
-    if (!Number.isFinite(value)) return value > 0 ? 'Infinity' : '-Infinity';
-  }
-  if (arg.type.kind === 'ScalarType' || (arg.type.kind === 'Optional' && arg.type.elem.kind === 'ScalarType')) {
-    return JSON.stringify(value);
-  }
-  return JSON.stringify(value);
-}
-
-function positionalArgs(s: FunctionSchema): Argument[] {
-  return s.arguments.filter((a) => !a.kwargOnly);
+/** The run-time description of a group that `callParsed` binds with. */
+function specOf(group: readonly Binding[], method: boolean): string {
+  const overloads = group.map((o) => {
+    const fields = [`key: ${JSON.stringify(o.key)}`, `schema: ${JSON.stringify(o.declSchema)}`];
+    if (o.sig.hidden) fields.push('hidden: true');
+    if (o.python !== undefined) fields.push(`python: ${JSON.stringify(o.python)}`);
+    return `{ ${fields.join(', ')} }`;
+  });
+  const requiresGrad = group[0].sig.params.some((p) => p.schemaIndex < 0) ? ', requiresGrad: true' : '';
+  return `{ name: ${JSON.stringify(group[0].sig.name)}, method: ${method}${requiresGrad}, overloads: [${
+    overloads.join(', ')
+  }] }`;
 }
 
 interface Generated {
   /** TypeScript overload signatures (without `export function` / trailing `;`) and their one-line docs. */
   readonly signatures: Array<{ sig: string; doc: string }>;
-  /** The implementation: a function named `name` with untyped fixed parameters. */
+  /** The run-time spec constant. */
+  readonly spec: string;
+  /** The implementation: a function named `name`. */
   readonly impl: string;
 }
 
-/** Arguments of an overload as the public API takes them: positionals (minus `self` for methods), options. */
-function apiArgs(o: Overload, self: 'function' | 'method') {
-  const positional = positionalArgs(o.schema).slice(self === 'method' ? 1 : 0);
-  const required = positional.filter((a) => a.defaultValue === undefined && a.type.kind !== 'Optional').length;
-  const options = o.schema.arguments.filter((a) =>
-    (a.kwargOnly || (!positional.includes(a) && a.defaultValue !== undefined)) &&
-    !(self === 'method' && a === o.schema.arguments[0])
-  ).concat(positional.filter((a) => a.defaultValue !== undefined || a.type.kind === 'Optional'));
-  return { positional, required, options: [...new Set(options)] };
-}
-
-/**
- * TypeScript signatures of one overload: the required positionals, then for each prefix of the optional
- * positionals one signature whose options object holds the keyword-only arguments and the optional
- * positionals not given positionally (`sum(x, 1, true)` and `sum(x, 1, { keepdim: true })` both type-check).
- */
-function signaturesOf(name: string, o: Overload, self: 'function' | 'method'): string[] {
-  const { positional, required } = apiArgs(o, self);
-  const kwargOnly = o.schema.arguments.filter((a) => a.kwargOnly);
-  const isRequiredKwarg = (a: Argument) => a.kwargOnly && a.defaultValue === undefined && a.type.kind !== 'Optional';
-  const out: string[] = [];
-  for (let given = required; given <= positional.length; given++) {
-    const params = positional.slice(0, given).map((a) => `${camel(a.name)}: ${tsType(a.type)}`);
-    const fieldsArgs = [...positional.slice(given), ...kwargOnly];
-    if (fieldsArgs.length > 0) {
-      const anyRequired = fieldsArgs.some(isRequiredKwarg);
-      const fields = fieldsArgs.map((a) => `${camel(a.name)}${isRequiredKwarg(a) ? '' : '?'}: ${tsType(a.type)}`);
-      params.push(`options${anyRequired ? '' : '?'}: { ${fields.join('; ')} }`);
-    }
-    const all = self === 'method' ? ['this: Tensor', ...params] : params;
-    out.push(`${name}(${all.join(', ')}): ${returnType(o.schema)}`);
-  }
-  return out;
-}
-
-/** Keyword-only arguments without a default: an overload taking one is chosen only when it is given. */
-function selectingKwargs(o: Overload): Argument[] {
-  return o.schema.arguments.filter((a) => a.kwargOnly && a.defaultValue === undefined);
-}
-
-/**
- * A last overload accepting what any overload accepts, position by position, so that callers holding a
- * union (`Tensor | number`) type-check; the run-time binding still picks the exact overload.
- */
-function unionSignature(name: string, group: Overload[], self: 'function' | 'method'): string {
-  const all = group.map((o) => apiArgs(o, self));
-  const width = Math.max(...all.map((a) => a.positional.length));
-  const params: string[] = [];
-  const usedNames = new Set<string>();
-  for (let i = 0; i < width; i++) {
-    const types = new Set<string>();
-    let optional = false;
-    let pname = '';
-    for (const a of all) {
-      const arg = a.positional[i];
-      if (arg === undefined || i >= a.required) optional = true;
-      if (arg !== undefined) {
-        types.add(tsType(arg.type));
-        pname ||= camel(arg.name);
-      }
-    }
-    // Overloads may name a position differently (`arange(end)` / `arange(start, end)`).
-    if (usedNames.has(pname)) pname = `arg${i}`;
-    usedNames.add(pname);
-    params.push(
-      `${pname}${optional ? '?' : ''}: ${[...new Set([...types].flatMap((t) => t.split(' | ')))].join(' | ')}`,
-    );
-  }
-  const fields = new Map<string, Set<string>>();
-  for (const a of all) {
-    for (const arg of a.options) {
-      const set = fields.get(camel(arg.name)) ?? new Set<string>();
-      set.add(tsType(arg.type));
-      fields.set(camel(arg.name), set);
-    }
-  }
-  if (fields.size > 0) {
-    params.push(`options?: { ${[...fields].map(([f, t]) => `${f}?: ${[...t].join(' | ')}`).join('; ')} }`);
-  }
-  const ret = [...new Set(group.map((o) => returnType(o.schema)))].join(' | ');
-  return `${name}(${self === 'method' ? ['this: Tensor', ...params].join(', ') : params.join(', ')}): ${ret}`;
-}
-
-/**
- * One function for an overload group: TS overload signatures, and an implementation that binds the call to
- * the first overload whose positional count and argument kinds match (Note [Overload groups]).
- */
-function generateFunction(fnName: string, group: Overload[], self: 'function' | 'method'): Generated {
-  const signatures = group.flatMap((o) => signaturesOf(fnName, o, self).map((sig) => ({ sig, doc: o.decl.doc })));
+/** One function or method for an overload group: TS overload signatures, its spec and its implementation. */
+function generateFunction(fnName: string, overloads: Overload[], self: 'function' | 'method'): Generated {
+  const method = self === 'method';
+  const group = bindings(overloads, method);
+  const signatures = group.flatMap((o) => signaturesOf(fnName, o, method).map((sig) => ({ sig, doc: o.doc })));
   if (group.length > 1) {
-    signatures.push({ sig: unionSignature(fnName, group, self), doc: `${group[0].decl.doc} (any overload)` });
+    signatures.push({ sig: unionSignature(fnName, group, method), doc: `${group[0].doc} (any overload)` });
   }
-  const maxPositional = Math.max(...group.map((o) => apiArgs(o, self).positional.length));
-  const params = Array.from({ length: maxPositional + 1 }, (_, i) => `p${i}`);
-  const lines: string[] = [];
-  // n = number of positional arguments given; o = the options object that follows them, if any.
-  const count = params.map((p, i) => `${p} === undefined || isOptions(${p}) ? ${i}`).join(' : ') +
-    ` : ${params.length}`;
-  lines.push(`const n: number = ${count};`);
-  lines.push(`const o = (${params.map((p, i) => `n === ${i} ? ${p}`).join(' : ')} : undefined) as any;`);
-  const weight = (o: Overload) => apiArgs(o, self).required + selectingKwargs(o).length;
-  const ordered = [...group].sort((x, y) => weight(y) - weight(x));
-  // Where another overload takes a single int, an int list must really be a list (`split(x, 2)` vs
-  // `split(x, [1, 2])`); elsewhere one int may stand for a list, as PyTorch allows.
-  const scalarIntAt = (i: number) =>
-    group.some((o) => ['int', 'SymInt'].includes(apiArgs(o, self).positional[i]?.type.kind ?? ''));
-  const predicatesAt = (o: Overload) =>
-    apiArgs(o, self).positional.map((a, i) =>
-      a.type.kind === 'List' && scalarIntAt(i) ? `Array.isArray(p${i})` : predicate(`p${i}`, a.type)
-    );
-  for (let g = 0; g < ordered.length; g++) {
-    const o = ordered[g];
-    const { positional, required } = apiArgs(o, self);
-    const conds: string[] = [];
-    if (group.length > 1) {
-      conds.push(
-        required === positional.length ? `n === ${required}` : `n >= ${required} && n <= ${positional.length}`,
-      );
-      predicatesAt(o).forEach((p, i) => {
-        if (p === undefined) return;
-        if (!ordered.some((other) => predicatesAt(other)[i] !== p)) return; // same kind in every overload
-        conds.push(i < required ? p : `(n <= ${i} || ${p})`);
-      });
-      // A keyword-only argument without a default (even an optional one, `str? rounding_mode`) selects its
-      // overload only when given.
-      for (const a of selectingKwargs(o)) conds.push(`o?.${camel(a.name)} !== undefined`);
-    }
-    const args = o.schema.arguments.map((a) => {
-      if (self === 'method' && a === o.schema.arguments[0]) return 'this';
-      const i = positional.indexOf(a);
-      let v: string;
-      if (i >= 0 && i < required) v = `p${i}`;
-      else if (i >= 0) v = `(n > ${i} ? p${i} : o?.${camel(a.name)})`;
-      else v = `o?.${camel(a.name)}`;
-      if (a.defaultValue !== undefined) v = `(${v} ?? ${defaultLiteral(a)})`;
-      else if (a.type.kind === 'Optional') v = `(${v} ?? null)`;
-      return normalize(v, a.type);
-    });
-    const call = `return ops()[${JSON.stringify(o.key)}].call(${args.join(', ')});`;
-    lines.push(conds.length > 0 ? `if (${conds.join(' && ')}) ${call}` : call);
-  }
-  if (group.length > 1) {
-    const expected = group.map((o) => `  * (${o.schema.arguments.map((a) => a.name).join(', ')})`).join('\\n');
-    lines.push(`throw invalidArguments('${fnName}', '${expected}');`);
-  }
-  // Drop the positional count and options lookup where no overload needs them (e.g. `relu(self)`).
-  const rest = lines.slice(2).join('\n');
-  const usesOptions = /\bo\?\./.test(rest);
-  if (!usesOptions) lines.splice(1, 1);
-  if (!usesOptions && !/\bn\b/.test(rest)) lines.splice(0, 1);
-  const used = params.filter((p) => new RegExp(`\\b${p}\\b`).test(lines.join('\n')));
-  const head = self === 'method' ? `function ${fnName}(this: Tensor, ` : `function ${fnName}(`;
-  const declared = usesOptions ? params : params.slice(0, Math.max(0, ...used.map((p) => Number(p.slice(1)) + 1)));
-  const impl = `${head}${declared.map((p) => `${p}?: any`).join(', ')}): any {\n  ${lines.join('\n  ')}\n}\n`;
-  return { signatures, impl };
+  const specName = `${method ? 'M' : 'F'}_${fnName}`;
+  const specLine = `const ${specName}: OverloadGroup = ${specOf(group, method)};\n`;
+  const constants = { lines: [] as string[] };
+  const { body, arity } = functionBody(group, specName, method ? 'this' : undefined, constants);
+  // As many parameters as the widest TS signature, so that the implementation is compatible with all of them.
+  const width = Math.max(arity, ...group.map((o) => o.sig.maxPosArgs + 1));
+  const params = Array.from({ length: width }, (_, i) => (i < arity ? `p${i}?: any` : `_p${i}?: any`));
+  // A rest parameter keeps the implementation compatible with the varargs signatures (`zeros(2, 3, options)`).
+  if (group.some((o) => o.sig.varargs)) params.push('..._rest: any[]');
+  const head = method ? `function ${fnName}(this: Tensor, ` : `function ${fnName}(`;
+  const impl = `${head}${params.join(', ')}): any {\n  ${body.split('\n').join('\n  ')}\n}\n`;
+  const spec = specLine + constants.lines.map((l) => `${l}\n`).join('');
+  return { signatures, spec, impl };
 }
 
 /** A short usage example for the generated JSDoc. */
 function exampleFor(name: string, schema: FunctionSchema, self: 'function' | 'method'): string {
-  const args = positionalArgs(schema).filter((a) => a.defaultValue === undefined).map((a) => {
+  const args = schema.arguments.filter((a) => !a.kwargOnly).filter((a) => a.defaultValue === undefined).map((a) => {
     const t = a.type.kind === 'Optional' ? a.type.elem : a.type;
     if (t.kind === 'Tensor') return a.name === 'condition' ? 'x.gt(0)' : 'x';
     if (t.kind === 'List') return t.elem.kind === 'Tensor' ? '[x, x]' : '[2, 3]';
@@ -352,10 +170,11 @@ export function generateApi(): string {
   // which module an importer happens to load first.
   let body = 'let handles: OpHandles | undefined;\nconst ops = (): OpHandles => handles ??= registerOperators();\n\n';
   for (const [name, group] of fns) {
-    const { signatures, impl } = generateFunction(name, group, 'function');
+    const { signatures, spec, impl } = generateFunction(name, group, 'function');
     const primary = group[0];
     const schemas = group.map((o) => ` * - \`${o.schema}\``).join('\n');
     const example = exampleFor(name, primary.schema, 'function');
+    body += spec;
     body +=
       `/**\n * ${primary.decl.doc}\n *\n * Schemas:\n${schemas}\n *\n * @example\n * \`\`\`ts\n${example}\n * \`\`\`\n */\n`;
     body += signatures.map(({ sig, doc }, i) => (i === 0 ? '' : `/** ${doc} */\n`) + `export function ${sig};\n`)
@@ -366,13 +185,13 @@ export function generateApi(): string {
     '/** Methods every Tensor has, generated from the operator declarations. */\nexport interface TensorMethods {\n';
   const impls: string[] = [];
   for (const [name, group] of methods) {
-    const { signatures, impl } = generateFunction(name, group, 'method');
+    const { signatures, spec, impl } = generateFunction(name, group, 'method');
     for (const { sig, doc } of signatures) body += `  /** ${doc} */\n  ${sig};\n`;
-    impls.push(impl);
+    impls.push(spec + impl.replace(/^function (\w+)/, 'function method_$1'));
   }
   body += '}\n\n';
   body += '// The method implementations (typed by TensorMethods above).\n';
-  body += impls.map((impl) => impl.replace(/^function (\w+)/, 'function method_$1')).join('\n');
+  body += impls.join('\n');
   body +=
     '\n/**\n * Installs the generated methods on Tensor.prototype (idempotent).\n *\n * @example\n * ```ts\n * installTensorMethods();\n * ```\n */\nexport function installTensorMethods(): void {\n';
   body += `  Object.assign(Tensor.prototype, {\n${
@@ -386,22 +205,31 @@ export function generateApi(): string {
   out += '// deno-lint-ignore-file no-explicit-any\n';
   out += "import { Tensor } from '../tensor/tensor.ts';\n";
   const imports: Array<[string[], string]> = [
-    [['type DTypeLike', 'toDType'], '../tensor/dtype.ts'],
-    [['type DeviceLike', 'toDevice'], '../tensor/device.ts'],
+    [['type DTypeLike'], '../tensor/dtype.ts'],
+    [['type DeviceLike'], '../tensor/device.ts'],
     [['type Generator'], '../tensor/generator.ts'],
+    [['type Scalar'], '../tensor/float_scalar.ts'],
     [
       [
-        'intList',
-        'invalidArguments',
-        'isDeviceLike',
-        'isDTypeLike',
-        'isOptions',
-        'optionalDevice',
-        'optionalDType',
-        'optionalIntList',
+        'floatArg',
+        'intArg',
+        'intListArg',
+        'isFloatArg',
+        'isIntArg',
+        'isIntListArg',
+        'isLiveTensor',
+        'isScalarArg',
+        'isTensorListArg',
+        'scalarArg',
       ],
-      './arguments.ts',
+      './arg_values.ts',
     ],
+    [
+      ['deviceArg', 'dtypeArg', 'isDeviceArg', 'isDTypeArg', 'isGeneratorArg', 'isLayoutArg', 'isMemoryFormatArg'],
+      './arg_opaque.ts',
+    ],
+    [['isOptions', 'optionsWithin', 'reductionArg'], './arg_names.ts'],
+    [['callParsed', 'type OverloadGroup', 'requireGrad'], './arg_parser.ts'],
   ];
   for (const [names, from] of imports) {
     const used = pick(names);

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { Device, type DeviceLike, toDevice } from '../tensor/device.ts';
+import { Device, type DeviceLike } from '../tensor/device.ts';
 import {
   bool,
   type DType,
@@ -19,18 +19,25 @@ import {
   int8,
   numberToBFloat16Bits,
   numberToFloat16Bits,
-  toDType,
   typedArrayFor,
   uint8,
 } from '../tensor/dtype.ts';
 import { contiguousHostBytes, type Tensor } from '../tensor/tensor.ts';
+import { RuntimeError, ValueError } from '../dispatch/errors.ts';
+import { FloatScalar } from '../tensor/float_scalar.ts';
 import { checkedConvert } from './decl_factories.ts';
 import { registerOperators } from './registry.ts';
+import { intArg } from './arg_values.ts';
+import { deviceArg, dtypeArg, isDeviceArg, isDTypeArg } from './arg_opaque.ts';
+import { isOptions, pyTypeName } from './arg_names.ts';
+import { requireGrad } from './arg_parser.ts';
 
 /** Data `tensor()` accepts. */
 export type TensorData =
   | number
   | boolean
+  | bigint
+  | FloatScalar
   | ArrayLike<number>
   | ArrayLike<boolean>
   | BigInt64Array
@@ -42,6 +49,8 @@ export interface TensorOptions {
   dtype?: DTypeLike;
   /** Device (default cpu). */
   device?: DeviceLike;
+  /** Record operations on the tensor for autograd (floating-point dtypes only; default false). */
+  requiresGrad?: boolean;
 }
 
 function typedArrayDtype(data: unknown): DType | undefined {
@@ -58,8 +67,14 @@ function typedArrayDtype(data: unknown): DType | undefined {
 const isSequence = (x: unknown): x is ArrayLike<unknown> => Array.isArray(x) || ArrayBuffer.isView(x);
 
 /** Shape and flat values of nested data; throws PyTorch's errors for ragged input. */
-function flatten(data: TensorData): { shape: number[]; values: ArrayLike<number | boolean | bigint>; typed?: DType } {
-  if (typeof data === 'number' || typeof data === 'boolean') return { shape: [], values: [data] };
+/** One element of `tensor()`'s data. */
+type Element = number | boolean | bigint | FloatScalar;
+
+const isElement = (x: unknown): x is Element =>
+  typeof x === 'number' || typeof x === 'boolean' || typeof x === 'bigint' || x instanceof FloatScalar;
+
+function flatten(data: TensorData): { shape: number[]; values: ArrayLike<Element>; typed?: DType } {
+  if (isElement(data)) return { shape: [], values: [data] };
   const typed = typedArrayDtype(data);
   if (typed !== undefined) {
     return { shape: [(data as ArrayLike<number>).length], values: data as ArrayLike<number>, typed };
@@ -71,19 +86,20 @@ function flatten(data: TensorData): { shape: number[]; values: ArrayLike<number 
     if (level.length === 0) break;
     level = level[0];
   }
-  const values: Array<number | boolean | bigint> = [];
+  const values: Array<Element> = [];
   // Rows that are typed arrays of one type give that dtype, as a list of NumPy arrays does in PyTorch.
   let rows: DType | null | undefined;
   const walk = (x: unknown, dim: number) => {
     if (dim === shape.length) {
-      if (typeof x === 'number' || typeof x === 'boolean' || typeof x === 'bigint') values.push(x);
-      else if (isSequence(x)) throw new TypeError(`'list' object cannot be interpreted as a number`);
-      else throw new TypeError(`Could not infer dtype of ${x === null ? 'None' : typeof x}`);
+      if (isElement(x)) values.push(x);
+      else if (isSequence(x)) throw new TypeError(`'list' object cannot be interpreted as an integer`);
+      else if (typeof x === 'string') throw new TypeError(`new(): invalid data type 'str'`);
+      else throw new RuntimeError(`Could not infer dtype of ${pyTypeName(x)}`);
       return;
     }
     if (!isSequence(x)) throw new TypeError('not a sequence');
     if (x.length !== shape[dim]) {
-      throw new Error(`expected sequence of length ${shape[dim]} at dim ${dim} (got ${x.length})`);
+      throw new ValueError(`expected sequence of length ${shape[dim]} at dim ${dim} (got ${x.length})`);
     }
     if (dim === shape.length - 1) {
       const rowType = typedArrayDtype(x) ?? null;
@@ -95,12 +111,12 @@ function flatten(data: TensorData): { shape: number[]; values: ArrayLike<number 
   return { shape, values, typed: rows ?? undefined };
 }
 
-function inferDtype(values: ArrayLike<number | boolean | bigint>): DType {
+function inferDtype(values: ArrayLike<Element>): DType {
   let allBool = values.length > 0, allInt = true;
   for (let i = 0; i < values.length; i++) {
     const v = values[i];
     if (typeof v !== 'boolean') allBool = false;
-    if (typeof v === 'number' && !Number.isInteger(v)) allInt = false;
+    if ((typeof v === 'number' && !Number.isInteger(v)) || v instanceof FloatScalar) allInt = false;
   }
   if (allBool) return bool;
   return allInt && values.length > 0 ? int64 : getDefaultDtype();
@@ -127,15 +143,15 @@ const PY_INT_NAMES: { readonly [name: string]: string } = {
  * writeValues(t, [3, 4]);
  * ```
  */
-export function writeValues(t: Tensor, values: ArrayLike<number | boolean | bigint>): void {
+export function writeValues(t: Tensor, values: ArrayLike<Element>): void {
   const n = t.numel;
   if (n === 0) return;
   const bytes = contiguousHostBytes(t); // exactly the n elements: the typed arrays below cannot reach further
   const base = bytes.byteOffset;
-  const num = (v: number | boolean | bigint) => Number(v);
+  const num = (v: Element) => Number(v);
   const pyName = PY_INT_NAMES[t.dtype.name];
-  const integral = (v: number | boolean | bigint) =>
-    typeof v === 'bigint' ? Number(v) : checkedConvert(v, t.dtype, pyName);
+  // A bigint is a Python int: outside int64 it overflows before any conversion, as PyTorch unpacks it.
+  const integral = (v: Element) => checkedConvert(typeof v === 'bigint' ? intArg(v) : v as number, t.dtype, pyName);
   switch (t.dtype.name) {
     case 'int64': {
       if (values instanceof BigInt64Array) {
@@ -147,7 +163,8 @@ export function writeValues(t: Tensor, values: ArrayLike<number | boolean | bigi
       for (let i = 0; i < n; i++) {
         const x = values[i];
         if (typeof x === 'bigint') {
-          const v = BigInt.asIntN(64, x);
+          intArg(x); // the overflow check: the value is then written exactly
+          const v = x;
           words[2 * i] = Number(BigInt.asIntN(32, v));
           words[2 * i + 1] = Number(v >> 32n);
           continue;
@@ -197,20 +214,58 @@ export function writeValues(t: Tensor, values: ArrayLike<number | boolean | bigi
  * t.dtype.name; // 'float32'
  * ```
  */
-export function tensor(data: TensorData, options: TensorOptions = {}): Tensor {
+export function tensor(data: TensorData, _options?: TensorOptions): Tensor {
+  // The arguments object, not the parameters: `tensor(data, options, extra)` must be refused.
+  const { dtype: dtypeOption, device: deviceOption, requiresGrad } = tensorOptions(arguments);
   const { shape, values, typed } = flatten(data);
-  const dtype = options.dtype !== undefined ? toDType(options.dtype) : typed ?? inferDtype(values);
-  const device = toDevice(options.device);
+  const dtype = dtypeOption ?? typed ?? inferDtype(values);
   const ops = registerOperators();
-  if (device.type === 'meta') {
-    return ops['empty.memory_format'].call(shape, dtype, null, device, null, null) as Tensor;
+  let t: Tensor;
+  if (deviceOption.type === 'meta') {
+    t = ops['empty.memory_format'].call(shape, dtype, null, deviceOption, null, null) as Tensor;
+  } else {
+    t = ops['empty.memory_format'].call(shape, dtype, null, Device.cpu, null, null) as Tensor;
+    try {
+      writeValues(t, values);
+    } catch (e) {
+      t.dispose();
+      throw e;
+    }
   }
-  const t = ops['empty.memory_format'].call(shape, dtype, null, Device.cpu, null, null) as Tensor;
-  try {
-    writeValues(t, values);
-  } catch (e) {
-    t.dispose();
-    throw e;
+  return requiresGrad ? requireGrad(t) : t;
+}
+
+const TENSOR_OPTION_TYPES = { dtype: 'torch.dtype', device: 'torch.device', requiresGrad: 'bool' } as const;
+
+/** `tensor()`'s options, checked as PyTorch's `tensor(data, *, dtype, device, requires_grad)` binding checks them. */
+function tensorOptions(args: ArrayLike<unknown>): { dtype?: DType; device: Device; requiresGrad: boolean } {
+  let n = args.length;
+  while (n > 1 && args[n - 1] === undefined) n--;
+  if (n === 0) throw new TypeError('tensor() missing 1 required positional arguments: "data"');
+  const options = n === 2 && isOptions(args[1]) ? args[1] as Record<string, unknown> : undefined;
+  if (n > 2 || (n === 2 && options === undefined)) {
+    throw new TypeError(`tensor() takes 1 positional argument but ${n} were given`);
   }
-  return t;
+  const given = (key: keyof typeof TENSOR_OPTION_TYPES) => options?.[key] ?? undefined;
+  for (const key of Object.keys(options ?? {})) {
+    if (!Object.hasOwn(TENSOR_OPTION_TYPES, key)) {
+      throw new TypeError(`tensor() got an unexpected keyword argument '${key}'`);
+    }
+    const value = options![key];
+    const ok = value === undefined || value === null ||
+      (key === 'dtype' ? isDTypeArg(value) : key === 'device' ? isDeviceArg(value) : typeof value === 'boolean');
+    if (!ok) {
+      throw new TypeError(
+        `tensor(): argument '${key}' must be ${TENSOR_OPTION_TYPES[key as keyof typeof TENSOR_OPTION_TYPES]}, not ${
+          pyTypeName(value)
+        }`,
+      );
+    }
+  }
+  const dtype = given('dtype'), device = given('device');
+  return {
+    dtype: dtype === undefined ? undefined : dtypeArg(dtype as DType),
+    device: device === undefined ? Device.cpu : deviceArg(device as Device),
+    requiresGrad: given('requiresGrad') === true,
+  };
 }

@@ -166,7 +166,8 @@ export function isIntegralScalar(v: number | boolean): boolean {
  * ```
  */
 export function checkedConvert(value: number | boolean, dtype: DType, typeName?: string): number {
-  const v = typeof value === 'boolean' ? (value ? 1 : 0) : value;
+  // `Number()` unwraps a floatScalar, whose float-ness `isIntegralScalar` below still sees.
+  const v = typeof value === 'boolean' ? (value ? 1 : 0) : Number(value);
   if (dtype === bool) return v !== 0 ? 1 : 0;
   const [lo, hi] = LIMITS[dtype.name];
   let overflow: boolean;

@@ -37,6 +37,7 @@ export type ViewCompositeOpName =
   | 'contiguous'
   | 'to.dtype'
   | 'to.dtype_layout'
+  | 'to.other'
   | 'stack'
   | 'split.Tensor'
   | 'split.sizes'
@@ -190,16 +191,35 @@ export const VIEW_OPS: { readonly [K in ViewBackendOpName | ViewCompositeOpName]
       'MemoryFormat? memory_format=None) -> Tensor(a)',
     D.toDtype,
     '`self` converted to a dtype; `self` itself when the dtype is unchanged and `copy` is false.',
-    // Not in the `to` method group yet: codegen would pass its `dtype` (optional there, since `to.dtype_layout`
-    // has no positional arguments) to `toDType` unnarrowed, which does not type-check.
-    { function: false },
+    {
+      ...methodOnly,
+      python: 'to(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, *, ' +
+        'MemoryFormat? memory_format=None) -> Tensor(a)',
+    },
   ),
   'to.dtype_layout': implicit(
     'to.dtype_layout(Tensor(a) self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, ' +
       'bool? pin_memory=None, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)',
     D.toDtypeLayout,
     '`self` on another device and/or dtype; `self` itself when nothing changes and `copy` is false.',
-    methodOnly,
+    {
+      ...methodOnly,
+      // PyTorch's Tensor.to binds `to(device=None, dtype=None, non_blocking=False, copy=False, *, memory_format)`
+      // (python_variable_methods.cpp), positionally, before its dtype and tensor forms.
+      python: 'to(Tensor(a) self, Device? device=None, ScalarType? dtype=None, bool non_blocking=False, ' +
+        'bool copy=False, *, MemoryFormat? memory_format=None) -> Tensor(a)',
+    },
+  ),
+  'to.other': implicit(
+    'to.other(Tensor(a) self, Tensor other, bool non_blocking=False, bool copy=False, ' +
+      'MemoryFormat? memory_format=None) -> Tensor(a)',
+    D.toOther,
+    "`self` with `other`'s dtype and device; `self` itself when both match and `copy` is false.",
+    {
+      ...methodOnly,
+      python: 'to(Tensor(a) self, Tensor other, bool non_blocking=False, bool copy=False, *, ' +
+        'MemoryFormat? memory_format=None) -> Tensor(a)',
+    },
   ),
   'cat': backend(
     'cat(Tensor[] tensors, int dim=0) -> Tensor',

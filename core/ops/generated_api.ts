@@ -9,12 +9,47 @@ import { Tensor } from '../tensor/tensor.ts';
 import type { DTypeLike } from '../tensor/dtype.ts';
 import type { DeviceLike } from '../tensor/device.ts';
 import type { Generator } from '../tensor/generator.ts';
-import { intList, invalidArguments, isOptions, optionalDevice, optionalDType, optionalIntList } from './arguments.ts';
+import type { Scalar } from '../tensor/float_scalar.ts';
+import {
+  floatArg,
+  intArg,
+  intListArg,
+  isFloatArg,
+  isIntArg,
+  isIntListArg,
+  isLiveTensor,
+  isScalarArg,
+  isTensorListArg,
+  scalarArg,
+} from './arg_values.ts';
+import {
+  deviceArg,
+  dtypeArg,
+  isDeviceArg,
+  isDTypeArg,
+  isGeneratorArg,
+  isLayoutArg,
+  isMemoryFormatArg,
+} from './arg_opaque.ts';
+import { isOptions, optionsWithin, reductionArg } from './arg_names.ts';
+import { callParsed, type OverloadGroup, requireGrad } from './arg_parser.ts';
 import { type OpHandles, registerOperators } from './registry.ts';
 
 let handles: OpHandles | undefined;
 const ops = (): OpHandles => handles ??= registerOperators();
 
+const F_add: OverloadGroup = {
+  name: 'add',
+  method: false,
+  overloads: [{ key: 'add.Tensor', schema: 'add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor' }, {
+    key: 'add.Scalar',
+    schema: 'add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor',
+    hidden: true,
+  }],
+};
+const F_add_K0: readonly string[] = ['alpha'];
+const F_add_K1: readonly string[] = ['alpha'];
+const F_add_K2: readonly string[] = [];
 /**
  * Adds `other`, scaled by `alpha`, to `self`, with broadcasting and type promotion.
  *
@@ -29,37 +64,56 @@ const ops = (): OpHandles => handles ??= registerOperators();
  * const y = add(x, x);
  * ```
  */
-export function add(self: Tensor, other: Tensor, options?: { alpha?: number | boolean }): Tensor;
+export function add(input: Tensor, other: Tensor, options?: { alpha?: Scalar }): Tensor;
 /** Adds a scalar. */
-export function add(self: Tensor, other: number | boolean, options?: { alpha?: number | boolean }): Tensor;
+export function add(input: Tensor, other: Scalar, options?: { alpha?: Scalar }): Tensor;
 /** Adds a scalar. */
-export function add(self: Tensor, other: number | boolean, alpha: number | boolean): Tensor;
+export function add(input: Tensor, other: Scalar, alpha: Scalar): Tensor;
 /** Adds `other`, scaled by `alpha`, to `self`, with broadcasting and type promotion. (any overload) */
-export function add(
-  self: Tensor,
-  other: Tensor | number | boolean,
-  alpha?: number | boolean,
-  options?: { alpha?: number | boolean },
-): Tensor;
+export function add(input: Tensor, other: Tensor | Scalar, alpha?: Scalar, options?: { alpha?: Scalar }): Tensor;
 export function add(p0?: any, p1?: any, p2?: any, p3?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : 4;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  if (n === 2 && p1 instanceof Tensor) return ops()['add.Tensor'].call(p0, p1, o?.alpha ?? 1);
-  if (
-    n >= 2 && n <= 3 && (typeof p1 === 'number' || typeof p1 === 'boolean') &&
-    (n <= 2 || (typeof p2 === 'number' || typeof p2 === 'boolean'))
-  ) return ops()['add.Scalar'].call(p0, p1, (n > 2 ? p2 : o?.alpha) ?? 1);
-  throw invalidArguments('add', '  * (self, other, alpha)\n  * (self, other, alpha)');
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['add.Tensor'].callUnchecked(p0, p1, 1);
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['add.Scalar'].callUnchecked(p0, scalarArg(p1), 1);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isScalarArg(p1) && isScalarArg(p2)) {
+      return ops()['add.Scalar'].callUnchecked(p0, scalarArg(p1), scalarArg(p2));
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_add_K0) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (o.alpha === undefined || isScalarArg(o.alpha))
+    ) return ops()['add.Tensor'].callUnchecked(p0, p1, o.alpha === undefined ? 1 : scalarArg(o.alpha));
+    if (
+      optionsWithin(o, F_add_K1) && isLiveTensor(p0) && isScalarArg(p1) &&
+      (o.alpha === undefined || isScalarArg(o.alpha))
+    ) return ops()['add.Scalar'].callUnchecked(p0, scalarArg(p1), o.alpha === undefined ? 1 : scalarArg(o.alpha));
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_add_K2) && isLiveTensor(p0) && isScalarArg(p1) && isScalarArg(p2)) {
+      return ops()['add.Scalar'].callUnchecked(p0, scalarArg(p1), scalarArg(p2));
+    }
+  }
+  return callParsed(F_add, ops(), undefined, arguments);
 }
 
+const F_sub: OverloadGroup = {
+  name: 'sub',
+  method: false,
+  overloads: [{ key: 'sub.Tensor', schema: 'sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor' }, {
+    key: 'sub.Scalar',
+    schema: 'sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor',
+    hidden: true,
+  }],
+};
+const F_sub_K0: readonly string[] = ['alpha'];
+const F_sub_K1: readonly string[] = ['alpha'];
+const F_sub_K2: readonly string[] = [];
 /**
  * Subtracts `other`, scaled by `alpha`, from `self`.
  *
@@ -74,37 +128,55 @@ export function add(p0?: any, p1?: any, p2?: any, p3?: any): any {
  * const y = sub(x, x);
  * ```
  */
-export function sub(self: Tensor, other: Tensor, options?: { alpha?: number | boolean }): Tensor;
+export function sub(input: Tensor, other: Tensor, options?: { alpha?: Scalar }): Tensor;
 /** Subtracts a scalar. */
-export function sub(self: Tensor, other: number | boolean, options?: { alpha?: number | boolean }): Tensor;
+export function sub(input: Tensor, other: Scalar, options?: { alpha?: Scalar }): Tensor;
 /** Subtracts a scalar. */
-export function sub(self: Tensor, other: number | boolean, alpha: number | boolean): Tensor;
+export function sub(input: Tensor, other: Scalar, alpha: Scalar): Tensor;
 /** Subtracts `other`, scaled by `alpha`, from `self`. (any overload) */
-export function sub(
-  self: Tensor,
-  other: Tensor | number | boolean,
-  alpha?: number | boolean,
-  options?: { alpha?: number | boolean },
-): Tensor;
+export function sub(input: Tensor, other: Tensor | Scalar, alpha?: Scalar, options?: { alpha?: Scalar }): Tensor;
 export function sub(p0?: any, p1?: any, p2?: any, p3?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : 4;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  if (n === 2 && p1 instanceof Tensor) return ops()['sub.Tensor'].call(p0, p1, o?.alpha ?? 1);
-  if (
-    n >= 2 && n <= 3 && (typeof p1 === 'number' || typeof p1 === 'boolean') &&
-    (n <= 2 || (typeof p2 === 'number' || typeof p2 === 'boolean'))
-  ) return ops()['sub.Scalar'].call(p0, p1, (n > 2 ? p2 : o?.alpha) ?? 1);
-  throw invalidArguments('sub', '  * (self, other, alpha)\n  * (self, other, alpha)');
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['sub.Tensor'].callUnchecked(p0, p1, 1);
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['sub.Scalar'].callUnchecked(p0, scalarArg(p1), 1);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isScalarArg(p1) && isScalarArg(p2)) {
+      return ops()['sub.Scalar'].callUnchecked(p0, scalarArg(p1), scalarArg(p2));
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_sub_K0) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (o.alpha === undefined || isScalarArg(o.alpha))
+    ) return ops()['sub.Tensor'].callUnchecked(p0, p1, o.alpha === undefined ? 1 : scalarArg(o.alpha));
+    if (
+      optionsWithin(o, F_sub_K1) && isLiveTensor(p0) && isScalarArg(p1) &&
+      (o.alpha === undefined || isScalarArg(o.alpha))
+    ) return ops()['sub.Scalar'].callUnchecked(p0, scalarArg(p1), o.alpha === undefined ? 1 : scalarArg(o.alpha));
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_sub_K2) && isLiveTensor(p0) && isScalarArg(p1) && isScalarArg(p2)) {
+      return ops()['sub.Scalar'].callUnchecked(p0, scalarArg(p1), scalarArg(p2));
+    }
+  }
+  return callParsed(F_sub, ops(), undefined, arguments);
 }
 
+const F_mul: OverloadGroup = {
+  name: 'mul',
+  method: false,
+  overloads: [{ key: 'mul.Tensor', schema: 'mul.Tensor(Tensor self, Tensor other) -> Tensor' }, {
+    key: 'mul.Scalar',
+    schema: 'mul.Scalar(Tensor self, Scalar other) -> Tensor',
+    hidden: true,
+  }],
+};
+const F_mul_K0: readonly string[] = [];
+const F_mul_K1: readonly string[] = [];
 /**
  * Multiplies elementwise.
  *
@@ -119,24 +191,43 @@ export function sub(p0?: any, p1?: any, p2?: any, p3?: any): any {
  * const y = mul(x, x);
  * ```
  */
-export function mul(self: Tensor, other: Tensor): Tensor;
+export function mul(input: Tensor, other: Tensor): Tensor;
 /** Multiplies by a scalar. */
-export function mul(self: Tensor, other: number | boolean): Tensor;
+export function mul(input: Tensor, other: Scalar): Tensor;
 /** Multiplies elementwise. (any overload) */
-export function mul(self: Tensor, other: Tensor | number | boolean): Tensor;
+export function mul(input: Tensor, other: Tensor | Scalar): Tensor;
 export function mul(p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  if (n === 2 && p1 instanceof Tensor) return ops()['mul.Tensor'].call(p0, p1);
-  if (n === 2 && (typeof p1 === 'number' || typeof p1 === 'boolean')) return ops()['mul.Scalar'].call(p0, p1);
-  throw invalidArguments('mul', '  * (self, other)\n  * (self, other)');
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['mul.Tensor'].callUnchecked(p0, p1);
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['mul.Scalar'].callUnchecked(p0, scalarArg(p1));
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_mul_K0) && isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['mul.Tensor'].callUnchecked(p0, p1);
+    }
+    if (optionsWithin(o, F_mul_K1) && isLiveTensor(p0) && isScalarArg(p1)) {
+      return ops()['mul.Scalar'].callUnchecked(p0, scalarArg(p1));
+    }
+  }
+  return callParsed(F_mul, ops(), undefined, arguments);
 }
 
+const F_div: OverloadGroup = {
+  name: 'div',
+  method: false,
+  overloads: [
+    { key: 'div.Tensor', schema: 'div.Tensor(Tensor self, Tensor other) -> Tensor' },
+    { key: 'div.Tensor_mode', schema: 'div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor' },
+    { key: 'div.Scalar', schema: 'div.Scalar(Tensor self, Scalar other) -> Tensor', hidden: true },
+    { key: 'div.Scalar_mode', schema: 'div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor' },
+  ],
+};
+const F_div_K0: readonly string[] = [];
+const F_div_K1: readonly string[] = ['roundingMode'];
+const F_div_K2: readonly string[] = [];
+const F_div_K3: readonly string[] = ['roundingMode'];
 /**
  * Divides elementwise (true division: integers give floats).
  *
@@ -153,38 +244,51 @@ export function mul(p0?: any, p1?: any, p2?: any): any {
  * const y = div(x, x);
  * ```
  */
-export function div(self: Tensor, other: Tensor): Tensor;
-/** Divides by a scalar. */
-export function div(self: Tensor, other: number | boolean): Tensor;
+export function div(input: Tensor, other: Tensor): Tensor;
 /** Divides with rounding_mode 'trunc' or 'floor' (or None for true division). */
-export function div(self: Tensor, other: Tensor, options?: { roundingMode?: string | null }): Tensor;
+export function div(input: Tensor, other: Tensor, options: { roundingMode: string | null }): Tensor;
+/** Divides by a scalar. */
+export function div(input: Tensor, other: Scalar): Tensor;
 /** Divides by a scalar with a rounding mode. */
-export function div(self: Tensor, other: number | boolean, options?: { roundingMode?: string | null }): Tensor;
+export function div(input: Tensor, other: Scalar, options: { roundingMode: string | null }): Tensor;
 /** Divides elementwise (true division: integers give floats). (any overload) */
-export function div(self: Tensor, other: Tensor | number | boolean, options?: { roundingMode?: string | null }): Tensor;
+export function div(input: Tensor, other: Tensor | Scalar, options?: { roundingMode?: string | null }): Tensor;
 export function div(p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  if (n === 2 && p1 instanceof Tensor && o?.roundingMode !== undefined) {
-    return ops()['div.Tensor_mode'].call(p0, p1, o?.roundingMode ?? null);
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['div.Tensor'].callUnchecked(p0, p1);
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['div.Scalar'].callUnchecked(p0, scalarArg(p1));
   }
-  if (n === 2 && (typeof p1 === 'number' || typeof p1 === 'boolean') && o?.roundingMode !== undefined) {
-    return ops()['div.Scalar_mode'].call(p0, p1, o?.roundingMode ?? null);
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_div_K0) && isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['div.Tensor'].callUnchecked(p0, p1);
+    }
+    if (
+      optionsWithin(o, F_div_K1) && isLiveTensor(p0) && isLiveTensor(p1) && o.roundingMode !== undefined &&
+      (o.roundingMode == null || typeof o.roundingMode === 'string')
+    ) return ops()['div.Tensor_mode'].callUnchecked(p0, p1, o.roundingMode ?? null);
+    if (optionsWithin(o, F_div_K2) && isLiveTensor(p0) && isScalarArg(p1)) {
+      return ops()['div.Scalar'].callUnchecked(p0, scalarArg(p1));
+    }
+    if (
+      optionsWithin(o, F_div_K3) && isLiveTensor(p0) && isScalarArg(p1) && o.roundingMode !== undefined &&
+      (o.roundingMode == null || typeof o.roundingMode === 'string')
+    ) return ops()['div.Scalar_mode'].callUnchecked(p0, scalarArg(p1), o.roundingMode ?? null);
   }
-  if (n === 2 && p1 instanceof Tensor) return ops()['div.Tensor'].call(p0, p1);
-  if (n === 2 && (typeof p1 === 'number' || typeof p1 === 'boolean')) return ops()['div.Scalar'].call(p0, p1);
-  throw invalidArguments(
-    'div',
-    '  * (self, other)\n  * (self, other)\n  * (self, other, rounding_mode)\n  * (self, other, rounding_mode)',
-  );
+  return callParsed(F_div, ops(), undefined, arguments);
 }
 
+const F_remainder: OverloadGroup = {
+  name: 'remainder',
+  method: false,
+  overloads: [{ key: 'remainder.Tensor', schema: 'remainder.Tensor(Tensor self, Tensor other) -> Tensor' }, {
+    key: 'remainder.Scalar',
+    schema: 'remainder.Scalar(Tensor self, Scalar other) -> Tensor',
+  }],
+};
+const F_remainder_K0: readonly string[] = [];
+const F_remainder_K1: readonly string[] = [];
 /**
  * Python-style modulus: the result has the sign of the divisor.
  *
@@ -199,24 +303,39 @@ export function div(p0?: any, p1?: any, p2?: any): any {
  * const y = remainder(x, x);
  * ```
  */
-export function remainder(self: Tensor, other: Tensor): Tensor;
+export function remainder(input: Tensor, other: Tensor): Tensor;
 /** Python-style modulus by a scalar. */
-export function remainder(self: Tensor, other: number | boolean): Tensor;
+export function remainder(input: Tensor, other: Scalar): Tensor;
 /** Python-style modulus: the result has the sign of the divisor. (any overload) */
-export function remainder(self: Tensor, other: Tensor | number | boolean): Tensor;
+export function remainder(input: Tensor, other: Tensor | Scalar): Tensor;
 export function remainder(p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  if (n === 2 && p1 instanceof Tensor) return ops()['remainder.Tensor'].call(p0, p1);
-  if (n === 2 && (typeof p1 === 'number' || typeof p1 === 'boolean')) return ops()['remainder.Scalar'].call(p0, p1);
-  throw invalidArguments('remainder', '  * (self, other)\n  * (self, other)');
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['remainder.Tensor'].callUnchecked(p0, p1);
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['remainder.Scalar'].callUnchecked(p0, scalarArg(p1));
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_remainder_K0) && isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['remainder.Tensor'].callUnchecked(p0, p1);
+    }
+    if (optionsWithin(o, F_remainder_K1) && isLiveTensor(p0) && isScalarArg(p1)) {
+      return ops()['remainder.Scalar'].callUnchecked(p0, scalarArg(p1));
+    }
+  }
+  return callParsed(F_remainder, ops(), undefined, arguments);
 }
 
+const F_fmod: OverloadGroup = {
+  name: 'fmod',
+  method: false,
+  overloads: [{ key: 'fmod.Tensor', schema: 'fmod.Tensor(Tensor self, Tensor other) -> Tensor' }, {
+    key: 'fmod.Scalar',
+    schema: 'fmod.Scalar(Tensor self, Scalar other) -> Tensor',
+  }],
+};
+const F_fmod_K0: readonly string[] = [];
+const F_fmod_K1: readonly string[] = [];
 /**
  * C-style modulus: the result has the sign of the dividend.
  *
@@ -231,24 +350,40 @@ export function remainder(p0?: any, p1?: any, p2?: any): any {
  * const y = fmod(x, x);
  * ```
  */
-export function fmod(self: Tensor, other: Tensor): Tensor;
+export function fmod(input: Tensor, other: Tensor): Tensor;
 /** C-style modulus by a scalar. */
-export function fmod(self: Tensor, other: number | boolean): Tensor;
+export function fmod(input: Tensor, other: Scalar): Tensor;
 /** C-style modulus: the result has the sign of the dividend. (any overload) */
-export function fmod(self: Tensor, other: Tensor | number | boolean): Tensor;
+export function fmod(input: Tensor, other: Tensor | Scalar): Tensor;
 export function fmod(p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  if (n === 2 && p1 instanceof Tensor) return ops()['fmod.Tensor'].call(p0, p1);
-  if (n === 2 && (typeof p1 === 'number' || typeof p1 === 'boolean')) return ops()['fmod.Scalar'].call(p0, p1);
-  throw invalidArguments('fmod', '  * (self, other)\n  * (self, other)');
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['fmod.Tensor'].callUnchecked(p0, p1);
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['fmod.Scalar'].callUnchecked(p0, scalarArg(p1));
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_fmod_K0) && isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['fmod.Tensor'].callUnchecked(p0, p1);
+    }
+    if (optionsWithin(o, F_fmod_K1) && isLiveTensor(p0) && isScalarArg(p1)) {
+      return ops()['fmod.Scalar'].callUnchecked(p0, scalarArg(p1));
+    }
+  }
+  return callParsed(F_fmod, ops(), undefined, arguments);
 }
 
+const F_pow: OverloadGroup = {
+  name: 'pow',
+  method: false,
+  overloads: [{ key: 'pow.Tensor_Tensor', schema: 'pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor' }, {
+    key: 'pow.Scalar',
+    schema: 'pow.Scalar(Scalar self, Tensor exponent) -> Tensor',
+  }, { key: 'pow.Tensor_Scalar', schema: 'pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor' }],
+};
+const F_pow_K0: readonly string[] = [];
+const F_pow_K1: readonly string[] = [];
+const F_pow_K2: readonly string[] = [];
 /**
  * Raises `self` to the power `exponent`.
  *
@@ -264,31 +399,41 @@ export function fmod(p0?: any, p1?: any, p2?: any): any {
  * const y = pow(x, x);
  * ```
  */
-export function pow(self: Tensor, exponent: Tensor): Tensor;
-/** Raises to a scalar power. */
-export function pow(self: Tensor, exponent: number | boolean): Tensor;
+export function pow(input: Tensor, exponent: Tensor): Tensor;
 /** Raises a scalar to tensor powers. */
-export function pow(self: number | boolean, exponent: Tensor): Tensor;
+export function pow(self: Scalar, exponent: Tensor): Tensor;
+/** Raises to a scalar power. */
+export function pow(input: Tensor, exponent: Scalar): Tensor;
 /** Raises `self` to the power `exponent`. (any overload) */
-export function pow(self: Tensor | number | boolean, exponent: Tensor | number | boolean): Tensor;
+export function pow(input: Tensor | Scalar, exponent: Tensor | Scalar): Tensor;
 export function pow(p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  if (n === 2 && p0 instanceof Tensor && p1 instanceof Tensor) return ops()['pow.Tensor_Tensor'].call(p0, p1);
-  if (n === 2 && p0 instanceof Tensor && (typeof p1 === 'number' || typeof p1 === 'boolean')) {
-    return ops()['pow.Tensor_Scalar'].call(p0, p1);
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['pow.Tensor_Tensor'].callUnchecked(p0, p1);
+    if (isScalarArg(p0) && isLiveTensor(p1)) return ops()['pow.Scalar'].callUnchecked(scalarArg(p0), p1);
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['pow.Tensor_Scalar'].callUnchecked(p0, scalarArg(p1));
   }
-  if (n === 2 && (typeof p0 === 'number' || typeof p0 === 'boolean') && p1 instanceof Tensor) {
-    return ops()['pow.Scalar'].call(p0, p1);
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_pow_K0) && isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['pow.Tensor_Tensor'].callUnchecked(p0, p1);
+    }
+    if (optionsWithin(o, F_pow_K1) && isScalarArg(p0) && isLiveTensor(p1)) {
+      return ops()['pow.Scalar'].callUnchecked(scalarArg(p0), p1);
+    }
+    if (optionsWithin(o, F_pow_K2) && isLiveTensor(p0) && isScalarArg(p1)) {
+      return ops()['pow.Tensor_Scalar'].callUnchecked(p0, scalarArg(p1));
+    }
   }
-  throw invalidArguments('pow', '  * (self, exponent)\n  * (self, exponent)\n  * (self, exponent)');
+  return callParsed(F_pow, ops(), undefined, arguments);
 }
 
+const F_minimum: OverloadGroup = {
+  name: 'minimum',
+  method: false,
+  overloads: [{ key: 'minimum', schema: 'minimum(Tensor self, Tensor other) -> Tensor' }],
+};
+const F_minimum_K0: readonly string[] = [];
 /**
  * Elementwise minimum (NaN propagates).
  *
@@ -302,11 +447,27 @@ export function pow(p0?: any, p1?: any, p2?: any): any {
  * const y = minimum(x, x);
  * ```
  */
-export function minimum(self: Tensor, other: Tensor): Tensor;
-export function minimum(p0?: any, p1?: any): any {
-  return ops()['minimum'].call(p0, p1);
+export function minimum(input: Tensor, other: Tensor): Tensor;
+export function minimum(p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['minimum'].callUnchecked(p0, p1);
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_minimum_K0) && isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['minimum'].callUnchecked(p0, p1);
+    }
+  }
+  return callParsed(F_minimum, ops(), undefined, arguments);
 }
 
+const F_maximum: OverloadGroup = {
+  name: 'maximum',
+  method: false,
+  overloads: [{ key: 'maximum', schema: 'maximum(Tensor self, Tensor other) -> Tensor' }],
+};
+const F_maximum_K0: readonly string[] = [];
 /**
  * Elementwise maximum (NaN propagates).
  *
@@ -320,11 +481,27 @@ export function minimum(p0?: any, p1?: any): any {
  * const y = maximum(x, x);
  * ```
  */
-export function maximum(self: Tensor, other: Tensor): Tensor;
-export function maximum(p0?: any, p1?: any): any {
-  return ops()['maximum'].call(p0, p1);
+export function maximum(input: Tensor, other: Tensor): Tensor;
+export function maximum(p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['maximum'].callUnchecked(p0, p1);
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_maximum_K0) && isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['maximum'].callUnchecked(p0, p1);
+    }
+  }
+  return callParsed(F_maximum, ops(), undefined, arguments);
 }
 
+const F_atan2: OverloadGroup = {
+  name: 'atan2',
+  method: false,
+  overloads: [{ key: 'atan2', schema: 'atan2(Tensor self, Tensor other) -> Tensor' }],
+};
+const F_atan2_K0: readonly string[] = [];
 /**
  * Elementwise arctangent of self / other with quadrant.
  *
@@ -338,11 +515,27 @@ export function maximum(p0?: any, p1?: any): any {
  * const y = atan2(x, x);
  * ```
  */
-export function atan2(self: Tensor, other: Tensor): Tensor;
-export function atan2(p0?: any, p1?: any): any {
-  return ops()['atan2'].call(p0, p1);
+export function atan2(input: Tensor, other: Tensor): Tensor;
+export function atan2(p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['atan2'].callUnchecked(p0, p1);
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_atan2_K0) && isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['atan2'].callUnchecked(p0, p1);
+    }
+  }
+  return callParsed(F_atan2, ops(), undefined, arguments);
 }
 
+const F_bitwiseAnd: OverloadGroup = {
+  name: 'bitwise_and',
+  method: false,
+  overloads: [{ key: 'bitwise_and.Tensor', schema: 'bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor' }],
+};
+const F_bitwiseAnd_K0: readonly string[] = [];
 /**
  * Bitwise AND of integral or bool tensors.
  *
@@ -356,11 +549,27 @@ export function atan2(p0?: any, p1?: any): any {
  * const y = bitwiseAnd(x, x);
  * ```
  */
-export function bitwiseAnd(self: Tensor, other: Tensor): Tensor;
-export function bitwiseAnd(p0?: any, p1?: any): any {
-  return ops()['bitwise_and.Tensor'].call(p0, p1);
+export function bitwiseAnd(input: Tensor, other: Tensor): Tensor;
+export function bitwiseAnd(p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['bitwise_and.Tensor'].callUnchecked(p0, p1);
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_bitwiseAnd_K0) && isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['bitwise_and.Tensor'].callUnchecked(p0, p1);
+    }
+  }
+  return callParsed(F_bitwiseAnd, ops(), undefined, arguments);
 }
 
+const F_bitwiseOr: OverloadGroup = {
+  name: 'bitwise_or',
+  method: false,
+  overloads: [{ key: 'bitwise_or.Tensor', schema: 'bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor' }],
+};
+const F_bitwiseOr_K0: readonly string[] = [];
 /**
  * Bitwise OR of integral or bool tensors.
  *
@@ -374,11 +583,27 @@ export function bitwiseAnd(p0?: any, p1?: any): any {
  * const y = bitwiseOr(x, x);
  * ```
  */
-export function bitwiseOr(self: Tensor, other: Tensor): Tensor;
-export function bitwiseOr(p0?: any, p1?: any): any {
-  return ops()['bitwise_or.Tensor'].call(p0, p1);
+export function bitwiseOr(input: Tensor, other: Tensor): Tensor;
+export function bitwiseOr(p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['bitwise_or.Tensor'].callUnchecked(p0, p1);
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_bitwiseOr_K0) && isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['bitwise_or.Tensor'].callUnchecked(p0, p1);
+    }
+  }
+  return callParsed(F_bitwiseOr, ops(), undefined, arguments);
 }
 
+const F_bitwiseXor: OverloadGroup = {
+  name: 'bitwise_xor',
+  method: false,
+  overloads: [{ key: 'bitwise_xor.Tensor', schema: 'bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor' }],
+};
+const F_bitwiseXor_K0: readonly string[] = [];
 /**
  * Bitwise XOR of integral or bool tensors.
  *
@@ -392,11 +617,27 @@ export function bitwiseOr(p0?: any, p1?: any): any {
  * const y = bitwiseXor(x, x);
  * ```
  */
-export function bitwiseXor(self: Tensor, other: Tensor): Tensor;
-export function bitwiseXor(p0?: any, p1?: any): any {
-  return ops()['bitwise_xor.Tensor'].call(p0, p1);
+export function bitwiseXor(input: Tensor, other: Tensor): Tensor;
+export function bitwiseXor(p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['bitwise_xor.Tensor'].callUnchecked(p0, p1);
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_bitwiseXor_K0) && isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['bitwise_xor.Tensor'].callUnchecked(p0, p1);
+    }
+  }
+  return callParsed(F_bitwiseXor, ops(), undefined, arguments);
 }
 
+const F_logicalAnd: OverloadGroup = {
+  name: 'logical_and',
+  method: false,
+  overloads: [{ key: 'logical_and', schema: 'logical_and(Tensor self, Tensor other) -> Tensor' }],
+};
+const F_logicalAnd_K0: readonly string[] = [];
 /**
  * Elementwise logical AND (nonzero is true); bool result.
  *
@@ -410,11 +651,27 @@ export function bitwiseXor(p0?: any, p1?: any): any {
  * const y = logicalAnd(x, x);
  * ```
  */
-export function logicalAnd(self: Tensor, other: Tensor): Tensor;
-export function logicalAnd(p0?: any, p1?: any): any {
-  return ops()['logical_and'].call(p0, p1);
+export function logicalAnd(input: Tensor, other: Tensor): Tensor;
+export function logicalAnd(p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['logical_and'].callUnchecked(p0, p1);
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_logicalAnd_K0) && isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['logical_and'].callUnchecked(p0, p1);
+    }
+  }
+  return callParsed(F_logicalAnd, ops(), undefined, arguments);
 }
 
+const F_logicalOr: OverloadGroup = {
+  name: 'logical_or',
+  method: false,
+  overloads: [{ key: 'logical_or', schema: 'logical_or(Tensor self, Tensor other) -> Tensor' }],
+};
+const F_logicalOr_K0: readonly string[] = [];
 /**
  * Elementwise logical OR; bool result.
  *
@@ -428,11 +685,27 @@ export function logicalAnd(p0?: any, p1?: any): any {
  * const y = logicalOr(x, x);
  * ```
  */
-export function logicalOr(self: Tensor, other: Tensor): Tensor;
-export function logicalOr(p0?: any, p1?: any): any {
-  return ops()['logical_or'].call(p0, p1);
+export function logicalOr(input: Tensor, other: Tensor): Tensor;
+export function logicalOr(p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['logical_or'].callUnchecked(p0, p1);
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_logicalOr_K0) && isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['logical_or'].callUnchecked(p0, p1);
+    }
+  }
+  return callParsed(F_logicalOr, ops(), undefined, arguments);
 }
 
+const F_logicalXor: OverloadGroup = {
+  name: 'logical_xor',
+  method: false,
+  overloads: [{ key: 'logical_xor', schema: 'logical_xor(Tensor self, Tensor other) -> Tensor' }],
+};
+const F_logicalXor_K0: readonly string[] = [];
 /**
  * Elementwise logical XOR; bool result.
  *
@@ -446,11 +719,31 @@ export function logicalOr(p0?: any, p1?: any): any {
  * const y = logicalXor(x, x);
  * ```
  */
-export function logicalXor(self: Tensor, other: Tensor): Tensor;
-export function logicalXor(p0?: any, p1?: any): any {
-  return ops()['logical_xor'].call(p0, p1);
+export function logicalXor(input: Tensor, other: Tensor): Tensor;
+export function logicalXor(p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['logical_xor'].callUnchecked(p0, p1);
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_logicalXor_K0) && isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['logical_xor'].callUnchecked(p0, p1);
+    }
+  }
+  return callParsed(F_logicalXor, ops(), undefined, arguments);
 }
 
+const F_eq: OverloadGroup = {
+  name: 'eq',
+  method: false,
+  overloads: [{ key: 'eq.Tensor', schema: 'eq.Tensor(Tensor self, Tensor other) -> Tensor' }, {
+    key: 'eq.Scalar',
+    schema: 'eq.Scalar(Tensor self, Scalar other) -> Tensor',
+  }],
+};
+const F_eq_K0: readonly string[] = [];
+const F_eq_K1: readonly string[] = [];
 /**
  * Elementwise `==`; bool result.
  *
@@ -465,24 +758,39 @@ export function logicalXor(p0?: any, p1?: any): any {
  * const y = eq(x, x);
  * ```
  */
-export function eq(self: Tensor, other: Tensor): Tensor;
+export function eq(input: Tensor, other: Tensor): Tensor;
 /** Elementwise `==` with a scalar. */
-export function eq(self: Tensor, other: number | boolean): Tensor;
+export function eq(input: Tensor, other: Scalar): Tensor;
 /** Elementwise `==`; bool result. (any overload) */
-export function eq(self: Tensor, other: Tensor | number | boolean): Tensor;
+export function eq(input: Tensor, other: Tensor | Scalar): Tensor;
 export function eq(p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  if (n === 2 && p1 instanceof Tensor) return ops()['eq.Tensor'].call(p0, p1);
-  if (n === 2 && (typeof p1 === 'number' || typeof p1 === 'boolean')) return ops()['eq.Scalar'].call(p0, p1);
-  throw invalidArguments('eq', '  * (self, other)\n  * (self, other)');
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['eq.Tensor'].callUnchecked(p0, p1);
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['eq.Scalar'].callUnchecked(p0, scalarArg(p1));
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_eq_K0) && isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['eq.Tensor'].callUnchecked(p0, p1);
+    }
+    if (optionsWithin(o, F_eq_K1) && isLiveTensor(p0) && isScalarArg(p1)) {
+      return ops()['eq.Scalar'].callUnchecked(p0, scalarArg(p1));
+    }
+  }
+  return callParsed(F_eq, ops(), undefined, arguments);
 }
 
+const F_ne: OverloadGroup = {
+  name: 'ne',
+  method: false,
+  overloads: [{ key: 'ne.Tensor', schema: 'ne.Tensor(Tensor self, Tensor other) -> Tensor' }, {
+    key: 'ne.Scalar',
+    schema: 'ne.Scalar(Tensor self, Scalar other) -> Tensor',
+  }],
+};
+const F_ne_K0: readonly string[] = [];
+const F_ne_K1: readonly string[] = [];
 /**
  * Elementwise `!=`; bool result.
  *
@@ -497,24 +805,39 @@ export function eq(p0?: any, p1?: any, p2?: any): any {
  * const y = ne(x, x);
  * ```
  */
-export function ne(self: Tensor, other: Tensor): Tensor;
+export function ne(input: Tensor, other: Tensor): Tensor;
 /** Elementwise `!=` with a scalar. */
-export function ne(self: Tensor, other: number | boolean): Tensor;
+export function ne(input: Tensor, other: Scalar): Tensor;
 /** Elementwise `!=`; bool result. (any overload) */
-export function ne(self: Tensor, other: Tensor | number | boolean): Tensor;
+export function ne(input: Tensor, other: Tensor | Scalar): Tensor;
 export function ne(p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  if (n === 2 && p1 instanceof Tensor) return ops()['ne.Tensor'].call(p0, p1);
-  if (n === 2 && (typeof p1 === 'number' || typeof p1 === 'boolean')) return ops()['ne.Scalar'].call(p0, p1);
-  throw invalidArguments('ne', '  * (self, other)\n  * (self, other)');
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['ne.Tensor'].callUnchecked(p0, p1);
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['ne.Scalar'].callUnchecked(p0, scalarArg(p1));
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_ne_K0) && isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['ne.Tensor'].callUnchecked(p0, p1);
+    }
+    if (optionsWithin(o, F_ne_K1) && isLiveTensor(p0) && isScalarArg(p1)) {
+      return ops()['ne.Scalar'].callUnchecked(p0, scalarArg(p1));
+    }
+  }
+  return callParsed(F_ne, ops(), undefined, arguments);
 }
 
+const F_lt: OverloadGroup = {
+  name: 'lt',
+  method: false,
+  overloads: [{ key: 'lt.Tensor', schema: 'lt.Tensor(Tensor self, Tensor other) -> Tensor' }, {
+    key: 'lt.Scalar',
+    schema: 'lt.Scalar(Tensor self, Scalar other) -> Tensor',
+  }],
+};
+const F_lt_K0: readonly string[] = [];
+const F_lt_K1: readonly string[] = [];
 /**
  * Elementwise `<`; bool result.
  *
@@ -529,24 +852,39 @@ export function ne(p0?: any, p1?: any, p2?: any): any {
  * const y = lt(x, x);
  * ```
  */
-export function lt(self: Tensor, other: Tensor): Tensor;
+export function lt(input: Tensor, other: Tensor): Tensor;
 /** Elementwise `<` with a scalar. */
-export function lt(self: Tensor, other: number | boolean): Tensor;
+export function lt(input: Tensor, other: Scalar): Tensor;
 /** Elementwise `<`; bool result. (any overload) */
-export function lt(self: Tensor, other: Tensor | number | boolean): Tensor;
+export function lt(input: Tensor, other: Tensor | Scalar): Tensor;
 export function lt(p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  if (n === 2 && p1 instanceof Tensor) return ops()['lt.Tensor'].call(p0, p1);
-  if (n === 2 && (typeof p1 === 'number' || typeof p1 === 'boolean')) return ops()['lt.Scalar'].call(p0, p1);
-  throw invalidArguments('lt', '  * (self, other)\n  * (self, other)');
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['lt.Tensor'].callUnchecked(p0, p1);
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['lt.Scalar'].callUnchecked(p0, scalarArg(p1));
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_lt_K0) && isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['lt.Tensor'].callUnchecked(p0, p1);
+    }
+    if (optionsWithin(o, F_lt_K1) && isLiveTensor(p0) && isScalarArg(p1)) {
+      return ops()['lt.Scalar'].callUnchecked(p0, scalarArg(p1));
+    }
+  }
+  return callParsed(F_lt, ops(), undefined, arguments);
 }
 
+const F_le: OverloadGroup = {
+  name: 'le',
+  method: false,
+  overloads: [{ key: 'le.Tensor', schema: 'le.Tensor(Tensor self, Tensor other) -> Tensor' }, {
+    key: 'le.Scalar',
+    schema: 'le.Scalar(Tensor self, Scalar other) -> Tensor',
+  }],
+};
+const F_le_K0: readonly string[] = [];
+const F_le_K1: readonly string[] = [];
 /**
  * Elementwise `<=`; bool result.
  *
@@ -561,24 +899,39 @@ export function lt(p0?: any, p1?: any, p2?: any): any {
  * const y = le(x, x);
  * ```
  */
-export function le(self: Tensor, other: Tensor): Tensor;
+export function le(input: Tensor, other: Tensor): Tensor;
 /** Elementwise `<=` with a scalar. */
-export function le(self: Tensor, other: number | boolean): Tensor;
+export function le(input: Tensor, other: Scalar): Tensor;
 /** Elementwise `<=`; bool result. (any overload) */
-export function le(self: Tensor, other: Tensor | number | boolean): Tensor;
+export function le(input: Tensor, other: Tensor | Scalar): Tensor;
 export function le(p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  if (n === 2 && p1 instanceof Tensor) return ops()['le.Tensor'].call(p0, p1);
-  if (n === 2 && (typeof p1 === 'number' || typeof p1 === 'boolean')) return ops()['le.Scalar'].call(p0, p1);
-  throw invalidArguments('le', '  * (self, other)\n  * (self, other)');
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['le.Tensor'].callUnchecked(p0, p1);
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['le.Scalar'].callUnchecked(p0, scalarArg(p1));
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_le_K0) && isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['le.Tensor'].callUnchecked(p0, p1);
+    }
+    if (optionsWithin(o, F_le_K1) && isLiveTensor(p0) && isScalarArg(p1)) {
+      return ops()['le.Scalar'].callUnchecked(p0, scalarArg(p1));
+    }
+  }
+  return callParsed(F_le, ops(), undefined, arguments);
 }
 
+const F_gt: OverloadGroup = {
+  name: 'gt',
+  method: false,
+  overloads: [{ key: 'gt.Tensor', schema: 'gt.Tensor(Tensor self, Tensor other) -> Tensor' }, {
+    key: 'gt.Scalar',
+    schema: 'gt.Scalar(Tensor self, Scalar other) -> Tensor',
+  }],
+};
+const F_gt_K0: readonly string[] = [];
+const F_gt_K1: readonly string[] = [];
 /**
  * Elementwise `>`; bool result.
  *
@@ -593,24 +946,39 @@ export function le(p0?: any, p1?: any, p2?: any): any {
  * const y = gt(x, x);
  * ```
  */
-export function gt(self: Tensor, other: Tensor): Tensor;
+export function gt(input: Tensor, other: Tensor): Tensor;
 /** Elementwise `>` with a scalar. */
-export function gt(self: Tensor, other: number | boolean): Tensor;
+export function gt(input: Tensor, other: Scalar): Tensor;
 /** Elementwise `>`; bool result. (any overload) */
-export function gt(self: Tensor, other: Tensor | number | boolean): Tensor;
+export function gt(input: Tensor, other: Tensor | Scalar): Tensor;
 export function gt(p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  if (n === 2 && p1 instanceof Tensor) return ops()['gt.Tensor'].call(p0, p1);
-  if (n === 2 && (typeof p1 === 'number' || typeof p1 === 'boolean')) return ops()['gt.Scalar'].call(p0, p1);
-  throw invalidArguments('gt', '  * (self, other)\n  * (self, other)');
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['gt.Tensor'].callUnchecked(p0, p1);
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['gt.Scalar'].callUnchecked(p0, scalarArg(p1));
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_gt_K0) && isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['gt.Tensor'].callUnchecked(p0, p1);
+    }
+    if (optionsWithin(o, F_gt_K1) && isLiveTensor(p0) && isScalarArg(p1)) {
+      return ops()['gt.Scalar'].callUnchecked(p0, scalarArg(p1));
+    }
+  }
+  return callParsed(F_gt, ops(), undefined, arguments);
 }
 
+const F_ge: OverloadGroup = {
+  name: 'ge',
+  method: false,
+  overloads: [{ key: 'ge.Tensor', schema: 'ge.Tensor(Tensor self, Tensor other) -> Tensor' }, {
+    key: 'ge.Scalar',
+    schema: 'ge.Scalar(Tensor self, Scalar other) -> Tensor',
+  }],
+};
+const F_ge_K0: readonly string[] = [];
+const F_ge_K1: readonly string[] = [];
 /**
  * Elementwise `>=`; bool result.
  *
@@ -625,24 +993,35 @@ export function gt(p0?: any, p1?: any, p2?: any): any {
  * const y = ge(x, x);
  * ```
  */
-export function ge(self: Tensor, other: Tensor): Tensor;
+export function ge(input: Tensor, other: Tensor): Tensor;
 /** Elementwise `>=` with a scalar. */
-export function ge(self: Tensor, other: number | boolean): Tensor;
+export function ge(input: Tensor, other: Scalar): Tensor;
 /** Elementwise `>=`; bool result. (any overload) */
-export function ge(self: Tensor, other: Tensor | number | boolean): Tensor;
+export function ge(input: Tensor, other: Tensor | Scalar): Tensor;
 export function ge(p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  if (n === 2 && p1 instanceof Tensor) return ops()['ge.Tensor'].call(p0, p1);
-  if (n === 2 && (typeof p1 === 'number' || typeof p1 === 'boolean')) return ops()['ge.Scalar'].call(p0, p1);
-  throw invalidArguments('ge', '  * (self, other)\n  * (self, other)');
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['ge.Tensor'].callUnchecked(p0, p1);
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['ge.Scalar'].callUnchecked(p0, scalarArg(p1));
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_ge_K0) && isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['ge.Tensor'].callUnchecked(p0, p1);
+    }
+    if (optionsWithin(o, F_ge_K1) && isLiveTensor(p0) && isScalarArg(p1)) {
+      return ops()['ge.Scalar'].callUnchecked(p0, scalarArg(p1));
+    }
+  }
+  return callParsed(F_ge, ops(), undefined, arguments);
 }
 
+const F_neg: OverloadGroup = {
+  name: 'neg',
+  method: false,
+  overloads: [{ key: 'neg', schema: 'neg(Tensor self) -> Tensor' }],
+};
+const F_neg_K0: readonly string[] = [];
 /**
  * Negates elementwise.
  *
@@ -656,11 +1035,25 @@ export function ge(p0?: any, p1?: any, p2?: any): any {
  * const y = neg(x);
  * ```
  */
-export function neg(self: Tensor): Tensor;
-export function neg(p0?: any): any {
-  return ops()['neg'].call(p0);
+export function neg(input: Tensor): Tensor;
+export function neg(p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['neg'].callUnchecked(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_neg_K0) && isLiveTensor(p0)) return ops()['neg'].callUnchecked(p0);
+  }
+  return callParsed(F_neg, ops(), undefined, arguments);
 }
 
+const F_abs: OverloadGroup = {
+  name: 'abs',
+  method: false,
+  overloads: [{ key: 'abs', schema: 'abs(Tensor self) -> Tensor' }],
+};
+const F_abs_K0: readonly string[] = [];
 /**
  * Absolute value.
  *
@@ -674,11 +1067,25 @@ export function neg(p0?: any): any {
  * const y = abs(x);
  * ```
  */
-export function abs(self: Tensor): Tensor;
-export function abs(p0?: any): any {
-  return ops()['abs'].call(p0);
+export function abs(input: Tensor): Tensor;
+export function abs(p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['abs'].callUnchecked(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_abs_K0) && isLiveTensor(p0)) return ops()['abs'].callUnchecked(p0);
+  }
+  return callParsed(F_abs, ops(), undefined, arguments);
 }
 
+const F_sign: OverloadGroup = {
+  name: 'sign',
+  method: false,
+  overloads: [{ key: 'sign', schema: 'sign(Tensor self) -> Tensor' }],
+};
+const F_sign_K0: readonly string[] = [];
 /**
  * Sign (-1, 0 or 1).
  *
@@ -692,11 +1099,25 @@ export function abs(p0?: any): any {
  * const y = sign(x);
  * ```
  */
-export function sign(self: Tensor): Tensor;
-export function sign(p0?: any): any {
-  return ops()['sign'].call(p0);
+export function sign(input: Tensor): Tensor;
+export function sign(p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['sign'].callUnchecked(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_sign_K0) && isLiveTensor(p0)) return ops()['sign'].callUnchecked(p0);
+  }
+  return callParsed(F_sign, ops(), undefined, arguments);
 }
 
+const F_exp: OverloadGroup = {
+  name: 'exp',
+  method: false,
+  overloads: [{ key: 'exp', schema: 'exp(Tensor self) -> Tensor' }],
+};
+const F_exp_K0: readonly string[] = [];
 /**
  * Exponential.
  *
@@ -710,11 +1131,25 @@ export function sign(p0?: any): any {
  * const y = exp(x);
  * ```
  */
-export function exp(self: Tensor): Tensor;
-export function exp(p0?: any): any {
-  return ops()['exp'].call(p0);
+export function exp(input: Tensor): Tensor;
+export function exp(p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['exp'].callUnchecked(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_exp_K0) && isLiveTensor(p0)) return ops()['exp'].callUnchecked(p0);
+  }
+  return callParsed(F_exp, ops(), undefined, arguments);
 }
 
+const F_log: OverloadGroup = {
+  name: 'log',
+  method: false,
+  overloads: [{ key: 'log', schema: 'log(Tensor self) -> Tensor' }],
+};
+const F_log_K0: readonly string[] = [];
 /**
  * Natural logarithm.
  *
@@ -728,11 +1163,25 @@ export function exp(p0?: any): any {
  * const y = log(x);
  * ```
  */
-export function log(self: Tensor): Tensor;
-export function log(p0?: any): any {
-  return ops()['log'].call(p0);
+export function log(input: Tensor): Tensor;
+export function log(p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['log'].callUnchecked(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_log_K0) && isLiveTensor(p0)) return ops()['log'].callUnchecked(p0);
+  }
+  return callParsed(F_log, ops(), undefined, arguments);
 }
 
+const F_log1p: OverloadGroup = {
+  name: 'log1p',
+  method: false,
+  overloads: [{ key: 'log1p', schema: 'log1p(Tensor self) -> Tensor' }],
+};
+const F_log1p_K0: readonly string[] = [];
 /**
  * log(1 + x), accurate for small x.
  *
@@ -746,11 +1195,25 @@ export function log(p0?: any): any {
  * const y = log1p(x);
  * ```
  */
-export function log1p(self: Tensor): Tensor;
-export function log1p(p0?: any): any {
-  return ops()['log1p'].call(p0);
+export function log1p(input: Tensor): Tensor;
+export function log1p(p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['log1p'].callUnchecked(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_log1p_K0) && isLiveTensor(p0)) return ops()['log1p'].callUnchecked(p0);
+  }
+  return callParsed(F_log1p, ops(), undefined, arguments);
 }
 
+const F_expm1: OverloadGroup = {
+  name: 'expm1',
+  method: false,
+  overloads: [{ key: 'expm1', schema: 'expm1(Tensor self) -> Tensor' }],
+};
+const F_expm1_K0: readonly string[] = [];
 /**
  * exp(x) - 1, accurate for small x.
  *
@@ -764,11 +1227,25 @@ export function log1p(p0?: any): any {
  * const y = expm1(x);
  * ```
  */
-export function expm1(self: Tensor): Tensor;
-export function expm1(p0?: any): any {
-  return ops()['expm1'].call(p0);
+export function expm1(input: Tensor): Tensor;
+export function expm1(p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['expm1'].callUnchecked(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_expm1_K0) && isLiveTensor(p0)) return ops()['expm1'].callUnchecked(p0);
+  }
+  return callParsed(F_expm1, ops(), undefined, arguments);
 }
 
+const F_sqrt: OverloadGroup = {
+  name: 'sqrt',
+  method: false,
+  overloads: [{ key: 'sqrt', schema: 'sqrt(Tensor self) -> Tensor' }],
+};
+const F_sqrt_K0: readonly string[] = [];
 /**
  * Square root.
  *
@@ -782,11 +1259,25 @@ export function expm1(p0?: any): any {
  * const y = sqrt(x);
  * ```
  */
-export function sqrt(self: Tensor): Tensor;
-export function sqrt(p0?: any): any {
-  return ops()['sqrt'].call(p0);
+export function sqrt(input: Tensor): Tensor;
+export function sqrt(p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['sqrt'].callUnchecked(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_sqrt_K0) && isLiveTensor(p0)) return ops()['sqrt'].callUnchecked(p0);
+  }
+  return callParsed(F_sqrt, ops(), undefined, arguments);
 }
 
+const F_rsqrt: OverloadGroup = {
+  name: 'rsqrt',
+  method: false,
+  overloads: [{ key: 'rsqrt', schema: 'rsqrt(Tensor self) -> Tensor' }],
+};
+const F_rsqrt_K0: readonly string[] = [];
 /**
  * Reciprocal square root.
  *
@@ -800,11 +1291,25 @@ export function sqrt(p0?: any): any {
  * const y = rsqrt(x);
  * ```
  */
-export function rsqrt(self: Tensor): Tensor;
-export function rsqrt(p0?: any): any {
-  return ops()['rsqrt'].call(p0);
+export function rsqrt(input: Tensor): Tensor;
+export function rsqrt(p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['rsqrt'].callUnchecked(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_rsqrt_K0) && isLiveTensor(p0)) return ops()['rsqrt'].callUnchecked(p0);
+  }
+  return callParsed(F_rsqrt, ops(), undefined, arguments);
 }
 
+const F_sin: OverloadGroup = {
+  name: 'sin',
+  method: false,
+  overloads: [{ key: 'sin', schema: 'sin(Tensor self) -> Tensor' }],
+};
+const F_sin_K0: readonly string[] = [];
 /**
  * Sine.
  *
@@ -818,11 +1323,25 @@ export function rsqrt(p0?: any): any {
  * const y = sin(x);
  * ```
  */
-export function sin(self: Tensor): Tensor;
-export function sin(p0?: any): any {
-  return ops()['sin'].call(p0);
+export function sin(input: Tensor): Tensor;
+export function sin(p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['sin'].callUnchecked(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_sin_K0) && isLiveTensor(p0)) return ops()['sin'].callUnchecked(p0);
+  }
+  return callParsed(F_sin, ops(), undefined, arguments);
 }
 
+const F_cos: OverloadGroup = {
+  name: 'cos',
+  method: false,
+  overloads: [{ key: 'cos', schema: 'cos(Tensor self) -> Tensor' }],
+};
+const F_cos_K0: readonly string[] = [];
 /**
  * Cosine.
  *
@@ -836,11 +1355,25 @@ export function sin(p0?: any): any {
  * const y = cos(x);
  * ```
  */
-export function cos(self: Tensor): Tensor;
-export function cos(p0?: any): any {
-  return ops()['cos'].call(p0);
+export function cos(input: Tensor): Tensor;
+export function cos(p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['cos'].callUnchecked(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_cos_K0) && isLiveTensor(p0)) return ops()['cos'].callUnchecked(p0);
+  }
+  return callParsed(F_cos, ops(), undefined, arguments);
 }
 
+const F_tanh: OverloadGroup = {
+  name: 'tanh',
+  method: false,
+  overloads: [{ key: 'tanh', schema: 'tanh(Tensor self) -> Tensor' }],
+};
+const F_tanh_K0: readonly string[] = [];
 /**
  * Hyperbolic tangent.
  *
@@ -854,11 +1387,25 @@ export function cos(p0?: any): any {
  * const y = tanh(x);
  * ```
  */
-export function tanh(self: Tensor): Tensor;
-export function tanh(p0?: any): any {
-  return ops()['tanh'].call(p0);
+export function tanh(input: Tensor): Tensor;
+export function tanh(p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['tanh'].callUnchecked(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_tanh_K0) && isLiveTensor(p0)) return ops()['tanh'].callUnchecked(p0);
+  }
+  return callParsed(F_tanh, ops(), undefined, arguments);
 }
 
+const F_sigmoid: OverloadGroup = {
+  name: 'sigmoid',
+  method: false,
+  overloads: [{ key: 'sigmoid', schema: 'sigmoid(Tensor self) -> Tensor' }],
+};
+const F_sigmoid_K0: readonly string[] = [];
 /**
  * Logistic sigmoid 1 / (1 + exp(-x)).
  *
@@ -872,11 +1419,25 @@ export function tanh(p0?: any): any {
  * const y = sigmoid(x);
  * ```
  */
-export function sigmoid(self: Tensor): Tensor;
-export function sigmoid(p0?: any): any {
-  return ops()['sigmoid'].call(p0);
+export function sigmoid(input: Tensor): Tensor;
+export function sigmoid(p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['sigmoid'].callUnchecked(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_sigmoid_K0) && isLiveTensor(p0)) return ops()['sigmoid'].callUnchecked(p0);
+  }
+  return callParsed(F_sigmoid, ops(), undefined, arguments);
 }
 
+const F_erf: OverloadGroup = {
+  name: 'erf',
+  method: false,
+  overloads: [{ key: 'erf', schema: 'erf(Tensor self) -> Tensor' }],
+};
+const F_erf_K0: readonly string[] = [];
 /**
  * Gauss error function.
  *
@@ -890,11 +1451,25 @@ export function sigmoid(p0?: any): any {
  * const y = erf(x);
  * ```
  */
-export function erf(self: Tensor): Tensor;
-export function erf(p0?: any): any {
-  return ops()['erf'].call(p0);
+export function erf(input: Tensor): Tensor;
+export function erf(p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['erf'].callUnchecked(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_erf_K0) && isLiveTensor(p0)) return ops()['erf'].callUnchecked(p0);
+  }
+  return callParsed(F_erf, ops(), undefined, arguments);
 }
 
+const F_reciprocal: OverloadGroup = {
+  name: 'reciprocal',
+  method: false,
+  overloads: [{ key: 'reciprocal', schema: 'reciprocal(Tensor self) -> Tensor' }],
+};
+const F_reciprocal_K0: readonly string[] = [];
 /**
  * 1 / x.
  *
@@ -908,11 +1483,25 @@ export function erf(p0?: any): any {
  * const y = reciprocal(x);
  * ```
  */
-export function reciprocal(self: Tensor): Tensor;
-export function reciprocal(p0?: any): any {
-  return ops()['reciprocal'].call(p0);
+export function reciprocal(input: Tensor): Tensor;
+export function reciprocal(p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['reciprocal'].callUnchecked(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_reciprocal_K0) && isLiveTensor(p0)) return ops()['reciprocal'].callUnchecked(p0);
+  }
+  return callParsed(F_reciprocal, ops(), undefined, arguments);
 }
 
+const F_relu: OverloadGroup = {
+  name: 'relu',
+  method: false,
+  overloads: [{ key: 'relu', schema: 'relu(Tensor self) -> Tensor' }],
+};
+const F_relu_K0: readonly string[] = [];
 /**
  * max(x, 0).
  *
@@ -926,11 +1515,25 @@ export function reciprocal(p0?: any): any {
  * const y = relu(x);
  * ```
  */
-export function relu(self: Tensor): Tensor;
-export function relu(p0?: any): any {
-  return ops()['relu'].call(p0);
+export function relu(input: Tensor): Tensor;
+export function relu(p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['relu'].callUnchecked(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_relu_K0) && isLiveTensor(p0)) return ops()['relu'].callUnchecked(p0);
+  }
+  return callParsed(F_relu, ops(), undefined, arguments);
 }
 
+const F_gelu: OverloadGroup = {
+  name: 'gelu',
+  method: false,
+  overloads: [{ key: 'gelu', schema: "gelu(Tensor self, *, str approximate='none') -> Tensor" }],
+};
+const F_gelu_K0: readonly string[] = ['approximate'];
 /**
  * Gaussian error linear unit; `approximate: 'tanh'` uses the tanh approximation.
  *
@@ -944,13 +1547,28 @@ export function relu(p0?: any): any {
  * const y = gelu(x);
  * ```
  */
-export function gelu(self: Tensor, options?: { approximate?: string }): Tensor;
+export function gelu(input: Tensor, options?: { approximate?: string }): Tensor;
 export function gelu(p0?: any, p1?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
-  return ops()['gelu'].call(p0, o?.approximate ?? 'none');
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['gelu'].callUnchecked(p0, 'none');
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_gelu_K0) && isLiveTensor(p0) &&
+      (o.approximate === undefined || typeof o.approximate === 'string')
+    ) return ops()['gelu'].callUnchecked(p0, o.approximate === undefined ? 'none' : o.approximate);
+  }
+  return callParsed(F_gelu, ops(), undefined, arguments);
 }
 
+const F_silu: OverloadGroup = {
+  name: 'silu',
+  method: false,
+  overloads: [{ key: 'silu', schema: 'silu(Tensor self) -> Tensor' }],
+};
+const F_silu_K0: readonly string[] = [];
 /**
  * x * sigmoid(x).
  *
@@ -964,11 +1582,25 @@ export function gelu(p0?: any, p1?: any): any {
  * const y = silu(x);
  * ```
  */
-export function silu(self: Tensor): Tensor;
-export function silu(p0?: any): any {
-  return ops()['silu'].call(p0);
+export function silu(input: Tensor): Tensor;
+export function silu(p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['silu'].callUnchecked(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_silu_K0) && isLiveTensor(p0)) return ops()['silu'].callUnchecked(p0);
+  }
+  return callParsed(F_silu, ops(), undefined, arguments);
 }
 
+const F_floor: OverloadGroup = {
+  name: 'floor',
+  method: false,
+  overloads: [{ key: 'floor', schema: 'floor(Tensor self) -> Tensor' }],
+};
+const F_floor_K0: readonly string[] = [];
 /**
  * Rounds down.
  *
@@ -982,11 +1614,25 @@ export function silu(p0?: any): any {
  * const y = floor(x);
  * ```
  */
-export function floor(self: Tensor): Tensor;
-export function floor(p0?: any): any {
-  return ops()['floor'].call(p0);
+export function floor(input: Tensor): Tensor;
+export function floor(p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['floor'].callUnchecked(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_floor_K0) && isLiveTensor(p0)) return ops()['floor'].callUnchecked(p0);
+  }
+  return callParsed(F_floor, ops(), undefined, arguments);
 }
 
+const F_ceil: OverloadGroup = {
+  name: 'ceil',
+  method: false,
+  overloads: [{ key: 'ceil', schema: 'ceil(Tensor self) -> Tensor' }],
+};
+const F_ceil_K0: readonly string[] = [];
 /**
  * Rounds up.
  *
@@ -1000,11 +1646,25 @@ export function floor(p0?: any): any {
  * const y = ceil(x);
  * ```
  */
-export function ceil(self: Tensor): Tensor;
-export function ceil(p0?: any): any {
-  return ops()['ceil'].call(p0);
+export function ceil(input: Tensor): Tensor;
+export function ceil(p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['ceil'].callUnchecked(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_ceil_K0) && isLiveTensor(p0)) return ops()['ceil'].callUnchecked(p0);
+  }
+  return callParsed(F_ceil, ops(), undefined, arguments);
 }
 
+const F_round: OverloadGroup = {
+  name: 'round',
+  method: false,
+  overloads: [{ key: 'round', schema: 'round(Tensor self) -> Tensor' }],
+};
+const F_round_K0: readonly string[] = [];
 /**
  * Rounds half to even, like torch.round.
  *
@@ -1018,11 +1678,25 @@ export function ceil(p0?: any): any {
  * const y = round(x);
  * ```
  */
-export function round(self: Tensor): Tensor;
-export function round(p0?: any): any {
-  return ops()['round'].call(p0);
+export function round(input: Tensor): Tensor;
+export function round(p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['round'].callUnchecked(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_round_K0) && isLiveTensor(p0)) return ops()['round'].callUnchecked(p0);
+  }
+  return callParsed(F_round, ops(), undefined, arguments);
 }
 
+const F_trunc: OverloadGroup = {
+  name: 'trunc',
+  method: false,
+  overloads: [{ key: 'trunc', schema: 'trunc(Tensor self) -> Tensor' }],
+};
+const F_trunc_K0: readonly string[] = [];
 /**
  * Rounds toward zero.
  *
@@ -1036,11 +1710,25 @@ export function round(p0?: any): any {
  * const y = trunc(x);
  * ```
  */
-export function trunc(self: Tensor): Tensor;
-export function trunc(p0?: any): any {
-  return ops()['trunc'].call(p0);
+export function trunc(input: Tensor): Tensor;
+export function trunc(p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['trunc'].callUnchecked(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_trunc_K0) && isLiveTensor(p0)) return ops()['trunc'].callUnchecked(p0);
+  }
+  return callParsed(F_trunc, ops(), undefined, arguments);
 }
 
+const F_logicalNot: OverloadGroup = {
+  name: 'logical_not',
+  method: false,
+  overloads: [{ key: 'logical_not', schema: 'logical_not(Tensor self) -> Tensor' }],
+};
+const F_logicalNot_K0: readonly string[] = [];
 /**
  * Elementwise NOT (zero is false); bool result.
  *
@@ -1054,11 +1742,25 @@ export function trunc(p0?: any): any {
  * const y = logicalNot(x);
  * ```
  */
-export function logicalNot(self: Tensor): Tensor;
-export function logicalNot(p0?: any): any {
-  return ops()['logical_not'].call(p0);
+export function logicalNot(input: Tensor): Tensor;
+export function logicalNot(p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['logical_not'].callUnchecked(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_logicalNot_K0) && isLiveTensor(p0)) return ops()['logical_not'].callUnchecked(p0);
+  }
+  return callParsed(F_logicalNot, ops(), undefined, arguments);
 }
 
+const F_bitwiseNot: OverloadGroup = {
+  name: 'bitwise_not',
+  method: false,
+  overloads: [{ key: 'bitwise_not', schema: 'bitwise_not(Tensor self) -> Tensor' }],
+};
+const F_bitwiseNot_K0: readonly string[] = [];
 /**
  * Bitwise NOT of integral or bool tensors.
  *
@@ -1072,11 +1774,25 @@ export function logicalNot(p0?: any): any {
  * const y = bitwiseNot(x);
  * ```
  */
-export function bitwiseNot(self: Tensor): Tensor;
-export function bitwiseNot(p0?: any): any {
-  return ops()['bitwise_not'].call(p0);
+export function bitwiseNot(input: Tensor): Tensor;
+export function bitwiseNot(p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['bitwise_not'].callUnchecked(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_bitwiseNot_K0) && isLiveTensor(p0)) return ops()['bitwise_not'].callUnchecked(p0);
+  }
+  return callParsed(F_bitwiseNot, ops(), undefined, arguments);
 }
 
+const F_isnan: OverloadGroup = {
+  name: 'isnan',
+  method: false,
+  overloads: [{ key: 'isnan', schema: 'isnan(Tensor self) -> Tensor' }],
+};
+const F_isnan_K0: readonly string[] = [];
 /**
  * Whether each element is NaN; bool result.
  *
@@ -1090,11 +1806,29 @@ export function bitwiseNot(p0?: any): any {
  * const y = isnan(x);
  * ```
  */
-export function isnan(self: Tensor): Tensor;
-export function isnan(p0?: any): any {
-  return ops()['isnan'].call(p0);
+export function isnan(input: Tensor): Tensor;
+export function isnan(p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['isnan'].callUnchecked(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_isnan_K0) && isLiveTensor(p0)) return ops()['isnan'].callUnchecked(p0);
+  }
+  return callParsed(F_isnan, ops(), undefined, arguments);
 }
 
+const F_where: OverloadGroup = {
+  name: 'where',
+  method: false,
+  overloads: [{ key: 'where.self', schema: 'where.self(Tensor condition, Tensor self, Tensor other) -> Tensor' }, {
+    key: 'where.ScalarOther',
+    schema: 'where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor',
+  }],
+};
+const F_where_K0: readonly string[] = [];
+const F_where_K1: readonly string[] = [];
 /**
  * Chooses `self` where `condition` is true, else `other`.
  *
@@ -1111,26 +1845,43 @@ export function isnan(p0?: any): any {
  */
 export function where(condition: Tensor, self: Tensor, other: Tensor): Tensor;
 /** Chooses `self` where `condition` is true, else the scalar `other`. */
-export function where(condition: Tensor, self: Tensor, other: number | boolean): Tensor;
+export function where(condition: Tensor, self: Tensor, other: Scalar): Tensor;
 /** Chooses `self` where `condition` is true, else `other`. (any overload) */
-export function where(condition: Tensor, self: Tensor, other: Tensor | number | boolean): Tensor;
+export function where(condition: Tensor, self: Tensor, other: Tensor | Scalar): Tensor;
 export function where(p0?: any, p1?: any, p2?: any, p3?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : 4;
-  if (n === 3 && p2 instanceof Tensor) return ops()['where.self'].call(p0, p1, p2);
-  if (n === 3 && (typeof p2 === 'number' || typeof p2 === 'boolean')) {
-    return ops()['where.ScalarOther'].call(p0, p1, p2);
+  const n = arguments.length;
+  if (n === 3) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && isLiveTensor(p2)) return ops()['where.self'].callUnchecked(p0, p1, p2);
+    if (isLiveTensor(p0) && isLiveTensor(p1) && isScalarArg(p2)) {
+      return ops()['where.ScalarOther'].callUnchecked(p0, p1, scalarArg(p2));
+    }
   }
-  throw invalidArguments('where', '  * (condition, self, other)\n  * (condition, self, other)');
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_where_K0) && isLiveTensor(p0) && isLiveTensor(p1) && isLiveTensor(p2)) {
+      return ops()['where.self'].callUnchecked(p0, p1, p2);
+    }
+    if (optionsWithin(o, F_where_K1) && isLiveTensor(p0) && isLiveTensor(p1) && isScalarArg(p2)) {
+      return ops()['where.ScalarOther'].callUnchecked(p0, p1, scalarArg(p2));
+    }
+  }
+  return callParsed(F_where, ops(), undefined, arguments);
 }
 
+const F_clamp: OverloadGroup = {
+  name: 'clamp',
+  method: false,
+  overloads: [{
+    key: 'clamp.Tensor',
+    schema: 'clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor',
+  }, { key: 'clamp', schema: 'clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor' }],
+};
+const F_clamp_K0: readonly string[] = ['min', 'max'];
+const F_clamp_K1: readonly string[] = ['min', 'max'];
+const F_clamp_K2: readonly string[] = ['max'];
+const F_clamp_K3: readonly string[] = ['max'];
+const F_clamp_K4: readonly string[] = [];
+const F_clamp_K5: readonly string[] = [];
 /**
  * Limits values to [min, max].
  *
@@ -1145,46 +1896,102 @@ export function where(p0?: any, p1?: any, p2?: any, p3?: any): any {
  * const y = clamp(x);
  * ```
  */
-export function clamp(self: Tensor, options?: { min?: number | boolean | null; max?: number | boolean | null }): Tensor;
+export function clamp(input: Tensor, options?: { min?: Tensor | null; max?: Tensor | null }): Tensor;
+/** Limits values to tensors [min, max] (broadcast). */
+export function clamp(input: Tensor, min: Tensor | null, options?: { max?: Tensor | null }): Tensor;
+/** Limits values to tensors [min, max] (broadcast). */
+export function clamp(input: Tensor, min: Tensor | null, max: Tensor | null): Tensor;
 /** Limits values to [min, max]. */
-export function clamp(self: Tensor, min: number | boolean | null, options?: { max?: number | boolean | null }): Tensor;
+export function clamp(input: Tensor, options?: { min?: Scalar | null; max?: Scalar | null }): Tensor;
 /** Limits values to [min, max]. */
-export function clamp(self: Tensor, min: number | boolean | null, max: number | boolean | null): Tensor;
-/** Limits values to tensors [min, max] (broadcast). */
-export function clamp(self: Tensor, options?: { min?: Tensor | null; max?: Tensor | null }): Tensor;
-/** Limits values to tensors [min, max] (broadcast). */
-export function clamp(self: Tensor, min: Tensor | null, options?: { max?: Tensor | null }): Tensor;
-/** Limits values to tensors [min, max] (broadcast). */
-export function clamp(self: Tensor, min: Tensor | null, max: Tensor | null): Tensor;
-/** Limits values to [min, max]. (any overload) */
+export function clamp(input: Tensor, min: Scalar | null, options?: { max?: Scalar | null }): Tensor;
+/** Limits values to [min, max]. */
+export function clamp(input: Tensor, min: Scalar | null, max: Scalar | null): Tensor;
+/** Limits values to tensors [min, max] (broadcast). (any overload) */
 export function clamp(
-  self: Tensor,
-  min?: number | boolean | null | Tensor,
-  max?: number | boolean | null | Tensor,
-  options?: { min?: number | boolean | null | Tensor | null; max?: number | boolean | null | Tensor | null },
+  input: Tensor,
+  min?: Tensor | null | Scalar,
+  max?: Tensor | null | Scalar,
+  options?: { min?: Tensor | null | Scalar; max?: Tensor | null | Scalar },
 ): Tensor;
 export function clamp(p0?: any, p1?: any, p2?: any, p3?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : 4;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  if (
-    n >= 1 && n <= 3 && (n <= 1 || (p1 == null || (typeof p1 === 'number' || typeof p1 === 'boolean'))) &&
-    (n <= 2 || (p2 == null || (typeof p2 === 'number' || typeof p2 === 'boolean')))
-  ) return ops()['clamp'].call(p0, (n > 1 ? p1 : o?.min) ?? null, (n > 2 ? p2 : o?.max) ?? null);
-  if (
-    n >= 1 && n <= 3 && (n <= 1 || (p1 == null || p1 instanceof Tensor)) &&
-    (n <= 2 || (p2 == null || p2 instanceof Tensor))
-  ) return ops()['clamp.Tensor'].call(p0, (n > 1 ? p1 : o?.min) ?? null, (n > 2 ? p2 : o?.max) ?? null);
-  throw invalidArguments('clamp', '  * (self, min, max)\n  * (self, min, max)');
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['clamp.Tensor'].callUnchecked(p0, null, null);
+    if (isLiveTensor(p0)) return ops()['clamp'].callUnchecked(p0, null, null);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && (p1 == null || isLiveTensor(p1))) {
+      return ops()['clamp.Tensor'].callUnchecked(p0, p1 ?? null, null);
+    }
+    if (isLiveTensor(p0) && (p1 == null || isScalarArg(p1))) {
+      return ops()['clamp'].callUnchecked(p0, p1 == null ? null : scalarArg(p1), null);
+    }
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && (p1 == null || isLiveTensor(p1)) && (p2 == null || isLiveTensor(p2))) {
+      return ops()['clamp.Tensor'].callUnchecked(p0, p1 ?? null, p2 ?? null);
+    }
+    if (isLiveTensor(p0) && (p1 == null || isScalarArg(p1)) && (p2 == null || isScalarArg(p2))) {
+      return ops()['clamp'].callUnchecked(p0, p1 == null ? null : scalarArg(p1), p2 == null ? null : scalarArg(p2));
+    }
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_clamp_K0) && isLiveTensor(p0) &&
+      (o.min === undefined || (o.min == null || isLiveTensor(o.min))) &&
+      (o.max === undefined || (o.max == null || isLiveTensor(o.max)))
+    ) return ops()['clamp.Tensor'].callUnchecked(p0, o.min ?? null, o.max ?? null);
+    if (
+      optionsWithin(o, F_clamp_K1) && isLiveTensor(p0) &&
+      (o.min === undefined || (o.min == null || isScalarArg(o.min))) &&
+      (o.max === undefined || (o.max == null || isScalarArg(o.max)))
+    ) {
+      return ops()['clamp'].callUnchecked(
+        p0,
+        o.min == null ? null : scalarArg(o.min),
+        o.max == null ? null : scalarArg(o.max),
+      );
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_clamp_K2) && isLiveTensor(p0) && (p1 == null || isLiveTensor(p1)) &&
+      (o.max === undefined || (o.max == null || isLiveTensor(o.max)))
+    ) return ops()['clamp.Tensor'].callUnchecked(p0, p1 ?? null, o.max ?? null);
+    if (
+      optionsWithin(o, F_clamp_K3) && isLiveTensor(p0) && (p1 == null || isScalarArg(p1)) &&
+      (o.max === undefined || (o.max == null || isScalarArg(o.max)))
+    ) {
+      return ops()['clamp'].callUnchecked(
+        p0,
+        p1 == null ? null : scalarArg(p1),
+        o.max == null ? null : scalarArg(o.max),
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_clamp_K4) && isLiveTensor(p0) && (p1 == null || isLiveTensor(p1)) &&
+      (p2 == null || isLiveTensor(p2))
+    ) return ops()['clamp.Tensor'].callUnchecked(p0, p1 ?? null, p2 ?? null);
+    if (
+      optionsWithin(o, F_clamp_K5) && isLiveTensor(p0) && (p1 == null || isScalarArg(p1)) &&
+      (p2 == null || isScalarArg(p2))
+    ) return ops()['clamp'].callUnchecked(p0, p1 == null ? null : scalarArg(p1), p2 == null ? null : scalarArg(p2));
+  }
+  return callParsed(F_clamp, ops(), undefined, arguments);
 }
 
+const F_clampMin: OverloadGroup = {
+  name: 'clamp_min',
+  method: false,
+  overloads: [{ key: 'clamp_min', schema: 'clamp_min(Tensor self, Scalar min) -> Tensor' }],
+};
+const F_clampMin_K0: readonly string[] = [];
 /**
  * max(x, min): `clamp` with a lower bound only.
  *
@@ -1198,11 +2005,27 @@ export function clamp(p0?: any, p1?: any, p2?: any, p3?: any): any {
  * const y = clampMin(x, 2);
  * ```
  */
-export function clampMin(self: Tensor, min: number | boolean): Tensor;
-export function clampMin(p0?: any, p1?: any): any {
-  return ops()['clamp_min'].call(p0, p1);
+export function clampMin(input: Tensor, min: Scalar): Tensor;
+export function clampMin(p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['clamp_min'].callUnchecked(p0, scalarArg(p1));
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_clampMin_K0) && isLiveTensor(p0) && isScalarArg(p1)) {
+      return ops()['clamp_min'].callUnchecked(p0, scalarArg(p1));
+    }
+  }
+  return callParsed(F_clampMin, ops(), undefined, arguments);
 }
 
+const F_clampMax: OverloadGroup = {
+  name: 'clamp_max',
+  method: false,
+  overloads: [{ key: 'clamp_max', schema: 'clamp_max(Tensor self, Scalar max) -> Tensor' }],
+};
+const F_clampMax_K0: readonly string[] = [];
 /**
  * min(x, max): `clamp` with an upper bound only.
  *
@@ -1216,11 +2039,35 @@ export function clampMin(p0?: any, p1?: any): any {
  * const y = clampMax(x, 2);
  * ```
  */
-export function clampMax(self: Tensor, max: number | boolean): Tensor;
-export function clampMax(p0?: any, p1?: any): any {
-  return ops()['clamp_max'].call(p0, p1);
+export function clampMax(input: Tensor, max: Scalar): Tensor;
+export function clampMax(p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['clamp_max'].callUnchecked(p0, scalarArg(p1));
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_clampMax_K0) && isLiveTensor(p0) && isScalarArg(p1)) {
+      return ops()['clamp_max'].callUnchecked(p0, scalarArg(p1));
+    }
+  }
+  return callParsed(F_clampMax, ops(), undefined, arguments);
 }
 
+const F_empty: OverloadGroup = {
+  name: 'empty',
+  method: false,
+  requiresGrad: true,
+  overloads: [{
+    key: 'empty.memory_format',
+    schema:
+      'empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor',
+  }],
+};
+const F_empty_K0: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'memoryFormat', 'requiresGrad'];
+const F_empty_K1: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'memoryFormat', 'requiresGrad'];
+const F_empty_K2: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'memoryFormat', 'requiresGrad'];
+const F_empty_K3: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'memoryFormat', 'requiresGrad'];
 /**
  * A tensor with uninitialised data.
  *
@@ -1235,28 +2082,213 @@ export function clampMax(p0?: any, p1?: any): any {
  * ```
  */
 export function empty(
-  size: number | readonly number[],
+  size: readonly number[],
   options?: {
     dtype?: DTypeLike | null;
     layout?: 'strided' | null;
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
     memoryFormat?: 'contiguous_format' | 'preserve_format' | null;
+    requiresGrad?: boolean;
   },
 ): Tensor;
-export function empty(p0?: any, p1?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
-  return ops()['empty.memory_format'].call(
-    intList(p0),
-    optionalDType(o?.dtype ?? null),
-    o?.layout ?? null,
-    optionalDevice(o?.device ?? null),
-    o?.pinMemory ?? null,
-    o?.memoryFormat ?? null,
-  );
+/** A tensor with uninitialised data. */
+export function empty(...size: number[]): Tensor;
+/** A tensor with uninitialised data. */
+export function empty(
+  ...args: [
+    ...size: number[],
+    options: {
+      dtype?: DTypeLike | null;
+      layout?: 'strided' | null;
+      device?: DeviceLike | null;
+      pinMemory?: boolean | null;
+      memoryFormat?: 'contiguous_format' | 'preserve_format' | null;
+      requiresGrad?: boolean;
+    },
+  ]
+): Tensor;
+export function empty(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest: any[]): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if ((Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
+      return ops()['empty.memory_format'].callUnchecked(intListArg(p0, 0), null, null, null, null, null);
+    }
+  }
+  if (n === 2) {
+    if (isIntArg(p0) && isIntArg(p1)) {
+      return ops()['empty.memory_format'].callUnchecked([intArg(p0), intArg(p1)], null, null, null, null, null);
+    }
+  }
+  if (n === 3) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['empty.memory_format'].callUnchecked(
+        [intArg(p0), intArg(p1), intArg(p2)],
+        null,
+        null,
+        null,
+        null,
+        null,
+      );
+    }
+  }
+  if (n === 4) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
+      return ops()['empty.memory_format'].callUnchecked(
+        [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
+        null,
+        null,
+        null,
+        null,
+        null,
+      );
+    }
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_empty_K0) && (Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0)) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat))) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['empty.memory_format'].callUnchecked(
+            intListArg(p0, 0),
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+            o.memoryFormat ?? null,
+          ),
+        )
+        : ops()['empty.memory_format'].callUnchecked(
+          intListArg(p0, 0),
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+          o.memoryFormat ?? null,
+        ));
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      isIntArg(p0) && isIntArg(p1) && optionsWithin(o, F_empty_K1) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat))) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['empty.memory_format'].callUnchecked(
+            [intArg(p0), intArg(p1)],
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+            o.memoryFormat ?? null,
+          ),
+        )
+        : ops()['empty.memory_format'].callUnchecked(
+          [intArg(p0), intArg(p1)],
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+          o.memoryFormat ?? null,
+        ));
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && optionsWithin(o, F_empty_K2) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat))) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['empty.memory_format'].callUnchecked(
+            [intArg(p0), intArg(p1), intArg(p2)],
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+            o.memoryFormat ?? null,
+          ),
+        )
+        : ops()['empty.memory_format'].callUnchecked(
+          [intArg(p0), intArg(p1), intArg(p2)],
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+          o.memoryFormat ?? null,
+        ));
+    }
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3) && optionsWithin(o, F_empty_K3) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat))) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['empty.memory_format'].callUnchecked(
+            [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+            o.memoryFormat ?? null,
+          ),
+        )
+        : ops()['empty.memory_format'].callUnchecked(
+          [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+          o.memoryFormat ?? null,
+        ));
+    }
+  }
+  return callParsed(F_empty, ops(), undefined, arguments);
 }
 
+const F_zeros: OverloadGroup = {
+  name: 'zeros',
+  method: false,
+  requiresGrad: true,
+  overloads: [{
+    key: 'zeros',
+    schema:
+      'zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
+  }],
+};
+const F_zeros_K0: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
+const F_zeros_K1: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
+const F_zeros_K2: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
+const F_zeros_K3: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
 /**
  * A tensor filled with 0.
  *
@@ -1271,26 +2303,185 @@ export function empty(p0?: any, p1?: any): any {
  * ```
  */
 export function zeros(
-  size: number | readonly number[],
+  size: readonly number[],
   options?: {
     dtype?: DTypeLike | null;
     layout?: 'strided' | null;
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
+    requiresGrad?: boolean;
   },
 ): Tensor;
-export function zeros(p0?: any, p1?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
-  return ops()['zeros'].call(
-    intList(p0),
-    optionalDType(o?.dtype ?? null),
-    o?.layout ?? null,
-    optionalDevice(o?.device ?? null),
-    o?.pinMemory ?? null,
-  );
+/** A tensor filled with 0. */
+export function zeros(...size: number[]): Tensor;
+/** A tensor filled with 0. */
+export function zeros(
+  ...args: [
+    ...size: number[],
+    options: {
+      dtype?: DTypeLike | null;
+      layout?: 'strided' | null;
+      device?: DeviceLike | null;
+      pinMemory?: boolean | null;
+      requiresGrad?: boolean;
+    },
+  ]
+): Tensor;
+export function zeros(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest: any[]): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if ((Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
+      return ops()['zeros'].callUnchecked(intListArg(p0, 0), null, null, null, null);
+    }
+  }
+  if (n === 2) {
+    if (isIntArg(p0) && isIntArg(p1)) {
+      return ops()['zeros'].callUnchecked([intArg(p0), intArg(p1)], null, null, null, null);
+    }
+  }
+  if (n === 3) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['zeros'].callUnchecked([intArg(p0), intArg(p1), intArg(p2)], null, null, null, null);
+    }
+  }
+  if (n === 4) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
+      return ops()['zeros'].callUnchecked([intArg(p0), intArg(p1), intArg(p2), intArg(p3)], null, null, null, null);
+    }
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_zeros_K0) && (Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0)) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['zeros'].callUnchecked(
+            intListArg(p0, 0),
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['zeros'].callUnchecked(
+          intListArg(p0, 0),
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      isIntArg(p0) && isIntArg(p1) && optionsWithin(o, F_zeros_K1) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['zeros'].callUnchecked(
+            [intArg(p0), intArg(p1)],
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['zeros'].callUnchecked(
+          [intArg(p0), intArg(p1)],
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && optionsWithin(o, F_zeros_K2) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['zeros'].callUnchecked(
+            [intArg(p0), intArg(p1), intArg(p2)],
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['zeros'].callUnchecked(
+          [intArg(p0), intArg(p1), intArg(p2)],
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3) && optionsWithin(o, F_zeros_K3) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['zeros'].callUnchecked(
+            [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['zeros'].callUnchecked(
+          [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+  }
+  return callParsed(F_zeros, ops(), undefined, arguments);
 }
 
+const F_ones: OverloadGroup = {
+  name: 'ones',
+  method: false,
+  requiresGrad: true,
+  overloads: [{
+    key: 'ones',
+    schema:
+      'ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
+  }],
+};
+const F_ones_K0: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
+const F_ones_K1: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
+const F_ones_K2: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
+const F_ones_K3: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
 /**
  * A tensor filled with 1.
  *
@@ -1305,26 +2496,182 @@ export function zeros(p0?: any, p1?: any): any {
  * ```
  */
 export function ones(
-  size: number | readonly number[],
+  size: readonly number[],
   options?: {
     dtype?: DTypeLike | null;
     layout?: 'strided' | null;
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
+    requiresGrad?: boolean;
   },
 ): Tensor;
-export function ones(p0?: any, p1?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
-  return ops()['ones'].call(
-    intList(p0),
-    optionalDType(o?.dtype ?? null),
-    o?.layout ?? null,
-    optionalDevice(o?.device ?? null),
-    o?.pinMemory ?? null,
-  );
+/** A tensor filled with 1. */
+export function ones(...size: number[]): Tensor;
+/** A tensor filled with 1. */
+export function ones(
+  ...args: [
+    ...size: number[],
+    options: {
+      dtype?: DTypeLike | null;
+      layout?: 'strided' | null;
+      device?: DeviceLike | null;
+      pinMemory?: boolean | null;
+      requiresGrad?: boolean;
+    },
+  ]
+): Tensor;
+export function ones(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest: any[]): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if ((Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
+      return ops()['ones'].callUnchecked(intListArg(p0, 0), null, null, null, null);
+    }
+  }
+  if (n === 2) {
+    if (isIntArg(p0) && isIntArg(p1)) {
+      return ops()['ones'].callUnchecked([intArg(p0), intArg(p1)], null, null, null, null);
+    }
+  }
+  if (n === 3) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['ones'].callUnchecked([intArg(p0), intArg(p1), intArg(p2)], null, null, null, null);
+    }
+  }
+  if (n === 4) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
+      return ops()['ones'].callUnchecked([intArg(p0), intArg(p1), intArg(p2), intArg(p3)], null, null, null, null);
+    }
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_ones_K0) && (Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0)) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['ones'].callUnchecked(
+            intListArg(p0, 0),
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['ones'].callUnchecked(
+          intListArg(p0, 0),
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      isIntArg(p0) && isIntArg(p1) && optionsWithin(o, F_ones_K1) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['ones'].callUnchecked(
+            [intArg(p0), intArg(p1)],
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['ones'].callUnchecked(
+          [intArg(p0), intArg(p1)],
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && optionsWithin(o, F_ones_K2) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['ones'].callUnchecked(
+            [intArg(p0), intArg(p1), intArg(p2)],
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['ones'].callUnchecked(
+          [intArg(p0), intArg(p1), intArg(p2)],
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3) && optionsWithin(o, F_ones_K3) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['ones'].callUnchecked(
+            [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['ones'].callUnchecked(
+          [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+  }
+  return callParsed(F_ones, ops(), undefined, arguments);
 }
 
+const F_full: OverloadGroup = {
+  name: 'full',
+  method: false,
+  requiresGrad: true,
+  overloads: [{
+    key: 'full',
+    schema:
+      'full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
+  }],
+};
+const F_full_K0: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
 /**
  * A tensor filled with `fill_value` (dtype inferred from it when not given).
  *
@@ -1339,34 +2686,79 @@ export function ones(p0?: any, p1?: any): any {
  * ```
  */
 export function full(
-  size: number | readonly number[],
-  fillValue: number | boolean,
+  size: readonly number[],
+  fillValue: Scalar,
   options?: {
     dtype?: DTypeLike | null;
     layout?: 'strided' | null;
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
+    requiresGrad?: boolean;
   },
 ): Tensor;
 export function full(p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops()['full'].call(
-    intList(p0),
-    p1,
-    optionalDType(o?.dtype ?? null),
-    o?.layout ?? null,
-    optionalDevice(o?.device ?? null),
-    o?.pinMemory ?? null,
-  );
+  const n = arguments.length;
+  if (n === 2) {
+    if (isIntListArg(p0, 0) && isScalarArg(p1)) {
+      return ops()['full'].callUnchecked(intListArg(p0, 0), scalarArg(p1), null, null, null, null);
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_full_K0) && isIntListArg(p0, 0) && isScalarArg(p1) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['full'].callUnchecked(
+            intListArg(p0, 0),
+            scalarArg(p1),
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['full'].callUnchecked(
+          intListArg(p0, 0),
+          scalarArg(p1),
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+  }
+  return callParsed(F_full, ops(), undefined, arguments);
 }
 
+const F_arange: OverloadGroup = {
+  name: 'arange',
+  method: false,
+  requiresGrad: true,
+  overloads: [{
+    key: 'arange',
+    schema:
+      'arange(Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
+  }, {
+    key: 'arange.start',
+    schema:
+      'arange.start(Scalar start, Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
+  }, {
+    key: 'arange.start_step',
+    schema:
+      'arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
+  }],
+};
+const F_arange_K0: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
+const F_arange_K1: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
+const F_arange_K2: readonly string[] = ['step', 'dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
+const F_arange_K3: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
 /**
  * Values from 0 to `end` (exclusive) in steps of 1.
  *
@@ -1383,112 +2775,231 @@ export function full(p0?: any, p1?: any, p2?: any): any {
  * ```
  */
 export function arange(
-  end: number | boolean,
+  end: Scalar,
   options?: {
     dtype?: DTypeLike | null;
     layout?: 'strided' | null;
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
+    requiresGrad?: boolean;
   },
 ): Tensor;
 /** Values from `start` to `end` (exclusive) in steps of 1. */
 export function arange(
-  start: number | boolean,
-  end: number | boolean,
+  start: Scalar,
+  end: Scalar,
   options?: {
     dtype?: DTypeLike | null;
     layout?: 'strided' | null;
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
+    requiresGrad?: boolean;
   },
 ): Tensor;
 /** Values from `start` to `end` (exclusive) in steps of `step`. */
 export function arange(
-  start: number | boolean,
-  end: number | boolean,
+  start: Scalar,
+  end: Scalar,
   options?: {
-    step?: number | boolean;
+    step?: Scalar;
     dtype?: DTypeLike | null;
     layout?: 'strided' | null;
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
+    requiresGrad?: boolean;
   },
 ): Tensor;
 /** Values from `start` to `end` (exclusive) in steps of `step`. */
 export function arange(
-  start: number | boolean,
-  end: number | boolean,
-  step: number | boolean,
+  start: Scalar,
+  end: Scalar,
+  step: Scalar,
   options?: {
     dtype?: DTypeLike | null;
     layout?: 'strided' | null;
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
+    requiresGrad?: boolean;
   },
 ): Tensor;
 /** Values from 0 to `end` (exclusive) in steps of 1. (any overload) */
 export function arange(
-  end: number | boolean,
-  arg1?: number | boolean,
-  step?: number | boolean,
+  end: Scalar,
+  arg1?: Scalar,
+  step?: Scalar,
   options?: {
     dtype?: DTypeLike | null;
     layout?: 'strided' | null;
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
-    step?: number | boolean;
+    requiresGrad?: boolean;
+    step?: Scalar;
   },
 ): Tensor;
 export function arange(p0?: any, p1?: any, p2?: any, p3?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : 4;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  if (n === 2 && (typeof p1 === 'number' || typeof p1 === 'boolean')) {
-    return ops()['arange.start'].call(
-      p0,
-      p1,
-      optionalDType(o?.dtype ?? null),
-      o?.layout ?? null,
-      optionalDevice(o?.device ?? null),
-      o?.pinMemory ?? null,
-    );
-  }
-  if (
-    n >= 2 && n <= 3 && (typeof p1 === 'number' || typeof p1 === 'boolean') &&
-    (n <= 2 || (typeof p2 === 'number' || typeof p2 === 'boolean'))
-  ) {
-    return ops()['arange.start_step'].call(
-      p0,
-      p1,
-      (n > 2 ? p2 : o?.step) ?? 1,
-      optionalDType(o?.dtype ?? null),
-      o?.layout ?? null,
-      optionalDevice(o?.device ?? null),
-      o?.pinMemory ?? null,
-    );
-  }
+  const n = arguments.length;
   if (n === 1) {
-    return ops()['arange'].call(
-      p0,
-      optionalDType(o?.dtype ?? null),
-      o?.layout ?? null,
-      optionalDevice(o?.device ?? null),
-      o?.pinMemory ?? null,
-    );
+    if (isScalarArg(p0)) return ops()['arange'].callUnchecked(scalarArg(p0), null, null, null, null);
   }
-  throw invalidArguments(
-    'arange',
-    '  * (end, dtype, layout, device, pin_memory)\n  * (start, end, dtype, layout, device, pin_memory)\n  * (start, end, step, dtype, layout, device, pin_memory)',
-  );
+  if (n === 2) {
+    if (isScalarArg(p0) && isScalarArg(p1)) {
+      return ops()['arange.start'].callUnchecked(scalarArg(p0), scalarArg(p1), null, null, null, null);
+    }
+    if (isScalarArg(p0) && isScalarArg(p1)) {
+      return ops()['arange.start_step'].callUnchecked(scalarArg(p0), scalarArg(p1), 1, null, null, null, null);
+    }
+  }
+  if (n === 3) {
+    if (isScalarArg(p0) && isScalarArg(p1) && isScalarArg(p2)) {
+      return ops()['arange.start_step'].callUnchecked(
+        scalarArg(p0),
+        scalarArg(p1),
+        scalarArg(p2),
+        null,
+        null,
+        null,
+        null,
+      );
+    }
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_arange_K0) && isScalarArg(p0) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['arange'].callUnchecked(
+            scalarArg(p0),
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['arange'].callUnchecked(
+          scalarArg(p0),
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_arange_K1) && isScalarArg(p0) && isScalarArg(p1) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['arange.start'].callUnchecked(
+            scalarArg(p0),
+            scalarArg(p1),
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['arange.start'].callUnchecked(
+          scalarArg(p0),
+          scalarArg(p1),
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+    if (
+      optionsWithin(o, F_arange_K2) && isScalarArg(p0) && isScalarArg(p1) &&
+      (o.step === undefined || isScalarArg(o.step)) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['arange.start_step'].callUnchecked(
+            scalarArg(p0),
+            scalarArg(p1),
+            o.step === undefined ? 1 : scalarArg(o.step),
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['arange.start_step'].callUnchecked(
+          scalarArg(p0),
+          scalarArg(p1),
+          o.step === undefined ? 1 : scalarArg(o.step),
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_arange_K3) && isScalarArg(p0) && isScalarArg(p1) && isScalarArg(p2) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['arange.start_step'].callUnchecked(
+            scalarArg(p0),
+            scalarArg(p1),
+            scalarArg(p2),
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['arange.start_step'].callUnchecked(
+          scalarArg(p0),
+          scalarArg(p1),
+          scalarArg(p2),
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+  }
+  return callParsed(F_arange, ops(), undefined, arguments);
 }
 
+const F_linspace: OverloadGroup = {
+  name: 'linspace',
+  method: false,
+  requiresGrad: true,
+  overloads: [{
+    key: 'linspace',
+    schema:
+      'linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
+  }],
+};
+const F_linspace_K0: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
 /**
  * `steps` evenly spaced values from `start` to `end` (both included).
  *
@@ -1503,38 +3014,76 @@ export function arange(p0?: any, p1?: any, p2?: any, p3?: any): any {
  * ```
  */
 export function linspace(
-  start: number | boolean,
-  end: number | boolean,
+  start: Scalar,
+  end: Scalar,
   steps: number,
   options?: {
     dtype?: DTypeLike | null;
     layout?: 'strided' | null;
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
+    requiresGrad?: boolean;
   },
 ): Tensor;
 export function linspace(p0?: any, p1?: any, p2?: any, p3?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : 4;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  return ops()['linspace'].call(
-    p0,
-    p1,
-    p2,
-    optionalDType(o?.dtype ?? null),
-    o?.layout ?? null,
-    optionalDevice(o?.device ?? null),
-    o?.pinMemory ?? null,
-  );
+  const n = arguments.length;
+  if (n === 3) {
+    if (isScalarArg(p0) && isScalarArg(p1) && isIntArg(p2)) {
+      return ops()['linspace'].callUnchecked(scalarArg(p0), scalarArg(p1), intArg(p2), null, null, null, null);
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_linspace_K0) && isScalarArg(p0) && isScalarArg(p1) && isIntArg(p2) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['linspace'].callUnchecked(
+            scalarArg(p0),
+            scalarArg(p1),
+            intArg(p2),
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['linspace'].callUnchecked(
+          scalarArg(p0),
+          scalarArg(p1),
+          intArg(p2),
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+  }
+  return callParsed(F_linspace, ops(), undefined, arguments);
 }
 
+const F_eye: OverloadGroup = {
+  name: 'eye',
+  method: false,
+  requiresGrad: true,
+  overloads: [{
+    key: 'eye',
+    schema:
+      'eye(int n, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
+  }, {
+    key: 'eye.m',
+    schema:
+      'eye.m(int n, int m, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
+  }],
+};
+const F_eye_K0: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
+const F_eye_K1: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
 /**
  * The n×n identity matrix.
  *
@@ -1556,6 +3105,7 @@ export function eye(
     layout?: 'strided' | null;
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
+    requiresGrad?: boolean;
   },
 ): Tensor;
 /** An n×m matrix with ones on the diagonal. */
@@ -1567,6 +3117,7 @@ export function eye(
     layout?: 'strided' | null;
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
+    requiresGrad?: boolean;
   },
 ): Tensor;
 /** The n×n identity matrix. (any overload) */
@@ -1578,42 +3129,88 @@ export function eye(
     layout?: 'strided' | null;
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
+    requiresGrad?: boolean;
   },
 ): Tensor;
 export function eye(p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  if (n === 2) {
-    return ops()['eye.m'].call(
-      p0,
-      p1,
-      optionalDType(o?.dtype ?? null),
-      o?.layout ?? null,
-      optionalDevice(o?.device ?? null),
-      o?.pinMemory ?? null,
-    );
-  }
+  const n = arguments.length;
   if (n === 1) {
-    return ops()['eye'].call(
-      p0,
-      optionalDType(o?.dtype ?? null),
-      o?.layout ?? null,
-      optionalDevice(o?.device ?? null),
-      o?.pinMemory ?? null,
-    );
+    if (isIntArg(p0)) return ops()['eye'].callUnchecked(intArg(p0), null, null, null, null);
   }
-  throw invalidArguments(
-    'eye',
-    '  * (n, dtype, layout, device, pin_memory)\n  * (n, m, dtype, layout, device, pin_memory)',
-  );
+  if (n === 2) {
+    if (isIntArg(p0) && isIntArg(p1)) {
+      return ops()['eye.m'].callUnchecked(intArg(p0), intArg(p1), null, null, null, null);
+    }
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_eye_K0) && isIntArg(p0) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['eye'].callUnchecked(
+            intArg(p0),
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['eye'].callUnchecked(
+          intArg(p0),
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_eye_K1) && isIntArg(p0) && isIntArg(p1) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['eye.m'].callUnchecked(
+            intArg(p0),
+            intArg(p1),
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['eye.m'].callUnchecked(
+          intArg(p0),
+          intArg(p1),
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+  }
+  return callParsed(F_eye, ops(), undefined, arguments);
 }
 
+const F_view: OverloadGroup = {
+  name: 'view',
+  method: false,
+  overloads: [{ key: 'view', schema: 'view(Tensor(a) self, SymInt[] size) -> Tensor(a)' }],
+};
+const F_view_K0: readonly string[] = [];
 /**
  * A view with a new shape (one size may be -1); fails when the strides cannot express it, see `reshape`.
  *
@@ -1627,11 +3224,27 @@ export function eye(p0?: any, p1?: any, p2?: any): any {
  * const y = view(x, [2, 3]);
  * ```
  */
-export function view(self: Tensor, size: number | readonly number[]): Tensor;
-export function view(p0?: any, p1?: any): any {
-  return ops()['view'].call(p0, intList(p1));
+export function view(input: Tensor, size: readonly number[]): Tensor;
+export function view(p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntListArg(p1, 0)) return ops()['view'].callUnchecked(p0, intListArg(p1, 0));
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_view_K0) && isLiveTensor(p0) && isIntListArg(p1, 0)) {
+      return ops()['view'].callUnchecked(p0, intListArg(p1, 0));
+    }
+  }
+  return callParsed(F_view, ops(), undefined, arguments);
 }
 
+const F_reshape: OverloadGroup = {
+  name: 'reshape',
+  method: false,
+  overloads: [{ key: 'reshape', schema: 'reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)' }],
+};
+const F_reshape_K0: readonly string[] = [];
 /**
  * A tensor with a new shape: a view when the strides allow one, otherwise a contiguous copy.
  *
@@ -1645,11 +3258,32 @@ export function view(p0?: any, p1?: any): any {
  * const y = reshape(x, [2, 3]);
  * ```
  */
-export function reshape(self: Tensor, shape: number | readonly number[]): Tensor;
-export function reshape(p0?: any, p1?: any): any {
-  return ops()['reshape'].call(p0, intList(p1));
+export function reshape(input: Tensor, shape: readonly number[]): Tensor;
+export function reshape(p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntListArg(p1, 0)) return ops()['reshape'].callUnchecked(p0, intListArg(p1, 0));
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_reshape_K0) && isLiveTensor(p0) && isIntListArg(p1, 0)) {
+      return ops()['reshape'].callUnchecked(p0, intListArg(p1, 0));
+    }
+  }
+  return callParsed(F_reshape, ops(), undefined, arguments);
 }
 
+const F_flatten: OverloadGroup = {
+  name: 'flatten',
+  method: false,
+  overloads: [{
+    key: 'flatten.using_ints',
+    schema: 'flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)',
+  }],
+};
+const F_flatten_K0: readonly string[] = ['startDim', 'endDim'];
+const F_flatten_K1: readonly string[] = ['endDim'];
+const F_flatten_K2: readonly string[] = [];
 /**
  * Merges dims `start_dim..end_dim` into one (a view when possible).
  *
@@ -1663,25 +3297,59 @@ export function reshape(p0?: any, p1?: any): any {
  * const y = flatten(x);
  * ```
  */
-export function flatten(self: Tensor, options?: { startDim?: number; endDim?: number }): Tensor;
+export function flatten(input: Tensor, options?: { startDim?: number; endDim?: number }): Tensor;
 /** Merges dims `start_dim..end_dim` into one (a view when possible). */
-export function flatten(self: Tensor, startDim: number, options?: { endDim?: number }): Tensor;
+export function flatten(input: Tensor, startDim: number, options?: { endDim?: number }): Tensor;
 /** Merges dims `start_dim..end_dim` into one (a view when possible). */
-export function flatten(self: Tensor, startDim: number, endDim: number): Tensor;
+export function flatten(input: Tensor, startDim: number, endDim: number): Tensor;
 export function flatten(p0?: any, p1?: any, p2?: any, p3?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : 4;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  return ops()['flatten.using_ints'].call(p0, (n > 1 ? p1 : o?.startDim) ?? 0, (n > 2 ? p2 : o?.endDim) ?? -1);
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['flatten.using_ints'].callUnchecked(p0, 0, -1);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['flatten.using_ints'].callUnchecked(p0, intArg(p1), -1);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['flatten.using_ints'].callUnchecked(p0, intArg(p1), intArg(p2));
+    }
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_flatten_K0) && isLiveTensor(p0) && (o.startDim === undefined || isIntArg(o.startDim)) &&
+      (o.endDim === undefined || isIntArg(o.endDim))
+    ) {
+      return ops()['flatten.using_ints'].callUnchecked(
+        p0,
+        o.startDim === undefined ? 0 : intArg(o.startDim),
+        o.endDim === undefined ? -1 : intArg(o.endDim),
+      );
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_flatten_K1) && isLiveTensor(p0) && isIntArg(p1) &&
+      (o.endDim === undefined || isIntArg(o.endDim))
+    ) return ops()['flatten.using_ints'].callUnchecked(p0, intArg(p1), o.endDim === undefined ? -1 : intArg(o.endDim));
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_flatten_K2) && isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['flatten.using_ints'].callUnchecked(p0, intArg(p1), intArg(p2));
+    }
+  }
+  return callParsed(F_flatten, ops(), undefined, arguments);
 }
 
+const F_unflatten: OverloadGroup = {
+  name: 'unflatten',
+  method: false,
+  overloads: [{ key: 'unflatten.int', schema: 'unflatten.int(Tensor(a) self, int dim, int[] sizes) -> Tensor(a)' }],
+};
+const F_unflatten_K0: readonly string[] = [];
 /**
  * Splits dim `dim` into `sizes` (one may be -1).
  *
@@ -1695,11 +3363,29 @@ export function flatten(p0?: any, p1?: any, p2?: any, p3?: any): any {
  * const y = unflatten(x, 2, [2, 3]);
  * ```
  */
-export function unflatten(self: Tensor, dim: number, sizes: number | readonly number[]): Tensor;
-export function unflatten(p0?: any, p1?: any, p2?: any): any {
-  return ops()['unflatten.int'].call(p0, p1, intList(p2));
+export function unflatten(input: Tensor, dim: number, sizes: readonly number[]): Tensor;
+export function unflatten(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n = arguments.length;
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntArg(p1) && isIntListArg(p2, 0)) {
+      return ops()['unflatten.int'].callUnchecked(p0, intArg(p1), intListArg(p2, 0));
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_unflatten_K0) && isLiveTensor(p0) && isIntArg(p1) && isIntListArg(p2, 0)) {
+      return ops()['unflatten.int'].callUnchecked(p0, intArg(p1), intListArg(p2, 0));
+    }
+  }
+  return callParsed(F_unflatten, ops(), undefined, arguments);
 }
 
+const F_permute: OverloadGroup = {
+  name: 'permute',
+  method: false,
+  overloads: [{ key: 'permute', schema: 'permute(Tensor(a) self, int[] dims) -> Tensor(a)' }],
+};
+const F_permute_K0: readonly string[] = [];
 /**
  * A view with the dims reordered.
  *
@@ -1713,11 +3399,27 @@ export function unflatten(p0?: any, p1?: any, p2?: any): any {
  * const y = permute(x, [2, 3]);
  * ```
  */
-export function permute(self: Tensor, dims: number | readonly number[]): Tensor;
-export function permute(p0?: any, p1?: any): any {
-  return ops()['permute'].call(p0, intList(p1));
+export function permute(input: Tensor, dims: readonly number[]): Tensor;
+export function permute(p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntListArg(p1, 0)) return ops()['permute'].callUnchecked(p0, intListArg(p1, 0));
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_permute_K0) && isLiveTensor(p0) && isIntListArg(p1, 0)) {
+      return ops()['permute'].callUnchecked(p0, intListArg(p1, 0));
+    }
+  }
+  return callParsed(F_permute, ops(), undefined, arguments);
 }
 
+const F_transpose: OverloadGroup = {
+  name: 'transpose',
+  method: false,
+  overloads: [{ key: 'transpose.int', schema: 'transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)' }],
+};
+const F_transpose_K0: readonly string[] = [];
 /**
  * A view with two dims swapped.
  *
@@ -1731,11 +3433,29 @@ export function permute(p0?: any, p1?: any): any {
  * const y = transpose(x, 2, 2);
  * ```
  */
-export function transpose(self: Tensor, dim0: number, dim1: number): Tensor;
-export function transpose(p0?: any, p1?: any, p2?: any): any {
-  return ops()['transpose.int'].call(p0, p1, p2);
+export function transpose(input: Tensor, dim0: number, dim1: number): Tensor;
+export function transpose(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n = arguments.length;
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['transpose.int'].callUnchecked(p0, intArg(p1), intArg(p2));
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_transpose_K0) && isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['transpose.int'].callUnchecked(p0, intArg(p1), intArg(p2));
+    }
+  }
+  return callParsed(F_transpose, ops(), undefined, arguments);
 }
 
+const F_t: OverloadGroup = {
+  name: 't',
+  method: false,
+  overloads: [{ key: 't', schema: 't(Tensor(a) self) -> Tensor(a)' }],
+};
+const F_t_K0: readonly string[] = [];
 /**
  * Transposes a tensor of at most 2 dims (a view).
  *
@@ -1749,11 +3469,29 @@ export function transpose(p0?: any, p1?: any, p2?: any): any {
  * const y = t(x);
  * ```
  */
-export function t(self: Tensor): Tensor;
-export function t(p0?: any): any {
-  return ops()['t'].call(p0);
+export function t(input: Tensor): Tensor;
+export function t(p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['t'].callUnchecked(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_t_K0) && isLiveTensor(p0)) return ops()['t'].callUnchecked(p0);
+  }
+  return callParsed(F_t, ops(), undefined, arguments);
 }
 
+const F_squeeze: OverloadGroup = {
+  name: 'squeeze',
+  method: false,
+  overloads: [{ key: 'squeeze', schema: 'squeeze(Tensor(a) self) -> Tensor(a)' }, {
+    key: 'squeeze.dim',
+    schema: 'squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)',
+  }],
+};
+const F_squeeze_K0: readonly string[] = [];
+const F_squeeze_K1: readonly string[] = [];
 /**
  * A view without the size-1 dims.
  *
@@ -1768,24 +3506,38 @@ export function t(p0?: any): any {
  * const y = squeeze(x);
  * ```
  */
-export function squeeze(self: Tensor): Tensor;
+export function squeeze(input: Tensor): Tensor;
 /** A view without dim `dim` if its size is 1. */
-export function squeeze(self: Tensor, dim: number): Tensor;
+export function squeeze(input: Tensor, dim: number): Tensor;
 /** A view without the size-1 dims. (any overload) */
-export function squeeze(self: Tensor, dim?: number): Tensor;
+export function squeeze(input: Tensor, dim?: number): Tensor;
 export function squeeze(p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  if (n === 2) return ops()['squeeze.dim'].call(p0, p1);
-  if (n === 1) return ops()['squeeze'].call(p0);
-  throw invalidArguments('squeeze', '  * (self)\n  * (self, dim)');
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['squeeze'].callUnchecked(p0);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['squeeze.dim'].callUnchecked(p0, intArg(p1));
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_squeeze_K0) && isLiveTensor(p0)) return ops()['squeeze'].callUnchecked(p0);
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_squeeze_K1) && isLiveTensor(p0) && isIntArg(p1)) {
+      return ops()['squeeze.dim'].callUnchecked(p0, intArg(p1));
+    }
+  }
+  return callParsed(F_squeeze, ops(), undefined, arguments);
 }
 
+const F_unsqueeze: OverloadGroup = {
+  name: 'unsqueeze',
+  method: false,
+  overloads: [{ key: 'unsqueeze', schema: 'unsqueeze(Tensor(a) self, int dim) -> Tensor(a)' }],
+};
+const F_unsqueeze_K0: readonly string[] = [];
 /**
  * A view with a size-1 dim inserted at `dim`.
  *
@@ -1799,11 +3551,27 @@ export function squeeze(p0?: any, p1?: any, p2?: any): any {
  * const y = unsqueeze(x, 2);
  * ```
  */
-export function unsqueeze(self: Tensor, dim: number): Tensor;
-export function unsqueeze(p0?: any, p1?: any): any {
-  return ops()['unsqueeze'].call(p0, p1);
+export function unsqueeze(input: Tensor, dim: number): Tensor;
+export function unsqueeze(p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['unsqueeze'].callUnchecked(p0, intArg(p1));
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_unsqueeze_K0) && isLiveTensor(p0) && isIntArg(p1)) {
+      return ops()['unsqueeze'].callUnchecked(p0, intArg(p1));
+    }
+  }
+  return callParsed(F_unsqueeze, ops(), undefined, arguments);
 }
 
+const F_expand: OverloadGroup = {
+  name: 'expand',
+  method: false,
+  overloads: [{ key: 'expand', schema: 'expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)' }],
+};
+const F_expand_K0: readonly string[] = ['implicit'];
 /**
  * A view broadcast to `size` (size-1 dims repeat with stride 0; -1 keeps a size).
  *
@@ -1817,19 +3585,28 @@ export function unsqueeze(p0?: any, p1?: any): any {
  * const y = expand(x, [2, 3]);
  * ```
  */
-export function expand(self: Tensor, size: number | readonly number[], options?: { implicit?: boolean }): Tensor;
+export function expand(input: Tensor, size: readonly number[], options?: { implicit?: boolean }): Tensor;
 export function expand(p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops()['expand'].call(p0, intList(p1), o?.implicit ?? false);
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntListArg(p1, 0)) return ops()['expand'].callUnchecked(p0, intListArg(p1, 0), false);
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_expand_K0) && isLiveTensor(p0) && isIntListArg(p1, 0) &&
+      (o.implicit === undefined || typeof o.implicit === 'boolean')
+    ) return ops()['expand'].callUnchecked(p0, intListArg(p1, 0), o.implicit === undefined ? false : o.implicit);
+  }
+  return callParsed(F_expand, ops(), undefined, arguments);
 }
 
+const F_expandAs: OverloadGroup = {
+  name: 'expand_as',
+  method: false,
+  overloads: [{ key: 'expand_as', schema: 'expand_as(Tensor(a) self, Tensor other) -> Tensor(a)' }],
+};
+const F_expandAs_K0: readonly string[] = [];
 /**
  * `expand` to `other`'s shape.
  *
@@ -1843,11 +3620,27 @@ export function expand(p0?: any, p1?: any, p2?: any): any {
  * const y = expandAs(x, x);
  * ```
  */
-export function expandAs(self: Tensor, other: Tensor): Tensor;
-export function expandAs(p0?: any, p1?: any): any {
-  return ops()['expand_as'].call(p0, p1);
+export function expandAs(input: Tensor, other: Tensor): Tensor;
+export function expandAs(p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['expand_as'].callUnchecked(p0, p1);
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_expandAs_K0) && isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['expand_as'].callUnchecked(p0, p1);
+    }
+  }
+  return callParsed(F_expandAs, ops(), undefined, arguments);
 }
 
+const F_narrow: OverloadGroup = {
+  name: 'narrow',
+  method: false,
+  overloads: [{ key: 'narrow', schema: 'narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a)' }],
+};
+const F_narrow_K0: readonly string[] = [];
 /**
  * A view of `length` elements of dim `dim` from `start`.
  *
@@ -1861,11 +3654,29 @@ export function expandAs(p0?: any, p1?: any): any {
  * const y = narrow(x, 2, 2, 2);
  * ```
  */
-export function narrow(self: Tensor, dim: number, start: number, length: number): Tensor;
-export function narrow(p0?: any, p1?: any, p2?: any, p3?: any): any {
-  return ops()['narrow'].call(p0, p1, p2, p3);
+export function narrow(input: Tensor, dim: number, start: number, length: number): Tensor;
+export function narrow(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any {
+  const n = arguments.length;
+  if (n === 4) {
+    if (isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
+      return ops()['narrow'].callUnchecked(p0, intArg(p1), intArg(p2), intArg(p3));
+    }
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (optionsWithin(o, F_narrow_K0) && isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
+      return ops()['narrow'].callUnchecked(p0, intArg(p1), intArg(p2), intArg(p3));
+    }
+  }
+  return callParsed(F_narrow, ops(), undefined, arguments);
 }
 
+const F_select: OverloadGroup = {
+  name: 'select',
+  method: false,
+  overloads: [{ key: 'select.int', schema: 'select.int(Tensor(a) self, int dim, int index) -> Tensor(a)' }],
+};
+const F_select_K0: readonly string[] = [];
 /**
  * A view of index `index` of dim `dim`, which is removed.
  *
@@ -1879,11 +3690,36 @@ export function narrow(p0?: any, p1?: any, p2?: any, p3?: any): any {
  * const y = select(x, 2, 2);
  * ```
  */
-export function select(self: Tensor, dim: number, index: number): Tensor;
-export function select(p0?: any, p1?: any, p2?: any): any {
-  return ops()['select.int'].call(p0, p1, p2);
+export function select(input: Tensor, dim: number, index: number): Tensor;
+export function select(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n = arguments.length;
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['select.int'].callUnchecked(p0, intArg(p1), intArg(p2));
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_select_K0) && isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['select.int'].callUnchecked(p0, intArg(p1), intArg(p2));
+    }
+  }
+  return callParsed(F_select, ops(), undefined, arguments);
 }
 
+const F_slice: OverloadGroup = {
+  name: 'slice',
+  method: false,
+  overloads: [{
+    key: 'slice.Tensor',
+    schema: 'slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)',
+  }],
+};
+const F_slice_K0: readonly string[] = ['dim', 'start', 'end', 'step'];
+const F_slice_K1: readonly string[] = ['start', 'end', 'step'];
+const F_slice_K2: readonly string[] = ['end', 'step'];
+const F_slice_K3: readonly string[] = ['step'];
+const F_slice_K4: readonly string[] = [];
 /**
  * A view of `start:end:step` along `dim` (Python slice bounds, clamped; positive step).
  *
@@ -1898,57 +3734,159 @@ export function select(p0?: any, p1?: any, p2?: any): any {
  * ```
  */
 export function slice(
-  self: Tensor,
+  input: Tensor,
   options?: { dim?: number; start?: number | null; end?: number | null; step?: number },
 ): Tensor;
 /** A view of `start:end:step` along `dim` (Python slice bounds, clamped; positive step). */
 export function slice(
-  self: Tensor,
+  input: Tensor,
   dim: number,
   options?: { start?: number | null; end?: number | null; step?: number },
 ): Tensor;
 /** A view of `start:end:step` along `dim` (Python slice bounds, clamped; positive step). */
 export function slice(
-  self: Tensor,
+  input: Tensor,
   dim: number,
   start: number | null,
   options?: { end?: number | null; step?: number },
 ): Tensor;
 /** A view of `start:end:step` along `dim` (Python slice bounds, clamped; positive step). */
 export function slice(
-  self: Tensor,
+  input: Tensor,
   dim: number,
   start: number | null,
   end: number | null,
   options?: { step?: number },
 ): Tensor;
 /** A view of `start:end:step` along `dim` (Python slice bounds, clamped; positive step). */
-export function slice(self: Tensor, dim: number, start: number | null, end: number | null, step: number): Tensor;
+export function slice(input: Tensor, dim: number, start: number | null, end: number | null, step: number): Tensor;
 export function slice(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : p4 === undefined || isOptions(p4)
-    ? 4
-    : p5 === undefined || isOptions(p5)
-    ? 5
-    : 6;
-  const o =
-    (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : n === 4 ? p4 : n === 5 ? p5 : undefined) as any;
-  return ops()['slice.Tensor'].call(
-    p0,
-    (n > 1 ? p1 : o?.dim) ?? 0,
-    (n > 2 ? p2 : o?.start) ?? null,
-    (n > 3 ? p3 : o?.end) ?? null,
-    (n > 4 ? p4 : o?.step) ?? 1,
-  );
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['slice.Tensor'].callUnchecked(p0, 0, null, null, 1);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['slice.Tensor'].callUnchecked(p0, intArg(p1), null, null, 1);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntArg(p1) && (p2 == null || isIntArg(p2))) {
+      return ops()['slice.Tensor'].callUnchecked(p0, intArg(p1), p2 == null ? null : intArg(p2), null, 1);
+    }
+  }
+  if (n === 4) {
+    if (isLiveTensor(p0) && isIntArg(p1) && (p2 == null || isIntArg(p2)) && (p3 == null || isIntArg(p3))) {
+      return ops()['slice.Tensor'].callUnchecked(
+        p0,
+        intArg(p1),
+        p2 == null ? null : intArg(p2),
+        p3 == null ? null : intArg(p3),
+        1,
+      );
+    }
+  }
+  if (n === 5) {
+    if (
+      isLiveTensor(p0) && isIntArg(p1) && (p2 == null || isIntArg(p2)) && (p3 == null || isIntArg(p3)) && isIntArg(p4)
+    ) {
+      return ops()['slice.Tensor'].callUnchecked(
+        p0,
+        intArg(p1),
+        p2 == null ? null : intArg(p2),
+        p3 == null ? null : intArg(p3),
+        intArg(p4),
+      );
+    }
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_slice_K0) && isLiveTensor(p0) && (o.dim === undefined || isIntArg(o.dim)) &&
+      (o.start === undefined || (o.start == null || isIntArg(o.start))) &&
+      (o.end === undefined || (o.end == null || isIntArg(o.end))) && (o.step === undefined || isIntArg(o.step))
+    ) {
+      return ops()['slice.Tensor'].callUnchecked(
+        p0,
+        o.dim === undefined ? 0 : intArg(o.dim),
+        o.start == null ? null : intArg(o.start),
+        o.end == null ? null : intArg(o.end),
+        o.step === undefined ? 1 : intArg(o.step),
+      );
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_slice_K1) && isLiveTensor(p0) && isIntArg(p1) &&
+      (o.start === undefined || (o.start == null || isIntArg(o.start))) &&
+      (o.end === undefined || (o.end == null || isIntArg(o.end))) && (o.step === undefined || isIntArg(o.step))
+    ) {
+      return ops()['slice.Tensor'].callUnchecked(
+        p0,
+        intArg(p1),
+        o.start == null ? null : intArg(o.start),
+        o.end == null ? null : intArg(o.end),
+        o.step === undefined ? 1 : intArg(o.step),
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_slice_K2) && isLiveTensor(p0) && isIntArg(p1) && (p2 == null || isIntArg(p2)) &&
+      (o.end === undefined || (o.end == null || isIntArg(o.end))) && (o.step === undefined || isIntArg(o.step))
+    ) {
+      return ops()['slice.Tensor'].callUnchecked(
+        p0,
+        intArg(p1),
+        p2 == null ? null : intArg(p2),
+        o.end == null ? null : intArg(o.end),
+        o.step === undefined ? 1 : intArg(o.step),
+      );
+    }
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      optionsWithin(o, F_slice_K3) && isLiveTensor(p0) && isIntArg(p1) && (p2 == null || isIntArg(p2)) &&
+      (p3 == null || isIntArg(p3)) && (o.step === undefined || isIntArg(o.step))
+    ) {
+      return ops()['slice.Tensor'].callUnchecked(
+        p0,
+        intArg(p1),
+        p2 == null ? null : intArg(p2),
+        p3 == null ? null : intArg(p3),
+        o.step === undefined ? 1 : intArg(o.step),
+      );
+    }
+  }
+  if (n === 6 && isOptions(p5)) {
+    const o: any = p5;
+    if (
+      optionsWithin(o, F_slice_K4) && isLiveTensor(p0) && isIntArg(p1) && (p2 == null || isIntArg(p2)) &&
+      (p3 == null || isIntArg(p3)) && isIntArg(p4)
+    ) {
+      return ops()['slice.Tensor'].callUnchecked(
+        p0,
+        intArg(p1),
+        p2 == null ? null : intArg(p2),
+        p3 == null ? null : intArg(p3),
+        intArg(p4),
+      );
+    }
+  }
+  return callParsed(F_slice, ops(), undefined, arguments);
 }
 
+const F_asStrided: OverloadGroup = {
+  name: 'as_strided',
+  method: false,
+  overloads: [{
+    key: 'as_strided',
+    schema: 'as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)',
+  }],
+};
+const F_asStrided_K0: readonly string[] = ['storageOffset'];
+const F_asStrided_K1: readonly string[] = [];
 /**
  * A view of the storage with the given sizes, strides and offset (default: `self`'s offset).
  *
@@ -1963,34 +3901,78 @@ export function slice(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?: any
  * ```
  */
 export function asStrided(
-  self: Tensor,
-  size: number | readonly number[],
-  stride: number | readonly number[],
+  input: Tensor,
+  size: readonly number[],
+  stride: readonly number[],
   options?: { storageOffset?: number | null },
 ): Tensor;
 /** A view of the storage with the given sizes, strides and offset (default: `self`'s offset). */
 export function asStrided(
-  self: Tensor,
-  size: number | readonly number[],
-  stride: number | readonly number[],
+  input: Tensor,
+  size: readonly number[],
+  stride: readonly number[],
   storageOffset: number | null,
 ): Tensor;
 export function asStrided(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : p4 === undefined || isOptions(p4)
-    ? 4
-    : 5;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : n === 4 ? p4 : undefined) as any;
-  return ops()['as_strided'].call(p0, intList(p1), intList(p2), (n > 3 ? p3 : o?.storageOffset) ?? null);
+  const n = arguments.length;
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntListArg(p1, 0) && isIntListArg(p2, 0)) {
+      return ops()['as_strided'].callUnchecked(p0, intListArg(p1, 0), intListArg(p2, 0), null);
+    }
+  }
+  if (n === 4) {
+    if (isLiveTensor(p0) && isIntListArg(p1, 0) && isIntListArg(p2, 0) && (p3 == null || isIntArg(p3))) {
+      return ops()['as_strided'].callUnchecked(
+        p0,
+        intListArg(p1, 0),
+        intListArg(p2, 0),
+        p3 == null ? null : intArg(p3),
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_asStrided_K0) && isLiveTensor(p0) && isIntListArg(p1, 0) && isIntListArg(p2, 0) &&
+      (o.storageOffset === undefined || (o.storageOffset == null || isIntArg(o.storageOffset)))
+    ) {
+      return ops()['as_strided'].callUnchecked(
+        p0,
+        intListArg(p1, 0),
+        intListArg(p2, 0),
+        o.storageOffset == null ? null : intArg(o.storageOffset),
+      );
+    }
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      optionsWithin(o, F_asStrided_K1) && isLiveTensor(p0) && isIntListArg(p1, 0) && isIntListArg(p2, 0) &&
+      (p3 == null || isIntArg(p3))
+    ) {
+      return ops()['as_strided'].callUnchecked(
+        p0,
+        intListArg(p1, 0),
+        intListArg(p2, 0),
+        p3 == null ? null : intArg(p3),
+      );
+    }
+  }
+  return callParsed(F_asStrided, ops(), undefined, arguments);
 }
 
+const F_diagonal: OverloadGroup = {
+  name: 'diagonal',
+  method: false,
+  overloads: [{
+    key: 'diagonal',
+    schema: 'diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)',
+  }],
+};
+const F_diagonal_K0: readonly string[] = ['offset', 'dim1', 'dim2'];
+const F_diagonal_K1: readonly string[] = ['dim1', 'dim2'];
+const F_diagonal_K2: readonly string[] = ['dim2'];
+const F_diagonal_K3: readonly string[] = [];
 /**
  * A view of the diagonal of dims `dim1`, `dim2` (moved last), `offset` above the main one.
  *
@@ -2004,34 +3986,84 @@ export function asStrided(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any
  * const y = diagonal(x);
  * ```
  */
-export function diagonal(self: Tensor, options?: { offset?: number; dim1?: number; dim2?: number }): Tensor;
+export function diagonal(input: Tensor, options?: { offset?: number; dim1?: number; dim2?: number }): Tensor;
 /** A view of the diagonal of dims `dim1`, `dim2` (moved last), `offset` above the main one. */
-export function diagonal(self: Tensor, offset: number, options?: { dim1?: number; dim2?: number }): Tensor;
+export function diagonal(input: Tensor, offset: number, options?: { dim1?: number; dim2?: number }): Tensor;
 /** A view of the diagonal of dims `dim1`, `dim2` (moved last), `offset` above the main one. */
-export function diagonal(self: Tensor, offset: number, dim1: number, options?: { dim2?: number }): Tensor;
+export function diagonal(input: Tensor, offset: number, dim1: number, options?: { dim2?: number }): Tensor;
 /** A view of the diagonal of dims `dim1`, `dim2` (moved last), `offset` above the main one. */
-export function diagonal(self: Tensor, offset: number, dim1: number, dim2: number): Tensor;
+export function diagonal(input: Tensor, offset: number, dim1: number, dim2: number): Tensor;
 export function diagonal(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : p4 === undefined || isOptions(p4)
-    ? 4
-    : 5;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : n === 4 ? p4 : undefined) as any;
-  return ops()['diagonal'].call(
-    p0,
-    (n > 1 ? p1 : o?.offset) ?? 0,
-    (n > 2 ? p2 : o?.dim1) ?? 0,
-    (n > 3 ? p3 : o?.dim2) ?? 1,
-  );
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['diagonal'].callUnchecked(p0, 0, 0, 1);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['diagonal'].callUnchecked(p0, intArg(p1), 0, 1);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['diagonal'].callUnchecked(p0, intArg(p1), intArg(p2), 1);
+    }
+  }
+  if (n === 4) {
+    if (isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
+      return ops()['diagonal'].callUnchecked(p0, intArg(p1), intArg(p2), intArg(p3));
+    }
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_diagonal_K0) && isLiveTensor(p0) && (o.offset === undefined || isIntArg(o.offset)) &&
+      (o.dim1 === undefined || isIntArg(o.dim1)) && (o.dim2 === undefined || isIntArg(o.dim2))
+    ) {
+      return ops()['diagonal'].callUnchecked(
+        p0,
+        o.offset === undefined ? 0 : intArg(o.offset),
+        o.dim1 === undefined ? 0 : intArg(o.dim1),
+        o.dim2 === undefined ? 1 : intArg(o.dim2),
+      );
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_diagonal_K1) && isLiveTensor(p0) && isIntArg(p1) &&
+      (o.dim1 === undefined || isIntArg(o.dim1)) && (o.dim2 === undefined || isIntArg(o.dim2))
+    ) {
+      return ops()['diagonal'].callUnchecked(
+        p0,
+        intArg(p1),
+        o.dim1 === undefined ? 0 : intArg(o.dim1),
+        o.dim2 === undefined ? 1 : intArg(o.dim2),
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_diagonal_K2) && isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2) &&
+      (o.dim2 === undefined || isIntArg(o.dim2))
+    ) return ops()['diagonal'].callUnchecked(p0, intArg(p1), intArg(p2), o.dim2 === undefined ? 1 : intArg(o.dim2));
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (optionsWithin(o, F_diagonal_K3) && isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
+      return ops()['diagonal'].callUnchecked(p0, intArg(p1), intArg(p2), intArg(p3));
+    }
+  }
+  return callParsed(F_diagonal, ops(), undefined, arguments);
 }
 
+const F_contiguous: OverloadGroup = {
+  name: 'contiguous',
+  method: false,
+  overloads: [{
+    key: 'contiguous',
+    schema: 'contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) -> Tensor(a)',
+  }],
+};
+const F_contiguous_K0: readonly string[] = ['memoryFormat'];
 /**
  * `self` when it is contiguous, else a contiguous copy.
  *
@@ -2045,13 +4077,28 @@ export function diagonal(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any 
  * const y = contiguous(x);
  * ```
  */
-export function contiguous(self: Tensor, options?: { memoryFormat?: 'contiguous_format' | 'preserve_format' }): Tensor;
+export function contiguous(input: Tensor, options?: { memoryFormat?: 'contiguous_format' | 'preserve_format' }): Tensor;
 export function contiguous(p0?: any, p1?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
-  return ops()['contiguous'].call(p0, o?.memoryFormat ?? 0);
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['contiguous'].callUnchecked(p0, 0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_contiguous_K0) && isLiveTensor(p0) &&
+      (o.memoryFormat === undefined || isMemoryFormatArg(o.memoryFormat))
+    ) return ops()['contiguous'].callUnchecked(p0, o.memoryFormat === undefined ? 0 : o.memoryFormat);
+  }
+  return callParsed(F_contiguous, ops(), undefined, arguments);
 }
 
+const F_clone: OverloadGroup = {
+  name: 'clone',
+  method: false,
+  overloads: [{ key: 'clone', schema: 'clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor' }],
+};
+const F_clone_K0: readonly string[] = ['memoryFormat'];
 /**
  * A copy (by default keeping `self`'s dimension order).
  *
@@ -2066,15 +4113,34 @@ export function contiguous(p0?: any, p1?: any): any {
  * ```
  */
 export function clone(
-  self: Tensor,
+  input: Tensor,
   options?: { memoryFormat?: 'contiguous_format' | 'preserve_format' | null },
 ): Tensor;
 export function clone(p0?: any, p1?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
-  return ops()['clone'].call(p0, o?.memoryFormat ?? null);
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['clone'].callUnchecked(p0, null);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_clone_K0) && isLiveTensor(p0) &&
+      (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat)))
+    ) return ops()['clone'].callUnchecked(p0, o.memoryFormat ?? null);
+  }
+  return callParsed(F_clone, ops(), undefined, arguments);
 }
 
+const F__toCopy: OverloadGroup = {
+  name: '_to_copy',
+  method: false,
+  overloads: [{
+    key: '_to_copy',
+    schema:
+      '_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor',
+  }],
+};
+const F__toCopy_K0: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'nonBlocking', 'memoryFormat'];
 /**
  * A copy with another dtype and/or device (what `to` calls when it must copy).
  *
@@ -2089,7 +4155,7 @@ export function clone(p0?: any, p1?: any): any {
  * ```
  */
 export function _toCopy(
-  self: Tensor,
+  input: Tensor,
   options?: {
     dtype?: DTypeLike | null;
     layout?: 'strided' | null;
@@ -2100,19 +4166,42 @@ export function _toCopy(
   },
 ): Tensor;
 export function _toCopy(p0?: any, p1?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
-  return ops()['_to_copy'].call(
-    p0,
-    optionalDType(o?.dtype ?? null),
-    o?.layout ?? null,
-    optionalDevice(o?.device ?? null),
-    o?.pinMemory ?? null,
-    o?.nonBlocking ?? false,
-    o?.memoryFormat ?? null,
-  );
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['_to_copy'].callUnchecked(p0, null, null, null, null, false, null);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F__toCopy_K0) && isLiveTensor(p0) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.nonBlocking === undefined || typeof o.nonBlocking === 'boolean') &&
+      (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat)))
+    ) {
+      return ops()['_to_copy'].callUnchecked(
+        p0,
+        o.dtype == null ? null : dtypeArg(o.dtype),
+        o.layout ?? null,
+        o.device == null ? null : deviceArg(o.device),
+        o.pinMemory ?? null,
+        o.nonBlocking === undefined ? false : o.nonBlocking,
+        o.memoryFormat ?? null,
+      );
+    }
+  }
+  return callParsed(F__toCopy, ops(), undefined, arguments);
 }
 
+const F_cat: OverloadGroup = {
+  name: 'cat',
+  method: false,
+  overloads: [{ key: 'cat', schema: 'cat(Tensor[] tensors, int dim=0) -> Tensor' }],
+};
+const F_cat_K0: readonly string[] = ['dim'];
+const F_cat_K1: readonly string[] = [];
 /**
  * Concatenates tensors along `dim` (promoting dtypes; 1-d empty tensors are skipped).
  *
@@ -2130,17 +4219,35 @@ export function cat(tensors: readonly Tensor[], options?: { dim?: number }): Ten
 /** Concatenates tensors along `dim` (promoting dtypes; 1-d empty tensors are skipped). */
 export function cat(tensors: readonly Tensor[], dim: number): Tensor;
 export function cat(p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops()['cat'].call(p0, (n > 1 ? p1 : o?.dim) ?? 0);
+  const n = arguments.length;
+  if (n === 1) {
+    if (isTensorListArg(p0, 'cat', 'tensors', 0)) return ops()['cat'].callUnchecked(p0, 0);
+  }
+  if (n === 2) {
+    if (isTensorListArg(p0, 'cat', 'tensors', 0) && isIntArg(p1)) return ops()['cat'].callUnchecked(p0, intArg(p1));
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_cat_K0) && isTensorListArg(p0, 'cat', 'tensors', 0) && (o.dim === undefined || isIntArg(o.dim))
+    ) return ops()['cat'].callUnchecked(p0, o.dim === undefined ? 0 : intArg(o.dim));
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_cat_K1) && isTensorListArg(p0, 'cat', 'tensors', 0) && isIntArg(p1)) {
+      return ops()['cat'].callUnchecked(p0, intArg(p1));
+    }
+  }
+  return callParsed(F_cat, ops(), undefined, arguments);
 }
 
+const F_stack: OverloadGroup = {
+  name: 'stack',
+  method: false,
+  overloads: [{ key: 'stack', schema: 'stack(Tensor[] tensors, int dim=0) -> Tensor' }],
+};
+const F_stack_K0: readonly string[] = ['dim'];
+const F_stack_K1: readonly string[] = [];
 /**
  * Stacks equal-shaped tensors along a new dim `dim`.
  *
@@ -2158,17 +4265,41 @@ export function stack(tensors: readonly Tensor[], options?: { dim?: number }): T
 /** Stacks equal-shaped tensors along a new dim `dim`. */
 export function stack(tensors: readonly Tensor[], dim: number): Tensor;
 export function stack(p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops()['stack'].call(p0, (n > 1 ? p1 : o?.dim) ?? 0);
+  const n = arguments.length;
+  if (n === 1) {
+    if (isTensorListArg(p0, 'stack', 'tensors', 0)) return ops()['stack'].callUnchecked(p0, 0);
+  }
+  if (n === 2) {
+    if (isTensorListArg(p0, 'stack', 'tensors', 0) && isIntArg(p1)) return ops()['stack'].callUnchecked(p0, intArg(p1));
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_stack_K0) && isTensorListArg(p0, 'stack', 'tensors', 0) &&
+      (o.dim === undefined || isIntArg(o.dim))
+    ) return ops()['stack'].callUnchecked(p0, o.dim === undefined ? 0 : intArg(o.dim));
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_stack_K1) && isTensorListArg(p0, 'stack', 'tensors', 0) && isIntArg(p1)) {
+      return ops()['stack'].callUnchecked(p0, intArg(p1));
+    }
+  }
+  return callParsed(F_stack, ops(), undefined, arguments);
 }
 
+const F_split: OverloadGroup = {
+  name: 'split',
+  method: false,
+  overloads: [{
+    key: 'split.Tensor',
+    schema: 'split.Tensor(Tensor(a -> *) self, int split_size, int dim=0) -> Tensor(a)[]',
+  }, { key: 'split.sizes', schema: 'split.sizes(Tensor(a -> *) self, int[] split_size, int dim=0) -> Tensor(a)[]' }],
+};
+const F_split_K0: readonly string[] = ['dim'];
+const F_split_K1: readonly string[] = ['dim'];
+const F_split_K2: readonly string[] = [];
+const F_split_K3: readonly string[] = [];
 /**
  * Views of chunks of the given sizes along `dim`.
  *
@@ -2183,38 +4314,66 @@ export function stack(p0?: any, p1?: any, p2?: any): any {
  * const y = split(x, [2, 3]);
  * ```
  */
-export function split(self: Tensor, splitSize: number | readonly number[], options?: { dim?: number }): Tensor[];
+export function split(input: Tensor, splitSize: number, options?: { dim?: number }): Tensor[];
+/** Views of consecutive `split_size` chunks along `dim` (the last may be shorter), or of the given sizes. */
+export function split(input: Tensor, splitSize: number, dim: number): Tensor[];
 /** Views of chunks of the given sizes along `dim`. */
-export function split(self: Tensor, splitSize: number | readonly number[], dim: number): Tensor[];
-/** Views of consecutive `split_size` chunks along `dim` (the last may be shorter), or of the given sizes. */
-export function split(self: Tensor, splitSize: number, options?: { dim?: number }): Tensor[];
-/** Views of consecutive `split_size` chunks along `dim` (the last may be shorter), or of the given sizes. */
-export function split(self: Tensor, splitSize: number, dim: number): Tensor[];
-/** Views of chunks of the given sizes along `dim`. (any overload) */
+export function split(input: Tensor, splitSize: readonly number[], options?: { dim?: number }): Tensor[];
+/** Views of chunks of the given sizes along `dim`. */
+export function split(input: Tensor, splitSize: readonly number[], dim: number): Tensor[];
+/** Views of consecutive `split_size` chunks along `dim` (the last may be shorter), or of the given sizes. (any overload) */
 export function split(
-  self: Tensor,
+  input: Tensor,
   splitSize: number | readonly number[],
   dim?: number,
   options?: { dim?: number },
 ): Tensor[];
 export function split(p0?: any, p1?: any, p2?: any, p3?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : 4;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  if (n >= 2 && n <= 3 && Array.isArray(p1)) {
-    return ops()['split.sizes'].call(p0, intList(p1), (n > 2 ? p2 : o?.dim) ?? 0);
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['split.Tensor'].callUnchecked(p0, intArg(p1), 0);
+    if (isLiveTensor(p0) && isIntListArg(p1, 0)) return ops()['split.sizes'].callUnchecked(p0, intListArg(p1, 0), 0);
   }
-  if (n >= 2 && n <= 3) return ops()['split.Tensor'].call(p0, p1, (n > 2 ? p2 : o?.dim) ?? 0);
-  throw invalidArguments('split', '  * (self, split_size, dim)\n  * (self, split_size, dim)');
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['split.Tensor'].callUnchecked(p0, intArg(p1), intArg(p2));
+    }
+    if (isLiveTensor(p0) && isIntListArg(p1, 0) && isIntArg(p2)) {
+      return ops()['split.sizes'].callUnchecked(p0, intListArg(p1, 0), intArg(p2));
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_split_K0) && isLiveTensor(p0) && isIntArg(p1) && (o.dim === undefined || isIntArg(o.dim))) {
+      return ops()['split.Tensor'].callUnchecked(p0, intArg(p1), o.dim === undefined ? 0 : intArg(o.dim));
+    }
+    if (
+      optionsWithin(o, F_split_K1) && isLiveTensor(p0) && isIntListArg(p1, 0) &&
+      (o.dim === undefined || isIntArg(o.dim))
+    ) return ops()['split.sizes'].callUnchecked(p0, intListArg(p1, 0), o.dim === undefined ? 0 : intArg(o.dim));
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_split_K2) && isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['split.Tensor'].callUnchecked(p0, intArg(p1), intArg(p2));
+    }
+    if (optionsWithin(o, F_split_K3) && isLiveTensor(p0) && isIntListArg(p1, 0) && isIntArg(p2)) {
+      return ops()['split.sizes'].callUnchecked(p0, intListArg(p1, 0), intArg(p2));
+    }
+  }
+  return callParsed(F_split, ops(), undefined, arguments);
 }
 
+const F_splitWithSizes: OverloadGroup = {
+  name: 'split_with_sizes',
+  method: false,
+  overloads: [{
+    key: 'split_with_sizes',
+    schema: 'split_with_sizes(Tensor(a -> *) self, int[] split_sizes, int dim=0) -> Tensor(a)[]',
+  }],
+};
+const F_splitWithSizes_K0: readonly string[] = ['dim'];
+const F_splitWithSizes_K1: readonly string[] = [];
 /**
  * Views of chunks of the given sizes along `dim` (they must add up to its size).
  *
@@ -2228,27 +4387,44 @@ export function split(p0?: any, p1?: any, p2?: any, p3?: any): any {
  * const y = splitWithSizes(x, [2, 3]);
  * ```
  */
-export function splitWithSizes(
-  self: Tensor,
-  splitSizes: number | readonly number[],
-  options?: { dim?: number },
-): Tensor[];
+export function splitWithSizes(input: Tensor, splitSizes: readonly number[], options?: { dim?: number }): Tensor[];
 /** Views of chunks of the given sizes along `dim` (they must add up to its size). */
-export function splitWithSizes(self: Tensor, splitSizes: number | readonly number[], dim: number): Tensor[];
+export function splitWithSizes(input: Tensor, splitSizes: readonly number[], dim: number): Tensor[];
 export function splitWithSizes(p0?: any, p1?: any, p2?: any, p3?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : 4;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  return ops()['split_with_sizes'].call(p0, intList(p1), (n > 2 ? p2 : o?.dim) ?? 0);
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntListArg(p1, 0)) {
+      return ops()['split_with_sizes'].callUnchecked(p0, intListArg(p1, 0), 0);
+    }
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntListArg(p1, 0) && isIntArg(p2)) {
+      return ops()['split_with_sizes'].callUnchecked(p0, intListArg(p1, 0), intArg(p2));
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_splitWithSizes_K0) && isLiveTensor(p0) && isIntListArg(p1, 0) &&
+      (o.dim === undefined || isIntArg(o.dim))
+    ) return ops()['split_with_sizes'].callUnchecked(p0, intListArg(p1, 0), o.dim === undefined ? 0 : intArg(o.dim));
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_splitWithSizes_K1) && isLiveTensor(p0) && isIntListArg(p1, 0) && isIntArg(p2)) {
+      return ops()['split_with_sizes'].callUnchecked(p0, intListArg(p1, 0), intArg(p2));
+    }
+  }
+  return callParsed(F_splitWithSizes, ops(), undefined, arguments);
 }
 
+const F_chunk: OverloadGroup = {
+  name: 'chunk',
+  method: false,
+  overloads: [{ key: 'chunk', schema: 'chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]' }],
+};
+const F_chunk_K0: readonly string[] = ['dim'];
+const F_chunk_K1: readonly string[] = [];
 /**
  * Views splitting `dim` into at most `chunks` equal chunks (the last may be smaller).
  *
@@ -2262,23 +4438,41 @@ export function splitWithSizes(p0?: any, p1?: any, p2?: any, p3?: any): any {
  * const y = chunk(x, 2);
  * ```
  */
-export function chunk(self: Tensor, chunks: number, options?: { dim?: number }): Tensor[];
+export function chunk(input: Tensor, chunks: number, options?: { dim?: number }): Tensor[];
 /** Views splitting `dim` into at most `chunks` equal chunks (the last may be smaller). */
-export function chunk(self: Tensor, chunks: number, dim: number): Tensor[];
+export function chunk(input: Tensor, chunks: number, dim: number): Tensor[];
 export function chunk(p0?: any, p1?: any, p2?: any, p3?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : 4;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  return ops()['chunk'].call(p0, p1, (n > 2 ? p2 : o?.dim) ?? 0);
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['chunk'].callUnchecked(p0, intArg(p1), 0);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['chunk'].callUnchecked(p0, intArg(p1), intArg(p2));
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_chunk_K0) && isLiveTensor(p0) && isIntArg(p1) && (o.dim === undefined || isIntArg(o.dim))) {
+      return ops()['chunk'].callUnchecked(p0, intArg(p1), o.dim === undefined ? 0 : intArg(o.dim));
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_chunk_K1) && isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['chunk'].callUnchecked(p0, intArg(p1), intArg(p2));
+    }
+  }
+  return callParsed(F_chunk, ops(), undefined, arguments);
 }
 
+const F_unbind: OverloadGroup = {
+  name: 'unbind',
+  method: false,
+  overloads: [{ key: 'unbind.int', schema: 'unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]' }],
+};
+const F_unbind_K0: readonly string[] = ['dim'];
+const F_unbind_K1: readonly string[] = [];
 /**
  * Views of every index of `dim`, which is removed.
  *
@@ -2292,21 +4486,38 @@ export function chunk(p0?: any, p1?: any, p2?: any, p3?: any): any {
  * const y = unbind(x);
  * ```
  */
-export function unbind(self: Tensor, options?: { dim?: number }): Tensor[];
+export function unbind(input: Tensor, options?: { dim?: number }): Tensor[];
 /** Views of every index of `dim`, which is removed. */
-export function unbind(self: Tensor, dim: number): Tensor[];
+export function unbind(input: Tensor, dim: number): Tensor[];
 export function unbind(p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops()['unbind.int'].call(p0, (n > 1 ? p1 : o?.dim) ?? 0);
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['unbind.int'].callUnchecked(p0, 0);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['unbind.int'].callUnchecked(p0, intArg(p1));
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_unbind_K0) && isLiveTensor(p0) && (o.dim === undefined || isIntArg(o.dim))) {
+      return ops()['unbind.int'].callUnchecked(p0, o.dim === undefined ? 0 : intArg(o.dim));
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_unbind_K1) && isLiveTensor(p0) && isIntArg(p1)) {
+      return ops()['unbind.int'].callUnchecked(p0, intArg(p1));
+    }
+  }
+  return callParsed(F_unbind, ops(), undefined, arguments);
 }
 
+const F_flip: OverloadGroup = {
+  name: 'flip',
+  method: false,
+  overloads: [{ key: 'flip', schema: 'flip(Tensor self, int[] dims) -> Tensor' }],
+};
+const F_flip_K0: readonly string[] = [];
 /**
  * A copy with the order of elements reversed along `dims`.
  *
@@ -2320,11 +4531,32 @@ export function unbind(p0?: any, p1?: any, p2?: any): any {
  * const y = flip(x, [2, 3]);
  * ```
  */
-export function flip(self: Tensor, dims: number | readonly number[]): Tensor;
-export function flip(p0?: any, p1?: any): any {
-  return ops()['flip'].call(p0, intList(p1));
+export function flip(input: Tensor, dims: readonly number[]): Tensor;
+export function flip(p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntListArg(p1, 0)) return ops()['flip'].callUnchecked(p0, intListArg(p1, 0));
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_flip_K0) && isLiveTensor(p0) && isIntListArg(p1, 0)) {
+      return ops()['flip'].callUnchecked(p0, intListArg(p1, 0));
+    }
+  }
+  return callParsed(F_flip, ops(), undefined, arguments);
 }
 
+const F_sum: OverloadGroup = {
+  name: 'sum',
+  method: false,
+  overloads: [{
+    key: 'sum.dim_IntList',
+    schema: 'sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
+  }],
+};
+const F_sum_K0: readonly string[] = ['dim', 'keepdim', 'dtype'];
+const F_sum_K1: readonly string[] = ['keepdim', 'dtype'];
+const F_sum_K2: readonly string[] = ['dtype'];
 /**
  * Sum over `dim` (every dim when null or empty); integral and bool inputs sum to int64 unless `dtype` says otherwise.
  *
@@ -2339,41 +4571,96 @@ export function flip(p0?: any, p1?: any): any {
  * ```
  */
 export function sum(
-  self: Tensor,
+  input: Tensor,
   options?: { dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DTypeLike | null },
 ): Tensor;
 /** Sum over `dim` (every dim when null or empty); integral and bool inputs sum to int64 unless `dtype` says otherwise. */
 export function sum(
-  self: Tensor,
+  input: Tensor,
   dim: number | readonly number[] | null,
   options?: { keepdim?: boolean; dtype?: DTypeLike | null },
 ): Tensor;
 /** Sum over `dim` (every dim when null or empty); integral and bool inputs sum to int64 unless `dtype` says otherwise. */
 export function sum(
-  self: Tensor,
+  input: Tensor,
   dim: number | readonly number[] | null,
   keepdim: boolean,
   options?: { dtype?: DTypeLike | null },
 ): Tensor;
 export function sum(p0?: any, p1?: any, p2?: any, p3?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : 4;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  return ops()['sum.dim_IntList'].call(
-    p0,
-    optionalIntList((n > 1 ? p1 : o?.dim) ?? null),
-    (n > 2 ? p2 : o?.keepdim) ?? false,
-    optionalDType(o?.dtype ?? null),
-  );
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['sum.dim_IntList'].callUnchecked(p0, null, false, null);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1))) {
+      return ops()['sum.dim_IntList'].callUnchecked(p0, p1 == null ? null : intListArg(p1, 1), false, null);
+    }
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1)) && typeof p2 === 'boolean') {
+      return ops()['sum.dim_IntList'].callUnchecked(p0, p1 == null ? null : intListArg(p1, 1), p2, null);
+    }
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_sum_K0) && isLiveTensor(p0) &&
+      (o.dim === undefined || (o.dim == null || isIntListArg(o.dim, 1))) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean') &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
+    ) {
+      return ops()['sum.dim_IntList'].callUnchecked(
+        p0,
+        o.dim == null ? null : intListArg(o.dim, 1),
+        o.keepdim === undefined ? false : o.keepdim,
+        o.dtype == null ? null : dtypeArg(o.dtype),
+      );
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_sum_K1) && isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1)) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean') &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
+    ) {
+      return ops()['sum.dim_IntList'].callUnchecked(
+        p0,
+        p1 == null ? null : intListArg(p1, 1),
+        o.keepdim === undefined ? false : o.keepdim,
+        o.dtype == null ? null : dtypeArg(o.dtype),
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_sum_K2) && isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1)) &&
+      typeof p2 === 'boolean' && (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
+    ) {
+      return ops()['sum.dim_IntList'].callUnchecked(
+        p0,
+        p1 == null ? null : intListArg(p1, 1),
+        p2,
+        o.dtype == null ? null : dtypeArg(o.dtype),
+      );
+    }
+  }
+  return callParsed(F_sum, ops(), undefined, arguments);
 }
 
+const F_mean: OverloadGroup = {
+  name: 'mean',
+  method: false,
+  overloads: [{
+    key: 'mean.dim',
+    schema: 'mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
+  }],
+};
+const F_mean_K0: readonly string[] = ['dim', 'keepdim', 'dtype'];
+const F_mean_K1: readonly string[] = ['keepdim', 'dtype'];
+const F_mean_K2: readonly string[] = ['dtype'];
 /**
  * Mean over `dim` (every dim when null or empty); floating dtypes only.
  *
@@ -2388,41 +4675,96 @@ export function sum(p0?: any, p1?: any, p2?: any, p3?: any): any {
  * ```
  */
 export function mean(
-  self: Tensor,
+  input: Tensor,
   options?: { dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DTypeLike | null },
 ): Tensor;
 /** Mean over `dim` (every dim when null or empty); floating dtypes only. */
 export function mean(
-  self: Tensor,
+  input: Tensor,
   dim: number | readonly number[] | null,
   options?: { keepdim?: boolean; dtype?: DTypeLike | null },
 ): Tensor;
 /** Mean over `dim` (every dim when null or empty); floating dtypes only. */
 export function mean(
-  self: Tensor,
+  input: Tensor,
   dim: number | readonly number[] | null,
   keepdim: boolean,
   options?: { dtype?: DTypeLike | null },
 ): Tensor;
 export function mean(p0?: any, p1?: any, p2?: any, p3?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : 4;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  return ops()['mean.dim'].call(
-    p0,
-    optionalIntList((n > 1 ? p1 : o?.dim) ?? null),
-    (n > 2 ? p2 : o?.keepdim) ?? false,
-    optionalDType(o?.dtype ?? null),
-  );
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['mean.dim'].callUnchecked(p0, null, false, null);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1))) {
+      return ops()['mean.dim'].callUnchecked(p0, p1 == null ? null : intListArg(p1, 1), false, null);
+    }
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1)) && typeof p2 === 'boolean') {
+      return ops()['mean.dim'].callUnchecked(p0, p1 == null ? null : intListArg(p1, 1), p2, null);
+    }
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_mean_K0) && isLiveTensor(p0) &&
+      (o.dim === undefined || (o.dim == null || isIntListArg(o.dim, 1))) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean') &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
+    ) {
+      return ops()['mean.dim'].callUnchecked(
+        p0,
+        o.dim == null ? null : intListArg(o.dim, 1),
+        o.keepdim === undefined ? false : o.keepdim,
+        o.dtype == null ? null : dtypeArg(o.dtype),
+      );
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_mean_K1) && isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1)) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean') &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
+    ) {
+      return ops()['mean.dim'].callUnchecked(
+        p0,
+        p1 == null ? null : intListArg(p1, 1),
+        o.keepdim === undefined ? false : o.keepdim,
+        o.dtype == null ? null : dtypeArg(o.dtype),
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_mean_K2) && isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1)) &&
+      typeof p2 === 'boolean' && (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
+    ) {
+      return ops()['mean.dim'].callUnchecked(
+        p0,
+        p1 == null ? null : intListArg(p1, 1),
+        p2,
+        o.dtype == null ? null : dtypeArg(o.dtype),
+      );
+    }
+  }
+  return callParsed(F_mean, ops(), undefined, arguments);
 }
 
+const F_prod: OverloadGroup = {
+  name: 'prod',
+  method: false,
+  overloads: [{ key: 'prod', schema: 'prod(Tensor self, *, ScalarType? dtype=None) -> Tensor' }, {
+    key: 'prod.dim_int',
+    schema: 'prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
+  }],
+};
+const F_prod_K0: readonly string[] = ['dtype'];
+const F_prod_K1: readonly string[] = ['keepdim', 'dtype'];
+const F_prod_K2: readonly string[] = ['dtype'];
 /**
  * Product of every element; integral and bool inputs multiply to int64 unless `dtype` says otherwise.
  *
@@ -2437,36 +4779,74 @@ export function mean(p0?: any, p1?: any, p2?: any, p3?: any): any {
  * const y = prod(x);
  * ```
  */
-export function prod(self: Tensor, options?: { dtype?: DTypeLike | null }): Tensor;
+export function prod(input: Tensor, options?: { dtype?: DTypeLike | null }): Tensor;
 /** Product over one dim. */
-export function prod(self: Tensor, dim: number, options?: { keepdim?: boolean; dtype?: DTypeLike | null }): Tensor;
+export function prod(input: Tensor, dim: number, options?: { keepdim?: boolean; dtype?: DTypeLike | null }): Tensor;
 /** Product over one dim. */
-export function prod(self: Tensor, dim: number, keepdim: boolean, options?: { dtype?: DTypeLike | null }): Tensor;
+export function prod(input: Tensor, dim: number, keepdim: boolean, options?: { dtype?: DTypeLike | null }): Tensor;
 /** Product of every element; integral and bool inputs multiply to int64 unless `dtype` says otherwise. (any overload) */
 export function prod(
-  self: Tensor,
+  input: Tensor,
   dim?: number,
   keepdim?: boolean,
   options?: { dtype?: DTypeLike | null; keepdim?: boolean },
 ): Tensor;
 export function prod(p0?: any, p1?: any, p2?: any, p3?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : 4;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  if (n >= 2 && n <= 3) {
-    return ops()['prod.dim_int'].call(p0, p1, (n > 2 ? p2 : o?.keepdim) ?? false, optionalDType(o?.dtype ?? null));
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['prod'].callUnchecked(p0, null);
   }
-  if (n === 1) return ops()['prod'].call(p0, optionalDType(o?.dtype ?? null));
-  throw invalidArguments('prod', '  * (self, dtype)\n  * (self, dim, keepdim, dtype)');
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['prod.dim_int'].callUnchecked(p0, intArg(p1), false, null);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntArg(p1) && typeof p2 === 'boolean') {
+      return ops()['prod.dim_int'].callUnchecked(p0, intArg(p1), p2, null);
+    }
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_prod_K0) && isLiveTensor(p0) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
+    ) return ops()['prod'].callUnchecked(p0, o.dtype == null ? null : dtypeArg(o.dtype));
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_prod_K1) && isLiveTensor(p0) && isIntArg(p1) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean') &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
+    ) {
+      return ops()['prod.dim_int'].callUnchecked(
+        p0,
+        intArg(p1),
+        o.keepdim === undefined ? false : o.keepdim,
+        o.dtype == null ? null : dtypeArg(o.dtype),
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_prod_K2) && isLiveTensor(p0) && isIntArg(p1) && typeof p2 === 'boolean' &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
+    ) return ops()['prod.dim_int'].callUnchecked(p0, intArg(p1), p2, o.dtype == null ? null : dtypeArg(o.dtype));
+  }
+  return callParsed(F_prod, ops(), undefined, arguments);
 }
 
+const F_max: OverloadGroup = {
+  name: 'max',
+  method: false,
+  overloads: [{ key: 'max', schema: 'max(Tensor self) -> Tensor' }, {
+    key: 'max.dim',
+    schema: 'max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)',
+  }],
+};
+const F_max_K0: readonly string[] = [];
+const F_max_K1: readonly string[] = ['keepdim'];
+const F_max_K2: readonly string[] = [];
 /**
  * Largest element (NaN if any element is NaN); with `dim`, the largest values along it and their indices.
  *
@@ -2481,34 +4861,62 @@ export function prod(p0?: any, p1?: any, p2?: any, p3?: any): any {
  * const y = max(x);
  * ```
  */
-export function max(self: Tensor): Tensor;
+export function max(input: Tensor): Tensor;
 /** Largest values along `dim` and the index of the first occurrence of each. */
-export function max(self: Tensor, dim: number, options?: { keepdim?: boolean }): [Tensor, Tensor];
+export function max(input: Tensor, dim: number, options?: { keepdim?: boolean }): [Tensor, Tensor];
 /** Largest values along `dim` and the index of the first occurrence of each. */
-export function max(self: Tensor, dim: number, keepdim: boolean): [Tensor, Tensor];
+export function max(input: Tensor, dim: number, keepdim: boolean): [Tensor, Tensor];
 /** Largest element (NaN if any element is NaN); with `dim`, the largest values along it and their indices. (any overload) */
 export function max(
-  self: Tensor,
+  input: Tensor,
   dim?: number,
   keepdim?: boolean,
   options?: { keepdim?: boolean },
 ): Tensor | [Tensor, Tensor];
 export function max(p0?: any, p1?: any, p2?: any, p3?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : 4;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  if (n >= 2 && n <= 3) return ops()['max.dim'].call(p0, p1, (n > 2 ? p2 : o?.keepdim) ?? false);
-  if (n === 1) return ops()['max'].call(p0);
-  throw invalidArguments('max', '  * (self)\n  * (self, dim, keepdim)');
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['max'].callUnchecked(p0);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['max.dim'].callUnchecked(p0, intArg(p1), false);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntArg(p1) && typeof p2 === 'boolean') {
+      return ops()['max.dim'].callUnchecked(p0, intArg(p1), p2);
+    }
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_max_K0) && isLiveTensor(p0)) return ops()['max'].callUnchecked(p0);
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_max_K1) && isLiveTensor(p0) && isIntArg(p1) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) return ops()['max.dim'].callUnchecked(p0, intArg(p1), o.keepdim === undefined ? false : o.keepdim);
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_max_K2) && isLiveTensor(p0) && isIntArg(p1) && typeof p2 === 'boolean') {
+      return ops()['max.dim'].callUnchecked(p0, intArg(p1), p2);
+    }
+  }
+  return callParsed(F_max, ops(), undefined, arguments);
 }
 
+const F_min: OverloadGroup = {
+  name: 'min',
+  method: false,
+  overloads: [{ key: 'min', schema: 'min(Tensor self) -> Tensor' }, {
+    key: 'min.dim',
+    schema: 'min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)',
+  }],
+};
+const F_min_K0: readonly string[] = [];
+const F_min_K1: readonly string[] = ['keepdim'];
+const F_min_K2: readonly string[] = [];
 /**
  * Smallest element (NaN if any element is NaN); with `dim`, the smallest values along it and their indices.
  *
@@ -2523,34 +4931,59 @@ export function max(p0?: any, p1?: any, p2?: any, p3?: any): any {
  * const y = min(x);
  * ```
  */
-export function min(self: Tensor): Tensor;
+export function min(input: Tensor): Tensor;
 /** Smallest values along `dim` and the index of the first occurrence of each. */
-export function min(self: Tensor, dim: number, options?: { keepdim?: boolean }): [Tensor, Tensor];
+export function min(input: Tensor, dim: number, options?: { keepdim?: boolean }): [Tensor, Tensor];
 /** Smallest values along `dim` and the index of the first occurrence of each. */
-export function min(self: Tensor, dim: number, keepdim: boolean): [Tensor, Tensor];
+export function min(input: Tensor, dim: number, keepdim: boolean): [Tensor, Tensor];
 /** Smallest element (NaN if any element is NaN); with `dim`, the smallest values along it and their indices. (any overload) */
 export function min(
-  self: Tensor,
+  input: Tensor,
   dim?: number,
   keepdim?: boolean,
   options?: { keepdim?: boolean },
 ): Tensor | [Tensor, Tensor];
 export function min(p0?: any, p1?: any, p2?: any, p3?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : 4;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  if (n >= 2 && n <= 3) return ops()['min.dim'].call(p0, p1, (n > 2 ? p2 : o?.keepdim) ?? false);
-  if (n === 1) return ops()['min'].call(p0);
-  throw invalidArguments('min', '  * (self)\n  * (self, dim, keepdim)');
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['min'].callUnchecked(p0);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['min.dim'].callUnchecked(p0, intArg(p1), false);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntArg(p1) && typeof p2 === 'boolean') {
+      return ops()['min.dim'].callUnchecked(p0, intArg(p1), p2);
+    }
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_min_K0) && isLiveTensor(p0)) return ops()['min'].callUnchecked(p0);
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_min_K1) && isLiveTensor(p0) && isIntArg(p1) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) return ops()['min.dim'].callUnchecked(p0, intArg(p1), o.keepdim === undefined ? false : o.keepdim);
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_min_K2) && isLiveTensor(p0) && isIntArg(p1) && typeof p2 === 'boolean') {
+      return ops()['min.dim'].callUnchecked(p0, intArg(p1), p2);
+    }
+  }
+  return callParsed(F_min, ops(), undefined, arguments);
 }
 
+const F_amax: OverloadGroup = {
+  name: 'amax',
+  method: false,
+  overloads: [{ key: 'amax', schema: 'amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor' }],
+};
+const F_amax_K0: readonly string[] = ['dim', 'keepdim'];
+const F_amax_K1: readonly string[] = ['keepdim'];
+const F_amax_K2: readonly string[] = [];
 /**
  * Largest values over `dim` (every dim when empty), NaN-propagating.
  *
@@ -2564,25 +4997,61 @@ export function min(p0?: any, p1?: any, p2?: any, p3?: any): any {
  * const y = amax(x);
  * ```
  */
-export function amax(self: Tensor, options?: { dim?: number | readonly number[]; keepdim?: boolean }): Tensor;
+export function amax(input: Tensor, options?: { dim?: number | readonly number[]; keepdim?: boolean }): Tensor;
 /** Largest values over `dim` (every dim when empty), NaN-propagating. */
-export function amax(self: Tensor, dim: number | readonly number[], options?: { keepdim?: boolean }): Tensor;
+export function amax(input: Tensor, dim: number | readonly number[], options?: { keepdim?: boolean }): Tensor;
 /** Largest values over `dim` (every dim when empty), NaN-propagating. */
-export function amax(self: Tensor, dim: number | readonly number[], keepdim: boolean): Tensor;
+export function amax(input: Tensor, dim: number | readonly number[], keepdim: boolean): Tensor;
 export function amax(p0?: any, p1?: any, p2?: any, p3?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : 4;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  return ops()['amax'].call(p0, intList((n > 1 ? p1 : o?.dim) ?? []), (n > 2 ? p2 : o?.keepdim) ?? false);
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['amax'].callUnchecked(p0, [], false);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntListArg(p1, 1)) return ops()['amax'].callUnchecked(p0, intListArg(p1, 1), false);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntListArg(p1, 1) && typeof p2 === 'boolean') {
+      return ops()['amax'].callUnchecked(p0, intListArg(p1, 1), p2);
+    }
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_amax_K0) && isLiveTensor(p0) && (o.dim === undefined || isIntListArg(o.dim, 1)) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['amax'].callUnchecked(
+        p0,
+        o.dim === undefined ? [] : intListArg(o.dim, 1),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_amax_K1) && isLiveTensor(p0) && isIntListArg(p1, 1) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) return ops()['amax'].callUnchecked(p0, intListArg(p1, 1), o.keepdim === undefined ? false : o.keepdim);
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_amax_K2) && isLiveTensor(p0) && isIntListArg(p1, 1) && typeof p2 === 'boolean') {
+      return ops()['amax'].callUnchecked(p0, intListArg(p1, 1), p2);
+    }
+  }
+  return callParsed(F_amax, ops(), undefined, arguments);
 }
 
+const F_amin: OverloadGroup = {
+  name: 'amin',
+  method: false,
+  overloads: [{ key: 'amin', schema: 'amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor' }],
+};
+const F_amin_K0: readonly string[] = ['dim', 'keepdim'];
+const F_amin_K1: readonly string[] = ['keepdim'];
+const F_amin_K2: readonly string[] = [];
 /**
  * Smallest values over `dim` (every dim when empty), NaN-propagating.
  *
@@ -2596,25 +5065,61 @@ export function amax(p0?: any, p1?: any, p2?: any, p3?: any): any {
  * const y = amin(x);
  * ```
  */
-export function amin(self: Tensor, options?: { dim?: number | readonly number[]; keepdim?: boolean }): Tensor;
+export function amin(input: Tensor, options?: { dim?: number | readonly number[]; keepdim?: boolean }): Tensor;
 /** Smallest values over `dim` (every dim when empty), NaN-propagating. */
-export function amin(self: Tensor, dim: number | readonly number[], options?: { keepdim?: boolean }): Tensor;
+export function amin(input: Tensor, dim: number | readonly number[], options?: { keepdim?: boolean }): Tensor;
 /** Smallest values over `dim` (every dim when empty), NaN-propagating. */
-export function amin(self: Tensor, dim: number | readonly number[], keepdim: boolean): Tensor;
+export function amin(input: Tensor, dim: number | readonly number[], keepdim: boolean): Tensor;
 export function amin(p0?: any, p1?: any, p2?: any, p3?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : 4;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  return ops()['amin'].call(p0, intList((n > 1 ? p1 : o?.dim) ?? []), (n > 2 ? p2 : o?.keepdim) ?? false);
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['amin'].callUnchecked(p0, [], false);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntListArg(p1, 1)) return ops()['amin'].callUnchecked(p0, intListArg(p1, 1), false);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntListArg(p1, 1) && typeof p2 === 'boolean') {
+      return ops()['amin'].callUnchecked(p0, intListArg(p1, 1), p2);
+    }
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_amin_K0) && isLiveTensor(p0) && (o.dim === undefined || isIntListArg(o.dim, 1)) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['amin'].callUnchecked(
+        p0,
+        o.dim === undefined ? [] : intListArg(o.dim, 1),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_amin_K1) && isLiveTensor(p0) && isIntListArg(p1, 1) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) return ops()['amin'].callUnchecked(p0, intListArg(p1, 1), o.keepdim === undefined ? false : o.keepdim);
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_amin_K2) && isLiveTensor(p0) && isIntListArg(p1, 1) && typeof p2 === 'boolean') {
+      return ops()['amin'].callUnchecked(p0, intListArg(p1, 1), p2);
+    }
+  }
+  return callParsed(F_amin, ops(), undefined, arguments);
 }
 
+const F_argmax: OverloadGroup = {
+  name: 'argmax',
+  method: false,
+  overloads: [{ key: 'argmax', schema: 'argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor' }],
+};
+const F_argmax_K0: readonly string[] = ['dim', 'keepdim'];
+const F_argmax_K1: readonly string[] = ['keepdim'];
+const F_argmax_K2: readonly string[] = [];
 /**
  * Index of the first largest element along `dim`, or in the flattened input when `dim` is null.
  *
@@ -2628,25 +5133,70 @@ export function amin(p0?: any, p1?: any, p2?: any, p3?: any): any {
  * const y = argmax(x);
  * ```
  */
-export function argmax(self: Tensor, options?: { dim?: number | null; keepdim?: boolean }): Tensor;
+export function argmax(input: Tensor, options?: { dim?: number | null; keepdim?: boolean }): Tensor;
 /** Index of the first largest element along `dim`, or in the flattened input when `dim` is null. */
-export function argmax(self: Tensor, dim: number | null, options?: { keepdim?: boolean }): Tensor;
+export function argmax(input: Tensor, dim: number | null, options?: { keepdim?: boolean }): Tensor;
 /** Index of the first largest element along `dim`, or in the flattened input when `dim` is null. */
-export function argmax(self: Tensor, dim: number | null, keepdim: boolean): Tensor;
+export function argmax(input: Tensor, dim: number | null, keepdim: boolean): Tensor;
 export function argmax(p0?: any, p1?: any, p2?: any, p3?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : 4;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  return ops()['argmax'].call(p0, (n > 1 ? p1 : o?.dim) ?? null, (n > 2 ? p2 : o?.keepdim) ?? false);
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['argmax'].callUnchecked(p0, null, false);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && (p1 == null || isIntArg(p1))) {
+      return ops()['argmax'].callUnchecked(p0, p1 == null ? null : intArg(p1), false);
+    }
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && (p1 == null || isIntArg(p1)) && typeof p2 === 'boolean') {
+      return ops()['argmax'].callUnchecked(p0, p1 == null ? null : intArg(p1), p2);
+    }
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_argmax_K0) && isLiveTensor(p0) &&
+      (o.dim === undefined || (o.dim == null || isIntArg(o.dim))) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['argmax'].callUnchecked(
+        p0,
+        o.dim == null ? null : intArg(o.dim),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_argmax_K1) && isLiveTensor(p0) && (p1 == null || isIntArg(p1)) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['argmax'].callUnchecked(
+        p0,
+        p1 == null ? null : intArg(p1),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_argmax_K2) && isLiveTensor(p0) && (p1 == null || isIntArg(p1)) && typeof p2 === 'boolean') {
+      return ops()['argmax'].callUnchecked(p0, p1 == null ? null : intArg(p1), p2);
+    }
+  }
+  return callParsed(F_argmax, ops(), undefined, arguments);
 }
 
+const F_argmin: OverloadGroup = {
+  name: 'argmin',
+  method: false,
+  overloads: [{ key: 'argmin', schema: 'argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor' }],
+};
+const F_argmin_K0: readonly string[] = ['dim', 'keepdim'];
+const F_argmin_K1: readonly string[] = ['keepdim'];
+const F_argmin_K2: readonly string[] = [];
 /**
  * Index of the first smallest element along `dim`, or in the flattened input when `dim` is null.
  *
@@ -2660,25 +5210,68 @@ export function argmax(p0?: any, p1?: any, p2?: any, p3?: any): any {
  * const y = argmin(x);
  * ```
  */
-export function argmin(self: Tensor, options?: { dim?: number | null; keepdim?: boolean }): Tensor;
+export function argmin(input: Tensor, options?: { dim?: number | null; keepdim?: boolean }): Tensor;
 /** Index of the first smallest element along `dim`, or in the flattened input when `dim` is null. */
-export function argmin(self: Tensor, dim: number | null, options?: { keepdim?: boolean }): Tensor;
+export function argmin(input: Tensor, dim: number | null, options?: { keepdim?: boolean }): Tensor;
 /** Index of the first smallest element along `dim`, or in the flattened input when `dim` is null. */
-export function argmin(self: Tensor, dim: number | null, keepdim: boolean): Tensor;
+export function argmin(input: Tensor, dim: number | null, keepdim: boolean): Tensor;
 export function argmin(p0?: any, p1?: any, p2?: any, p3?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : 4;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  return ops()['argmin'].call(p0, (n > 1 ? p1 : o?.dim) ?? null, (n > 2 ? p2 : o?.keepdim) ?? false);
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['argmin'].callUnchecked(p0, null, false);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && (p1 == null || isIntArg(p1))) {
+      return ops()['argmin'].callUnchecked(p0, p1 == null ? null : intArg(p1), false);
+    }
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && (p1 == null || isIntArg(p1)) && typeof p2 === 'boolean') {
+      return ops()['argmin'].callUnchecked(p0, p1 == null ? null : intArg(p1), p2);
+    }
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_argmin_K0) && isLiveTensor(p0) &&
+      (o.dim === undefined || (o.dim == null || isIntArg(o.dim))) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['argmin'].callUnchecked(
+        p0,
+        o.dim == null ? null : intArg(o.dim),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_argmin_K1) && isLiveTensor(p0) && (p1 == null || isIntArg(p1)) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['argmin'].callUnchecked(
+        p0,
+        p1 == null ? null : intArg(p1),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_argmin_K2) && isLiveTensor(p0) && (p1 == null || isIntArg(p1)) && typeof p2 === 'boolean') {
+      return ops()['argmin'].callUnchecked(p0, p1 == null ? null : intArg(p1), p2);
+    }
+  }
+  return callParsed(F_argmin, ops(), undefined, arguments);
 }
 
+const F_mm: OverloadGroup = {
+  name: 'mm',
+  method: false,
+  overloads: [{ key: 'mm', schema: 'mm(Tensor self, Tensor mat2) -> Tensor' }],
+};
+const F_mm_K0: readonly string[] = [];
 /**
  * Matrix product of two 2-d tensors.
  *
@@ -2692,11 +5285,25 @@ export function argmin(p0?: any, p1?: any, p2?: any, p3?: any): any {
  * const y = mm(x, x);
  * ```
  */
-export function mm(self: Tensor, mat2: Tensor): Tensor;
-export function mm(p0?: any, p1?: any): any {
-  return ops()['mm'].call(p0, p1);
+export function mm(input: Tensor, mat2: Tensor): Tensor;
+export function mm(p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['mm'].callUnchecked(p0, p1);
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_mm_K0) && isLiveTensor(p0) && isLiveTensor(p1)) return ops()['mm'].callUnchecked(p0, p1);
+  }
+  return callParsed(F_mm, ops(), undefined, arguments);
 }
 
+const F_bmm: OverloadGroup = {
+  name: 'bmm',
+  method: false,
+  overloads: [{ key: 'bmm', schema: 'bmm(Tensor self, Tensor mat2) -> Tensor' }],
+};
+const F_bmm_K0: readonly string[] = [];
 /**
  * Batched matrix product of two 3-d tensors with the same batch size.
  *
@@ -2710,11 +5317,28 @@ export function mm(p0?: any, p1?: any): any {
  * const y = bmm(x, x);
  * ```
  */
-export function bmm(self: Tensor, mat2: Tensor): Tensor;
-export function bmm(p0?: any, p1?: any): any {
-  return ops()['bmm'].call(p0, p1);
+export function bmm(input: Tensor, mat2: Tensor): Tensor;
+export function bmm(p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['bmm'].callUnchecked(p0, p1);
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_bmm_K0) && isLiveTensor(p0) && isLiveTensor(p1)) return ops()['bmm'].callUnchecked(p0, p1);
+  }
+  return callParsed(F_bmm, ops(), undefined, arguments);
 }
 
+const F_addmm: OverloadGroup = {
+  name: 'addmm',
+  method: false,
+  overloads: [{
+    key: 'addmm',
+    schema: 'addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor',
+  }],
+};
+const F_addmm_K0: readonly string[] = ['beta', 'alpha'];
 /**
  * `beta * self + alpha * (mat1 @ mat2)`, with `self` broadcast to the product (not read when beta is 0).
  *
@@ -2728,26 +5352,36 @@ export function bmm(p0?: any, p1?: any): any {
  * const y = addmm(x, x, x);
  * ```
  */
-export function addmm(
-  self: Tensor,
-  mat1: Tensor,
-  mat2: Tensor,
-  options?: { beta?: number | boolean; alpha?: number | boolean },
-): Tensor;
+export function addmm(input: Tensor, mat1: Tensor, mat2: Tensor, options?: { beta?: Scalar; alpha?: Scalar }): Tensor;
 export function addmm(p0?: any, p1?: any, p2?: any, p3?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : 4;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  return ops()['addmm'].call(p0, p1, p2, o?.beta ?? 1, o?.alpha ?? 1);
+  const n = arguments.length;
+  if (n === 3) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && isLiveTensor(p2)) return ops()['addmm'].callUnchecked(p0, p1, p2, 1, 1);
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_addmm_K0) && isLiveTensor(p0) && isLiveTensor(p1) && isLiveTensor(p2) &&
+      (o.beta === undefined || isScalarArg(o.beta)) && (o.alpha === undefined || isScalarArg(o.alpha))
+    ) {
+      return ops()['addmm'].callUnchecked(
+        p0,
+        p1,
+        p2,
+        o.beta === undefined ? 1 : scalarArg(o.beta),
+        o.alpha === undefined ? 1 : scalarArg(o.alpha),
+      );
+    }
+  }
+  return callParsed(F_addmm, ops(), undefined, arguments);
 }
 
+const F_dot: OverloadGroup = {
+  name: 'dot',
+  method: false,
+  overloads: [{ key: 'dot', schema: 'dot(Tensor self, Tensor tensor) -> Tensor' }],
+};
+const F_dot_K0: readonly string[] = [];
 /**
  * Inner product of two 1-d tensors of the same size and dtype.
  *
@@ -2761,11 +5395,25 @@ export function addmm(p0?: any, p1?: any, p2?: any, p3?: any): any {
  * const y = dot(x, x);
  * ```
  */
-export function dot(self: Tensor, tensor: Tensor): Tensor;
-export function dot(p0?: any, p1?: any): any {
-  return ops()['dot'].call(p0, p1);
+export function dot(input: Tensor, tensor: Tensor): Tensor;
+export function dot(p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['dot'].callUnchecked(p0, p1);
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_dot_K0) && isLiveTensor(p0) && isLiveTensor(p1)) return ops()['dot'].callUnchecked(p0, p1);
+  }
+  return callParsed(F_dot, ops(), undefined, arguments);
 }
 
+const F_mv: OverloadGroup = {
+  name: 'mv',
+  method: false,
+  overloads: [{ key: 'mv', schema: 'mv(Tensor self, Tensor vec) -> Tensor' }],
+};
+const F_mv_K0: readonly string[] = [];
 /**
  * Product of a matrix and a vector.
  *
@@ -2779,11 +5427,25 @@ export function dot(p0?: any, p1?: any): any {
  * const y = mv(x, x);
  * ```
  */
-export function mv(self: Tensor, vec: Tensor): Tensor;
-export function mv(p0?: any, p1?: any): any {
-  return ops()['mv'].call(p0, p1);
+export function mv(input: Tensor, vec: Tensor): Tensor;
+export function mv(p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['mv'].callUnchecked(p0, p1);
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_mv_K0) && isLiveTensor(p0) && isLiveTensor(p1)) return ops()['mv'].callUnchecked(p0, p1);
+  }
+  return callParsed(F_mv, ops(), undefined, arguments);
 }
 
+const F_matmul: OverloadGroup = {
+  name: 'matmul',
+  method: false,
+  overloads: [{ key: 'matmul', schema: 'matmul(Tensor self, Tensor other) -> Tensor' }],
+};
+const F_matmul_K0: readonly string[] = [];
 /**
  * Matrix product with NumPy semantics: dot, matrix-vector, matrix-matrix, or batched with broadcast batch dims.
  *
@@ -2797,11 +5459,28 @@ export function mv(p0?: any, p1?: any): any {
  * const y = matmul(x, x);
  * ```
  */
-export function matmul(self: Tensor, other: Tensor): Tensor;
-export function matmul(p0?: any, p1?: any): any {
-  return ops()['matmul'].call(p0, p1);
+export function matmul(input: Tensor, other: Tensor): Tensor;
+export function matmul(p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['matmul'].callUnchecked(p0, p1);
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_matmul_K0) && isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['matmul'].callUnchecked(p0, p1);
+    }
+  }
+  return callParsed(F_matmul, ops(), undefined, arguments);
 }
 
+const F_linear: OverloadGroup = {
+  name: 'linear',
+  method: false,
+  overloads: [{ key: 'linear', schema: 'linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor' }],
+};
+const F_linear_K0: readonly string[] = ['bias'];
+const F_linear_K1: readonly string[] = [];
 /**
  * `input @ weight.T + bias`, the affine map of a fully connected layer.
  *
@@ -2819,19 +5498,38 @@ export function linear(input: Tensor, weight: Tensor, options?: { bias?: Tensor 
 /** `input @ weight.T + bias`, the affine map of a fully connected layer. */
 export function linear(input: Tensor, weight: Tensor, bias: Tensor | null): Tensor;
 export function linear(p0?: any, p1?: any, p2?: any, p3?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : 4;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  return ops()['linear'].call(p0, p1, (n > 2 ? p2 : o?.bias) ?? null);
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['linear'].callUnchecked(p0, p1, null);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2))) {
+      return ops()['linear'].callUnchecked(p0, p1, p2 ?? null);
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_linear_K0) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (o.bias === undefined || (o.bias == null || isLiveTensor(o.bias)))
+    ) return ops()['linear'].callUnchecked(p0, p1, o.bias ?? null);
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_linear_K1) && isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2))) {
+      return ops()['linear'].callUnchecked(p0, p1, p2 ?? null);
+    }
+  }
+  return callParsed(F_linear, ops(), undefined, arguments);
 }
 
+const F_softmax: OverloadGroup = {
+  name: 'softmax',
+  method: false,
+  overloads: [{ key: 'softmax.int', schema: 'softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor' }],
+};
+const F_softmax_K0: readonly string[] = ['dtype'];
+const F_softmax_K1: readonly string[] = [];
 /**
  * Softmax along `dim`, computed in `dtype` when given: `exp(x - max) / sum(exp(x - max))`.
  *
@@ -2845,23 +5543,45 @@ export function linear(p0?: any, p1?: any, p2?: any, p3?: any): any {
  * const y = softmax(x, 2);
  * ```
  */
-export function softmax(self: Tensor, dim: number, options?: { dtype?: DTypeLike | null }): Tensor;
+export function softmax(input: Tensor, dim: number, options?: { dtype?: DTypeLike | null }): Tensor;
 /** Softmax along `dim`, computed in `dtype` when given: `exp(x - max) / sum(exp(x - max))`. */
-export function softmax(self: Tensor, dim: number, dtype: DTypeLike | null): Tensor;
+export function softmax(input: Tensor, dim: number, dtype: DTypeLike | null): Tensor;
 export function softmax(p0?: any, p1?: any, p2?: any, p3?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : 4;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  return ops()['softmax.int'].call(p0, p1, optionalDType((n > 2 ? p2 : o?.dtype) ?? null));
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['softmax.int'].callUnchecked(p0, intArg(p1), null);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntArg(p1) && (p2 == null || isDTypeArg(p2))) {
+      return ops()['softmax.int'].callUnchecked(p0, intArg(p1), p2 == null ? null : dtypeArg(p2));
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_softmax_K0) && isLiveTensor(p0) && isIntArg(p1) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
+    ) return ops()['softmax.int'].callUnchecked(p0, intArg(p1), o.dtype == null ? null : dtypeArg(o.dtype));
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_softmax_K1) && isLiveTensor(p0) && isIntArg(p1) && (p2 == null || isDTypeArg(p2))) {
+      return ops()['softmax.int'].callUnchecked(p0, intArg(p1), p2 == null ? null : dtypeArg(p2));
+    }
+  }
+  return callParsed(F_softmax, ops(), undefined, arguments);
 }
 
+const F_logSoftmax: OverloadGroup = {
+  name: 'log_softmax',
+  method: false,
+  overloads: [{
+    key: 'log_softmax.int',
+    schema: 'log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor',
+  }],
+};
+const F_logSoftmax_K0: readonly string[] = ['dtype'];
+const F_logSoftmax_K1: readonly string[] = [];
 /**
  * Log-softmax along `dim`, computed in `dtype` when given: `x - max - log(sum(exp(x - max)))`.
  *
@@ -2875,23 +5595,48 @@ export function softmax(p0?: any, p1?: any, p2?: any, p3?: any): any {
  * const y = logSoftmax(x, 2);
  * ```
  */
-export function logSoftmax(self: Tensor, dim: number, options?: { dtype?: DTypeLike | null }): Tensor;
+export function logSoftmax(input: Tensor, dim: number, options?: { dtype?: DTypeLike | null }): Tensor;
 /** Log-softmax along `dim`, computed in `dtype` when given: `x - max - log(sum(exp(x - max)))`. */
-export function logSoftmax(self: Tensor, dim: number, dtype: DTypeLike | null): Tensor;
+export function logSoftmax(input: Tensor, dim: number, dtype: DTypeLike | null): Tensor;
 export function logSoftmax(p0?: any, p1?: any, p2?: any, p3?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : 4;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  return ops()['log_softmax.int'].call(p0, p1, optionalDType((n > 2 ? p2 : o?.dtype) ?? null));
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['log_softmax.int'].callUnchecked(p0, intArg(p1), null);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntArg(p1) && (p2 == null || isDTypeArg(p2))) {
+      return ops()['log_softmax.int'].callUnchecked(p0, intArg(p1), p2 == null ? null : dtypeArg(p2));
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_logSoftmax_K0) && isLiveTensor(p0) && isIntArg(p1) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
+    ) return ops()['log_softmax.int'].callUnchecked(p0, intArg(p1), o.dtype == null ? null : dtypeArg(o.dtype));
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_logSoftmax_K1) && isLiveTensor(p0) && isIntArg(p1) && (p2 == null || isDTypeArg(p2))) {
+      return ops()['log_softmax.int'].callUnchecked(p0, intArg(p1), p2 == null ? null : dtypeArg(p2));
+    }
+  }
+  return callParsed(F_logSoftmax, ops(), undefined, arguments);
 }
 
+const F_nllLoss: OverloadGroup = {
+  name: 'nll_loss',
+  method: false,
+  overloads: [{
+    key: 'nll_loss',
+    schema:
+      'nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor',
+  }],
+};
+const F_nllLoss_K0: readonly string[] = ['weight', 'reduction', 'ignoreIndex'];
+const F_nllLoss_K1: readonly string[] = ['reduction', 'ignoreIndex'];
+const F_nllLoss_K2: readonly string[] = ['ignoreIndex'];
+const F_nllLoss_K3: readonly string[] = [];
 /**
  * Negative log-likelihood loss of log-probabilities `[N, C]` (or `[C]`) and class indices (reduction 0 none, 1 mean, 2 sum).
  *
@@ -2906,58 +5651,124 @@ export function logSoftmax(p0?: any, p1?: any, p2?: any, p3?: any): any {
  * ```
  */
 export function nllLoss(
-  self: Tensor,
+  input: Tensor,
   target: Tensor,
-  options?: { weight?: Tensor | null; reduction?: number; ignoreIndex?: number },
+  options?: { weight?: Tensor | null; reduction?: 'none' | 'mean' | 'sum'; ignoreIndex?: number },
 ): Tensor;
 /** Negative log-likelihood loss of log-probabilities `[N, C]` (or `[C]`) and class indices (reduction 0 none, 1 mean, 2 sum). */
 export function nllLoss(
-  self: Tensor,
+  input: Tensor,
   target: Tensor,
   weight: Tensor | null,
-  options?: { reduction?: number; ignoreIndex?: number },
+  options?: { reduction?: 'none' | 'mean' | 'sum'; ignoreIndex?: number },
 ): Tensor;
 /** Negative log-likelihood loss of log-probabilities `[N, C]` (or `[C]`) and class indices (reduction 0 none, 1 mean, 2 sum). */
 export function nllLoss(
-  self: Tensor,
+  input: Tensor,
   target: Tensor,
   weight: Tensor | null,
-  reduction: number,
+  reduction: 'none' | 'mean' | 'sum',
   options?: { ignoreIndex?: number },
 ): Tensor;
 /** Negative log-likelihood loss of log-probabilities `[N, C]` (or `[C]`) and class indices (reduction 0 none, 1 mean, 2 sum). */
 export function nllLoss(
-  self: Tensor,
+  input: Tensor,
   target: Tensor,
   weight: Tensor | null,
-  reduction: number,
+  reduction: 'none' | 'mean' | 'sum',
   ignoreIndex: number,
 ): Tensor;
 export function nllLoss(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : p4 === undefined || isOptions(p4)
-    ? 4
-    : p5 === undefined || isOptions(p5)
-    ? 5
-    : 6;
-  const o =
-    (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : n === 4 ? p4 : n === 5 ? p5 : undefined) as any;
-  return ops()['nll_loss'].call(
-    p0,
-    p1,
-    (n > 2 ? p2 : o?.weight) ?? null,
-    (n > 3 ? p3 : o?.reduction) ?? 1,
-    (n > 4 ? p4 : o?.ignoreIndex) ?? -100,
-  );
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['nll_loss'].callUnchecked(p0, p1, null, 1, -100);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2))) {
+      return ops()['nll_loss'].callUnchecked(p0, p1, p2 ?? null, 1, -100);
+    }
+  }
+  if (n === 4) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && typeof p3 === 'string') {
+      return ops()['nll_loss'].callUnchecked(p0, p1, p2 ?? null, reductionArg(p3), -100);
+    }
+  }
+  if (n === 5) {
+    if (
+      isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && typeof p3 === 'string' && isIntArg(p4)
+    ) return ops()['nll_loss'].callUnchecked(p0, p1, p2 ?? null, reductionArg(p3), intArg(p4));
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_nllLoss_K0) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (o.weight === undefined || (o.weight == null || isLiveTensor(o.weight))) &&
+      (o.reduction === undefined || typeof o.reduction === 'string') &&
+      (o.ignoreIndex === undefined || isIntArg(o.ignoreIndex))
+    ) {
+      return ops()['nll_loss'].callUnchecked(
+        p0,
+        p1,
+        o.weight ?? null,
+        o.reduction === undefined ? 1 : reductionArg(o.reduction),
+        o.ignoreIndex === undefined ? -100 : intArg(o.ignoreIndex),
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_nllLoss_K1) && isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) &&
+      (o.reduction === undefined || typeof o.reduction === 'string') &&
+      (o.ignoreIndex === undefined || isIntArg(o.ignoreIndex))
+    ) {
+      return ops()['nll_loss'].callUnchecked(
+        p0,
+        p1,
+        p2 ?? null,
+        o.reduction === undefined ? 1 : reductionArg(o.reduction),
+        o.ignoreIndex === undefined ? -100 : intArg(o.ignoreIndex),
+      );
+    }
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      optionsWithin(o, F_nllLoss_K2) && isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) &&
+      typeof p3 === 'string' && (o.ignoreIndex === undefined || isIntArg(o.ignoreIndex))
+    ) {
+      return ops()['nll_loss'].callUnchecked(
+        p0,
+        p1,
+        p2 ?? null,
+        reductionArg(p3),
+        o.ignoreIndex === undefined ? -100 : intArg(o.ignoreIndex),
+      );
+    }
+  }
+  if (n === 6 && isOptions(p5)) {
+    const o: any = p5;
+    if (
+      optionsWithin(o, F_nllLoss_K3) && isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) &&
+      typeof p3 === 'string' && isIntArg(p4)
+    ) return ops()['nll_loss'].callUnchecked(p0, p1, p2 ?? null, reductionArg(p3), intArg(p4));
+  }
+  return callParsed(F_nllLoss, ops(), undefined, arguments);
 }
 
+const F_nllLossNd: OverloadGroup = {
+  name: 'nll_loss_nd',
+  method: false,
+  overloads: [{
+    key: 'nll_loss_nd',
+    schema:
+      'nll_loss_nd(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor',
+  }],
+};
+const F_nllLossNd_K0: readonly string[] = ['weight', 'reduction', 'ignoreIndex'];
+const F_nllLossNd_K1: readonly string[] = ['reduction', 'ignoreIndex'];
+const F_nllLossNd_K2: readonly string[] = ['ignoreIndex'];
+const F_nllLossNd_K3: readonly string[] = [];
 /**
  * Negative log-likelihood loss as `torch.nn.functional.nll_loss` computes it: `nll_loss`, and inputs `[N, C, d...]` too.
  *
@@ -2972,58 +5783,125 @@ export function nllLoss(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?: a
  * ```
  */
 export function nllLossNd(
-  self: Tensor,
+  input: Tensor,
   target: Tensor,
-  options?: { weight?: Tensor | null; reduction?: number; ignoreIndex?: number },
+  options?: { weight?: Tensor | null; reduction?: 'none' | 'mean' | 'sum'; ignoreIndex?: number },
 ): Tensor;
 /** Negative log-likelihood loss as `torch.nn.functional.nll_loss` computes it: `nll_loss`, and inputs `[N, C, d...]` too. */
 export function nllLossNd(
-  self: Tensor,
+  input: Tensor,
   target: Tensor,
   weight: Tensor | null,
-  options?: { reduction?: number; ignoreIndex?: number },
+  options?: { reduction?: 'none' | 'mean' | 'sum'; ignoreIndex?: number },
 ): Tensor;
 /** Negative log-likelihood loss as `torch.nn.functional.nll_loss` computes it: `nll_loss`, and inputs `[N, C, d...]` too. */
 export function nllLossNd(
-  self: Tensor,
+  input: Tensor,
   target: Tensor,
   weight: Tensor | null,
-  reduction: number,
+  reduction: 'none' | 'mean' | 'sum',
   options?: { ignoreIndex?: number },
 ): Tensor;
 /** Negative log-likelihood loss as `torch.nn.functional.nll_loss` computes it: `nll_loss`, and inputs `[N, C, d...]` too. */
 export function nllLossNd(
-  self: Tensor,
+  input: Tensor,
   target: Tensor,
   weight: Tensor | null,
-  reduction: number,
+  reduction: 'none' | 'mean' | 'sum',
   ignoreIndex: number,
 ): Tensor;
 export function nllLossNd(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : p4 === undefined || isOptions(p4)
-    ? 4
-    : p5 === undefined || isOptions(p5)
-    ? 5
-    : 6;
-  const o =
-    (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : n === 4 ? p4 : n === 5 ? p5 : undefined) as any;
-  return ops()['nll_loss_nd'].call(
-    p0,
-    p1,
-    (n > 2 ? p2 : o?.weight) ?? null,
-    (n > 3 ? p3 : o?.reduction) ?? 1,
-    (n > 4 ? p4 : o?.ignoreIndex) ?? -100,
-  );
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['nll_loss_nd'].callUnchecked(p0, p1, null, 1, -100);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2))) {
+      return ops()['nll_loss_nd'].callUnchecked(p0, p1, p2 ?? null, 1, -100);
+    }
+  }
+  if (n === 4) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && typeof p3 === 'string') {
+      return ops()['nll_loss_nd'].callUnchecked(p0, p1, p2 ?? null, reductionArg(p3), -100);
+    }
+  }
+  if (n === 5) {
+    if (
+      isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && typeof p3 === 'string' && isIntArg(p4)
+    ) return ops()['nll_loss_nd'].callUnchecked(p0, p1, p2 ?? null, reductionArg(p3), intArg(p4));
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_nllLossNd_K0) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (o.weight === undefined || (o.weight == null || isLiveTensor(o.weight))) &&
+      (o.reduction === undefined || typeof o.reduction === 'string') &&
+      (o.ignoreIndex === undefined || isIntArg(o.ignoreIndex))
+    ) {
+      return ops()['nll_loss_nd'].callUnchecked(
+        p0,
+        p1,
+        o.weight ?? null,
+        o.reduction === undefined ? 1 : reductionArg(o.reduction),
+        o.ignoreIndex === undefined ? -100 : intArg(o.ignoreIndex),
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_nllLossNd_K1) && isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) &&
+      (o.reduction === undefined || typeof o.reduction === 'string') &&
+      (o.ignoreIndex === undefined || isIntArg(o.ignoreIndex))
+    ) {
+      return ops()['nll_loss_nd'].callUnchecked(
+        p0,
+        p1,
+        p2 ?? null,
+        o.reduction === undefined ? 1 : reductionArg(o.reduction),
+        o.ignoreIndex === undefined ? -100 : intArg(o.ignoreIndex),
+      );
+    }
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      optionsWithin(o, F_nllLossNd_K2) && isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) &&
+      typeof p3 === 'string' && (o.ignoreIndex === undefined || isIntArg(o.ignoreIndex))
+    ) {
+      return ops()['nll_loss_nd'].callUnchecked(
+        p0,
+        p1,
+        p2 ?? null,
+        reductionArg(p3),
+        o.ignoreIndex === undefined ? -100 : intArg(o.ignoreIndex),
+      );
+    }
+  }
+  if (n === 6 && isOptions(p5)) {
+    const o: any = p5;
+    if (
+      optionsWithin(o, F_nllLossNd_K3) && isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) &&
+      typeof p3 === 'string' && isIntArg(p4)
+    ) return ops()['nll_loss_nd'].callUnchecked(p0, p1, p2 ?? null, reductionArg(p3), intArg(p4));
+  }
+  return callParsed(F_nllLossNd, ops(), undefined, arguments);
 }
 
+const F_crossEntropy: OverloadGroup = {
+  name: 'cross_entropy_loss',
+  method: false,
+  overloads: [{
+    key: 'cross_entropy_loss',
+    schema:
+      'cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100, float label_smoothing=0.0) -> Tensor',
+  }],
+};
+const F_crossEntropy_K0: readonly string[] = ['weight', 'reduction', 'ignoreIndex', 'labelSmoothing'];
+const F_crossEntropy_K1: readonly string[] = ['reduction', 'ignoreIndex', 'labelSmoothing'];
+const F_crossEntropy_K2: readonly string[] = ['ignoreIndex', 'labelSmoothing'];
+const F_crossEntropy_K3: readonly string[] = ['labelSmoothing'];
+const F_crossEntropy_K4: readonly string[] = [];
 /**
  * Cross-entropy of logits against class indices or class probabilities, with optional label smoothing.
  *
@@ -3038,85 +5916,178 @@ export function nllLossNd(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?:
  * ```
  */
 export function crossEntropy(
-  self: Tensor,
+  input: Tensor,
   target: Tensor,
-  options?: { weight?: Tensor | null; reduction?: number; ignoreIndex?: number; labelSmoothing?: number },
+  options?: {
+    weight?: Tensor | null;
+    reduction?: 'none' | 'mean' | 'sum';
+    ignoreIndex?: number;
+    labelSmoothing?: number;
+  },
 ): Tensor;
 /** Cross-entropy of logits against class indices or class probabilities, with optional label smoothing. */
 export function crossEntropy(
-  self: Tensor,
+  input: Tensor,
   target: Tensor,
   weight: Tensor | null,
-  options?: { reduction?: number; ignoreIndex?: number; labelSmoothing?: number },
+  options?: { reduction?: 'none' | 'mean' | 'sum'; ignoreIndex?: number; labelSmoothing?: number },
 ): Tensor;
 /** Cross-entropy of logits against class indices or class probabilities, with optional label smoothing. */
 export function crossEntropy(
-  self: Tensor,
+  input: Tensor,
   target: Tensor,
   weight: Tensor | null,
-  reduction: number,
+  reduction: 'none' | 'mean' | 'sum',
   options?: { ignoreIndex?: number; labelSmoothing?: number },
 ): Tensor;
 /** Cross-entropy of logits against class indices or class probabilities, with optional label smoothing. */
 export function crossEntropy(
-  self: Tensor,
+  input: Tensor,
   target: Tensor,
   weight: Tensor | null,
-  reduction: number,
+  reduction: 'none' | 'mean' | 'sum',
   ignoreIndex: number,
   options?: { labelSmoothing?: number },
 ): Tensor;
 /** Cross-entropy of logits against class indices or class probabilities, with optional label smoothing. */
 export function crossEntropy(
-  self: Tensor,
+  input: Tensor,
   target: Tensor,
   weight: Tensor | null,
-  reduction: number,
+  reduction: 'none' | 'mean' | 'sum',
   ignoreIndex: number,
   labelSmoothing: number,
 ): Tensor;
 export function crossEntropy(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?: any, p6?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : p4 === undefined || isOptions(p4)
-    ? 4
-    : p5 === undefined || isOptions(p5)
-    ? 5
-    : p6 === undefined || isOptions(p6)
-    ? 6
-    : 7;
-  const o =
-    (n === 0
-      ? p0
-      : n === 1
-      ? p1
-      : n === 2
-      ? p2
-      : n === 3
-      ? p3
-      : n === 4
-      ? p4
-      : n === 5
-      ? p5
-      : n === 6
-      ? p6
-      : undefined) as any;
-  return ops()['cross_entropy_loss'].call(
-    p0,
-    p1,
-    (n > 2 ? p2 : o?.weight) ?? null,
-    (n > 3 ? p3 : o?.reduction) ?? 1,
-    (n > 4 ? p4 : o?.ignoreIndex) ?? -100,
-    (n > 5 ? p5 : o?.labelSmoothing) ?? 0,
-  );
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['cross_entropy_loss'].callUnchecked(p0, p1, null, 1, -100, 0);
+    }
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2))) {
+      return ops()['cross_entropy_loss'].callUnchecked(p0, p1, p2 ?? null, 1, -100, 0);
+    }
+  }
+  if (n === 4) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && typeof p3 === 'string') {
+      return ops()['cross_entropy_loss'].callUnchecked(p0, p1, p2 ?? null, reductionArg(p3), -100, 0);
+    }
+  }
+  if (n === 5) {
+    if (
+      isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && typeof p3 === 'string' && isIntArg(p4)
+    ) return ops()['cross_entropy_loss'].callUnchecked(p0, p1, p2 ?? null, reductionArg(p3), intArg(p4), 0);
+  }
+  if (n === 6) {
+    if (
+      isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && typeof p3 === 'string' &&
+      isIntArg(p4) && isFloatArg(p5)
+    ) return ops()['cross_entropy_loss'].callUnchecked(p0, p1, p2 ?? null, reductionArg(p3), intArg(p4), floatArg(p5));
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_crossEntropy_K0) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (o.weight === undefined || (o.weight == null || isLiveTensor(o.weight))) &&
+      (o.reduction === undefined || typeof o.reduction === 'string') &&
+      (o.ignoreIndex === undefined || isIntArg(o.ignoreIndex)) &&
+      (o.labelSmoothing === undefined || isFloatArg(o.labelSmoothing))
+    ) {
+      return ops()['cross_entropy_loss'].callUnchecked(
+        p0,
+        p1,
+        o.weight ?? null,
+        o.reduction === undefined ? 1 : reductionArg(o.reduction),
+        o.ignoreIndex === undefined ? -100 : intArg(o.ignoreIndex),
+        o.labelSmoothing === undefined ? 0 : floatArg(o.labelSmoothing),
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_crossEntropy_K1) && isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) &&
+      (o.reduction === undefined || typeof o.reduction === 'string') &&
+      (o.ignoreIndex === undefined || isIntArg(o.ignoreIndex)) &&
+      (o.labelSmoothing === undefined || isFloatArg(o.labelSmoothing))
+    ) {
+      return ops()['cross_entropy_loss'].callUnchecked(
+        p0,
+        p1,
+        p2 ?? null,
+        o.reduction === undefined ? 1 : reductionArg(o.reduction),
+        o.ignoreIndex === undefined ? -100 : intArg(o.ignoreIndex),
+        o.labelSmoothing === undefined ? 0 : floatArg(o.labelSmoothing),
+      );
+    }
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      optionsWithin(o, F_crossEntropy_K2) && isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) &&
+      typeof p3 === 'string' && (o.ignoreIndex === undefined || isIntArg(o.ignoreIndex)) &&
+      (o.labelSmoothing === undefined || isFloatArg(o.labelSmoothing))
+    ) {
+      return ops()['cross_entropy_loss'].callUnchecked(
+        p0,
+        p1,
+        p2 ?? null,
+        reductionArg(p3),
+        o.ignoreIndex === undefined ? -100 : intArg(o.ignoreIndex),
+        o.labelSmoothing === undefined ? 0 : floatArg(o.labelSmoothing),
+      );
+    }
+  }
+  if (n === 6 && isOptions(p5)) {
+    const o: any = p5;
+    if (
+      optionsWithin(o, F_crossEntropy_K3) && isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) &&
+      typeof p3 === 'string' && isIntArg(p4) && (o.labelSmoothing === undefined || isFloatArg(o.labelSmoothing))
+    ) {
+      return ops()['cross_entropy_loss'].callUnchecked(
+        p0,
+        p1,
+        p2 ?? null,
+        reductionArg(p3),
+        intArg(p4),
+        o.labelSmoothing === undefined ? 0 : floatArg(o.labelSmoothing),
+      );
+    }
+  }
+  if (n === 7 && isOptions(p6)) {
+    const o: any = p6;
+    if (
+      optionsWithin(o, F_crossEntropy_K4) && isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) &&
+      typeof p3 === 'string' && isIntArg(p4) && isFloatArg(p5)
+    ) return ops()['cross_entropy_loss'].callUnchecked(p0, p1, p2 ?? null, reductionArg(p3), intArg(p4), floatArg(p5));
+  }
+  return callParsed(F_crossEntropy, ops(), undefined, arguments);
 }
 
+const F_rand: OverloadGroup = {
+  name: 'rand',
+  method: false,
+  requiresGrad: true,
+  overloads: [{
+    key: 'rand.generator',
+    schema:
+      'rand.generator(int[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
+  }, {
+    key: 'rand',
+    schema:
+      'rand(int[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
+  }],
+};
+const F_rand_K0: readonly string[] = ['generator', 'dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
+const F_rand_K1: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
+const F_rand_K2: readonly string[] = ['generator', 'dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
+const F_rand_K3: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
+const F_rand_K4: readonly string[] = ['generator', 'dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
+const F_rand_K5: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
+const F_rand_K6: readonly string[] = ['generator', 'dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
+const F_rand_K7: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
 /**
  * Samples from the uniform distribution on [0, 1), as PyTorch does for the same seed.
  *
@@ -3132,64 +6103,349 @@ export function crossEntropy(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p
  * ```
  */
 export function rand(
-  size: number | readonly number[],
-  options?: {
-    generator?: Generator | null;
+  size: readonly number[],
+  options: {
+    generator: Generator | null;
     dtype?: DTypeLike | null;
     layout?: 'strided' | null;
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
+    requiresGrad?: boolean;
   },
 ): Tensor;
 /** Samples from the uniform distribution on [0, 1), as PyTorch does for the same seed. */
+export function rand(...size: number[]): Tensor;
+/** Samples from the uniform distribution on [0, 1), as PyTorch does for the same seed. */
 export function rand(
-  size: number | readonly number[],
+  ...args: [
+    ...size: number[],
+    options: {
+      generator: Generator | null;
+      dtype?: DTypeLike | null;
+      layout?: 'strided' | null;
+      device?: DeviceLike | null;
+      pinMemory?: boolean | null;
+      requiresGrad?: boolean;
+    },
+  ]
+): Tensor;
+/** Samples from the uniform distribution on [0, 1), as PyTorch does for the same seed. */
+export function rand(
+  size: readonly number[],
   options?: {
     dtype?: DTypeLike | null;
     layout?: 'strided' | null;
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
+    requiresGrad?: boolean;
   },
+): Tensor;
+/** Samples from the uniform distribution on [0, 1), as PyTorch does for the same seed. */
+export function rand(...size: number[]): Tensor;
+/** Samples from the uniform distribution on [0, 1), as PyTorch does for the same seed. */
+export function rand(
+  ...args: [
+    ...size: number[],
+    options: {
+      dtype?: DTypeLike | null;
+      layout?: 'strided' | null;
+      device?: DeviceLike | null;
+      pinMemory?: boolean | null;
+      requiresGrad?: boolean;
+    },
+  ]
 ): Tensor;
 /** Samples from the uniform distribution on [0, 1), as PyTorch does for the same seed. (any overload) */
 export function rand(
-  size: number | readonly number[],
+  size: readonly number[],
   options?: {
     generator?: Generator | null;
     dtype?: DTypeLike | null;
     layout?: 'strided' | null;
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
+    requiresGrad?: boolean;
   },
 ): Tensor;
-export function rand(p0?: any, p1?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
-  if (n === 1 && o?.generator !== undefined) {
-    return ops()['rand.generator'].call(
-      intList(p0),
-      o?.generator ?? null,
-      optionalDType(o?.dtype ?? null),
-      o?.layout ?? null,
-      optionalDevice(o?.device ?? null),
-      o?.pinMemory ?? null,
-    );
-  }
+export function rand(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest: any[]): any {
+  const n = arguments.length;
   if (n === 1) {
-    return ops()['rand'].call(
-      intList(p0),
-      optionalDType(o?.dtype ?? null),
-      o?.layout ?? null,
-      optionalDevice(o?.device ?? null),
-      o?.pinMemory ?? null,
-    );
+    if ((Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
+      return ops()['rand'].callUnchecked(intListArg(p0, 0), null, null, null, null);
+    }
   }
-  throw invalidArguments(
-    'rand',
-    '  * (size, generator, dtype, layout, device, pin_memory)\n  * (size, dtype, layout, device, pin_memory)',
-  );
+  if (n === 2) {
+    if (isIntArg(p0) && isIntArg(p1)) {
+      return ops()['rand'].callUnchecked([intArg(p0), intArg(p1)], null, null, null, null);
+    }
+  }
+  if (n === 3) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['rand'].callUnchecked([intArg(p0), intArg(p1), intArg(p2)], null, null, null, null);
+    }
+  }
+  if (n === 4) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
+      return ops()['rand'].callUnchecked([intArg(p0), intArg(p1), intArg(p2), intArg(p3)], null, null, null, null);
+    }
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_rand_K0) && (Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0)) &&
+      o.generator !== undefined && (o.generator == null || isGeneratorArg(o.generator)) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['rand.generator'].callUnchecked(
+            intListArg(p0, 0),
+            o.generator ?? null,
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['rand.generator'].callUnchecked(
+          intListArg(p0, 0),
+          o.generator ?? null,
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+    if (
+      optionsWithin(o, F_rand_K1) && (Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0)) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['rand'].callUnchecked(
+            intListArg(p0, 0),
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['rand'].callUnchecked(
+          intListArg(p0, 0),
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      isIntArg(p0) && isIntArg(p1) && optionsWithin(o, F_rand_K2) && o.generator !== undefined &&
+      (o.generator == null || isGeneratorArg(o.generator)) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['rand.generator'].callUnchecked(
+            [intArg(p0), intArg(p1)],
+            o.generator ?? null,
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['rand.generator'].callUnchecked(
+          [intArg(p0), intArg(p1)],
+          o.generator ?? null,
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+    if (
+      isIntArg(p0) && isIntArg(p1) && optionsWithin(o, F_rand_K3) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['rand'].callUnchecked(
+            [intArg(p0), intArg(p1)],
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['rand'].callUnchecked(
+          [intArg(p0), intArg(p1)],
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && optionsWithin(o, F_rand_K4) && o.generator !== undefined &&
+      (o.generator == null || isGeneratorArg(o.generator)) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['rand.generator'].callUnchecked(
+            [intArg(p0), intArg(p1), intArg(p2)],
+            o.generator ?? null,
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['rand.generator'].callUnchecked(
+          [intArg(p0), intArg(p1), intArg(p2)],
+          o.generator ?? null,
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+    if (
+      isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && optionsWithin(o, F_rand_K5) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['rand'].callUnchecked(
+            [intArg(p0), intArg(p1), intArg(p2)],
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['rand'].callUnchecked(
+          [intArg(p0), intArg(p1), intArg(p2)],
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3) && optionsWithin(o, F_rand_K6) &&
+      o.generator !== undefined && (o.generator == null || isGeneratorArg(o.generator)) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['rand.generator'].callUnchecked(
+            [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
+            o.generator ?? null,
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['rand.generator'].callUnchecked(
+          [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
+          o.generator ?? null,
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+    if (
+      isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3) && optionsWithin(o, F_rand_K7) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['rand'].callUnchecked(
+            [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['rand'].callUnchecked(
+          [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+  }
+  return callParsed(F_rand, ops(), undefined, arguments);
 }
 
+const F_randn: OverloadGroup = {
+  name: 'randn',
+  method: false,
+  requiresGrad: true,
+  overloads: [{
+    key: 'randn.generator',
+    schema:
+      'randn.generator(int[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
+  }, {
+    key: 'randn',
+    schema:
+      'randn(int[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
+  }],
+};
+const F_randn_K0: readonly string[] = ['generator', 'dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
+const F_randn_K1: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
+const F_randn_K2: readonly string[] = ['generator', 'dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
+const F_randn_K3: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
+const F_randn_K4: readonly string[] = ['generator', 'dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
+const F_randn_K5: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
+const F_randn_K6: readonly string[] = ['generator', 'dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
+const F_randn_K7: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
 /**
  * Samples from the standard normal distribution, as PyTorch does for the same seed.
  *
@@ -3205,64 +6461,353 @@ export function rand(p0?: any, p1?: any): any {
  * ```
  */
 export function randn(
-  size: number | readonly number[],
-  options?: {
-    generator?: Generator | null;
+  size: readonly number[],
+  options: {
+    generator: Generator | null;
     dtype?: DTypeLike | null;
     layout?: 'strided' | null;
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
+    requiresGrad?: boolean;
   },
 ): Tensor;
 /** Samples from the standard normal distribution, as PyTorch does for the same seed. */
+export function randn(...size: number[]): Tensor;
+/** Samples from the standard normal distribution, as PyTorch does for the same seed. */
 export function randn(
-  size: number | readonly number[],
+  ...args: [
+    ...size: number[],
+    options: {
+      generator: Generator | null;
+      dtype?: DTypeLike | null;
+      layout?: 'strided' | null;
+      device?: DeviceLike | null;
+      pinMemory?: boolean | null;
+      requiresGrad?: boolean;
+    },
+  ]
+): Tensor;
+/** Samples from the standard normal distribution, as PyTorch does for the same seed. */
+export function randn(
+  size: readonly number[],
   options?: {
     dtype?: DTypeLike | null;
     layout?: 'strided' | null;
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
+    requiresGrad?: boolean;
   },
+): Tensor;
+/** Samples from the standard normal distribution, as PyTorch does for the same seed. */
+export function randn(...size: number[]): Tensor;
+/** Samples from the standard normal distribution, as PyTorch does for the same seed. */
+export function randn(
+  ...args: [
+    ...size: number[],
+    options: {
+      dtype?: DTypeLike | null;
+      layout?: 'strided' | null;
+      device?: DeviceLike | null;
+      pinMemory?: boolean | null;
+      requiresGrad?: boolean;
+    },
+  ]
 ): Tensor;
 /** Samples from the standard normal distribution, as PyTorch does for the same seed. (any overload) */
 export function randn(
-  size: number | readonly number[],
+  size: readonly number[],
   options?: {
     generator?: Generator | null;
     dtype?: DTypeLike | null;
     layout?: 'strided' | null;
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
+    requiresGrad?: boolean;
   },
 ): Tensor;
-export function randn(p0?: any, p1?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
-  if (n === 1 && o?.generator !== undefined) {
-    return ops()['randn.generator'].call(
-      intList(p0),
-      o?.generator ?? null,
-      optionalDType(o?.dtype ?? null),
-      o?.layout ?? null,
-      optionalDevice(o?.device ?? null),
-      o?.pinMemory ?? null,
-    );
-  }
+export function randn(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest: any[]): any {
+  const n = arguments.length;
   if (n === 1) {
-    return ops()['randn'].call(
-      intList(p0),
-      optionalDType(o?.dtype ?? null),
-      o?.layout ?? null,
-      optionalDevice(o?.device ?? null),
-      o?.pinMemory ?? null,
-    );
+    if ((Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
+      return ops()['randn'].callUnchecked(intListArg(p0, 0), null, null, null, null);
+    }
   }
-  throw invalidArguments(
-    'randn',
-    '  * (size, generator, dtype, layout, device, pin_memory)\n  * (size, dtype, layout, device, pin_memory)',
-  );
+  if (n === 2) {
+    if (isIntArg(p0) && isIntArg(p1)) {
+      return ops()['randn'].callUnchecked([intArg(p0), intArg(p1)], null, null, null, null);
+    }
+  }
+  if (n === 3) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['randn'].callUnchecked([intArg(p0), intArg(p1), intArg(p2)], null, null, null, null);
+    }
+  }
+  if (n === 4) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
+      return ops()['randn'].callUnchecked([intArg(p0), intArg(p1), intArg(p2), intArg(p3)], null, null, null, null);
+    }
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_randn_K0) && (Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0)) &&
+      o.generator !== undefined && (o.generator == null || isGeneratorArg(o.generator)) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['randn.generator'].callUnchecked(
+            intListArg(p0, 0),
+            o.generator ?? null,
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['randn.generator'].callUnchecked(
+          intListArg(p0, 0),
+          o.generator ?? null,
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+    if (
+      optionsWithin(o, F_randn_K1) && (Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0)) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['randn'].callUnchecked(
+            intListArg(p0, 0),
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['randn'].callUnchecked(
+          intListArg(p0, 0),
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      isIntArg(p0) && isIntArg(p1) && optionsWithin(o, F_randn_K2) && o.generator !== undefined &&
+      (o.generator == null || isGeneratorArg(o.generator)) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['randn.generator'].callUnchecked(
+            [intArg(p0), intArg(p1)],
+            o.generator ?? null,
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['randn.generator'].callUnchecked(
+          [intArg(p0), intArg(p1)],
+          o.generator ?? null,
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+    if (
+      isIntArg(p0) && isIntArg(p1) && optionsWithin(o, F_randn_K3) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['randn'].callUnchecked(
+            [intArg(p0), intArg(p1)],
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['randn'].callUnchecked(
+          [intArg(p0), intArg(p1)],
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && optionsWithin(o, F_randn_K4) && o.generator !== undefined &&
+      (o.generator == null || isGeneratorArg(o.generator)) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['randn.generator'].callUnchecked(
+            [intArg(p0), intArg(p1), intArg(p2)],
+            o.generator ?? null,
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['randn.generator'].callUnchecked(
+          [intArg(p0), intArg(p1), intArg(p2)],
+          o.generator ?? null,
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+    if (
+      isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && optionsWithin(o, F_randn_K5) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['randn'].callUnchecked(
+            [intArg(p0), intArg(p1), intArg(p2)],
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['randn'].callUnchecked(
+          [intArg(p0), intArg(p1), intArg(p2)],
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3) && optionsWithin(o, F_randn_K6) &&
+      o.generator !== undefined && (o.generator == null || isGeneratorArg(o.generator)) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['randn.generator'].callUnchecked(
+            [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
+            o.generator ?? null,
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['randn.generator'].callUnchecked(
+          [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
+          o.generator ?? null,
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+    if (
+      isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3) && optionsWithin(o, F_randn_K7) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['randn'].callUnchecked(
+            [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['randn'].callUnchecked(
+          [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+  }
+  return callParsed(F_randn, ops(), undefined, arguments);
 }
 
+const F_randint: OverloadGroup = {
+  name: 'randint',
+  method: false,
+  requiresGrad: true,
+  overloads: [{
+    key: 'randint.generator',
+    schema:
+      'randint.generator(int high, int[] size, *, Generator? generator, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
+  }, {
+    key: 'randint',
+    schema:
+      'randint(int high, int[] size, *, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
+  }, {
+    key: 'randint.low_generator',
+    schema:
+      'randint.low_generator(int low, int high, int[] size, *, Generator? generator, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
+  }, {
+    key: 'randint.low',
+    schema:
+      'randint.low(int low, int high, int[] size, *, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
+  }],
+};
+const F_randint_K0: readonly string[] = ['generator', 'dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
+const F_randint_K1: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
+const F_randint_K2: readonly string[] = ['generator', 'dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
+const F_randint_K3: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
 /**
  * Integers drawn uniformly from [0, high).
  *
@@ -3281,125 +6826,231 @@ export function randn(p0?: any, p1?: any): any {
  */
 export function randint(
   high: number,
-  size: number | readonly number[],
-  options?: {
-    generator?: Generator | null;
+  size: readonly number[],
+  options: {
+    generator: Generator | null;
     dtype?: DTypeLike | null;
     layout?: 'strided' | null;
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
+    requiresGrad?: boolean;
   },
 ): Tensor;
 /** Integers drawn uniformly from [0, high). */
 export function randint(
   high: number,
-  size: number | readonly number[],
+  size: readonly number[],
   options?: {
     dtype?: DTypeLike | null;
     layout?: 'strided' | null;
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
+    requiresGrad?: boolean;
   },
 ): Tensor;
 /** Integers drawn uniformly from [low, high). */
 export function randint(
   low: number,
   high: number,
-  size: number | readonly number[],
-  options?: {
-    generator?: Generator | null;
+  size: readonly number[],
+  options: {
+    generator: Generator | null;
     dtype?: DTypeLike | null;
     layout?: 'strided' | null;
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
+    requiresGrad?: boolean;
   },
 ): Tensor;
 /** Integers drawn uniformly from [low, high). */
 export function randint(
   low: number,
   high: number,
-  size: number | readonly number[],
+  size: readonly number[],
   options?: {
     dtype?: DTypeLike | null;
     layout?: 'strided' | null;
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
+    requiresGrad?: boolean;
   },
 ): Tensor;
 /** Integers drawn uniformly from [0, high). (any overload) */
 export function randint(
   high: number,
-  size: number | readonly number[],
-  arg2?: number | readonly number[],
+  size: readonly number[] | number,
+  arg2?: readonly number[],
   options?: {
     generator?: Generator | null;
     dtype?: DTypeLike | null;
     layout?: 'strided' | null;
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
+    requiresGrad?: boolean;
   },
 ): Tensor;
 export function randint(p0?: any, p1?: any, p2?: any, p3?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : 4;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  if (n === 3 && (typeof p2 === 'number' || Array.isArray(p2)) && o?.generator !== undefined) {
-    return ops()['randint.low_generator'].call(
-      p0,
-      p1,
-      intList(p2),
-      o?.generator ?? null,
-      optionalDType(o?.dtype ?? 4),
-      o?.layout ?? null,
-      optionalDevice(o?.device ?? null),
-      o?.pinMemory ?? null,
-    );
+  const n = arguments.length;
+  if (n === 2) {
+    if (isIntArg(p0) && isIntListArg(p1, 0)) {
+      return ops()['randint'].callUnchecked(intArg(p0), intListArg(p1, 0), dtypeArg(4), null, null, null);
+    }
   }
-  if (n === 2 && Array.isArray(p1) && o?.generator !== undefined) {
-    return ops()['randint.generator'].call(
-      p0,
-      intList(p1),
-      o?.generator ?? null,
-      optionalDType(o?.dtype ?? 4),
-      o?.layout ?? null,
-      optionalDevice(o?.device ?? null),
-      o?.pinMemory ?? null,
-    );
+  if (n === 3) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntListArg(p2, 0)) {
+      return ops()['randint.low'].callUnchecked(
+        intArg(p0),
+        intArg(p1),
+        intListArg(p2, 0),
+        dtypeArg(4),
+        null,
+        null,
+        null,
+      );
+    }
   }
-  if (n === 3 && (typeof p2 === 'number' || Array.isArray(p2))) {
-    return ops()['randint.low'].call(
-      p0,
-      p1,
-      intList(p2),
-      optionalDType(o?.dtype ?? 4),
-      o?.layout ?? null,
-      optionalDevice(o?.device ?? null),
-      o?.pinMemory ?? null,
-    );
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_randint_K0) && isIntArg(p0) && isIntListArg(p1, 0) && o.generator !== undefined &&
+      (o.generator == null || isGeneratorArg(o.generator)) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['randint.generator'].callUnchecked(
+            intArg(p0),
+            intListArg(p1, 0),
+            o.generator ?? null,
+            o.dtype == null ? dtypeArg(4) : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['randint.generator'].callUnchecked(
+          intArg(p0),
+          intListArg(p1, 0),
+          o.generator ?? null,
+          o.dtype == null ? dtypeArg(4) : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+    if (
+      optionsWithin(o, F_randint_K1) && isIntArg(p0) && isIntListArg(p1, 0) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['randint'].callUnchecked(
+            intArg(p0),
+            intListArg(p1, 0),
+            o.dtype == null ? dtypeArg(4) : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['randint'].callUnchecked(
+          intArg(p0),
+          intListArg(p1, 0),
+          o.dtype == null ? dtypeArg(4) : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
   }
-  if (n === 2 && Array.isArray(p1)) {
-    return ops()['randint'].call(
-      p0,
-      intList(p1),
-      optionalDType(o?.dtype ?? 4),
-      o?.layout ?? null,
-      optionalDevice(o?.device ?? null),
-      o?.pinMemory ?? null,
-    );
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_randint_K2) && isIntArg(p0) && isIntArg(p1) && isIntListArg(p2, 0) &&
+      o.generator !== undefined && (o.generator == null || isGeneratorArg(o.generator)) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['randint.low_generator'].callUnchecked(
+            intArg(p0),
+            intArg(p1),
+            intListArg(p2, 0),
+            o.generator ?? null,
+            o.dtype == null ? dtypeArg(4) : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['randint.low_generator'].callUnchecked(
+          intArg(p0),
+          intArg(p1),
+          intListArg(p2, 0),
+          o.generator ?? null,
+          o.dtype == null ? dtypeArg(4) : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+    if (
+      optionsWithin(o, F_randint_K3) && isIntArg(p0) && isIntArg(p1) && isIntListArg(p2, 0) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['randint.low'].callUnchecked(
+            intArg(p0),
+            intArg(p1),
+            intListArg(p2, 0),
+            o.dtype == null ? dtypeArg(4) : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['randint.low'].callUnchecked(
+          intArg(p0),
+          intArg(p1),
+          intListArg(p2, 0),
+          o.dtype == null ? dtypeArg(4) : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
   }
-  throw invalidArguments(
-    'randint',
-    '  * (high, size, generator, dtype, layout, device, pin_memory)\n  * (high, size, dtype, layout, device, pin_memory)\n  * (low, high, size, generator, dtype, layout, device, pin_memory)\n  * (low, high, size, dtype, layout, device, pin_memory)',
-  );
+  return callParsed(F_randint, ops(), undefined, arguments);
 }
 
+const F_emptyLike: OverloadGroup = {
+  name: 'empty_like',
+  method: false,
+  requiresGrad: true,
+  overloads: [{
+    key: 'empty_like',
+    schema:
+      'empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor',
+  }],
+};
+const F_emptyLike_K0: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'memoryFormat', 'requiresGrad'];
 /**
  * An uninitialised tensor with `self`'s shape (and its dtype, device and dim order unless given).
  *
@@ -3414,28 +7065,67 @@ export function randint(p0?: any, p1?: any, p2?: any, p3?: any): any {
  * ```
  */
 export function emptyLike(
-  self: Tensor,
+  input: Tensor,
   options?: {
     dtype?: DTypeLike | null;
     layout?: 'strided' | null;
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
     memoryFormat?: 'contiguous_format' | 'preserve_format' | null;
+    requiresGrad?: boolean;
   },
 ): Tensor;
 export function emptyLike(p0?: any, p1?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
-  return ops()['empty_like'].call(
-    p0,
-    optionalDType(o?.dtype ?? null),
-    o?.layout ?? null,
-    optionalDevice(o?.device ?? null),
-    o?.pinMemory ?? null,
-    o?.memoryFormat ?? null,
-  );
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['empty_like'].callUnchecked(p0, null, null, null, null, null);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_emptyLike_K0) && isLiveTensor(p0) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat))) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['empty_like'].callUnchecked(
+            p0,
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+            o.memoryFormat ?? null,
+          ),
+        )
+        : ops()['empty_like'].callUnchecked(
+          p0,
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+          o.memoryFormat ?? null,
+        ));
+    }
+  }
+  return callParsed(F_emptyLike, ops(), undefined, arguments);
 }
 
+const F_zerosLike: OverloadGroup = {
+  name: 'zeros_like',
+  method: false,
+  requiresGrad: true,
+  overloads: [{
+    key: 'zeros_like',
+    schema:
+      'zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor',
+  }],
+};
+const F_zerosLike_K0: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'memoryFormat', 'requiresGrad'];
 /**
  * A tensor of zeros with `self`'s shape (and its dtype, device and dim order unless given).
  *
@@ -3450,28 +7140,67 @@ export function emptyLike(p0?: any, p1?: any): any {
  * ```
  */
 export function zerosLike(
-  self: Tensor,
+  input: Tensor,
   options?: {
     dtype?: DTypeLike | null;
     layout?: 'strided' | null;
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
     memoryFormat?: 'contiguous_format' | 'preserve_format' | null;
+    requiresGrad?: boolean;
   },
 ): Tensor;
 export function zerosLike(p0?: any, p1?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
-  return ops()['zeros_like'].call(
-    p0,
-    optionalDType(o?.dtype ?? null),
-    o?.layout ?? null,
-    optionalDevice(o?.device ?? null),
-    o?.pinMemory ?? null,
-    o?.memoryFormat ?? null,
-  );
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['zeros_like'].callUnchecked(p0, null, null, null, null, null);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_zerosLike_K0) && isLiveTensor(p0) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat))) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['zeros_like'].callUnchecked(
+            p0,
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+            o.memoryFormat ?? null,
+          ),
+        )
+        : ops()['zeros_like'].callUnchecked(
+          p0,
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+          o.memoryFormat ?? null,
+        ));
+    }
+  }
+  return callParsed(F_zerosLike, ops(), undefined, arguments);
 }
 
+const F_onesLike: OverloadGroup = {
+  name: 'ones_like',
+  method: false,
+  requiresGrad: true,
+  overloads: [{
+    key: 'ones_like',
+    schema:
+      'ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor',
+  }],
+};
+const F_onesLike_K0: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'memoryFormat', 'requiresGrad'];
 /**
  * A tensor of ones with `self`'s shape (and its dtype, device and dim order unless given).
  *
@@ -3486,28 +7215,67 @@ export function zerosLike(p0?: any, p1?: any): any {
  * ```
  */
 export function onesLike(
-  self: Tensor,
+  input: Tensor,
   options?: {
     dtype?: DTypeLike | null;
     layout?: 'strided' | null;
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
     memoryFormat?: 'contiguous_format' | 'preserve_format' | null;
+    requiresGrad?: boolean;
   },
 ): Tensor;
 export function onesLike(p0?: any, p1?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
-  return ops()['ones_like'].call(
-    p0,
-    optionalDType(o?.dtype ?? null),
-    o?.layout ?? null,
-    optionalDevice(o?.device ?? null),
-    o?.pinMemory ?? null,
-    o?.memoryFormat ?? null,
-  );
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['ones_like'].callUnchecked(p0, null, null, null, null, null);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_onesLike_K0) && isLiveTensor(p0) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat))) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['ones_like'].callUnchecked(
+            p0,
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+            o.memoryFormat ?? null,
+          ),
+        )
+        : ops()['ones_like'].callUnchecked(
+          p0,
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+          o.memoryFormat ?? null,
+        ));
+    }
+  }
+  return callParsed(F_onesLike, ops(), undefined, arguments);
 }
 
+const F_fullLike: OverloadGroup = {
+  name: 'full_like',
+  method: false,
+  requiresGrad: true,
+  overloads: [{
+    key: 'full_like',
+    schema:
+      'full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor',
+  }],
+};
+const F_fullLike_K0: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'memoryFormat', 'requiresGrad'];
 /**
  * A tensor filled with `fill_value` with `self`'s shape (and its dtype, device and dim order unless given).
  *
@@ -3522,36 +7290,72 @@ export function onesLike(p0?: any, p1?: any): any {
  * ```
  */
 export function fullLike(
-  self: Tensor,
-  fillValue: number | boolean,
+  input: Tensor,
+  fillValue: Scalar,
   options?: {
     dtype?: DTypeLike | null;
     layout?: 'strided' | null;
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
     memoryFormat?: 'contiguous_format' | 'preserve_format' | null;
+    requiresGrad?: boolean;
   },
 ): Tensor;
 export function fullLike(p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops()['full_like'].call(
-    p0,
-    p1,
-    optionalDType(o?.dtype ?? null),
-    o?.layout ?? null,
-    optionalDevice(o?.device ?? null),
-    o?.pinMemory ?? null,
-    o?.memoryFormat ?? null,
-  );
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isScalarArg(p1)) {
+      return ops()['full_like'].callUnchecked(p0, scalarArg(p1), null, null, null, null, null);
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_fullLike_K0) && isLiveTensor(p0) && isScalarArg(p1) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat))) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['full_like'].callUnchecked(
+            p0,
+            scalarArg(p1),
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+            o.memoryFormat ?? null,
+          ),
+        )
+        : ops()['full_like'].callUnchecked(
+          p0,
+          scalarArg(p1),
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+          o.memoryFormat ?? null,
+        ));
+    }
+  }
+  return callParsed(F_fullLike, ops(), undefined, arguments);
 }
 
+const F_randLike: OverloadGroup = {
+  name: 'rand_like',
+  method: false,
+  requiresGrad: true,
+  overloads: [{
+    key: 'rand_like',
+    schema:
+      'rand_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor',
+  }],
+};
+const F_randLike_K0: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'memoryFormat', 'requiresGrad'];
 /**
  * Uniform samples on [0, 1) with `self`'s shape (and its dtype, device and dim order unless given).
  *
@@ -3566,28 +7370,67 @@ export function fullLike(p0?: any, p1?: any, p2?: any): any {
  * ```
  */
 export function randLike(
-  self: Tensor,
+  input: Tensor,
   options?: {
     dtype?: DTypeLike | null;
     layout?: 'strided' | null;
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
     memoryFormat?: 'contiguous_format' | 'preserve_format' | null;
+    requiresGrad?: boolean;
   },
 ): Tensor;
 export function randLike(p0?: any, p1?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
-  return ops()['rand_like'].call(
-    p0,
-    optionalDType(o?.dtype ?? null),
-    o?.layout ?? null,
-    optionalDevice(o?.device ?? null),
-    o?.pinMemory ?? null,
-    o?.memoryFormat ?? null,
-  );
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['rand_like'].callUnchecked(p0, null, null, null, null, null);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_randLike_K0) && isLiveTensor(p0) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat))) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['rand_like'].callUnchecked(
+            p0,
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+            o.memoryFormat ?? null,
+          ),
+        )
+        : ops()['rand_like'].callUnchecked(
+          p0,
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+          o.memoryFormat ?? null,
+        ));
+    }
+  }
+  return callParsed(F_randLike, ops(), undefined, arguments);
 }
 
+const F_randnLike: OverloadGroup = {
+  name: 'randn_like',
+  method: false,
+  requiresGrad: true,
+  overloads: [{
+    key: 'randn_like',
+    schema:
+      'randn_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor',
+  }],
+};
+const F_randnLike_K0: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'memoryFormat', 'requiresGrad'];
 /**
  * Standard normal samples with `self`'s shape (and its dtype, device and dim order unless given).
  *
@@ -3602,28 +7445,72 @@ export function randLike(p0?: any, p1?: any): any {
  * ```
  */
 export function randnLike(
-  self: Tensor,
+  input: Tensor,
   options?: {
     dtype?: DTypeLike | null;
     layout?: 'strided' | null;
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
     memoryFormat?: 'contiguous_format' | 'preserve_format' | null;
+    requiresGrad?: boolean;
   },
 ): Tensor;
 export function randnLike(p0?: any, p1?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
-  return ops()['randn_like'].call(
-    p0,
-    optionalDType(o?.dtype ?? null),
-    o?.layout ?? null,
-    optionalDevice(o?.device ?? null),
-    o?.pinMemory ?? null,
-    o?.memoryFormat ?? null,
-  );
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['randn_like'].callUnchecked(p0, null, null, null, null, null);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_randnLike_K0) && isLiveTensor(p0) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat))) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['randn_like'].callUnchecked(
+            p0,
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+            o.memoryFormat ?? null,
+          ),
+        )
+        : ops()['randn_like'].callUnchecked(
+          p0,
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+          o.memoryFormat ?? null,
+        ));
+    }
+  }
+  return callParsed(F_randnLike, ops(), undefined, arguments);
 }
 
+const F_randintLike: OverloadGroup = {
+  name: 'randint_like',
+  method: false,
+  requiresGrad: true,
+  overloads: [{
+    key: 'randint_like',
+    schema:
+      'randint_like(Tensor self, int high, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor',
+  }, {
+    key: 'randint_like.low_dtype',
+    schema:
+      'randint_like.low_dtype(Tensor self, int low, int high, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor',
+  }],
+};
+const F_randintLike_K0: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'memoryFormat', 'requiresGrad'];
+const F_randintLike_K1: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'memoryFormat', 'requiresGrad'];
 /**
  * Integers from [0, high) with `self`'s shape (and its dtype, device and dim order unless given).
  *
@@ -3639,7 +7526,7 @@ export function randnLike(p0?: any, p1?: any): any {
  * ```
  */
 export function randintLike(
-  self: Tensor,
+  input: Tensor,
   high: number,
   options?: {
     dtype?: DTypeLike | null;
@@ -3647,11 +7534,12 @@ export function randintLike(
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
     memoryFormat?: 'contiguous_format' | 'preserve_format' | null;
+    requiresGrad?: boolean;
   },
 ): Tensor;
 /** Integers from [low, high) with `self`'s shape (and its dtype, device and dim order unless given). */
 export function randintLike(
-  self: Tensor,
+  input: Tensor,
   low: number,
   high: number,
   options?: {
@@ -3660,11 +7548,12 @@ export function randintLike(
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
     memoryFormat?: 'contiguous_format' | 'preserve_format' | null;
+    requiresGrad?: boolean;
   },
 ): Tensor;
 /** Integers from [0, high) with `self`'s shape (and its dtype, device and dim order unless given). (any overload) */
 export function randintLike(
-  self: Tensor,
+  input: Tensor,
   high: number,
   arg2?: number,
   options?: {
@@ -3673,48 +7562,100 @@ export function randintLike(
     device?: DeviceLike | null;
     pinMemory?: boolean | null;
     memoryFormat?: 'contiguous_format' | 'preserve_format' | null;
+    requiresGrad?: boolean;
   },
 ): Tensor;
 export function randintLike(p0?: any, p1?: any, p2?: any, p3?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : 4;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  if (n === 3) {
-    return ops()['randint_like.low_dtype'].call(
-      p0,
-      p1,
-      p2,
-      optionalDType(o?.dtype ?? null),
-      o?.layout ?? null,
-      optionalDevice(o?.device ?? null),
-      o?.pinMemory ?? null,
-      o?.memoryFormat ?? null,
-    );
-  }
+  const n = arguments.length;
   if (n === 2) {
-    return ops()['randint_like'].call(
-      p0,
-      p1,
-      optionalDType(o?.dtype ?? null),
-      o?.layout ?? null,
-      optionalDevice(o?.device ?? null),
-      o?.pinMemory ?? null,
-      o?.memoryFormat ?? null,
-    );
+    if (isLiveTensor(p0) && isIntArg(p1)) {
+      return ops()['randint_like'].callUnchecked(p0, intArg(p1), null, null, null, null, null);
+    }
   }
-  throw invalidArguments(
-    'randintLike',
-    '  * (self, high, dtype, layout, device, pin_memory, memory_format)\n  * (self, low, high, dtype, layout, device, pin_memory, memory_format)',
-  );
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['randint_like.low_dtype'].callUnchecked(p0, intArg(p1), intArg(p2), null, null, null, null, null);
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_randintLike_K0) && isLiveTensor(p0) && isIntArg(p1) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat))) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['randint_like'].callUnchecked(
+            p0,
+            intArg(p1),
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+            o.memoryFormat ?? null,
+          ),
+        )
+        : ops()['randint_like'].callUnchecked(
+          p0,
+          intArg(p1),
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+          o.memoryFormat ?? null,
+        ));
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_randintLike_K1) && isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat))) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['randint_like.low_dtype'].callUnchecked(
+            p0,
+            intArg(p1),
+            intArg(p2),
+            o.dtype == null ? null : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+            o.memoryFormat ?? null,
+          ),
+        )
+        : ops()['randint_like.low_dtype'].callUnchecked(
+          p0,
+          intArg(p1),
+          intArg(p2),
+          o.dtype == null ? null : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+          o.memoryFormat ?? null,
+        ));
+    }
+  }
+  return callParsed(F_randintLike, ops(), undefined, arguments);
 }
 
+const F_indexSelect: OverloadGroup = {
+  name: 'index_select',
+  method: false,
+  overloads: [{ key: 'index_select', schema: 'index_select(Tensor self, int dim, Tensor index) -> Tensor' }],
+};
+const F_indexSelect_K0: readonly string[] = [];
 /**
  * The entries of `self` at `index` (int32 or int64, 1-d) along `dim`.
  *
@@ -3728,11 +7669,32 @@ export function randintLike(p0?: any, p1?: any, p2?: any, p3?: any): any {
  * const y = indexSelect(x, 2, x);
  * ```
  */
-export function indexSelect(self: Tensor, dim: number, index: Tensor): Tensor;
-export function indexSelect(p0?: any, p1?: any, p2?: any): any {
-  return ops()['index_select'].call(p0, p1, p2);
+export function indexSelect(input: Tensor, dim: number, index: Tensor): Tensor;
+export function indexSelect(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n = arguments.length;
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntArg(p1) && isLiveTensor(p2)) {
+      return ops()['index_select'].callUnchecked(p0, intArg(p1), p2);
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_indexSelect_K0) && isLiveTensor(p0) && isIntArg(p1) && isLiveTensor(p2)) {
+      return ops()['index_select'].callUnchecked(p0, intArg(p1), p2);
+    }
+  }
+  return callParsed(F_indexSelect, ops(), undefined, arguments);
 }
 
+const F_indexAdd: OverloadGroup = {
+  name: 'index_add',
+  method: false,
+  overloads: [{
+    key: 'index_add',
+    schema: 'index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor',
+  }],
+};
+const F_indexAdd_K0: readonly string[] = ['alpha'];
 /**
  * A copy of `self` with `alpha * source` added at `index` along `dim` (duplicates accumulate in order).
  *
@@ -3747,28 +7709,42 @@ export function indexSelect(p0?: any, p1?: any, p2?: any): any {
  * ```
  */
 export function indexAdd(
-  self: Tensor,
+  input: Tensor,
   dim: number,
   index: Tensor,
   source: Tensor,
-  options?: { alpha?: number | boolean },
+  options?: { alpha?: Scalar },
 ): Tensor;
 export function indexAdd(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : p4 === undefined || isOptions(p4)
-    ? 4
-    : 5;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : n === 4 ? p4 : undefined) as any;
-  return ops()['index_add'].call(p0, p1, p2, p3, o?.alpha ?? 1);
+  const n = arguments.length;
+  if (n === 4) {
+    if (isLiveTensor(p0) && isIntArg(p1) && isLiveTensor(p2) && isLiveTensor(p3)) {
+      return ops()['index_add'].callUnchecked(p0, intArg(p1), p2, p3, 1);
+    }
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      optionsWithin(o, F_indexAdd_K0) && isLiveTensor(p0) && isIntArg(p1) && isLiveTensor(p2) && isLiveTensor(p3) &&
+      (o.alpha === undefined || isScalarArg(o.alpha))
+    ) return ops()['index_add'].callUnchecked(p0, intArg(p1), p2, p3, o.alpha === undefined ? 1 : scalarArg(o.alpha));
+  }
+  return callParsed(F_indexAdd, ops(), undefined, arguments);
 }
 
+const F_embedding: OverloadGroup = {
+  name: 'embedding',
+  method: false,
+  overloads: [{
+    key: 'embedding',
+    schema:
+      'embedding(Tensor weight, Tensor indices, int padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor',
+  }],
+};
+const F_embedding_K0: readonly string[] = ['paddingIdx', 'scaleGradByFreq', 'sparse'];
+const F_embedding_K1: readonly string[] = ['scaleGradByFreq', 'sparse'];
+const F_embedding_K2: readonly string[] = ['sparse'];
+const F_embedding_K3: readonly string[] = [];
 /**
  * Rows of `weight` at `indices` (any shape): the lookup of `nn.Embedding`.
  *
@@ -3811,30 +7787,84 @@ export function embedding(
   sparse: boolean,
 ): Tensor;
 export function embedding(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : p4 === undefined || isOptions(p4)
-    ? 4
-    : p5 === undefined || isOptions(p5)
-    ? 5
-    : 6;
-  const o =
-    (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : n === 4 ? p4 : n === 5 ? p5 : undefined) as any;
-  return ops()['embedding'].call(
-    p0,
-    p1,
-    (n > 2 ? p2 : o?.paddingIdx) ?? -1,
-    (n > 3 ? p3 : o?.scaleGradByFreq) ?? false,
-    (n > 4 ? p4 : o?.sparse) ?? false,
-  );
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['embedding'].callUnchecked(p0, p1, -1, false, false);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && isIntArg(p2)) {
+      return ops()['embedding'].callUnchecked(p0, p1, intArg(p2), false, false);
+    }
+  }
+  if (n === 4) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && isIntArg(p2) && typeof p3 === 'boolean') {
+      return ops()['embedding'].callUnchecked(p0, p1, intArg(p2), p3, false);
+    }
+  }
+  if (n === 5) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && isIntArg(p2) && typeof p3 === 'boolean' && typeof p4 === 'boolean') {
+      return ops()['embedding'].callUnchecked(p0, p1, intArg(p2), p3, p4);
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_embedding_K0) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (o.paddingIdx === undefined || isIntArg(o.paddingIdx)) &&
+      (o.scaleGradByFreq === undefined || typeof o.scaleGradByFreq === 'boolean') &&
+      (o.sparse === undefined || typeof o.sparse === 'boolean')
+    ) {
+      return ops()['embedding'].callUnchecked(
+        p0,
+        p1,
+        o.paddingIdx === undefined ? -1 : intArg(o.paddingIdx),
+        o.scaleGradByFreq === undefined ? false : o.scaleGradByFreq,
+        o.sparse === undefined ? false : o.sparse,
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_embedding_K1) && isLiveTensor(p0) && isLiveTensor(p1) && isIntArg(p2) &&
+      (o.scaleGradByFreq === undefined || typeof o.scaleGradByFreq === 'boolean') &&
+      (o.sparse === undefined || typeof o.sparse === 'boolean')
+    ) {
+      return ops()['embedding'].callUnchecked(
+        p0,
+        p1,
+        intArg(p2),
+        o.scaleGradByFreq === undefined ? false : o.scaleGradByFreq,
+        o.sparse === undefined ? false : o.sparse,
+      );
+    }
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      optionsWithin(o, F_embedding_K2) && isLiveTensor(p0) && isLiveTensor(p1) && isIntArg(p2) &&
+      typeof p3 === 'boolean' && (o.sparse === undefined || typeof o.sparse === 'boolean')
+    ) return ops()['embedding'].callUnchecked(p0, p1, intArg(p2), p3, o.sparse === undefined ? false : o.sparse);
+  }
+  if (n === 6 && isOptions(p5)) {
+    const o: any = p5;
+    if (
+      optionsWithin(o, F_embedding_K3) && isLiveTensor(p0) && isLiveTensor(p1) && isIntArg(p2) &&
+      typeof p3 === 'boolean' && typeof p4 === 'boolean'
+    ) return ops()['embedding'].callUnchecked(p0, p1, intArg(p2), p3, p4);
+  }
+  return callParsed(F_embedding, ops(), undefined, arguments);
 }
 
+const F_gather: OverloadGroup = {
+  name: 'gather',
+  method: false,
+  overloads: [{
+    key: 'gather',
+    schema: 'gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor',
+  }],
+};
+const F_gather_K0: readonly string[] = ['sparseGrad'];
 /**
  * `out[i][j] = self[index[i][j]][j]` (for dim 0): picks along `dim` at int64 `index`.
  *
@@ -3848,21 +7878,30 @@ export function embedding(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?:
  * const y = gather(x, 2, x);
  * ```
  */
-export function gather(self: Tensor, dim: number, index: Tensor, options?: { sparseGrad?: boolean }): Tensor;
+export function gather(input: Tensor, dim: number, index: Tensor, options?: { sparseGrad?: boolean }): Tensor;
 export function gather(p0?: any, p1?: any, p2?: any, p3?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : 4;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  return ops()['gather'].call(p0, p1, p2, o?.sparseGrad ?? false);
+  const n = arguments.length;
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntArg(p1) && isLiveTensor(p2)) {
+      return ops()['gather'].callUnchecked(p0, intArg(p1), p2, false);
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_gather_K0) && isLiveTensor(p0) && isIntArg(p1) && isLiveTensor(p2) &&
+      (o.sparseGrad === undefined || typeof o.sparseGrad === 'boolean')
+    ) return ops()['gather'].callUnchecked(p0, intArg(p1), p2, o.sparseGrad === undefined ? false : o.sparseGrad);
+  }
+  return callParsed(F_gather, ops(), undefined, arguments);
 }
 
+const F_scatterAdd: OverloadGroup = {
+  name: 'scatter_add',
+  method: false,
+  overloads: [{ key: 'scatter_add', schema: 'scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor' }],
+};
+const F_scatterAdd_K0: readonly string[] = [];
 /**
  * A copy of `self` with `src` added at `index` along `dim` (the inverse of `gather`).
  *
@@ -3876,11 +7915,32 @@ export function gather(p0?: any, p1?: any, p2?: any, p3?: any): any {
  * const y = scatterAdd(x, 2, x, x);
  * ```
  */
-export function scatterAdd(self: Tensor, dim: number, index: Tensor, src: Tensor): Tensor;
-export function scatterAdd(p0?: any, p1?: any, p2?: any, p3?: any): any {
-  return ops()['scatter_add'].call(p0, p1, p2, p3);
+export function scatterAdd(input: Tensor, dim: number, index: Tensor, src: Tensor): Tensor;
+export function scatterAdd(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any {
+  const n = arguments.length;
+  if (n === 4) {
+    if (isLiveTensor(p0) && isIntArg(p1) && isLiveTensor(p2) && isLiveTensor(p3)) {
+      return ops()['scatter_add'].callUnchecked(p0, intArg(p1), p2, p3);
+    }
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (optionsWithin(o, F_scatterAdd_K0) && isLiveTensor(p0) && isIntArg(p1) && isLiveTensor(p2) && isLiveTensor(p3)) {
+      return ops()['scatter_add'].callUnchecked(p0, intArg(p1), p2, p3);
+    }
+  }
+  return callParsed(F_scatterAdd, ops(), undefined, arguments);
 }
 
+const F_maskedFill: OverloadGroup = {
+  name: 'masked_fill',
+  method: false,
+  overloads: [{
+    key: 'masked_fill.Scalar',
+    schema: 'masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor',
+  }],
+};
+const F_maskedFill_K0: readonly string[] = [];
 /**
  * `self` with `value` where `mask` is true.
  *
@@ -3894,111 +7954,103 @@ export function scatterAdd(p0?: any, p1?: any, p2?: any, p3?: any): any {
  * const y = maskedFill(x, x, 2);
  * ```
  */
-export function maskedFill(self: Tensor, mask: Tensor, value: number | boolean): Tensor;
-export function maskedFill(p0?: any, p1?: any, p2?: any): any {
-  return ops()['masked_fill.Scalar'].call(p0, p1, p2);
+export function maskedFill(input: Tensor, mask: Tensor, value: Scalar): Tensor;
+export function maskedFill(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n = arguments.length;
+  if (n === 3) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && isScalarArg(p2)) {
+      return ops()['masked_fill.Scalar'].callUnchecked(p0, p1, scalarArg(p2));
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_maskedFill_K0) && isLiveTensor(p0) && isLiveTensor(p1) && isScalarArg(p2)) {
+      return ops()['masked_fill.Scalar'].callUnchecked(p0, p1, scalarArg(p2));
+    }
+  }
+  return callParsed(F_maskedFill, ops(), undefined, arguments);
 }
 
 /** Methods every Tensor has, generated from the operator declarations. */
 export interface TensorMethods {
   /** Adds `other`, scaled by `alpha`, to `self`, with broadcasting and type promotion. */
-  add(this: Tensor, other: Tensor, options?: { alpha?: number | boolean }): Tensor;
+  add(this: Tensor, other: Tensor, options?: { alpha?: Scalar }): Tensor;
   /** Adds a scalar. */
-  add(this: Tensor, other: number | boolean, options?: { alpha?: number | boolean }): Tensor;
+  add(this: Tensor, other: Scalar, options?: { alpha?: Scalar }): Tensor;
   /** Adds a scalar. */
-  add(this: Tensor, other: number | boolean, alpha: number | boolean): Tensor;
+  add(this: Tensor, other: Scalar, alpha: Scalar): Tensor;
   /** Adds `other`, scaled by `alpha`, to `self`, with broadcasting and type promotion. (any overload) */
-  add(
-    this: Tensor,
-    other: Tensor | number | boolean,
-    alpha?: number | boolean,
-    options?: { alpha?: number | boolean },
-  ): Tensor;
+  add(this: Tensor, other: Tensor | Scalar, alpha?: Scalar, options?: { alpha?: Scalar }): Tensor;
   /** In-place `add`. */
-  add_(this: Tensor, other: Tensor, options?: { alpha?: number | boolean }): Tensor;
+  add_(this: Tensor, other: Tensor, options?: { alpha?: Scalar }): Tensor;
   /** In-place `add` of a scalar. */
-  add_(this: Tensor, other: number | boolean, options?: { alpha?: number | boolean }): Tensor;
+  add_(this: Tensor, other: Scalar, options?: { alpha?: Scalar }): Tensor;
   /** In-place `add` of a scalar. */
-  add_(this: Tensor, other: number | boolean, alpha: number | boolean): Tensor;
+  add_(this: Tensor, other: Scalar, alpha: Scalar): Tensor;
   /** In-place `add`. (any overload) */
-  add_(
-    this: Tensor,
-    other: Tensor | number | boolean,
-    alpha?: number | boolean,
-    options?: { alpha?: number | boolean },
-  ): Tensor;
+  add_(this: Tensor, other: Tensor | Scalar, alpha?: Scalar, options?: { alpha?: Scalar }): Tensor;
   /** Subtracts `other`, scaled by `alpha`, from `self`. */
-  sub(this: Tensor, other: Tensor, options?: { alpha?: number | boolean }): Tensor;
+  sub(this: Tensor, other: Tensor, options?: { alpha?: Scalar }): Tensor;
   /** Subtracts a scalar. */
-  sub(this: Tensor, other: number | boolean, options?: { alpha?: number | boolean }): Tensor;
+  sub(this: Tensor, other: Scalar, options?: { alpha?: Scalar }): Tensor;
   /** Subtracts a scalar. */
-  sub(this: Tensor, other: number | boolean, alpha: number | boolean): Tensor;
+  sub(this: Tensor, other: Scalar, alpha: Scalar): Tensor;
   /** Subtracts `other`, scaled by `alpha`, from `self`. (any overload) */
-  sub(
-    this: Tensor,
-    other: Tensor | number | boolean,
-    alpha?: number | boolean,
-    options?: { alpha?: number | boolean },
-  ): Tensor;
+  sub(this: Tensor, other: Tensor | Scalar, alpha?: Scalar, options?: { alpha?: Scalar }): Tensor;
   /** In-place `sub`. */
-  sub_(this: Tensor, other: Tensor, options?: { alpha?: number | boolean }): Tensor;
+  sub_(this: Tensor, other: Tensor, options?: { alpha?: Scalar }): Tensor;
   /** In-place `sub` of a scalar. */
-  sub_(this: Tensor, other: number | boolean, options?: { alpha?: number | boolean }): Tensor;
+  sub_(this: Tensor, other: Scalar, options?: { alpha?: Scalar }): Tensor;
   /** In-place `sub` of a scalar. */
-  sub_(this: Tensor, other: number | boolean, alpha: number | boolean): Tensor;
+  sub_(this: Tensor, other: Scalar, alpha: Scalar): Tensor;
   /** In-place `sub`. (any overload) */
-  sub_(
-    this: Tensor,
-    other: Tensor | number | boolean,
-    alpha?: number | boolean,
-    options?: { alpha?: number | boolean },
-  ): Tensor;
+  sub_(this: Tensor, other: Tensor | Scalar, alpha?: Scalar, options?: { alpha?: Scalar }): Tensor;
   /** Multiplies elementwise. */
   mul(this: Tensor, other: Tensor): Tensor;
   /** Multiplies by a scalar. */
-  mul(this: Tensor, other: number | boolean): Tensor;
+  mul(this: Tensor, other: Scalar): Tensor;
   /** Multiplies elementwise. (any overload) */
-  mul(this: Tensor, other: Tensor | number | boolean): Tensor;
+  mul(this: Tensor, other: Tensor | Scalar): Tensor;
   /** In-place `mul`. */
   mul_(this: Tensor, other: Tensor): Tensor;
   /** In-place `mul` by a scalar. */
-  mul_(this: Tensor, other: number | boolean): Tensor;
+  mul_(this: Tensor, other: Scalar): Tensor;
   /** In-place `mul`. (any overload) */
-  mul_(this: Tensor, other: Tensor | number | boolean): Tensor;
+  mul_(this: Tensor, other: Tensor | Scalar): Tensor;
   /** Divides elementwise (true division: integers give floats). */
   div(this: Tensor, other: Tensor): Tensor;
-  /** Divides by a scalar. */
-  div(this: Tensor, other: number | boolean): Tensor;
   /** Divides with rounding_mode 'trunc' or 'floor' (or None for true division). */
-  div(this: Tensor, other: Tensor, options?: { roundingMode?: string | null }): Tensor;
+  div(this: Tensor, other: Tensor, options: { roundingMode: string | null }): Tensor;
+  /** Divides by a scalar. */
+  div(this: Tensor, other: Scalar): Tensor;
   /** Divides by a scalar with a rounding mode. */
-  div(this: Tensor, other: number | boolean, options?: { roundingMode?: string | null }): Tensor;
+  div(this: Tensor, other: Scalar, options: { roundingMode: string | null }): Tensor;
   /** Divides elementwise (true division: integers give floats). (any overload) */
-  div(this: Tensor, other: Tensor | number | boolean, options?: { roundingMode?: string | null }): Tensor;
+  div(this: Tensor, other: Tensor | Scalar, options?: { roundingMode?: string | null }): Tensor;
   /** In-place `div`. */
   div_(this: Tensor, other: Tensor): Tensor;
   /** In-place `div` by a scalar. */
-  div_(this: Tensor, other: number | boolean): Tensor;
+  div_(this: Tensor, other: Scalar): Tensor;
   /** In-place `div`. (any overload) */
-  div_(this: Tensor, other: Tensor | number | boolean): Tensor;
+  div_(this: Tensor, other: Tensor | Scalar): Tensor;
   /** Python-style modulus: the result has the sign of the divisor. */
   remainder(this: Tensor, other: Tensor): Tensor;
   /** Python-style modulus by a scalar. */
-  remainder(this: Tensor, other: number | boolean): Tensor;
+  remainder(this: Tensor, other: Scalar): Tensor;
   /** Python-style modulus: the result has the sign of the divisor. (any overload) */
-  remainder(this: Tensor, other: Tensor | number | boolean): Tensor;
+  remainder(this: Tensor, other: Tensor | Scalar): Tensor;
   /** C-style modulus: the result has the sign of the dividend. */
   fmod(this: Tensor, other: Tensor): Tensor;
   /** C-style modulus by a scalar. */
-  fmod(this: Tensor, other: number | boolean): Tensor;
+  fmod(this: Tensor, other: Scalar): Tensor;
   /** C-style modulus: the result has the sign of the dividend. (any overload) */
-  fmod(this: Tensor, other: Tensor | number | boolean): Tensor;
+  fmod(this: Tensor, other: Tensor | Scalar): Tensor;
   /** Raises `self` to the power `exponent`. */
   pow(this: Tensor, exponent: Tensor): Tensor;
   /** Raises to a scalar power. */
-  pow(this: Tensor, exponent: number | boolean): Tensor;
+  pow(this: Tensor, exponent: Scalar): Tensor;
   /** Raises `self` to the power `exponent`. (any overload) */
-  pow(this: Tensor, exponent: Tensor | number | boolean): Tensor;
+  pow(this: Tensor, exponent: Tensor | Scalar): Tensor;
   /** Elementwise minimum (NaN propagates). */
   minimum(this: Tensor, other: Tensor): Tensor;
   /** Elementwise maximum (NaN propagates). */
@@ -4020,39 +8072,39 @@ export interface TensorMethods {
   /** Elementwise `==`; bool result. */
   eq(this: Tensor, other: Tensor): Tensor;
   /** Elementwise `==` with a scalar. */
-  eq(this: Tensor, other: number | boolean): Tensor;
+  eq(this: Tensor, other: Scalar): Tensor;
   /** Elementwise `==`; bool result. (any overload) */
-  eq(this: Tensor, other: Tensor | number | boolean): Tensor;
+  eq(this: Tensor, other: Tensor | Scalar): Tensor;
   /** Elementwise `!=`; bool result. */
   ne(this: Tensor, other: Tensor): Tensor;
   /** Elementwise `!=` with a scalar. */
-  ne(this: Tensor, other: number | boolean): Tensor;
+  ne(this: Tensor, other: Scalar): Tensor;
   /** Elementwise `!=`; bool result. (any overload) */
-  ne(this: Tensor, other: Tensor | number | boolean): Tensor;
+  ne(this: Tensor, other: Tensor | Scalar): Tensor;
   /** Elementwise `<`; bool result. */
   lt(this: Tensor, other: Tensor): Tensor;
   /** Elementwise `<` with a scalar. */
-  lt(this: Tensor, other: number | boolean): Tensor;
+  lt(this: Tensor, other: Scalar): Tensor;
   /** Elementwise `<`; bool result. (any overload) */
-  lt(this: Tensor, other: Tensor | number | boolean): Tensor;
+  lt(this: Tensor, other: Tensor | Scalar): Tensor;
   /** Elementwise `<=`; bool result. */
   le(this: Tensor, other: Tensor): Tensor;
   /** Elementwise `<=` with a scalar. */
-  le(this: Tensor, other: number | boolean): Tensor;
+  le(this: Tensor, other: Scalar): Tensor;
   /** Elementwise `<=`; bool result. (any overload) */
-  le(this: Tensor, other: Tensor | number | boolean): Tensor;
+  le(this: Tensor, other: Tensor | Scalar): Tensor;
   /** Elementwise `>`; bool result. */
   gt(this: Tensor, other: Tensor): Tensor;
   /** Elementwise `>` with a scalar. */
-  gt(this: Tensor, other: number | boolean): Tensor;
+  gt(this: Tensor, other: Scalar): Tensor;
   /** Elementwise `>`; bool result. (any overload) */
-  gt(this: Tensor, other: Tensor | number | boolean): Tensor;
+  gt(this: Tensor, other: Tensor | Scalar): Tensor;
   /** Elementwise `>=`; bool result. */
   ge(this: Tensor, other: Tensor): Tensor;
   /** Elementwise `>=` with a scalar. */
-  ge(this: Tensor, other: number | boolean): Tensor;
+  ge(this: Tensor, other: Scalar): Tensor;
   /** Elementwise `>=`; bool result. (any overload) */
-  ge(this: Tensor, other: Tensor | number | boolean): Tensor;
+  ge(this: Tensor, other: Tensor | Scalar): Tensor;
   /** Negates elementwise. */
   neg(this: Tensor): Tensor;
   /** In-place `neg`. */
@@ -4100,7 +8152,7 @@ export interface TensorMethods {
   /** Fills `self` with zeros in place. */
   zero_(this: Tensor): Tensor;
   /** Fills `self` with `value` in place. */
-  fill_(this: Tensor, value: number | boolean): Tensor;
+  fill_(this: Tensor, value: Scalar): Tensor;
   /** Gaussian error linear unit; `approximate: 'tanh'` uses the tanh approximation. */
   gelu(this: Tensor, options?: { approximate?: string }): Tensor;
   /** x * sigmoid(x). */
@@ -4119,43 +8171,47 @@ export interface TensorMethods {
   bitwiseNot(this: Tensor): Tensor;
   /** Whether each element is NaN; bool result. */
   isnan(this: Tensor): Tensor;
-  /** Limits values to [min, max]. */
-  clamp(this: Tensor, options?: { min?: number | boolean | null; max?: number | boolean | null }): Tensor;
-  /** Limits values to [min, max]. */
-  clamp(this: Tensor, min: number | boolean | null, options?: { max?: number | boolean | null }): Tensor;
-  /** Limits values to [min, max]. */
-  clamp(this: Tensor, min: number | boolean | null, max: number | boolean | null): Tensor;
   /** Limits values to tensors [min, max] (broadcast). */
   clamp(this: Tensor, options?: { min?: Tensor | null; max?: Tensor | null }): Tensor;
   /** Limits values to tensors [min, max] (broadcast). */
   clamp(this: Tensor, min: Tensor | null, options?: { max?: Tensor | null }): Tensor;
   /** Limits values to tensors [min, max] (broadcast). */
   clamp(this: Tensor, min: Tensor | null, max: Tensor | null): Tensor;
-  /** Limits values to [min, max]. (any overload) */
+  /** Limits values to [min, max]. */
+  clamp(this: Tensor, options?: { min?: Scalar | null; max?: Scalar | null }): Tensor;
+  /** Limits values to [min, max]. */
+  clamp(this: Tensor, min: Scalar | null, options?: { max?: Scalar | null }): Tensor;
+  /** Limits values to [min, max]. */
+  clamp(this: Tensor, min: Scalar | null, max: Scalar | null): Tensor;
+  /** Limits values to tensors [min, max] (broadcast). (any overload) */
   clamp(
     this: Tensor,
-    min?: number | boolean | null | Tensor,
-    max?: number | boolean | null | Tensor,
-    options?: { min?: number | boolean | null | Tensor | null; max?: number | boolean | null | Tensor | null },
+    min?: Tensor | null | Scalar,
+    max?: Tensor | null | Scalar,
+    options?: { min?: Tensor | null | Scalar; max?: Tensor | null | Scalar },
   ): Tensor;
   /** In-place `clamp`. */
-  clamp_(this: Tensor, options?: { min?: number | boolean | null; max?: number | boolean | null }): Tensor;
+  clamp_(this: Tensor, options?: { min?: Scalar | null; max?: Scalar | null }): Tensor;
   /** In-place `clamp`. */
-  clamp_(this: Tensor, min: number | boolean | null, options?: { max?: number | boolean | null }): Tensor;
+  clamp_(this: Tensor, min: Scalar | null, options?: { max?: Scalar | null }): Tensor;
   /** In-place `clamp`. */
-  clamp_(this: Tensor, min: number | boolean | null, max: number | boolean | null): Tensor;
+  clamp_(this: Tensor, min: Scalar | null, max: Scalar | null): Tensor;
   /** max(x, min): `clamp` with a lower bound only. */
-  clampMin(this: Tensor, min: number | boolean): Tensor;
+  clampMin(this: Tensor, min: Scalar): Tensor;
   /** min(x, max): `clamp` with an upper bound only. */
-  clampMax(this: Tensor, max: number | boolean): Tensor;
+  clampMax(this: Tensor, max: Scalar): Tensor;
   /** In-place `clamp_min`. */
-  clampMin_(this: Tensor, min: number | boolean): Tensor;
+  clampMin_(this: Tensor, min: Scalar): Tensor;
   /** In-place `clamp_max`. */
-  clampMax_(this: Tensor, max: number | boolean): Tensor;
+  clampMax_(this: Tensor, max: Scalar): Tensor;
   /** A view with a new shape (one size may be -1); fails when the strides cannot express it, see `reshape`. */
-  view(this: Tensor, size: number | readonly number[]): Tensor;
+  view(this: Tensor, size: readonly number[]): Tensor;
+  /** A view with a new shape (one size may be -1); fails when the strides cannot express it, see `reshape`. */
+  view(this: Tensor, ...size: number[]): Tensor;
   /** A tensor with a new shape: a view when the strides allow one, otherwise a contiguous copy. */
-  reshape(this: Tensor, shape: number | readonly number[]): Tensor;
+  reshape(this: Tensor, shape: readonly number[]): Tensor;
+  /** A tensor with a new shape: a view when the strides allow one, otherwise a contiguous copy. */
+  reshape(this: Tensor, ...shape: number[]): Tensor;
   /** Merges dims `start_dim..end_dim` into one (a view when possible). */
   flatten(this: Tensor, options?: { startDim?: number; endDim?: number }): Tensor;
   /** Merges dims `start_dim..end_dim` into one (a view when possible). */
@@ -4163,9 +8219,11 @@ export interface TensorMethods {
   /** Merges dims `start_dim..end_dim` into one (a view when possible). */
   flatten(this: Tensor, startDim: number, endDim: number): Tensor;
   /** Splits dim `dim` into `sizes` (one may be -1). */
-  unflatten(this: Tensor, dim: number, sizes: number | readonly number[]): Tensor;
+  unflatten(this: Tensor, dim: number, sizes: readonly number[]): Tensor;
   /** A view with the dims reordered. */
-  permute(this: Tensor, dims: number | readonly number[]): Tensor;
+  permute(this: Tensor, dims: readonly number[]): Tensor;
+  /** A view with the dims reordered. */
+  permute(this: Tensor, ...dims: number[]): Tensor;
   /** A view with two dims swapped. */
   transpose(this: Tensor, dim0: number, dim1: number): Tensor;
   /** Transposes a tensor of at most 2 dims (a view). */
@@ -4179,7 +8237,11 @@ export interface TensorMethods {
   /** A view with a size-1 dim inserted at `dim`. */
   unsqueeze(this: Tensor, dim: number): Tensor;
   /** A view broadcast to `size` (size-1 dims repeat with stride 0; -1 keeps a size). */
-  expand(this: Tensor, size: number | readonly number[], options?: { implicit?: boolean }): Tensor;
+  expand(this: Tensor, size: readonly number[], options?: { implicit?: boolean }): Tensor;
+  /** A view broadcast to `size` (size-1 dims repeat with stride 0; -1 keeps a size). */
+  expand(this: Tensor, ...size: number[]): Tensor;
+  /** A view broadcast to `size` (size-1 dims repeat with stride 0; -1 keeps a size). */
+  expand(this: Tensor, ...args: [...size: number[], options: { implicit?: boolean }]): Tensor;
   /** `expand` to `other`'s shape. */
   expandAs(this: Tensor, other: Tensor): Tensor;
   /** A view of `length` elements of dim `dim` from `start`. */
@@ -4199,17 +8261,12 @@ export interface TensorMethods {
   /** A view of the storage with the given sizes, strides and offset (default: `self`'s offset). */
   asStrided(
     this: Tensor,
-    size: number | readonly number[],
-    stride: number | readonly number[],
+    size: readonly number[],
+    stride: readonly number[],
     options?: { storageOffset?: number | null },
   ): Tensor;
   /** A view of the storage with the given sizes, strides and offset (default: `self`'s offset). */
-  asStrided(
-    this: Tensor,
-    size: number | readonly number[],
-    stride: number | readonly number[],
-    storageOffset: number | null,
-  ): Tensor;
+  asStrided(this: Tensor, size: readonly number[], stride: readonly number[], storageOffset: number | null): Tensor;
   /** A view of the diagonal of dims `dim1`, `dim2` (moved last), `offset` above the main one. */
   diagonal(this: Tensor, options?: { offset?: number; dim1?: number; dim2?: number }): Tensor;
   /** A view of the diagonal of dims `dim1`, `dim2` (moved last), `offset` above the main one. */
@@ -4230,29 +8287,119 @@ export interface TensorMethods {
   to(
     this: Tensor,
     options?: {
-      dtype?: DTypeLike | null;
-      layout?: 'strided' | null;
       device?: DeviceLike | null;
-      pinMemory?: boolean | null;
+      dtype?: DTypeLike | null;
       nonBlocking?: boolean;
       copy?: boolean;
       memoryFormat?: 'contiguous_format' | 'preserve_format' | null;
     },
   ): Tensor;
-  /** Views of chunks of the given sizes along `dim`. */
-  split(this: Tensor, splitSize: number | readonly number[], options?: { dim?: number }): Tensor[];
-  /** Views of chunks of the given sizes along `dim`. */
-  split(this: Tensor, splitSize: number | readonly number[], dim: number): Tensor[];
+  /** `self` on another device and/or dtype; `self` itself when nothing changes and `copy` is false. */
+  to(
+    this: Tensor,
+    device: DeviceLike | null,
+    options?: {
+      dtype?: DTypeLike | null;
+      nonBlocking?: boolean;
+      copy?: boolean;
+      memoryFormat?: 'contiguous_format' | 'preserve_format' | null;
+    },
+  ): Tensor;
+  /** `self` on another device and/or dtype; `self` itself when nothing changes and `copy` is false. */
+  to(
+    this: Tensor,
+    device: DeviceLike | null,
+    dtype: DTypeLike | null,
+    options?: { nonBlocking?: boolean; copy?: boolean; memoryFormat?: 'contiguous_format' | 'preserve_format' | null },
+  ): Tensor;
+  /** `self` on another device and/or dtype; `self` itself when nothing changes and `copy` is false. */
+  to(
+    this: Tensor,
+    device: DeviceLike | null,
+    dtype: DTypeLike | null,
+    nonBlocking: boolean,
+    options?: { copy?: boolean; memoryFormat?: 'contiguous_format' | 'preserve_format' | null },
+  ): Tensor;
+  /** `self` on another device and/or dtype; `self` itself when nothing changes and `copy` is false. */
+  to(
+    this: Tensor,
+    device: DeviceLike | null,
+    dtype: DTypeLike | null,
+    nonBlocking: boolean,
+    copy: boolean,
+    options?: { memoryFormat?: 'contiguous_format' | 'preserve_format' | null },
+  ): Tensor;
+  /** `self` converted to a dtype; `self` itself when the dtype is unchanged and `copy` is false. */
+  to(
+    this: Tensor,
+    dtype: DTypeLike,
+    options?: { nonBlocking?: boolean; copy?: boolean; memoryFormat?: 'contiguous_format' | 'preserve_format' | null },
+  ): Tensor;
+  /** `self` converted to a dtype; `self` itself when the dtype is unchanged and `copy` is false. */
+  to(
+    this: Tensor,
+    dtype: DTypeLike,
+    nonBlocking: boolean,
+    options?: { copy?: boolean; memoryFormat?: 'contiguous_format' | 'preserve_format' | null },
+  ): Tensor;
+  /** `self` converted to a dtype; `self` itself when the dtype is unchanged and `copy` is false. */
+  to(
+    this: Tensor,
+    dtype: DTypeLike,
+    nonBlocking: boolean,
+    copy: boolean,
+    options?: { memoryFormat?: 'contiguous_format' | 'preserve_format' | null },
+  ): Tensor;
+  /** `self` with `other`'s dtype and device; `self` itself when both match and `copy` is false. */
+  to(
+    this: Tensor,
+    other: Tensor,
+    options?: { nonBlocking?: boolean; copy?: boolean; memoryFormat?: 'contiguous_format' | 'preserve_format' | null },
+  ): Tensor;
+  /** `self` with `other`'s dtype and device; `self` itself when both match and `copy` is false. */
+  to(
+    this: Tensor,
+    other: Tensor,
+    nonBlocking: boolean,
+    options?: { copy?: boolean; memoryFormat?: 'contiguous_format' | 'preserve_format' | null },
+  ): Tensor;
+  /** `self` with `other`'s dtype and device; `self` itself when both match and `copy` is false. */
+  to(
+    this: Tensor,
+    other: Tensor,
+    nonBlocking: boolean,
+    copy: boolean,
+    options?: { memoryFormat?: 'contiguous_format' | 'preserve_format' | null },
+  ): Tensor;
+  /** `self` on another device and/or dtype; `self` itself when nothing changes and `copy` is false. (any overload) */
+  to(
+    this: Tensor,
+    device?: DeviceLike | null | DTypeLike | Tensor,
+    dtype?: DTypeLike | null | boolean,
+    nonBlocking?: boolean,
+    copy?: boolean,
+    options?: {
+      device?: DeviceLike | null;
+      dtype?: DTypeLike | null;
+      nonBlocking?: boolean;
+      copy?: boolean;
+      memoryFormat?: 'contiguous_format' | 'preserve_format' | null;
+    },
+  ): Tensor;
   /** Views of consecutive `split_size` chunks along `dim` (the last may be shorter), or of the given sizes. */
   split(this: Tensor, splitSize: number, options?: { dim?: number }): Tensor[];
   /** Views of consecutive `split_size` chunks along `dim` (the last may be shorter), or of the given sizes. */
   split(this: Tensor, splitSize: number, dim: number): Tensor[];
-  /** Views of chunks of the given sizes along `dim`. (any overload) */
+  /** Views of chunks of the given sizes along `dim`. */
+  split(this: Tensor, splitSize: readonly number[], options?: { dim?: number }): Tensor[];
+  /** Views of chunks of the given sizes along `dim`. */
+  split(this: Tensor, splitSize: readonly number[], dim: number): Tensor[];
+  /** Views of consecutive `split_size` chunks along `dim` (the last may be shorter), or of the given sizes. (any overload) */
   split(this: Tensor, splitSize: number | readonly number[], dim?: number, options?: { dim?: number }): Tensor[];
   /** Views of chunks of the given sizes along `dim` (they must add up to its size). */
-  splitWithSizes(this: Tensor, splitSizes: number | readonly number[], options?: { dim?: number }): Tensor[];
+  splitWithSizes(this: Tensor, splitSizes: readonly number[], options?: { dim?: number }): Tensor[];
   /** Views of chunks of the given sizes along `dim` (they must add up to its size). */
-  splitWithSizes(this: Tensor, splitSizes: number | readonly number[], dim: number): Tensor[];
+  splitWithSizes(this: Tensor, splitSizes: readonly number[], dim: number): Tensor[];
   /** Views splitting `dim` into at most `chunks` equal chunks (the last may be smaller). */
   chunk(this: Tensor, chunks: number, options?: { dim?: number }): Tensor[];
   /** Views splitting `dim` into at most `chunks` equal chunks (the last may be smaller). */
@@ -4262,7 +8409,9 @@ export interface TensorMethods {
   /** Views of every index of `dim`, which is removed. */
   unbind(this: Tensor, dim: number): Tensor[];
   /** A copy with the order of elements reversed along `dims`. */
-  flip(this: Tensor, dims: number | readonly number[]): Tensor;
+  flip(this: Tensor, dims: readonly number[]): Tensor;
+  /** A copy with the order of elements reversed along `dims`. */
+  flip(this: Tensor, ...dims: number[]): Tensor;
   /** Sum over `dim` (every dim when null or empty); integral and bool inputs sum to int64 unless `dtype` says otherwise. */
   sum(
     this: Tensor,
@@ -4357,12 +8506,7 @@ export interface TensorMethods {
   /** Batched matrix product of two 3-d tensors with the same batch size. */
   bmm(this: Tensor, mat2: Tensor): Tensor;
   /** `beta * self + alpha * (mat1 @ mat2)`, with `self` broadcast to the product (not read when beta is 0). */
-  addmm(
-    this: Tensor,
-    mat1: Tensor,
-    mat2: Tensor,
-    options?: { beta?: number | boolean; alpha?: number | boolean },
-  ): Tensor;
+  addmm(this: Tensor, mat1: Tensor, mat2: Tensor, options?: { beta?: Scalar; alpha?: Scalar }): Tensor;
   /** Inner product of two 1-d tensors of the same size and dtype. */
   dot(this: Tensor, tensor: Tensor): Tensor;
   /** Product of a matrix and a vector. */
@@ -4392,860 +8536,3544 @@ export interface TensorMethods {
   /** The entries of `self` at `index` (int32 or int64, 1-d) along `dim`. */
   indexSelect(this: Tensor, dim: number, index: Tensor): Tensor;
   /** A copy of `self` with `alpha * source` added at `index` along `dim` (duplicates accumulate in order). */
-  indexAdd(this: Tensor, dim: number, index: Tensor, source: Tensor, options?: { alpha?: number | boolean }): Tensor;
+  indexAdd(this: Tensor, dim: number, index: Tensor, source: Tensor, options?: { alpha?: Scalar }): Tensor;
   /** `out[i][j] = self[index[i][j]][j]` (for dim 0): picks along `dim` at int64 `index`. */
   gather(this: Tensor, dim: number, index: Tensor, options?: { sparseGrad?: boolean }): Tensor;
   /** A copy of `self` with `src` added at `index` along `dim` (the inverse of `gather`). */
   scatterAdd(this: Tensor, dim: number, index: Tensor, src: Tensor): Tensor;
   /** `self` with `value` where `mask` is true. */
-  maskedFill(this: Tensor, mask: Tensor, value: number | boolean): Tensor;
+  maskedFill(this: Tensor, mask: Tensor, value: Scalar): Tensor;
   /** In-place `masked_fill`. */
-  maskedFill_(this: Tensor, mask: Tensor, value: number | boolean): Tensor;
+  maskedFill_(this: Tensor, mask: Tensor, value: Scalar): Tensor;
 }
 
 // The method implementations (typed by TensorMethods above).
+const M_add: OverloadGroup = {
+  name: 'add',
+  method: true,
+  overloads: [{ key: 'add.Tensor', schema: 'add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor' }, {
+    key: 'add.Scalar',
+    schema: 'add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor',
+    hidden: true,
+  }],
+};
+const M_add_K0: readonly string[] = ['alpha'];
+const M_add_K1: readonly string[] = ['alpha'];
+const M_add_K2: readonly string[] = [];
 function method_add(this: Tensor, p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  if (n === 1 && p0 instanceof Tensor) return ops()['add.Tensor'].call(this, p0, o?.alpha ?? 1);
-  if (
-    n >= 1 && n <= 2 && (typeof p0 === 'number' || typeof p0 === 'boolean') &&
-    (n <= 1 || (typeof p1 === 'number' || typeof p1 === 'boolean'))
-  ) return ops()['add.Scalar'].call(this, p0, (n > 1 ? p1 : o?.alpha) ?? 1);
-  throw invalidArguments('add', '  * (self, other, alpha)\n  * (self, other, alpha)');
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['add.Tensor'].callUnchecked(this, p0, 1);
+    if (isScalarArg(p0)) return ops()['add.Scalar'].callUnchecked(this, scalarArg(p0), 1);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isScalarArg(p0) && isScalarArg(p1)) {
+      return ops()['add.Scalar'].callUnchecked(this, scalarArg(p0), scalarArg(p1));
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_add_K0) && isLiveTensor(p0) && (o.alpha === undefined || isScalarArg(o.alpha))) {
+      return ops()['add.Tensor'].callUnchecked(this, p0, o.alpha === undefined ? 1 : scalarArg(o.alpha));
+    }
+    if (optionsWithin(o, M_add_K1) && isScalarArg(p0) && (o.alpha === undefined || isScalarArg(o.alpha))) {
+      return ops()['add.Scalar'].callUnchecked(this, scalarArg(p0), o.alpha === undefined ? 1 : scalarArg(o.alpha));
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_add_K2) && isScalarArg(p0) && isScalarArg(p1)) {
+      return ops()['add.Scalar'].callUnchecked(this, scalarArg(p0), scalarArg(p1));
+    }
+  }
+  return callParsed(M_add, ops(), this, arguments);
 }
 
+const M_add_: OverloadGroup = {
+  name: 'add_',
+  method: true,
+  overloads: [{
+    key: 'add_.Tensor',
+    schema: 'add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)',
+  }, {
+    key: 'add_.Scalar',
+    schema: 'add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)',
+    hidden: true,
+  }],
+};
+const M_add__K0: readonly string[] = ['alpha'];
+const M_add__K1: readonly string[] = ['alpha'];
+const M_add__K2: readonly string[] = [];
 function method_add_(this: Tensor, p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  if (n === 1 && p0 instanceof Tensor) return ops()['add_.Tensor'].call(this, p0, o?.alpha ?? 1);
-  if (
-    n >= 1 && n <= 2 && (typeof p0 === 'number' || typeof p0 === 'boolean') &&
-    (n <= 1 || (typeof p1 === 'number' || typeof p1 === 'boolean'))
-  ) return ops()['add_.Scalar'].call(this, p0, (n > 1 ? p1 : o?.alpha) ?? 1);
-  throw invalidArguments('add_', '  * (self, other, alpha)\n  * (self, other, alpha)');
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['add_.Tensor'].callUnchecked(this, p0, 1);
+    if (isScalarArg(p0)) return ops()['add_.Scalar'].callUnchecked(this, scalarArg(p0), 1);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isScalarArg(p0) && isScalarArg(p1)) {
+      return ops()['add_.Scalar'].callUnchecked(this, scalarArg(p0), scalarArg(p1));
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_add__K0) && isLiveTensor(p0) && (o.alpha === undefined || isScalarArg(o.alpha))) {
+      return ops()['add_.Tensor'].callUnchecked(this, p0, o.alpha === undefined ? 1 : scalarArg(o.alpha));
+    }
+    if (optionsWithin(o, M_add__K1) && isScalarArg(p0) && (o.alpha === undefined || isScalarArg(o.alpha))) {
+      return ops()['add_.Scalar'].callUnchecked(this, scalarArg(p0), o.alpha === undefined ? 1 : scalarArg(o.alpha));
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_add__K2) && isScalarArg(p0) && isScalarArg(p1)) {
+      return ops()['add_.Scalar'].callUnchecked(this, scalarArg(p0), scalarArg(p1));
+    }
+  }
+  return callParsed(M_add_, ops(), this, arguments);
 }
 
+const M_sub: OverloadGroup = {
+  name: 'sub',
+  method: true,
+  overloads: [{ key: 'sub.Tensor', schema: 'sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor' }, {
+    key: 'sub.Scalar',
+    schema: 'sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor',
+    hidden: true,
+  }],
+};
+const M_sub_K0: readonly string[] = ['alpha'];
+const M_sub_K1: readonly string[] = ['alpha'];
+const M_sub_K2: readonly string[] = [];
 function method_sub(this: Tensor, p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  if (n === 1 && p0 instanceof Tensor) return ops()['sub.Tensor'].call(this, p0, o?.alpha ?? 1);
-  if (
-    n >= 1 && n <= 2 && (typeof p0 === 'number' || typeof p0 === 'boolean') &&
-    (n <= 1 || (typeof p1 === 'number' || typeof p1 === 'boolean'))
-  ) return ops()['sub.Scalar'].call(this, p0, (n > 1 ? p1 : o?.alpha) ?? 1);
-  throw invalidArguments('sub', '  * (self, other, alpha)\n  * (self, other, alpha)');
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['sub.Tensor'].callUnchecked(this, p0, 1);
+    if (isScalarArg(p0)) return ops()['sub.Scalar'].callUnchecked(this, scalarArg(p0), 1);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isScalarArg(p0) && isScalarArg(p1)) {
+      return ops()['sub.Scalar'].callUnchecked(this, scalarArg(p0), scalarArg(p1));
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_sub_K0) && isLiveTensor(p0) && (o.alpha === undefined || isScalarArg(o.alpha))) {
+      return ops()['sub.Tensor'].callUnchecked(this, p0, o.alpha === undefined ? 1 : scalarArg(o.alpha));
+    }
+    if (optionsWithin(o, M_sub_K1) && isScalarArg(p0) && (o.alpha === undefined || isScalarArg(o.alpha))) {
+      return ops()['sub.Scalar'].callUnchecked(this, scalarArg(p0), o.alpha === undefined ? 1 : scalarArg(o.alpha));
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_sub_K2) && isScalarArg(p0) && isScalarArg(p1)) {
+      return ops()['sub.Scalar'].callUnchecked(this, scalarArg(p0), scalarArg(p1));
+    }
+  }
+  return callParsed(M_sub, ops(), this, arguments);
 }
 
+const M_sub_: OverloadGroup = {
+  name: 'sub_',
+  method: true,
+  overloads: [{
+    key: 'sub_.Tensor',
+    schema: 'sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)',
+  }, {
+    key: 'sub_.Scalar',
+    schema: 'sub_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)',
+    hidden: true,
+  }],
+};
+const M_sub__K0: readonly string[] = ['alpha'];
+const M_sub__K1: readonly string[] = ['alpha'];
+const M_sub__K2: readonly string[] = [];
 function method_sub_(this: Tensor, p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  if (n === 1 && p0 instanceof Tensor) return ops()['sub_.Tensor'].call(this, p0, o?.alpha ?? 1);
-  if (
-    n >= 1 && n <= 2 && (typeof p0 === 'number' || typeof p0 === 'boolean') &&
-    (n <= 1 || (typeof p1 === 'number' || typeof p1 === 'boolean'))
-  ) return ops()['sub_.Scalar'].call(this, p0, (n > 1 ? p1 : o?.alpha) ?? 1);
-  throw invalidArguments('sub_', '  * (self, other, alpha)\n  * (self, other, alpha)');
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['sub_.Tensor'].callUnchecked(this, p0, 1);
+    if (isScalarArg(p0)) return ops()['sub_.Scalar'].callUnchecked(this, scalarArg(p0), 1);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isScalarArg(p0) && isScalarArg(p1)) {
+      return ops()['sub_.Scalar'].callUnchecked(this, scalarArg(p0), scalarArg(p1));
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_sub__K0) && isLiveTensor(p0) && (o.alpha === undefined || isScalarArg(o.alpha))) {
+      return ops()['sub_.Tensor'].callUnchecked(this, p0, o.alpha === undefined ? 1 : scalarArg(o.alpha));
+    }
+    if (optionsWithin(o, M_sub__K1) && isScalarArg(p0) && (o.alpha === undefined || isScalarArg(o.alpha))) {
+      return ops()['sub_.Scalar'].callUnchecked(this, scalarArg(p0), o.alpha === undefined ? 1 : scalarArg(o.alpha));
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_sub__K2) && isScalarArg(p0) && isScalarArg(p1)) {
+      return ops()['sub_.Scalar'].callUnchecked(this, scalarArg(p0), scalarArg(p1));
+    }
+  }
+  return callParsed(M_sub_, ops(), this, arguments);
 }
 
+const M_mul: OverloadGroup = {
+  name: 'mul',
+  method: true,
+  overloads: [{ key: 'mul.Tensor', schema: 'mul.Tensor(Tensor self, Tensor other) -> Tensor' }, {
+    key: 'mul.Scalar',
+    schema: 'mul.Scalar(Tensor self, Scalar other) -> Tensor',
+    hidden: true,
+  }],
+};
+const M_mul_K0: readonly string[] = [];
+const M_mul_K1: readonly string[] = [];
 function method_mul(this: Tensor, p0?: any, p1?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  if (n === 1 && p0 instanceof Tensor) return ops()['mul.Tensor'].call(this, p0);
-  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops()['mul.Scalar'].call(this, p0);
-  throw invalidArguments('mul', '  * (self, other)\n  * (self, other)');
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['mul.Tensor'].callUnchecked(this, p0);
+    if (isScalarArg(p0)) return ops()['mul.Scalar'].callUnchecked(this, scalarArg(p0));
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_mul_K0) && isLiveTensor(p0)) return ops()['mul.Tensor'].callUnchecked(this, p0);
+    if (optionsWithin(o, M_mul_K1) && isScalarArg(p0)) return ops()['mul.Scalar'].callUnchecked(this, scalarArg(p0));
+  }
+  return callParsed(M_mul, ops(), this, arguments);
 }
 
+const M_mul_: OverloadGroup = {
+  name: 'mul_',
+  method: true,
+  overloads: [{ key: 'mul_.Tensor', schema: 'mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)' }, {
+    key: 'mul_.Scalar',
+    schema: 'mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)',
+    hidden: true,
+  }],
+};
+const M_mul__K0: readonly string[] = [];
+const M_mul__K1: readonly string[] = [];
 function method_mul_(this: Tensor, p0?: any, p1?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  if (n === 1 && p0 instanceof Tensor) return ops()['mul_.Tensor'].call(this, p0);
-  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops()['mul_.Scalar'].call(this, p0);
-  throw invalidArguments('mul_', '  * (self, other)\n  * (self, other)');
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['mul_.Tensor'].callUnchecked(this, p0);
+    if (isScalarArg(p0)) return ops()['mul_.Scalar'].callUnchecked(this, scalarArg(p0));
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_mul__K0) && isLiveTensor(p0)) return ops()['mul_.Tensor'].callUnchecked(this, p0);
+    if (optionsWithin(o, M_mul__K1) && isScalarArg(p0)) return ops()['mul_.Scalar'].callUnchecked(this, scalarArg(p0));
+  }
+  return callParsed(M_mul_, ops(), this, arguments);
 }
 
+const M_div: OverloadGroup = {
+  name: 'div',
+  method: true,
+  overloads: [
+    { key: 'div.Tensor', schema: 'div.Tensor(Tensor self, Tensor other) -> Tensor' },
+    { key: 'div.Tensor_mode', schema: 'div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor' },
+    { key: 'div.Scalar', schema: 'div.Scalar(Tensor self, Scalar other) -> Tensor', hidden: true },
+    { key: 'div.Scalar_mode', schema: 'div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor' },
+  ],
+};
+const M_div_K0: readonly string[] = [];
+const M_div_K1: readonly string[] = ['roundingMode'];
+const M_div_K2: readonly string[] = [];
+const M_div_K3: readonly string[] = ['roundingMode'];
 function method_div(this: Tensor, p0?: any, p1?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
-  if (n === 1 && p0 instanceof Tensor && o?.roundingMode !== undefined) {
-    return ops()['div.Tensor_mode'].call(this, p0, o?.roundingMode ?? null);
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['div.Tensor'].callUnchecked(this, p0);
+    if (isScalarArg(p0)) return ops()['div.Scalar'].callUnchecked(this, scalarArg(p0));
   }
-  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean') && o?.roundingMode !== undefined) {
-    return ops()['div.Scalar_mode'].call(this, p0, o?.roundingMode ?? null);
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_div_K0) && isLiveTensor(p0)) return ops()['div.Tensor'].callUnchecked(this, p0);
+    if (
+      optionsWithin(o, M_div_K1) && isLiveTensor(p0) && o.roundingMode !== undefined &&
+      (o.roundingMode == null || typeof o.roundingMode === 'string')
+    ) return ops()['div.Tensor_mode'].callUnchecked(this, p0, o.roundingMode ?? null);
+    if (optionsWithin(o, M_div_K2) && isScalarArg(p0)) return ops()['div.Scalar'].callUnchecked(this, scalarArg(p0));
+    if (
+      optionsWithin(o, M_div_K3) && isScalarArg(p0) && o.roundingMode !== undefined &&
+      (o.roundingMode == null || typeof o.roundingMode === 'string')
+    ) return ops()['div.Scalar_mode'].callUnchecked(this, scalarArg(p0), o.roundingMode ?? null);
   }
-  if (n === 1 && p0 instanceof Tensor) return ops()['div.Tensor'].call(this, p0);
-  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops()['div.Scalar'].call(this, p0);
-  throw invalidArguments(
-    'div',
-    '  * (self, other)\n  * (self, other)\n  * (self, other, rounding_mode)\n  * (self, other, rounding_mode)',
-  );
+  return callParsed(M_div, ops(), this, arguments);
 }
 
+const M_div_: OverloadGroup = {
+  name: 'div_',
+  method: true,
+  overloads: [{ key: 'div_.Tensor', schema: 'div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)' }, {
+    key: 'div_.Scalar',
+    schema: 'div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)',
+    hidden: true,
+  }],
+};
+const M_div__K0: readonly string[] = [];
+const M_div__K1: readonly string[] = [];
 function method_div_(this: Tensor, p0?: any, p1?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  if (n === 1 && p0 instanceof Tensor) return ops()['div_.Tensor'].call(this, p0);
-  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops()['div_.Scalar'].call(this, p0);
-  throw invalidArguments('div_', '  * (self, other)\n  * (self, other)');
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['div_.Tensor'].callUnchecked(this, p0);
+    if (isScalarArg(p0)) return ops()['div_.Scalar'].callUnchecked(this, scalarArg(p0));
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_div__K0) && isLiveTensor(p0)) return ops()['div_.Tensor'].callUnchecked(this, p0);
+    if (optionsWithin(o, M_div__K1) && isScalarArg(p0)) return ops()['div_.Scalar'].callUnchecked(this, scalarArg(p0));
+  }
+  return callParsed(M_div_, ops(), this, arguments);
 }
 
+const M_remainder: OverloadGroup = {
+  name: 'remainder',
+  method: true,
+  overloads: [{ key: 'remainder.Tensor', schema: 'remainder.Tensor(Tensor self, Tensor other) -> Tensor' }, {
+    key: 'remainder.Scalar',
+    schema: 'remainder.Scalar(Tensor self, Scalar other) -> Tensor',
+  }],
+};
+const M_remainder_K0: readonly string[] = [];
+const M_remainder_K1: readonly string[] = [];
 function method_remainder(this: Tensor, p0?: any, p1?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  if (n === 1 && p0 instanceof Tensor) return ops()['remainder.Tensor'].call(this, p0);
-  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops()['remainder.Scalar'].call(this, p0);
-  throw invalidArguments('remainder', '  * (self, other)\n  * (self, other)');
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['remainder.Tensor'].callUnchecked(this, p0);
+    if (isScalarArg(p0)) return ops()['remainder.Scalar'].callUnchecked(this, scalarArg(p0));
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_remainder_K0) && isLiveTensor(p0)) return ops()['remainder.Tensor'].callUnchecked(this, p0);
+    if (optionsWithin(o, M_remainder_K1) && isScalarArg(p0)) {
+      return ops()['remainder.Scalar'].callUnchecked(this, scalarArg(p0));
+    }
+  }
+  return callParsed(M_remainder, ops(), this, arguments);
 }
 
+const M_fmod: OverloadGroup = {
+  name: 'fmod',
+  method: true,
+  overloads: [{ key: 'fmod.Tensor', schema: 'fmod.Tensor(Tensor self, Tensor other) -> Tensor' }, {
+    key: 'fmod.Scalar',
+    schema: 'fmod.Scalar(Tensor self, Scalar other) -> Tensor',
+  }],
+};
+const M_fmod_K0: readonly string[] = [];
+const M_fmod_K1: readonly string[] = [];
 function method_fmod(this: Tensor, p0?: any, p1?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  if (n === 1 && p0 instanceof Tensor) return ops()['fmod.Tensor'].call(this, p0);
-  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops()['fmod.Scalar'].call(this, p0);
-  throw invalidArguments('fmod', '  * (self, other)\n  * (self, other)');
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['fmod.Tensor'].callUnchecked(this, p0);
+    if (isScalarArg(p0)) return ops()['fmod.Scalar'].callUnchecked(this, scalarArg(p0));
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_fmod_K0) && isLiveTensor(p0)) return ops()['fmod.Tensor'].callUnchecked(this, p0);
+    if (optionsWithin(o, M_fmod_K1) && isScalarArg(p0)) return ops()['fmod.Scalar'].callUnchecked(this, scalarArg(p0));
+  }
+  return callParsed(M_fmod, ops(), this, arguments);
 }
 
+const M_pow: OverloadGroup = {
+  name: 'pow',
+  method: true,
+  overloads: [{ key: 'pow.Tensor_Tensor', schema: 'pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor' }, {
+    key: 'pow.Tensor_Scalar',
+    schema: 'pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor',
+  }],
+};
+const M_pow_K0: readonly string[] = [];
+const M_pow_K1: readonly string[] = [];
 function method_pow(this: Tensor, p0?: any, p1?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  if (n === 1 && p0 instanceof Tensor) return ops()['pow.Tensor_Tensor'].call(this, p0);
-  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops()['pow.Tensor_Scalar'].call(this, p0);
-  throw invalidArguments('pow', '  * (self, exponent)\n  * (self, exponent)');
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['pow.Tensor_Tensor'].callUnchecked(this, p0);
+    if (isScalarArg(p0)) return ops()['pow.Tensor_Scalar'].callUnchecked(this, scalarArg(p0));
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_pow_K0) && isLiveTensor(p0)) return ops()['pow.Tensor_Tensor'].callUnchecked(this, p0);
+    if (optionsWithin(o, M_pow_K1) && isScalarArg(p0)) {
+      return ops()['pow.Tensor_Scalar'].callUnchecked(this, scalarArg(p0));
+    }
+  }
+  return callParsed(M_pow, ops(), this, arguments);
 }
 
-function method_minimum(this: Tensor, p0?: any): any {
-  return ops()['minimum'].call(this, p0);
+const M_minimum: OverloadGroup = {
+  name: 'minimum',
+  method: true,
+  overloads: [{ key: 'minimum', schema: 'minimum(Tensor self, Tensor other) -> Tensor' }],
+};
+const M_minimum_K0: readonly string[] = [];
+function method_minimum(this: Tensor, p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['minimum'].callUnchecked(this, p0);
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_minimum_K0) && isLiveTensor(p0)) return ops()['minimum'].callUnchecked(this, p0);
+  }
+  return callParsed(M_minimum, ops(), this, arguments);
 }
 
-function method_maximum(this: Tensor, p0?: any): any {
-  return ops()['maximum'].call(this, p0);
+const M_maximum: OverloadGroup = {
+  name: 'maximum',
+  method: true,
+  overloads: [{ key: 'maximum', schema: 'maximum(Tensor self, Tensor other) -> Tensor' }],
+};
+const M_maximum_K0: readonly string[] = [];
+function method_maximum(this: Tensor, p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['maximum'].callUnchecked(this, p0);
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_maximum_K0) && isLiveTensor(p0)) return ops()['maximum'].callUnchecked(this, p0);
+  }
+  return callParsed(M_maximum, ops(), this, arguments);
 }
 
-function method_atan2(this: Tensor, p0?: any): any {
-  return ops()['atan2'].call(this, p0);
+const M_atan2: OverloadGroup = {
+  name: 'atan2',
+  method: true,
+  overloads: [{ key: 'atan2', schema: 'atan2(Tensor self, Tensor other) -> Tensor' }],
+};
+const M_atan2_K0: readonly string[] = [];
+function method_atan2(this: Tensor, p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['atan2'].callUnchecked(this, p0);
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_atan2_K0) && isLiveTensor(p0)) return ops()['atan2'].callUnchecked(this, p0);
+  }
+  return callParsed(M_atan2, ops(), this, arguments);
 }
 
-function method_bitwiseAnd(this: Tensor, p0?: any): any {
-  return ops()['bitwise_and.Tensor'].call(this, p0);
+const M_bitwiseAnd: OverloadGroup = {
+  name: 'bitwise_and',
+  method: true,
+  overloads: [{ key: 'bitwise_and.Tensor', schema: 'bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor' }],
+};
+const M_bitwiseAnd_K0: readonly string[] = [];
+function method_bitwiseAnd(this: Tensor, p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['bitwise_and.Tensor'].callUnchecked(this, p0);
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_bitwiseAnd_K0) && isLiveTensor(p0)) {
+      return ops()['bitwise_and.Tensor'].callUnchecked(this, p0);
+    }
+  }
+  return callParsed(M_bitwiseAnd, ops(), this, arguments);
 }
 
-function method_bitwiseOr(this: Tensor, p0?: any): any {
-  return ops()['bitwise_or.Tensor'].call(this, p0);
+const M_bitwiseOr: OverloadGroup = {
+  name: 'bitwise_or',
+  method: true,
+  overloads: [{ key: 'bitwise_or.Tensor', schema: 'bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor' }],
+};
+const M_bitwiseOr_K0: readonly string[] = [];
+function method_bitwiseOr(this: Tensor, p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['bitwise_or.Tensor'].callUnchecked(this, p0);
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_bitwiseOr_K0) && isLiveTensor(p0)) return ops()['bitwise_or.Tensor'].callUnchecked(this, p0);
+  }
+  return callParsed(M_bitwiseOr, ops(), this, arguments);
 }
 
-function method_bitwiseXor(this: Tensor, p0?: any): any {
-  return ops()['bitwise_xor.Tensor'].call(this, p0);
+const M_bitwiseXor: OverloadGroup = {
+  name: 'bitwise_xor',
+  method: true,
+  overloads: [{ key: 'bitwise_xor.Tensor', schema: 'bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor' }],
+};
+const M_bitwiseXor_K0: readonly string[] = [];
+function method_bitwiseXor(this: Tensor, p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['bitwise_xor.Tensor'].callUnchecked(this, p0);
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_bitwiseXor_K0) && isLiveTensor(p0)) {
+      return ops()['bitwise_xor.Tensor'].callUnchecked(this, p0);
+    }
+  }
+  return callParsed(M_bitwiseXor, ops(), this, arguments);
 }
 
-function method_logicalAnd(this: Tensor, p0?: any): any {
-  return ops()['logical_and'].call(this, p0);
+const M_logicalAnd: OverloadGroup = {
+  name: 'logical_and',
+  method: true,
+  overloads: [{ key: 'logical_and', schema: 'logical_and(Tensor self, Tensor other) -> Tensor' }],
+};
+const M_logicalAnd_K0: readonly string[] = [];
+function method_logicalAnd(this: Tensor, p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['logical_and'].callUnchecked(this, p0);
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_logicalAnd_K0) && isLiveTensor(p0)) return ops()['logical_and'].callUnchecked(this, p0);
+  }
+  return callParsed(M_logicalAnd, ops(), this, arguments);
 }
 
-function method_logicalOr(this: Tensor, p0?: any): any {
-  return ops()['logical_or'].call(this, p0);
+const M_logicalOr: OverloadGroup = {
+  name: 'logical_or',
+  method: true,
+  overloads: [{ key: 'logical_or', schema: 'logical_or(Tensor self, Tensor other) -> Tensor' }],
+};
+const M_logicalOr_K0: readonly string[] = [];
+function method_logicalOr(this: Tensor, p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['logical_or'].callUnchecked(this, p0);
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_logicalOr_K0) && isLiveTensor(p0)) return ops()['logical_or'].callUnchecked(this, p0);
+  }
+  return callParsed(M_logicalOr, ops(), this, arguments);
 }
 
-function method_logicalXor(this: Tensor, p0?: any): any {
-  return ops()['logical_xor'].call(this, p0);
+const M_logicalXor: OverloadGroup = {
+  name: 'logical_xor',
+  method: true,
+  overloads: [{ key: 'logical_xor', schema: 'logical_xor(Tensor self, Tensor other) -> Tensor' }],
+};
+const M_logicalXor_K0: readonly string[] = [];
+function method_logicalXor(this: Tensor, p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['logical_xor'].callUnchecked(this, p0);
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_logicalXor_K0) && isLiveTensor(p0)) return ops()['logical_xor'].callUnchecked(this, p0);
+  }
+  return callParsed(M_logicalXor, ops(), this, arguments);
 }
 
+const M_eq: OverloadGroup = {
+  name: 'eq',
+  method: true,
+  overloads: [{ key: 'eq.Tensor', schema: 'eq.Tensor(Tensor self, Tensor other) -> Tensor' }, {
+    key: 'eq.Scalar',
+    schema: 'eq.Scalar(Tensor self, Scalar other) -> Tensor',
+  }],
+};
+const M_eq_K0: readonly string[] = [];
+const M_eq_K1: readonly string[] = [];
 function method_eq(this: Tensor, p0?: any, p1?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  if (n === 1 && p0 instanceof Tensor) return ops()['eq.Tensor'].call(this, p0);
-  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops()['eq.Scalar'].call(this, p0);
-  throw invalidArguments('eq', '  * (self, other)\n  * (self, other)');
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['eq.Tensor'].callUnchecked(this, p0);
+    if (isScalarArg(p0)) return ops()['eq.Scalar'].callUnchecked(this, scalarArg(p0));
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_eq_K0) && isLiveTensor(p0)) return ops()['eq.Tensor'].callUnchecked(this, p0);
+    if (optionsWithin(o, M_eq_K1) && isScalarArg(p0)) return ops()['eq.Scalar'].callUnchecked(this, scalarArg(p0));
+  }
+  return callParsed(M_eq, ops(), this, arguments);
 }
 
+const M_ne: OverloadGroup = {
+  name: 'ne',
+  method: true,
+  overloads: [{ key: 'ne.Tensor', schema: 'ne.Tensor(Tensor self, Tensor other) -> Tensor' }, {
+    key: 'ne.Scalar',
+    schema: 'ne.Scalar(Tensor self, Scalar other) -> Tensor',
+  }],
+};
+const M_ne_K0: readonly string[] = [];
+const M_ne_K1: readonly string[] = [];
 function method_ne(this: Tensor, p0?: any, p1?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  if (n === 1 && p0 instanceof Tensor) return ops()['ne.Tensor'].call(this, p0);
-  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops()['ne.Scalar'].call(this, p0);
-  throw invalidArguments('ne', '  * (self, other)\n  * (self, other)');
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['ne.Tensor'].callUnchecked(this, p0);
+    if (isScalarArg(p0)) return ops()['ne.Scalar'].callUnchecked(this, scalarArg(p0));
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_ne_K0) && isLiveTensor(p0)) return ops()['ne.Tensor'].callUnchecked(this, p0);
+    if (optionsWithin(o, M_ne_K1) && isScalarArg(p0)) return ops()['ne.Scalar'].callUnchecked(this, scalarArg(p0));
+  }
+  return callParsed(M_ne, ops(), this, arguments);
 }
 
+const M_lt: OverloadGroup = {
+  name: 'lt',
+  method: true,
+  overloads: [{ key: 'lt.Tensor', schema: 'lt.Tensor(Tensor self, Tensor other) -> Tensor' }, {
+    key: 'lt.Scalar',
+    schema: 'lt.Scalar(Tensor self, Scalar other) -> Tensor',
+  }],
+};
+const M_lt_K0: readonly string[] = [];
+const M_lt_K1: readonly string[] = [];
 function method_lt(this: Tensor, p0?: any, p1?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  if (n === 1 && p0 instanceof Tensor) return ops()['lt.Tensor'].call(this, p0);
-  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops()['lt.Scalar'].call(this, p0);
-  throw invalidArguments('lt', '  * (self, other)\n  * (self, other)');
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['lt.Tensor'].callUnchecked(this, p0);
+    if (isScalarArg(p0)) return ops()['lt.Scalar'].callUnchecked(this, scalarArg(p0));
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_lt_K0) && isLiveTensor(p0)) return ops()['lt.Tensor'].callUnchecked(this, p0);
+    if (optionsWithin(o, M_lt_K1) && isScalarArg(p0)) return ops()['lt.Scalar'].callUnchecked(this, scalarArg(p0));
+  }
+  return callParsed(M_lt, ops(), this, arguments);
 }
 
+const M_le: OverloadGroup = {
+  name: 'le',
+  method: true,
+  overloads: [{ key: 'le.Tensor', schema: 'le.Tensor(Tensor self, Tensor other) -> Tensor' }, {
+    key: 'le.Scalar',
+    schema: 'le.Scalar(Tensor self, Scalar other) -> Tensor',
+  }],
+};
+const M_le_K0: readonly string[] = [];
+const M_le_K1: readonly string[] = [];
 function method_le(this: Tensor, p0?: any, p1?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  if (n === 1 && p0 instanceof Tensor) return ops()['le.Tensor'].call(this, p0);
-  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops()['le.Scalar'].call(this, p0);
-  throw invalidArguments('le', '  * (self, other)\n  * (self, other)');
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['le.Tensor'].callUnchecked(this, p0);
+    if (isScalarArg(p0)) return ops()['le.Scalar'].callUnchecked(this, scalarArg(p0));
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_le_K0) && isLiveTensor(p0)) return ops()['le.Tensor'].callUnchecked(this, p0);
+    if (optionsWithin(o, M_le_K1) && isScalarArg(p0)) return ops()['le.Scalar'].callUnchecked(this, scalarArg(p0));
+  }
+  return callParsed(M_le, ops(), this, arguments);
 }
 
+const M_gt: OverloadGroup = {
+  name: 'gt',
+  method: true,
+  overloads: [{ key: 'gt.Tensor', schema: 'gt.Tensor(Tensor self, Tensor other) -> Tensor' }, {
+    key: 'gt.Scalar',
+    schema: 'gt.Scalar(Tensor self, Scalar other) -> Tensor',
+  }],
+};
+const M_gt_K0: readonly string[] = [];
+const M_gt_K1: readonly string[] = [];
 function method_gt(this: Tensor, p0?: any, p1?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  if (n === 1 && p0 instanceof Tensor) return ops()['gt.Tensor'].call(this, p0);
-  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops()['gt.Scalar'].call(this, p0);
-  throw invalidArguments('gt', '  * (self, other)\n  * (self, other)');
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['gt.Tensor'].callUnchecked(this, p0);
+    if (isScalarArg(p0)) return ops()['gt.Scalar'].callUnchecked(this, scalarArg(p0));
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_gt_K0) && isLiveTensor(p0)) return ops()['gt.Tensor'].callUnchecked(this, p0);
+    if (optionsWithin(o, M_gt_K1) && isScalarArg(p0)) return ops()['gt.Scalar'].callUnchecked(this, scalarArg(p0));
+  }
+  return callParsed(M_gt, ops(), this, arguments);
 }
 
+const M_ge: OverloadGroup = {
+  name: 'ge',
+  method: true,
+  overloads: [{ key: 'ge.Tensor', schema: 'ge.Tensor(Tensor self, Tensor other) -> Tensor' }, {
+    key: 'ge.Scalar',
+    schema: 'ge.Scalar(Tensor self, Scalar other) -> Tensor',
+  }],
+};
+const M_ge_K0: readonly string[] = [];
+const M_ge_K1: readonly string[] = [];
 function method_ge(this: Tensor, p0?: any, p1?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  if (n === 1 && p0 instanceof Tensor) return ops()['ge.Tensor'].call(this, p0);
-  if (n === 1 && (typeof p0 === 'number' || typeof p0 === 'boolean')) return ops()['ge.Scalar'].call(this, p0);
-  throw invalidArguments('ge', '  * (self, other)\n  * (self, other)');
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['ge.Tensor'].callUnchecked(this, p0);
+    if (isScalarArg(p0)) return ops()['ge.Scalar'].callUnchecked(this, scalarArg(p0));
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_ge_K0) && isLiveTensor(p0)) return ops()['ge.Tensor'].callUnchecked(this, p0);
+    if (optionsWithin(o, M_ge_K1) && isScalarArg(p0)) return ops()['ge.Scalar'].callUnchecked(this, scalarArg(p0));
+  }
+  return callParsed(M_ge, ops(), this, arguments);
 }
 
-function method_neg(this: Tensor): any {
-  return ops()['neg'].call(this);
+const M_neg: OverloadGroup = {
+  name: 'neg',
+  method: true,
+  overloads: [{ key: 'neg', schema: 'neg(Tensor self) -> Tensor' }],
+};
+function method_neg(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['neg'].callUnchecked(this);
+  }
+  return callParsed(M_neg, ops(), this, arguments);
 }
 
-function method_neg_(this: Tensor): any {
-  return ops()['neg_'].call(this);
+const M_neg_: OverloadGroup = {
+  name: 'neg_',
+  method: true,
+  overloads: [{ key: 'neg_', schema: 'neg_(Tensor(a!) self) -> Tensor(a!)' }],
+};
+function method_neg_(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['neg_'].callUnchecked(this);
+  }
+  return callParsed(M_neg_, ops(), this, arguments);
 }
 
-function method_abs(this: Tensor): any {
-  return ops()['abs'].call(this);
+const M_abs: OverloadGroup = {
+  name: 'abs',
+  method: true,
+  overloads: [{ key: 'abs', schema: 'abs(Tensor self) -> Tensor' }],
+};
+function method_abs(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['abs'].callUnchecked(this);
+  }
+  return callParsed(M_abs, ops(), this, arguments);
 }
 
-function method_sign(this: Tensor): any {
-  return ops()['sign'].call(this);
+const M_sign: OverloadGroup = {
+  name: 'sign',
+  method: true,
+  overloads: [{ key: 'sign', schema: 'sign(Tensor self) -> Tensor' }],
+};
+function method_sign(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['sign'].callUnchecked(this);
+  }
+  return callParsed(M_sign, ops(), this, arguments);
 }
 
-function method_exp(this: Tensor): any {
-  return ops()['exp'].call(this);
+const M_exp: OverloadGroup = {
+  name: 'exp',
+  method: true,
+  overloads: [{ key: 'exp', schema: 'exp(Tensor self) -> Tensor' }],
+};
+function method_exp(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['exp'].callUnchecked(this);
+  }
+  return callParsed(M_exp, ops(), this, arguments);
 }
 
-function method_exp_(this: Tensor): any {
-  return ops()['exp_'].call(this);
+const M_exp_: OverloadGroup = {
+  name: 'exp_',
+  method: true,
+  overloads: [{ key: 'exp_', schema: 'exp_(Tensor(a!) self) -> Tensor(a!)' }],
+};
+function method_exp_(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['exp_'].callUnchecked(this);
+  }
+  return callParsed(M_exp_, ops(), this, arguments);
 }
 
-function method_log(this: Tensor): any {
-  return ops()['log'].call(this);
+const M_log: OverloadGroup = {
+  name: 'log',
+  method: true,
+  overloads: [{ key: 'log', schema: 'log(Tensor self) -> Tensor' }],
+};
+function method_log(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['log'].callUnchecked(this);
+  }
+  return callParsed(M_log, ops(), this, arguments);
 }
 
-function method_log1p(this: Tensor): any {
-  return ops()['log1p'].call(this);
+const M_log1p: OverloadGroup = {
+  name: 'log1p',
+  method: true,
+  overloads: [{ key: 'log1p', schema: 'log1p(Tensor self) -> Tensor' }],
+};
+function method_log1p(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['log1p'].callUnchecked(this);
+  }
+  return callParsed(M_log1p, ops(), this, arguments);
 }
 
-function method_expm1(this: Tensor): any {
-  return ops()['expm1'].call(this);
+const M_expm1: OverloadGroup = {
+  name: 'expm1',
+  method: true,
+  overloads: [{ key: 'expm1', schema: 'expm1(Tensor self) -> Tensor' }],
+};
+function method_expm1(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['expm1'].callUnchecked(this);
+  }
+  return callParsed(M_expm1, ops(), this, arguments);
 }
 
-function method_sqrt(this: Tensor): any {
-  return ops()['sqrt'].call(this);
+const M_sqrt: OverloadGroup = {
+  name: 'sqrt',
+  method: true,
+  overloads: [{ key: 'sqrt', schema: 'sqrt(Tensor self) -> Tensor' }],
+};
+function method_sqrt(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['sqrt'].callUnchecked(this);
+  }
+  return callParsed(M_sqrt, ops(), this, arguments);
 }
 
-function method_rsqrt(this: Tensor): any {
-  return ops()['rsqrt'].call(this);
+const M_rsqrt: OverloadGroup = {
+  name: 'rsqrt',
+  method: true,
+  overloads: [{ key: 'rsqrt', schema: 'rsqrt(Tensor self) -> Tensor' }],
+};
+function method_rsqrt(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['rsqrt'].callUnchecked(this);
+  }
+  return callParsed(M_rsqrt, ops(), this, arguments);
 }
 
-function method_sin(this: Tensor): any {
-  return ops()['sin'].call(this);
+const M_sin: OverloadGroup = {
+  name: 'sin',
+  method: true,
+  overloads: [{ key: 'sin', schema: 'sin(Tensor self) -> Tensor' }],
+};
+function method_sin(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['sin'].callUnchecked(this);
+  }
+  return callParsed(M_sin, ops(), this, arguments);
 }
 
-function method_cos(this: Tensor): any {
-  return ops()['cos'].call(this);
+const M_cos: OverloadGroup = {
+  name: 'cos',
+  method: true,
+  overloads: [{ key: 'cos', schema: 'cos(Tensor self) -> Tensor' }],
+};
+function method_cos(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['cos'].callUnchecked(this);
+  }
+  return callParsed(M_cos, ops(), this, arguments);
 }
 
-function method_tanh(this: Tensor): any {
-  return ops()['tanh'].call(this);
+const M_tanh: OverloadGroup = {
+  name: 'tanh',
+  method: true,
+  overloads: [{ key: 'tanh', schema: 'tanh(Tensor self) -> Tensor' }],
+};
+function method_tanh(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['tanh'].callUnchecked(this);
+  }
+  return callParsed(M_tanh, ops(), this, arguments);
 }
 
-function method_tanh_(this: Tensor): any {
-  return ops()['tanh_'].call(this);
+const M_tanh_: OverloadGroup = {
+  name: 'tanh_',
+  method: true,
+  overloads: [{ key: 'tanh_', schema: 'tanh_(Tensor(a!) self) -> Tensor(a!)' }],
+};
+function method_tanh_(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['tanh_'].callUnchecked(this);
+  }
+  return callParsed(M_tanh_, ops(), this, arguments);
 }
 
-function method_sigmoid(this: Tensor): any {
-  return ops()['sigmoid'].call(this);
+const M_sigmoid: OverloadGroup = {
+  name: 'sigmoid',
+  method: true,
+  overloads: [{ key: 'sigmoid', schema: 'sigmoid(Tensor self) -> Tensor' }],
+};
+function method_sigmoid(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['sigmoid'].callUnchecked(this);
+  }
+  return callParsed(M_sigmoid, ops(), this, arguments);
 }
 
-function method_sigmoid_(this: Tensor): any {
-  return ops()['sigmoid_'].call(this);
+const M_sigmoid_: OverloadGroup = {
+  name: 'sigmoid_',
+  method: true,
+  overloads: [{ key: 'sigmoid_', schema: 'sigmoid_(Tensor(a!) self) -> Tensor(a!)' }],
+};
+function method_sigmoid_(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['sigmoid_'].callUnchecked(this);
+  }
+  return callParsed(M_sigmoid_, ops(), this, arguments);
 }
 
-function method_erf(this: Tensor): any {
-  return ops()['erf'].call(this);
+const M_erf: OverloadGroup = {
+  name: 'erf',
+  method: true,
+  overloads: [{ key: 'erf', schema: 'erf(Tensor self) -> Tensor' }],
+};
+function method_erf(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['erf'].callUnchecked(this);
+  }
+  return callParsed(M_erf, ops(), this, arguments);
 }
 
-function method_reciprocal(this: Tensor): any {
-  return ops()['reciprocal'].call(this);
+const M_reciprocal: OverloadGroup = {
+  name: 'reciprocal',
+  method: true,
+  overloads: [{ key: 'reciprocal', schema: 'reciprocal(Tensor self) -> Tensor' }],
+};
+function method_reciprocal(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['reciprocal'].callUnchecked(this);
+  }
+  return callParsed(M_reciprocal, ops(), this, arguments);
 }
 
-function method_relu(this: Tensor): any {
-  return ops()['relu'].call(this);
+const M_relu: OverloadGroup = {
+  name: 'relu',
+  method: true,
+  overloads: [{ key: 'relu', schema: 'relu(Tensor self) -> Tensor' }],
+};
+function method_relu(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['relu'].callUnchecked(this);
+  }
+  return callParsed(M_relu, ops(), this, arguments);
 }
 
-function method_relu_(this: Tensor): any {
-  return ops()['relu_'].call(this);
+const M_relu_: OverloadGroup = {
+  name: 'relu_',
+  method: true,
+  overloads: [{ key: 'relu_', schema: 'relu_(Tensor(a!) self) -> Tensor(a!)' }],
+};
+function method_relu_(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['relu_'].callUnchecked(this);
+  }
+  return callParsed(M_relu_, ops(), this, arguments);
 }
 
-function method_sqrt_(this: Tensor): any {
-  return ops()['sqrt_'].call(this);
+const M_sqrt_: OverloadGroup = {
+  name: 'sqrt_',
+  method: true,
+  overloads: [{ key: 'sqrt_', schema: 'sqrt_(Tensor(a!) self) -> Tensor(a!)' }],
+};
+function method_sqrt_(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['sqrt_'].callUnchecked(this);
+  }
+  return callParsed(M_sqrt_, ops(), this, arguments);
 }
 
-function method_zero_(this: Tensor): any {
-  return ops()['zero_'].call(this);
+const M_zero_: OverloadGroup = {
+  name: 'zero_',
+  method: true,
+  overloads: [{ key: 'zero_', schema: 'zero_(Tensor(a!) self) -> Tensor(a!)' }],
+};
+function method_zero_(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['zero_'].callUnchecked(this);
+  }
+  return callParsed(M_zero_, ops(), this, arguments);
 }
 
-function method_fill_(this: Tensor, p0?: any): any {
-  return ops()['fill_.Scalar'].call(this, p0);
+const M_fill_: OverloadGroup = {
+  name: 'fill_',
+  method: true,
+  overloads: [{ key: 'fill_.Scalar', schema: 'fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)' }],
+};
+const M_fill__K0: readonly string[] = [];
+function method_fill_(this: Tensor, p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isScalarArg(p0)) return ops()['fill_.Scalar'].callUnchecked(this, scalarArg(p0));
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_fill__K0) && isScalarArg(p0)) {
+      return ops()['fill_.Scalar'].callUnchecked(this, scalarArg(p0));
+    }
+  }
+  return callParsed(M_fill_, ops(), this, arguments);
 }
 
+const M_gelu: OverloadGroup = {
+  name: 'gelu',
+  method: true,
+  overloads: [{ key: 'gelu', schema: "gelu(Tensor self, *, str approximate='none') -> Tensor" }],
+};
+const M_gelu_K0: readonly string[] = ['approximate'];
 function method_gelu(this: Tensor, p0?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : 1;
-  const o = (n === 0 ? p0 : undefined) as any;
-  return ops()['gelu'].call(this, o?.approximate ?? 'none');
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['gelu'].callUnchecked(this, 'none');
+  }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (optionsWithin(o, M_gelu_K0) && (o.approximate === undefined || typeof o.approximate === 'string')) {
+      return ops()['gelu'].callUnchecked(this, o.approximate === undefined ? 'none' : o.approximate);
+    }
+  }
+  return callParsed(M_gelu, ops(), this, arguments);
 }
 
-function method_silu(this: Tensor): any {
-  return ops()['silu'].call(this);
+const M_silu: OverloadGroup = {
+  name: 'silu',
+  method: true,
+  overloads: [{ key: 'silu', schema: 'silu(Tensor self) -> Tensor' }],
+};
+function method_silu(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['silu'].callUnchecked(this);
+  }
+  return callParsed(M_silu, ops(), this, arguments);
 }
 
-function method_floor(this: Tensor): any {
-  return ops()['floor'].call(this);
+const M_floor: OverloadGroup = {
+  name: 'floor',
+  method: true,
+  overloads: [{ key: 'floor', schema: 'floor(Tensor self) -> Tensor' }],
+};
+function method_floor(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['floor'].callUnchecked(this);
+  }
+  return callParsed(M_floor, ops(), this, arguments);
 }
 
-function method_ceil(this: Tensor): any {
-  return ops()['ceil'].call(this);
+const M_ceil: OverloadGroup = {
+  name: 'ceil',
+  method: true,
+  overloads: [{ key: 'ceil', schema: 'ceil(Tensor self) -> Tensor' }],
+};
+function method_ceil(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['ceil'].callUnchecked(this);
+  }
+  return callParsed(M_ceil, ops(), this, arguments);
 }
 
-function method_round(this: Tensor): any {
-  return ops()['round'].call(this);
+const M_round: OverloadGroup = {
+  name: 'round',
+  method: true,
+  overloads: [{ key: 'round', schema: 'round(Tensor self) -> Tensor' }],
+};
+function method_round(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['round'].callUnchecked(this);
+  }
+  return callParsed(M_round, ops(), this, arguments);
 }
 
-function method_trunc(this: Tensor): any {
-  return ops()['trunc'].call(this);
+const M_trunc: OverloadGroup = {
+  name: 'trunc',
+  method: true,
+  overloads: [{ key: 'trunc', schema: 'trunc(Tensor self) -> Tensor' }],
+};
+function method_trunc(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['trunc'].callUnchecked(this);
+  }
+  return callParsed(M_trunc, ops(), this, arguments);
 }
 
-function method_logicalNot(this: Tensor): any {
-  return ops()['logical_not'].call(this);
+const M_logicalNot: OverloadGroup = {
+  name: 'logical_not',
+  method: true,
+  overloads: [{ key: 'logical_not', schema: 'logical_not(Tensor self) -> Tensor' }],
+};
+function method_logicalNot(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['logical_not'].callUnchecked(this);
+  }
+  return callParsed(M_logicalNot, ops(), this, arguments);
 }
 
-function method_bitwiseNot(this: Tensor): any {
-  return ops()['bitwise_not'].call(this);
+const M_bitwiseNot: OverloadGroup = {
+  name: 'bitwise_not',
+  method: true,
+  overloads: [{ key: 'bitwise_not', schema: 'bitwise_not(Tensor self) -> Tensor' }],
+};
+function method_bitwiseNot(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['bitwise_not'].callUnchecked(this);
+  }
+  return callParsed(M_bitwiseNot, ops(), this, arguments);
 }
 
-function method_isnan(this: Tensor): any {
-  return ops()['isnan'].call(this);
+const M_isnan: OverloadGroup = {
+  name: 'isnan',
+  method: true,
+  overloads: [{ key: 'isnan', schema: 'isnan(Tensor self) -> Tensor' }],
+};
+function method_isnan(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['isnan'].callUnchecked(this);
+  }
+  return callParsed(M_isnan, ops(), this, arguments);
 }
 
+const M_clamp: OverloadGroup = {
+  name: 'clamp',
+  method: true,
+  overloads: [{
+    key: 'clamp.Tensor',
+    schema: 'clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor',
+  }, { key: 'clamp', schema: 'clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor' }],
+};
+const M_clamp_K0: readonly string[] = ['min', 'max'];
+const M_clamp_K1: readonly string[] = ['min', 'max'];
+const M_clamp_K2: readonly string[] = ['max'];
+const M_clamp_K3: readonly string[] = ['max'];
+const M_clamp_K4: readonly string[] = [];
+const M_clamp_K5: readonly string[] = [];
 function method_clamp(this: Tensor, p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  if (
-    n >= 0 && n <= 2 && (n <= 0 || (p0 == null || (typeof p0 === 'number' || typeof p0 === 'boolean'))) &&
-    (n <= 1 || (p1 == null || (typeof p1 === 'number' || typeof p1 === 'boolean')))
-  ) return ops()['clamp'].call(this, (n > 0 ? p0 : o?.min) ?? null, (n > 1 ? p1 : o?.max) ?? null);
-  if (
-    n >= 0 && n <= 2 && (n <= 0 || (p0 == null || p0 instanceof Tensor)) &&
-    (n <= 1 || (p1 == null || p1 instanceof Tensor))
-  ) return ops()['clamp.Tensor'].call(this, (n > 0 ? p0 : o?.min) ?? null, (n > 1 ? p1 : o?.max) ?? null);
-  throw invalidArguments('clamp', '  * (self, min, max)\n  * (self, min, max)');
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['clamp.Tensor'].callUnchecked(this, null, null);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if ((p0 == null || isLiveTensor(p0))) return ops()['clamp.Tensor'].callUnchecked(this, p0 ?? null, null);
+    if ((p0 == null || isScalarArg(p0))) {
+      return ops()['clamp'].callUnchecked(this, p0 == null ? null : scalarArg(p0), null);
+    }
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if ((p0 == null || isLiveTensor(p0)) && (p1 == null || isLiveTensor(p1))) {
+      return ops()['clamp.Tensor'].callUnchecked(this, p0 ?? null, p1 ?? null);
+    }
+    if ((p0 == null || isScalarArg(p0)) && (p1 == null || isScalarArg(p1))) {
+      return ops()['clamp'].callUnchecked(this, p0 == null ? null : scalarArg(p0), p1 == null ? null : scalarArg(p1));
+    }
+  }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (
+      optionsWithin(o, M_clamp_K0) && (o.min === undefined || (o.min == null || isLiveTensor(o.min))) &&
+      (o.max === undefined || (o.max == null || isLiveTensor(o.max)))
+    ) return ops()['clamp.Tensor'].callUnchecked(this, o.min ?? null, o.max ?? null);
+    if (
+      optionsWithin(o, M_clamp_K1) && (o.min === undefined || (o.min == null || isScalarArg(o.min))) &&
+      (o.max === undefined || (o.max == null || isScalarArg(o.max)))
+    ) {
+      return ops()['clamp'].callUnchecked(
+        this,
+        o.min == null ? null : scalarArg(o.min),
+        o.max == null ? null : scalarArg(o.max),
+      );
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_clamp_K2) && (p0 == null || isLiveTensor(p0)) &&
+      (o.max === undefined || (o.max == null || isLiveTensor(o.max)))
+    ) return ops()['clamp.Tensor'].callUnchecked(this, p0 ?? null, o.max ?? null);
+    if (
+      optionsWithin(o, M_clamp_K3) && (p0 == null || isScalarArg(p0)) &&
+      (o.max === undefined || (o.max == null || isScalarArg(o.max)))
+    ) {
+      return ops()['clamp'].callUnchecked(
+        this,
+        p0 == null ? null : scalarArg(p0),
+        o.max == null ? null : scalarArg(o.max),
+      );
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_clamp_K4) && (p0 == null || isLiveTensor(p0)) && (p1 == null || isLiveTensor(p1))) {
+      return ops()['clamp.Tensor'].callUnchecked(this, p0 ?? null, p1 ?? null);
+    }
+    if (optionsWithin(o, M_clamp_K5) && (p0 == null || isScalarArg(p0)) && (p1 == null || isScalarArg(p1))) {
+      return ops()['clamp'].callUnchecked(this, p0 == null ? null : scalarArg(p0), p1 == null ? null : scalarArg(p1));
+    }
+  }
+  return callParsed(M_clamp, ops(), this, arguments);
 }
 
+const M_clamp_: OverloadGroup = {
+  name: 'clamp_',
+  method: true,
+  overloads: [{ key: 'clamp_', schema: 'clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)' }],
+};
+const M_clamp__K0: readonly string[] = ['min', 'max'];
+const M_clamp__K1: readonly string[] = ['max'];
+const M_clamp__K2: readonly string[] = [];
 function method_clamp_(this: Tensor, p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops()['clamp_'].call(this, (n > 0 ? p0 : o?.min) ?? null, (n > 1 ? p1 : o?.max) ?? null);
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['clamp_'].callUnchecked(this, null, null);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if ((p0 == null || isScalarArg(p0))) {
+      return ops()['clamp_'].callUnchecked(this, p0 == null ? null : scalarArg(p0), null);
+    }
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if ((p0 == null || isScalarArg(p0)) && (p1 == null || isScalarArg(p1))) {
+      return ops()['clamp_'].callUnchecked(this, p0 == null ? null : scalarArg(p0), p1 == null ? null : scalarArg(p1));
+    }
+  }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (
+      optionsWithin(o, M_clamp__K0) && (o.min === undefined || (o.min == null || isScalarArg(o.min))) &&
+      (o.max === undefined || (o.max == null || isScalarArg(o.max)))
+    ) {
+      return ops()['clamp_'].callUnchecked(
+        this,
+        o.min == null ? null : scalarArg(o.min),
+        o.max == null ? null : scalarArg(o.max),
+      );
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_clamp__K1) && (p0 == null || isScalarArg(p0)) &&
+      (o.max === undefined || (o.max == null || isScalarArg(o.max)))
+    ) {
+      return ops()['clamp_'].callUnchecked(
+        this,
+        p0 == null ? null : scalarArg(p0),
+        o.max == null ? null : scalarArg(o.max),
+      );
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_clamp__K2) && (p0 == null || isScalarArg(p0)) && (p1 == null || isScalarArg(p1))) {
+      return ops()['clamp_'].callUnchecked(this, p0 == null ? null : scalarArg(p0), p1 == null ? null : scalarArg(p1));
+    }
+  }
+  return callParsed(M_clamp_, ops(), this, arguments);
 }
 
-function method_clampMin(this: Tensor, p0?: any): any {
-  return ops()['clamp_min'].call(this, p0);
+const M_clampMin: OverloadGroup = {
+  name: 'clamp_min',
+  method: true,
+  overloads: [{ key: 'clamp_min', schema: 'clamp_min(Tensor self, Scalar min) -> Tensor' }],
+};
+const M_clampMin_K0: readonly string[] = [];
+function method_clampMin(this: Tensor, p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isScalarArg(p0)) return ops()['clamp_min'].callUnchecked(this, scalarArg(p0));
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_clampMin_K0) && isScalarArg(p0)) {
+      return ops()['clamp_min'].callUnchecked(this, scalarArg(p0));
+    }
+  }
+  return callParsed(M_clampMin, ops(), this, arguments);
 }
 
-function method_clampMax(this: Tensor, p0?: any): any {
-  return ops()['clamp_max'].call(this, p0);
+const M_clampMax: OverloadGroup = {
+  name: 'clamp_max',
+  method: true,
+  overloads: [{ key: 'clamp_max', schema: 'clamp_max(Tensor self, Scalar max) -> Tensor' }],
+};
+const M_clampMax_K0: readonly string[] = [];
+function method_clampMax(this: Tensor, p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isScalarArg(p0)) return ops()['clamp_max'].callUnchecked(this, scalarArg(p0));
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_clampMax_K0) && isScalarArg(p0)) {
+      return ops()['clamp_max'].callUnchecked(this, scalarArg(p0));
+    }
+  }
+  return callParsed(M_clampMax, ops(), this, arguments);
 }
 
-function method_clampMin_(this: Tensor, p0?: any): any {
-  return ops()['clamp_min_'].call(this, p0);
+const M_clampMin_: OverloadGroup = {
+  name: 'clamp_min_',
+  method: true,
+  overloads: [{ key: 'clamp_min_', schema: 'clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)' }],
+};
+const M_clampMin__K0: readonly string[] = [];
+function method_clampMin_(this: Tensor, p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isScalarArg(p0)) return ops()['clamp_min_'].callUnchecked(this, scalarArg(p0));
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_clampMin__K0) && isScalarArg(p0)) {
+      return ops()['clamp_min_'].callUnchecked(this, scalarArg(p0));
+    }
+  }
+  return callParsed(M_clampMin_, ops(), this, arguments);
 }
 
-function method_clampMax_(this: Tensor, p0?: any): any {
-  return ops()['clamp_max_'].call(this, p0);
+const M_clampMax_: OverloadGroup = {
+  name: 'clamp_max_',
+  method: true,
+  overloads: [{ key: 'clamp_max_', schema: 'clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)' }],
+};
+const M_clampMax__K0: readonly string[] = [];
+function method_clampMax_(this: Tensor, p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isScalarArg(p0)) return ops()['clamp_max_'].callUnchecked(this, scalarArg(p0));
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_clampMax__K0) && isScalarArg(p0)) {
+      return ops()['clamp_max_'].callUnchecked(this, scalarArg(p0));
+    }
+  }
+  return callParsed(M_clampMax_, ops(), this, arguments);
 }
 
-function method_view(this: Tensor, p0?: any): any {
-  return ops()['view'].call(this, intList(p0));
+const M_view: OverloadGroup = {
+  name: 'view',
+  method: true,
+  overloads: [{ key: 'view', schema: 'view(Tensor(a) self, SymInt[] size) -> Tensor(a)' }],
+};
+const M_view_K0: readonly string[] = [];
+const M_view_K1: readonly string[] = [];
+const M_view_K2: readonly string[] = [];
+const M_view_K3: readonly string[] = [];
+function method_view(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest: any[]): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if ((Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
+      return ops()['view'].callUnchecked(this, intListArg(p0, 0));
+    }
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1)) return ops()['view'].callUnchecked(this, [intArg(p0), intArg(p1)]);
+  }
+  if (n === 3 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['view'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2)]);
+    }
+  }
+  if (n === 4 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
+      return ops()['view'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2), intArg(p3)]);
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_view_K0) && (Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
+      return ops()['view'].callUnchecked(this, intListArg(p0, 0));
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (isIntArg(p0) && isIntArg(p1) && optionsWithin(o, M_view_K1)) {
+      return ops()['view'].callUnchecked(this, [intArg(p0), intArg(p1)]);
+    }
+  }
+  if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
+    const o: any = p3;
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && optionsWithin(o, M_view_K2)) {
+      return ops()['view'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2)]);
+    }
+  }
+  if (n === 5 && isLiveTensor(this) && isOptions(p4)) {
+    const o: any = p4;
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3) && optionsWithin(o, M_view_K3)) {
+      return ops()['view'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2), intArg(p3)]);
+    }
+  }
+  return callParsed(M_view, ops(), this, arguments);
 }
 
-function method_reshape(this: Tensor, p0?: any): any {
-  return ops()['reshape'].call(this, intList(p0));
+const M_reshape: OverloadGroup = {
+  name: 'reshape',
+  method: true,
+  overloads: [{ key: 'reshape', schema: 'reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)' }],
+};
+const M_reshape_K0: readonly string[] = [];
+const M_reshape_K1: readonly string[] = [];
+const M_reshape_K2: readonly string[] = [];
+const M_reshape_K3: readonly string[] = [];
+function method_reshape(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest: any[]): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if ((Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
+      return ops()['reshape'].callUnchecked(this, intListArg(p0, 0));
+    }
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1)) return ops()['reshape'].callUnchecked(this, [intArg(p0), intArg(p1)]);
+  }
+  if (n === 3 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['reshape'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2)]);
+    }
+  }
+  if (n === 4 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
+      return ops()['reshape'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2), intArg(p3)]);
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_reshape_K0) && (Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
+      return ops()['reshape'].callUnchecked(this, intListArg(p0, 0));
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (isIntArg(p0) && isIntArg(p1) && optionsWithin(o, M_reshape_K1)) {
+      return ops()['reshape'].callUnchecked(this, [intArg(p0), intArg(p1)]);
+    }
+  }
+  if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
+    const o: any = p3;
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && optionsWithin(o, M_reshape_K2)) {
+      return ops()['reshape'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2)]);
+    }
+  }
+  if (n === 5 && isLiveTensor(this) && isOptions(p4)) {
+    const o: any = p4;
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3) && optionsWithin(o, M_reshape_K3)) {
+      return ops()['reshape'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2), intArg(p3)]);
+    }
+  }
+  return callParsed(M_reshape, ops(), this, arguments);
 }
 
+const M_flatten: OverloadGroup = {
+  name: 'flatten',
+  method: true,
+  overloads: [{
+    key: 'flatten.using_ints',
+    schema: 'flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)',
+  }],
+};
+const M_flatten_K0: readonly string[] = ['startDim', 'endDim'];
+const M_flatten_K1: readonly string[] = ['endDim'];
+const M_flatten_K2: readonly string[] = [];
 function method_flatten(this: Tensor, p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops()['flatten.using_ints'].call(this, (n > 0 ? p0 : o?.startDim) ?? 0, (n > 1 ? p1 : o?.endDim) ?? -1);
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['flatten.using_ints'].callUnchecked(this, 0, -1);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntArg(p0)) return ops()['flatten.using_ints'].callUnchecked(this, intArg(p0), -1);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1)) return ops()['flatten.using_ints'].callUnchecked(this, intArg(p0), intArg(p1));
+  }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (
+      optionsWithin(o, M_flatten_K0) && (o.startDim === undefined || isIntArg(o.startDim)) &&
+      (o.endDim === undefined || isIntArg(o.endDim))
+    ) {
+      return ops()['flatten.using_ints'].callUnchecked(
+        this,
+        o.startDim === undefined ? 0 : intArg(o.startDim),
+        o.endDim === undefined ? -1 : intArg(o.endDim),
+      );
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_flatten_K1) && isIntArg(p0) && (o.endDim === undefined || isIntArg(o.endDim))) {
+      return ops()['flatten.using_ints'].callUnchecked(
+        this,
+        intArg(p0),
+        o.endDim === undefined ? -1 : intArg(o.endDim),
+      );
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_flatten_K2) && isIntArg(p0) && isIntArg(p1)) {
+      return ops()['flatten.using_ints'].callUnchecked(this, intArg(p0), intArg(p1));
+    }
+  }
+  return callParsed(M_flatten, ops(), this, arguments);
 }
 
-function method_unflatten(this: Tensor, p0?: any, p1?: any): any {
-  return ops()['unflatten.int'].call(this, p0, intList(p1));
+const M_unflatten: OverloadGroup = {
+  name: 'unflatten',
+  method: true,
+  overloads: [{ key: 'unflatten.int', schema: 'unflatten.int(Tensor(a) self, int dim, int[] sizes) -> Tensor(a)' }],
+};
+const M_unflatten_K0: readonly string[] = [];
+function method_unflatten(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntListArg(p1, 0)) {
+      return ops()['unflatten.int'].callUnchecked(this, intArg(p0), intListArg(p1, 0));
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_unflatten_K0) && isIntArg(p0) && isIntListArg(p1, 0)) {
+      return ops()['unflatten.int'].callUnchecked(this, intArg(p0), intListArg(p1, 0));
+    }
+  }
+  return callParsed(M_unflatten, ops(), this, arguments);
 }
 
-function method_permute(this: Tensor, p0?: any): any {
-  return ops()['permute'].call(this, intList(p0));
+const M_permute: OverloadGroup = {
+  name: 'permute',
+  method: true,
+  overloads: [{ key: 'permute', schema: 'permute(Tensor(a) self, int[] dims) -> Tensor(a)' }],
+};
+const M_permute_K0: readonly string[] = [];
+const M_permute_K1: readonly string[] = [];
+const M_permute_K2: readonly string[] = [];
+const M_permute_K3: readonly string[] = [];
+function method_permute(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest: any[]): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if ((Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
+      return ops()['permute'].callUnchecked(this, intListArg(p0, 0));
+    }
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1)) return ops()['permute'].callUnchecked(this, [intArg(p0), intArg(p1)]);
+  }
+  if (n === 3 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['permute'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2)]);
+    }
+  }
+  if (n === 4 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
+      return ops()['permute'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2), intArg(p3)]);
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_permute_K0) && (Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
+      return ops()['permute'].callUnchecked(this, intListArg(p0, 0));
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (isIntArg(p0) && isIntArg(p1) && optionsWithin(o, M_permute_K1)) {
+      return ops()['permute'].callUnchecked(this, [intArg(p0), intArg(p1)]);
+    }
+  }
+  if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
+    const o: any = p3;
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && optionsWithin(o, M_permute_K2)) {
+      return ops()['permute'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2)]);
+    }
+  }
+  if (n === 5 && isLiveTensor(this) && isOptions(p4)) {
+    const o: any = p4;
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3) && optionsWithin(o, M_permute_K3)) {
+      return ops()['permute'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2), intArg(p3)]);
+    }
+  }
+  return callParsed(M_permute, ops(), this, arguments);
 }
 
-function method_transpose(this: Tensor, p0?: any, p1?: any): any {
-  return ops()['transpose.int'].call(this, p0, p1);
+const M_transpose: OverloadGroup = {
+  name: 'transpose',
+  method: true,
+  overloads: [{ key: 'transpose.int', schema: 'transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)' }],
+};
+const M_transpose_K0: readonly string[] = [];
+function method_transpose(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1)) return ops()['transpose.int'].callUnchecked(this, intArg(p0), intArg(p1));
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_transpose_K0) && isIntArg(p0) && isIntArg(p1)) {
+      return ops()['transpose.int'].callUnchecked(this, intArg(p0), intArg(p1));
+    }
+  }
+  return callParsed(M_transpose, ops(), this, arguments);
 }
 
-function method_t(this: Tensor): any {
-  return ops()['t'].call(this);
+const M_t: OverloadGroup = {
+  name: 't',
+  method: true,
+  overloads: [{ key: 't', schema: 't(Tensor(a) self) -> Tensor(a)' }],
+};
+function method_t(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['t'].callUnchecked(this);
+  }
+  return callParsed(M_t, ops(), this, arguments);
 }
 
+const M_squeeze: OverloadGroup = {
+  name: 'squeeze',
+  method: true,
+  overloads: [{ key: 'squeeze', schema: 'squeeze(Tensor(a) self) -> Tensor(a)' }, {
+    key: 'squeeze.dim',
+    schema: 'squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)',
+  }],
+};
+const M_squeeze_K0: readonly string[] = [];
+const M_squeeze_K1: readonly string[] = [];
 function method_squeeze(this: Tensor, p0?: any, p1?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  if (n === 1) return ops()['squeeze.dim'].call(this, p0);
-  if (n === 0) return ops()['squeeze'].call(this);
-  throw invalidArguments('squeeze', '  * (self)\n  * (self, dim)');
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['squeeze'].callUnchecked(this);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntArg(p0)) return ops()['squeeze.dim'].callUnchecked(this, intArg(p0));
+  }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (optionsWithin(o, M_squeeze_K0)) return ops()['squeeze'].callUnchecked(this);
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_squeeze_K1) && isIntArg(p0)) return ops()['squeeze.dim'].callUnchecked(this, intArg(p0));
+  }
+  return callParsed(M_squeeze, ops(), this, arguments);
 }
 
-function method_unsqueeze(this: Tensor, p0?: any): any {
-  return ops()['unsqueeze'].call(this, p0);
+const M_unsqueeze: OverloadGroup = {
+  name: 'unsqueeze',
+  method: true,
+  overloads: [{ key: 'unsqueeze', schema: 'unsqueeze(Tensor(a) self, int dim) -> Tensor(a)' }],
+};
+const M_unsqueeze_K0: readonly string[] = [];
+function method_unsqueeze(this: Tensor, p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntArg(p0)) return ops()['unsqueeze'].callUnchecked(this, intArg(p0));
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_unsqueeze_K0) && isIntArg(p0)) return ops()['unsqueeze'].callUnchecked(this, intArg(p0));
+  }
+  return callParsed(M_unsqueeze, ops(), this, arguments);
 }
 
-function method_expand(this: Tensor, p0?: any, p1?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
-  return ops()['expand'].call(this, intList(p0), o?.implicit ?? false);
+const M_expand: OverloadGroup = {
+  name: 'expand',
+  method: true,
+  overloads: [{ key: 'expand', schema: 'expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)' }],
+};
+const M_expand_K0: readonly string[] = ['implicit'];
+const M_expand_K1: readonly string[] = ['implicit'];
+const M_expand_K2: readonly string[] = ['implicit'];
+const M_expand_K3: readonly string[] = ['implicit'];
+function method_expand(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest: any[]): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if ((Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
+      return ops()['expand'].callUnchecked(this, intListArg(p0, 0), false);
+    }
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1)) return ops()['expand'].callUnchecked(this, [intArg(p0), intArg(p1)], false);
+  }
+  if (n === 3 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['expand'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2)], false);
+    }
+  }
+  if (n === 4 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
+      return ops()['expand'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2), intArg(p3)], false);
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_expand_K0) && (Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0)) &&
+      (o.implicit === undefined || typeof o.implicit === 'boolean')
+    ) return ops()['expand'].callUnchecked(this, intListArg(p0, 0), o.implicit === undefined ? false : o.implicit);
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      isIntArg(p0) && isIntArg(p1) && optionsWithin(o, M_expand_K1) &&
+      (o.implicit === undefined || typeof o.implicit === 'boolean')
+    ) {
+      return ops()['expand'].callUnchecked(
+        this,
+        [intArg(p0), intArg(p1)],
+        o.implicit === undefined ? false : o.implicit,
+      );
+    }
+  }
+  if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && optionsWithin(o, M_expand_K2) &&
+      (o.implicit === undefined || typeof o.implicit === 'boolean')
+    ) {
+      return ops()['expand'].callUnchecked(
+        this,
+        [intArg(p0), intArg(p1), intArg(p2)],
+        o.implicit === undefined ? false : o.implicit,
+      );
+    }
+  }
+  if (n === 5 && isLiveTensor(this) && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3) && optionsWithin(o, M_expand_K3) &&
+      (o.implicit === undefined || typeof o.implicit === 'boolean')
+    ) {
+      return ops()['expand'].callUnchecked(
+        this,
+        [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
+        o.implicit === undefined ? false : o.implicit,
+      );
+    }
+  }
+  return callParsed(M_expand, ops(), this, arguments);
 }
 
-function method_expandAs(this: Tensor, p0?: any): any {
-  return ops()['expand_as'].call(this, p0);
+const M_expandAs: OverloadGroup = {
+  name: 'expand_as',
+  method: true,
+  overloads: [{ key: 'expand_as', schema: 'expand_as(Tensor(a) self, Tensor other) -> Tensor(a)' }],
+};
+const M_expandAs_K0: readonly string[] = [];
+function method_expandAs(this: Tensor, p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['expand_as'].callUnchecked(this, p0);
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_expandAs_K0) && isLiveTensor(p0)) return ops()['expand_as'].callUnchecked(this, p0);
+  }
+  return callParsed(M_expandAs, ops(), this, arguments);
 }
 
-function method_narrow(this: Tensor, p0?: any, p1?: any, p2?: any): any {
-  return ops()['narrow'].call(this, p0, p1, p2);
+const M_narrow: OverloadGroup = {
+  name: 'narrow',
+  method: true,
+  overloads: [{ key: 'narrow', schema: 'narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a)' }],
+};
+const M_narrow_K0: readonly string[] = [];
+function method_narrow(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n = arguments.length;
+  if (n === 3 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['narrow'].callUnchecked(this, intArg(p0), intArg(p1), intArg(p2));
+    }
+  }
+  if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, M_narrow_K0) && isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['narrow'].callUnchecked(this, intArg(p0), intArg(p1), intArg(p2));
+    }
+  }
+  return callParsed(M_narrow, ops(), this, arguments);
 }
 
-function method_select(this: Tensor, p0?: any, p1?: any): any {
-  return ops()['select.int'].call(this, p0, p1);
+const M_select: OverloadGroup = {
+  name: 'select',
+  method: true,
+  overloads: [{ key: 'select.int', schema: 'select.int(Tensor(a) self, int dim, int index) -> Tensor(a)' }],
+};
+const M_select_K0: readonly string[] = [];
+function method_select(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1)) return ops()['select.int'].callUnchecked(this, intArg(p0), intArg(p1));
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_select_K0) && isIntArg(p0) && isIntArg(p1)) {
+      return ops()['select.int'].callUnchecked(this, intArg(p0), intArg(p1));
+    }
+  }
+  return callParsed(M_select, ops(), this, arguments);
 }
 
+const M_slice: OverloadGroup = {
+  name: 'slice',
+  method: true,
+  overloads: [{
+    key: 'slice.Tensor',
+    schema: 'slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)',
+  }],
+};
+const M_slice_K0: readonly string[] = ['dim', 'start', 'end', 'step'];
+const M_slice_K1: readonly string[] = ['start', 'end', 'step'];
+const M_slice_K2: readonly string[] = ['end', 'step'];
+const M_slice_K3: readonly string[] = ['step'];
+const M_slice_K4: readonly string[] = [];
 function method_slice(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : p4 === undefined || isOptions(p4)
-    ? 4
-    : 5;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : n === 4 ? p4 : undefined) as any;
-  return ops()['slice.Tensor'].call(
-    this,
-    (n > 0 ? p0 : o?.dim) ?? 0,
-    (n > 1 ? p1 : o?.start) ?? null,
-    (n > 2 ? p2 : o?.end) ?? null,
-    (n > 3 ? p3 : o?.step) ?? 1,
-  );
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['slice.Tensor'].callUnchecked(this, 0, null, null, 1);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntArg(p0)) return ops()['slice.Tensor'].callUnchecked(this, intArg(p0), null, null, 1);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && (p1 == null || isIntArg(p1))) {
+      return ops()['slice.Tensor'].callUnchecked(this, intArg(p0), p1 == null ? null : intArg(p1), null, 1);
+    }
+  }
+  if (n === 3 && isLiveTensor(this)) {
+    if (isIntArg(p0) && (p1 == null || isIntArg(p1)) && (p2 == null || isIntArg(p2))) {
+      return ops()['slice.Tensor'].callUnchecked(
+        this,
+        intArg(p0),
+        p1 == null ? null : intArg(p1),
+        p2 == null ? null : intArg(p2),
+        1,
+      );
+    }
+  }
+  if (n === 4 && isLiveTensor(this)) {
+    if (isIntArg(p0) && (p1 == null || isIntArg(p1)) && (p2 == null || isIntArg(p2)) && isIntArg(p3)) {
+      return ops()['slice.Tensor'].callUnchecked(
+        this,
+        intArg(p0),
+        p1 == null ? null : intArg(p1),
+        p2 == null ? null : intArg(p2),
+        intArg(p3),
+      );
+    }
+  }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (
+      optionsWithin(o, M_slice_K0) && (o.dim === undefined || isIntArg(o.dim)) &&
+      (o.start === undefined || (o.start == null || isIntArg(o.start))) &&
+      (o.end === undefined || (o.end == null || isIntArg(o.end))) && (o.step === undefined || isIntArg(o.step))
+    ) {
+      return ops()['slice.Tensor'].callUnchecked(
+        this,
+        o.dim === undefined ? 0 : intArg(o.dim),
+        o.start == null ? null : intArg(o.start),
+        o.end == null ? null : intArg(o.end),
+        o.step === undefined ? 1 : intArg(o.step),
+      );
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_slice_K1) && isIntArg(p0) &&
+      (o.start === undefined || (o.start == null || isIntArg(o.start))) &&
+      (o.end === undefined || (o.end == null || isIntArg(o.end))) && (o.step === undefined || isIntArg(o.step))
+    ) {
+      return ops()['slice.Tensor'].callUnchecked(
+        this,
+        intArg(p0),
+        o.start == null ? null : intArg(o.start),
+        o.end == null ? null : intArg(o.end),
+        o.step === undefined ? 1 : intArg(o.step),
+      );
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, M_slice_K2) && isIntArg(p0) && (p1 == null || isIntArg(p1)) &&
+      (o.end === undefined || (o.end == null || isIntArg(o.end))) && (o.step === undefined || isIntArg(o.step))
+    ) {
+      return ops()['slice.Tensor'].callUnchecked(
+        this,
+        intArg(p0),
+        p1 == null ? null : intArg(p1),
+        o.end == null ? null : intArg(o.end),
+        o.step === undefined ? 1 : intArg(o.step),
+      );
+    }
+  }
+  if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, M_slice_K3) && isIntArg(p0) && (p1 == null || isIntArg(p1)) && (p2 == null || isIntArg(p2)) &&
+      (o.step === undefined || isIntArg(o.step))
+    ) {
+      return ops()['slice.Tensor'].callUnchecked(
+        this,
+        intArg(p0),
+        p1 == null ? null : intArg(p1),
+        p2 == null ? null : intArg(p2),
+        o.step === undefined ? 1 : intArg(o.step),
+      );
+    }
+  }
+  if (n === 5 && isLiveTensor(this) && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      optionsWithin(o, M_slice_K4) && isIntArg(p0) && (p1 == null || isIntArg(p1)) && (p2 == null || isIntArg(p2)) &&
+      isIntArg(p3)
+    ) {
+      return ops()['slice.Tensor'].callUnchecked(
+        this,
+        intArg(p0),
+        p1 == null ? null : intArg(p1),
+        p2 == null ? null : intArg(p2),
+        intArg(p3),
+      );
+    }
+  }
+  return callParsed(M_slice, ops(), this, arguments);
 }
 
+const M_asStrided: OverloadGroup = {
+  name: 'as_strided',
+  method: true,
+  overloads: [{
+    key: 'as_strided',
+    schema: 'as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)',
+  }],
+};
+const M_asStrided_K0: readonly string[] = ['storageOffset'];
+const M_asStrided_K1: readonly string[] = [];
 function method_asStrided(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : 4;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  return ops()['as_strided'].call(this, intList(p0), intList(p1), (n > 2 ? p2 : o?.storageOffset) ?? null);
+  const n = arguments.length;
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntListArg(p0, 0) && isIntListArg(p1, 0)) {
+      return ops()['as_strided'].callUnchecked(this, intListArg(p0, 0), intListArg(p1, 0), null);
+    }
+  }
+  if (n === 3 && isLiveTensor(this)) {
+    if (isIntListArg(p0, 0) && isIntListArg(p1, 0) && (p2 == null || isIntArg(p2))) {
+      return ops()['as_strided'].callUnchecked(
+        this,
+        intListArg(p0, 0),
+        intListArg(p1, 0),
+        p2 == null ? null : intArg(p2),
+      );
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, M_asStrided_K0) && isIntListArg(p0, 0) && isIntListArg(p1, 0) &&
+      (o.storageOffset === undefined || (o.storageOffset == null || isIntArg(o.storageOffset)))
+    ) {
+      return ops()['as_strided'].callUnchecked(
+        this,
+        intListArg(p0, 0),
+        intListArg(p1, 0),
+        o.storageOffset == null ? null : intArg(o.storageOffset),
+      );
+    }
+  }
+  if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, M_asStrided_K1) && isIntListArg(p0, 0) && isIntListArg(p1, 0) && (p2 == null || isIntArg(p2))
+    ) {
+      return ops()['as_strided'].callUnchecked(
+        this,
+        intListArg(p0, 0),
+        intListArg(p1, 0),
+        p2 == null ? null : intArg(p2),
+      );
+    }
+  }
+  return callParsed(M_asStrided, ops(), this, arguments);
 }
 
+const M_diagonal: OverloadGroup = {
+  name: 'diagonal',
+  method: true,
+  overloads: [{
+    key: 'diagonal',
+    schema: 'diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)',
+  }],
+};
+const M_diagonal_K0: readonly string[] = ['offset', 'dim1', 'dim2'];
+const M_diagonal_K1: readonly string[] = ['dim1', 'dim2'];
+const M_diagonal_K2: readonly string[] = ['dim2'];
+const M_diagonal_K3: readonly string[] = [];
 function method_diagonal(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : 4;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  return ops()['diagonal'].call(
-    this,
-    (n > 0 ? p0 : o?.offset) ?? 0,
-    (n > 1 ? p1 : o?.dim1) ?? 0,
-    (n > 2 ? p2 : o?.dim2) ?? 1,
-  );
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['diagonal'].callUnchecked(this, 0, 0, 1);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntArg(p0)) return ops()['diagonal'].callUnchecked(this, intArg(p0), 0, 1);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1)) return ops()['diagonal'].callUnchecked(this, intArg(p0), intArg(p1), 1);
+  }
+  if (n === 3 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['diagonal'].callUnchecked(this, intArg(p0), intArg(p1), intArg(p2));
+    }
+  }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (
+      optionsWithin(o, M_diagonal_K0) && (o.offset === undefined || isIntArg(o.offset)) &&
+      (o.dim1 === undefined || isIntArg(o.dim1)) && (o.dim2 === undefined || isIntArg(o.dim2))
+    ) {
+      return ops()['diagonal'].callUnchecked(
+        this,
+        o.offset === undefined ? 0 : intArg(o.offset),
+        o.dim1 === undefined ? 0 : intArg(o.dim1),
+        o.dim2 === undefined ? 1 : intArg(o.dim2),
+      );
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_diagonal_K1) && isIntArg(p0) && (o.dim1 === undefined || isIntArg(o.dim1)) &&
+      (o.dim2 === undefined || isIntArg(o.dim2))
+    ) {
+      return ops()['diagonal'].callUnchecked(
+        this,
+        intArg(p0),
+        o.dim1 === undefined ? 0 : intArg(o.dim1),
+        o.dim2 === undefined ? 1 : intArg(o.dim2),
+      );
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_diagonal_K2) && isIntArg(p0) && isIntArg(p1) && (o.dim2 === undefined || isIntArg(o.dim2))) {
+      return ops()['diagonal'].callUnchecked(this, intArg(p0), intArg(p1), o.dim2 === undefined ? 1 : intArg(o.dim2));
+    }
+  }
+  if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, M_diagonal_K3) && isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['diagonal'].callUnchecked(this, intArg(p0), intArg(p1), intArg(p2));
+    }
+  }
+  return callParsed(M_diagonal, ops(), this, arguments);
 }
 
+const M_contiguous: OverloadGroup = {
+  name: 'contiguous',
+  method: true,
+  overloads: [{
+    key: 'contiguous',
+    schema: 'contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) -> Tensor(a)',
+  }],
+};
+const M_contiguous_K0: readonly string[] = ['memoryFormat'];
 function method_contiguous(this: Tensor, p0?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : 1;
-  const o = (n === 0 ? p0 : undefined) as any;
-  return ops()['contiguous'].call(this, o?.memoryFormat ?? 0);
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['contiguous'].callUnchecked(this, 0);
+  }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (optionsWithin(o, M_contiguous_K0) && (o.memoryFormat === undefined || isMemoryFormatArg(o.memoryFormat))) {
+      return ops()['contiguous'].callUnchecked(this, o.memoryFormat === undefined ? 0 : o.memoryFormat);
+    }
+  }
+  return callParsed(M_contiguous, ops(), this, arguments);
 }
 
+const M_clone: OverloadGroup = {
+  name: 'clone',
+  method: true,
+  overloads: [{ key: 'clone', schema: 'clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor' }],
+};
+const M_clone_K0: readonly string[] = ['memoryFormat'];
 function method_clone(this: Tensor, p0?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : 1;
-  const o = (n === 0 ? p0 : undefined) as any;
-  return ops()['clone'].call(this, o?.memoryFormat ?? null);
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['clone'].callUnchecked(this, null);
+  }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (
+      optionsWithin(o, M_clone_K0) &&
+      (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat)))
+    ) return ops()['clone'].callUnchecked(this, o.memoryFormat ?? null);
+  }
+  return callParsed(M_clone, ops(), this, arguments);
 }
 
+const M_copy_: OverloadGroup = {
+  name: 'copy_',
+  method: true,
+  overloads: [{ key: 'copy_', schema: 'copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)' }],
+};
+const M_copy__K0: readonly string[] = ['nonBlocking'];
+const M_copy__K1: readonly string[] = [];
 function method_copy_(this: Tensor, p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops()['copy_'].call(this, p0, (n > 1 ? p1 : o?.nonBlocking) ?? false);
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['copy_'].callUnchecked(this, p0, false);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isLiveTensor(p0) && typeof p1 === 'boolean') return ops()['copy_'].callUnchecked(this, p0, p1);
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_copy__K0) && isLiveTensor(p0) &&
+      (o.nonBlocking === undefined || typeof o.nonBlocking === 'boolean')
+    ) return ops()['copy_'].callUnchecked(this, p0, o.nonBlocking === undefined ? false : o.nonBlocking);
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_copy__K1) && isLiveTensor(p0) && typeof p1 === 'boolean') {
+      return ops()['copy_'].callUnchecked(this, p0, p1);
+    }
+  }
+  return callParsed(M_copy_, ops(), this, arguments);
 }
 
-function method_to(this: Tensor, p0?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : 1;
-  const o = (n === 0 ? p0 : undefined) as any;
-  return ops()['to.dtype_layout'].call(
-    this,
-    optionalDType(o?.dtype ?? null),
-    o?.layout ?? null,
-    optionalDevice(o?.device ?? null),
-    o?.pinMemory ?? null,
-    o?.nonBlocking ?? false,
-    o?.copy ?? false,
-    o?.memoryFormat ?? null,
-  );
+const M_to: OverloadGroup = {
+  name: 'to',
+  method: true,
+  overloads: [{
+    key: 'to.dtype_layout',
+    schema:
+      'to.dtype_layout(Tensor(a) self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)',
+    python:
+      'to(Tensor(a) self, Device? device=None, ScalarType? dtype=None, bool non_blocking=False, bool copy=False, *, MemoryFormat? memory_format=None) -> Tensor(a)',
+  }, {
+    key: 'to.dtype',
+    schema:
+      'to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)',
+    python:
+      'to(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, *, MemoryFormat? memory_format=None) -> Tensor(a)',
+  }, {
+    key: 'to.other',
+    schema:
+      'to.other(Tensor(a) self, Tensor other, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)',
+    python:
+      'to(Tensor(a) self, Tensor other, bool non_blocking=False, bool copy=False, *, MemoryFormat? memory_format=None) -> Tensor(a)',
+  }],
+};
+const M_to_K0: readonly string[] = ['device', 'dtype', 'nonBlocking', 'copy', 'memoryFormat'];
+const M_to_K1: readonly string[] = ['dtype', 'nonBlocking', 'copy', 'memoryFormat'];
+const M_to_K2: readonly string[] = ['nonBlocking', 'copy', 'memoryFormat'];
+const M_to_K3: readonly string[] = ['nonBlocking', 'copy', 'memoryFormat'];
+const M_to_K4: readonly string[] = ['nonBlocking', 'copy', 'memoryFormat'];
+const M_to_K5: readonly string[] = ['copy', 'memoryFormat'];
+const M_to_K6: readonly string[] = ['copy', 'memoryFormat'];
+const M_to_K7: readonly string[] = ['copy', 'memoryFormat'];
+const M_to_K8: readonly string[] = ['memoryFormat'];
+const M_to_K9: readonly string[] = ['memoryFormat'];
+const M_to_K10: readonly string[] = ['memoryFormat'];
+function method_to(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['to.dtype_layout'].callUnchecked(this, null, null, null, null, false, false, null);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if ((p0 == null || isDeviceArg(p0))) {
+      return ops()['to.dtype_layout'].callUnchecked(
+        this,
+        null,
+        null,
+        p0 == null ? null : deviceArg(p0),
+        null,
+        false,
+        false,
+        null,
+      );
+    }
+    if (isDTypeArg(p0)) return ops()['to.dtype'].callUnchecked(this, dtypeArg(p0), false, false, null);
+    if (isLiveTensor(p0)) return ops()['to.other'].callUnchecked(this, p0, false, false, null);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if ((p0 == null || isDeviceArg(p0)) && (p1 == null || isDTypeArg(p1))) {
+      return ops()['to.dtype_layout'].callUnchecked(
+        this,
+        p1 == null ? null : dtypeArg(p1),
+        null,
+        p0 == null ? null : deviceArg(p0),
+        null,
+        false,
+        false,
+        null,
+      );
+    }
+    if (isDTypeArg(p0) && typeof p1 === 'boolean') {
+      return ops()['to.dtype'].callUnchecked(this, dtypeArg(p0), p1, false, null);
+    }
+    if (isLiveTensor(p0) && typeof p1 === 'boolean') return ops()['to.other'].callUnchecked(this, p0, p1, false, null);
+  }
+  if (n === 3 && isLiveTensor(this)) {
+    if ((p0 == null || isDeviceArg(p0)) && (p1 == null || isDTypeArg(p1)) && typeof p2 === 'boolean') {
+      return ops()['to.dtype_layout'].callUnchecked(
+        this,
+        p1 == null ? null : dtypeArg(p1),
+        null,
+        p0 == null ? null : deviceArg(p0),
+        null,
+        p2,
+        false,
+        null,
+      );
+    }
+    if (isDTypeArg(p0) && typeof p1 === 'boolean' && typeof p2 === 'boolean') {
+      return ops()['to.dtype'].callUnchecked(this, dtypeArg(p0), p1, p2, null);
+    }
+    if (isLiveTensor(p0) && typeof p1 === 'boolean' && typeof p2 === 'boolean') {
+      return ops()['to.other'].callUnchecked(this, p0, p1, p2, null);
+    }
+  }
+  if (n === 4 && isLiveTensor(this)) {
+    if (
+      (p0 == null || isDeviceArg(p0)) && (p1 == null || isDTypeArg(p1)) && typeof p2 === 'boolean' &&
+      typeof p3 === 'boolean'
+    ) {
+      return ops()['to.dtype_layout'].callUnchecked(
+        this,
+        p1 == null ? null : dtypeArg(p1),
+        null,
+        p0 == null ? null : deviceArg(p0),
+        null,
+        p2,
+        p3,
+        null,
+      );
+    }
+  }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (
+      optionsWithin(o, M_to_K0) && (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.nonBlocking === undefined || typeof o.nonBlocking === 'boolean') &&
+      (o.copy === undefined || typeof o.copy === 'boolean') &&
+      (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat)))
+    ) {
+      return ops()['to.dtype_layout'].callUnchecked(
+        this,
+        o.dtype == null ? null : dtypeArg(o.dtype),
+        null,
+        o.device == null ? null : deviceArg(o.device),
+        null,
+        o.nonBlocking === undefined ? false : o.nonBlocking,
+        o.copy === undefined ? false : o.copy,
+        o.memoryFormat ?? null,
+      );
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_to_K1) && (p0 == null || isDeviceArg(p0)) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.nonBlocking === undefined || typeof o.nonBlocking === 'boolean') &&
+      (o.copy === undefined || typeof o.copy === 'boolean') &&
+      (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat)))
+    ) {
+      return ops()['to.dtype_layout'].callUnchecked(
+        this,
+        o.dtype == null ? null : dtypeArg(o.dtype),
+        null,
+        p0 == null ? null : deviceArg(p0),
+        null,
+        o.nonBlocking === undefined ? false : o.nonBlocking,
+        o.copy === undefined ? false : o.copy,
+        o.memoryFormat ?? null,
+      );
+    }
+    if (
+      optionsWithin(o, M_to_K2) && isDTypeArg(p0) &&
+      (o.nonBlocking === undefined || typeof o.nonBlocking === 'boolean') &&
+      (o.copy === undefined || typeof o.copy === 'boolean') &&
+      (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat)))
+    ) {
+      return ops()['to.dtype'].callUnchecked(
+        this,
+        dtypeArg(p0),
+        o.nonBlocking === undefined ? false : o.nonBlocking,
+        o.copy === undefined ? false : o.copy,
+        o.memoryFormat ?? null,
+      );
+    }
+    if (
+      optionsWithin(o, M_to_K3) && isLiveTensor(p0) &&
+      (o.nonBlocking === undefined || typeof o.nonBlocking === 'boolean') &&
+      (o.copy === undefined || typeof o.copy === 'boolean') &&
+      (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat)))
+    ) {
+      return ops()['to.other'].callUnchecked(
+        this,
+        p0,
+        o.nonBlocking === undefined ? false : o.nonBlocking,
+        o.copy === undefined ? false : o.copy,
+        o.memoryFormat ?? null,
+      );
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, M_to_K4) && (p0 == null || isDeviceArg(p0)) && (p1 == null || isDTypeArg(p1)) &&
+      (o.nonBlocking === undefined || typeof o.nonBlocking === 'boolean') &&
+      (o.copy === undefined || typeof o.copy === 'boolean') &&
+      (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat)))
+    ) {
+      return ops()['to.dtype_layout'].callUnchecked(
+        this,
+        p1 == null ? null : dtypeArg(p1),
+        null,
+        p0 == null ? null : deviceArg(p0),
+        null,
+        o.nonBlocking === undefined ? false : o.nonBlocking,
+        o.copy === undefined ? false : o.copy,
+        o.memoryFormat ?? null,
+      );
+    }
+    if (
+      optionsWithin(o, M_to_K5) && isDTypeArg(p0) && typeof p1 === 'boolean' &&
+      (o.copy === undefined || typeof o.copy === 'boolean') &&
+      (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat)))
+    ) {
+      return ops()['to.dtype'].callUnchecked(
+        this,
+        dtypeArg(p0),
+        p1,
+        o.copy === undefined ? false : o.copy,
+        o.memoryFormat ?? null,
+      );
+    }
+    if (
+      optionsWithin(o, M_to_K6) && isLiveTensor(p0) && typeof p1 === 'boolean' &&
+      (o.copy === undefined || typeof o.copy === 'boolean') &&
+      (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat)))
+    ) {
+      return ops()['to.other'].callUnchecked(
+        this,
+        p0,
+        p1,
+        o.copy === undefined ? false : o.copy,
+        o.memoryFormat ?? null,
+      );
+    }
+  }
+  if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, M_to_K7) && (p0 == null || isDeviceArg(p0)) && (p1 == null || isDTypeArg(p1)) &&
+      typeof p2 === 'boolean' && (o.copy === undefined || typeof o.copy === 'boolean') &&
+      (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat)))
+    ) {
+      return ops()['to.dtype_layout'].callUnchecked(
+        this,
+        p1 == null ? null : dtypeArg(p1),
+        null,
+        p0 == null ? null : deviceArg(p0),
+        null,
+        p2,
+        o.copy === undefined ? false : o.copy,
+        o.memoryFormat ?? null,
+      );
+    }
+    if (
+      optionsWithin(o, M_to_K8) && isDTypeArg(p0) && typeof p1 === 'boolean' && typeof p2 === 'boolean' &&
+      (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat)))
+    ) return ops()['to.dtype'].callUnchecked(this, dtypeArg(p0), p1, p2, o.memoryFormat ?? null);
+    if (
+      optionsWithin(o, M_to_K9) && isLiveTensor(p0) && typeof p1 === 'boolean' && typeof p2 === 'boolean' &&
+      (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat)))
+    ) return ops()['to.other'].callUnchecked(this, p0, p1, p2, o.memoryFormat ?? null);
+  }
+  if (n === 5 && isLiveTensor(this) && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      optionsWithin(o, M_to_K10) && (p0 == null || isDeviceArg(p0)) && (p1 == null || isDTypeArg(p1)) &&
+      typeof p2 === 'boolean' && typeof p3 === 'boolean' &&
+      (o.memoryFormat === undefined || (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat)))
+    ) {
+      return ops()['to.dtype_layout'].callUnchecked(
+        this,
+        p1 == null ? null : dtypeArg(p1),
+        null,
+        p0 == null ? null : deviceArg(p0),
+        null,
+        p2,
+        p3,
+        o.memoryFormat ?? null,
+      );
+    }
+  }
+  return callParsed(M_to, ops(), this, arguments);
 }
 
+const M_split: OverloadGroup = {
+  name: 'split',
+  method: true,
+  overloads: [{
+    key: 'split.Tensor',
+    schema: 'split.Tensor(Tensor(a -> *) self, int split_size, int dim=0) -> Tensor(a)[]',
+  }, { key: 'split.sizes', schema: 'split.sizes(Tensor(a -> *) self, int[] split_size, int dim=0) -> Tensor(a)[]' }],
+};
+const M_split_K0: readonly string[] = ['dim'];
+const M_split_K1: readonly string[] = ['dim'];
+const M_split_K2: readonly string[] = [];
+const M_split_K3: readonly string[] = [];
 function method_split(this: Tensor, p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  if (n >= 1 && n <= 2 && Array.isArray(p0)) {
-    return ops()['split.sizes'].call(this, intList(p0), (n > 1 ? p1 : o?.dim) ?? 0);
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntArg(p0)) return ops()['split.Tensor'].callUnchecked(this, intArg(p0), 0);
+    if (isIntListArg(p0, 0)) return ops()['split.sizes'].callUnchecked(this, intListArg(p0, 0), 0);
   }
-  if (n >= 1 && n <= 2) return ops()['split.Tensor'].call(this, p0, (n > 1 ? p1 : o?.dim) ?? 0);
-  throw invalidArguments('split', '  * (self, split_size, dim)\n  * (self, split_size, dim)');
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1)) return ops()['split.Tensor'].callUnchecked(this, intArg(p0), intArg(p1));
+    if (isIntListArg(p0, 0) && isIntArg(p1)) {
+      return ops()['split.sizes'].callUnchecked(this, intListArg(p0, 0), intArg(p1));
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_split_K0) && isIntArg(p0) && (o.dim === undefined || isIntArg(o.dim))) {
+      return ops()['split.Tensor'].callUnchecked(this, intArg(p0), o.dim === undefined ? 0 : intArg(o.dim));
+    }
+    if (optionsWithin(o, M_split_K1) && isIntListArg(p0, 0) && (o.dim === undefined || isIntArg(o.dim))) {
+      return ops()['split.sizes'].callUnchecked(this, intListArg(p0, 0), o.dim === undefined ? 0 : intArg(o.dim));
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_split_K2) && isIntArg(p0) && isIntArg(p1)) {
+      return ops()['split.Tensor'].callUnchecked(this, intArg(p0), intArg(p1));
+    }
+    if (optionsWithin(o, M_split_K3) && isIntListArg(p0, 0) && isIntArg(p1)) {
+      return ops()['split.sizes'].callUnchecked(this, intListArg(p0, 0), intArg(p1));
+    }
+  }
+  return callParsed(M_split, ops(), this, arguments);
 }
 
+const M_splitWithSizes: OverloadGroup = {
+  name: 'split_with_sizes',
+  method: true,
+  overloads: [{
+    key: 'split_with_sizes',
+    schema: 'split_with_sizes(Tensor(a -> *) self, int[] split_sizes, int dim=0) -> Tensor(a)[]',
+  }],
+};
+const M_splitWithSizes_K0: readonly string[] = ['dim'];
+const M_splitWithSizes_K1: readonly string[] = [];
 function method_splitWithSizes(this: Tensor, p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops()['split_with_sizes'].call(this, intList(p0), (n > 1 ? p1 : o?.dim) ?? 0);
-}
-
-function method_chunk(this: Tensor, p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops()['chunk'].call(this, p0, (n > 1 ? p1 : o?.dim) ?? 0);
-}
-
-function method_unbind(this: Tensor, p0?: any, p1?: any): any {
-  const n: number = p0 === undefined || isOptions(p0) ? 0 : p1 === undefined || isOptions(p1) ? 1 : 2;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : undefined) as any;
-  return ops()['unbind.int'].call(this, (n > 0 ? p0 : o?.dim) ?? 0);
-}
-
-function method_flip(this: Tensor, p0?: any): any {
-  return ops()['flip'].call(this, intList(p0));
-}
-
-function method_sum(this: Tensor, p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops()['sum.dim_IntList'].call(
-    this,
-    optionalIntList((n > 0 ? p0 : o?.dim) ?? null),
-    (n > 1 ? p1 : o?.keepdim) ?? false,
-    optionalDType(o?.dtype ?? null),
-  );
-}
-
-function method_mean(this: Tensor, p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops()['mean.dim'].call(
-    this,
-    optionalIntList((n > 0 ? p0 : o?.dim) ?? null),
-    (n > 1 ? p1 : o?.keepdim) ?? false,
-    optionalDType(o?.dtype ?? null),
-  );
-}
-
-function method_prod(this: Tensor, p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  if (n >= 1 && n <= 2) {
-    return ops()['prod.dim_int'].call(this, p0, (n > 1 ? p1 : o?.keepdim) ?? false, optionalDType(o?.dtype ?? null));
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntListArg(p0, 0)) return ops()['split_with_sizes'].callUnchecked(this, intListArg(p0, 0), 0);
   }
-  if (n === 0) return ops()['prod'].call(this, optionalDType(o?.dtype ?? null));
-  throw invalidArguments('prod', '  * (self, dtype)\n  * (self, dim, keepdim, dtype)');
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntListArg(p0, 0) && isIntArg(p1)) {
+      return ops()['split_with_sizes'].callUnchecked(this, intListArg(p0, 0), intArg(p1));
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_splitWithSizes_K0) && isIntListArg(p0, 0) && (o.dim === undefined || isIntArg(o.dim))) {
+      return ops()['split_with_sizes'].callUnchecked(this, intListArg(p0, 0), o.dim === undefined ? 0 : intArg(o.dim));
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_splitWithSizes_K1) && isIntListArg(p0, 0) && isIntArg(p1)) {
+      return ops()['split_with_sizes'].callUnchecked(this, intListArg(p0, 0), intArg(p1));
+    }
+  }
+  return callParsed(M_splitWithSizes, ops(), this, arguments);
 }
 
+const M_chunk: OverloadGroup = {
+  name: 'chunk',
+  method: true,
+  overloads: [{ key: 'chunk', schema: 'chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]' }],
+};
+const M_chunk_K0: readonly string[] = ['dim'];
+const M_chunk_K1: readonly string[] = [];
+function method_chunk(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntArg(p0)) return ops()['chunk'].callUnchecked(this, intArg(p0), 0);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1)) return ops()['chunk'].callUnchecked(this, intArg(p0), intArg(p1));
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_chunk_K0) && isIntArg(p0) && (o.dim === undefined || isIntArg(o.dim))) {
+      return ops()['chunk'].callUnchecked(this, intArg(p0), o.dim === undefined ? 0 : intArg(o.dim));
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_chunk_K1) && isIntArg(p0) && isIntArg(p1)) {
+      return ops()['chunk'].callUnchecked(this, intArg(p0), intArg(p1));
+    }
+  }
+  return callParsed(M_chunk, ops(), this, arguments);
+}
+
+const M_unbind: OverloadGroup = {
+  name: 'unbind',
+  method: true,
+  overloads: [{ key: 'unbind.int', schema: 'unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]' }],
+};
+const M_unbind_K0: readonly string[] = ['dim'];
+const M_unbind_K1: readonly string[] = [];
+function method_unbind(this: Tensor, p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['unbind.int'].callUnchecked(this, 0);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntArg(p0)) return ops()['unbind.int'].callUnchecked(this, intArg(p0));
+  }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (optionsWithin(o, M_unbind_K0) && (o.dim === undefined || isIntArg(o.dim))) {
+      return ops()['unbind.int'].callUnchecked(this, o.dim === undefined ? 0 : intArg(o.dim));
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_unbind_K1) && isIntArg(p0)) return ops()['unbind.int'].callUnchecked(this, intArg(p0));
+  }
+  return callParsed(M_unbind, ops(), this, arguments);
+}
+
+const M_flip: OverloadGroup = {
+  name: 'flip',
+  method: true,
+  overloads: [{ key: 'flip', schema: 'flip(Tensor self, int[] dims) -> Tensor' }],
+};
+const M_flip_K0: readonly string[] = [];
+const M_flip_K1: readonly string[] = [];
+const M_flip_K2: readonly string[] = [];
+const M_flip_K3: readonly string[] = [];
+function method_flip(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest: any[]): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if ((Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
+      return ops()['flip'].callUnchecked(this, intListArg(p0, 0));
+    }
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1)) return ops()['flip'].callUnchecked(this, [intArg(p0), intArg(p1)]);
+  }
+  if (n === 3 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['flip'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2)]);
+    }
+  }
+  if (n === 4 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
+      return ops()['flip'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2), intArg(p3)]);
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_flip_K0) && (Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
+      return ops()['flip'].callUnchecked(this, intListArg(p0, 0));
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (isIntArg(p0) && isIntArg(p1) && optionsWithin(o, M_flip_K1)) {
+      return ops()['flip'].callUnchecked(this, [intArg(p0), intArg(p1)]);
+    }
+  }
+  if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
+    const o: any = p3;
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && optionsWithin(o, M_flip_K2)) {
+      return ops()['flip'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2)]);
+    }
+  }
+  if (n === 5 && isLiveTensor(this) && isOptions(p4)) {
+    const o: any = p4;
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3) && optionsWithin(o, M_flip_K3)) {
+      return ops()['flip'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2), intArg(p3)]);
+    }
+  }
+  return callParsed(M_flip, ops(), this, arguments);
+}
+
+const M_sum: OverloadGroup = {
+  name: 'sum',
+  method: true,
+  overloads: [{
+    key: 'sum.dim_IntList',
+    schema: 'sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
+  }],
+};
+const M_sum_K0: readonly string[] = ['dim', 'keepdim', 'dtype'];
+const M_sum_K1: readonly string[] = ['keepdim', 'dtype'];
+const M_sum_K2: readonly string[] = ['dtype'];
+function method_sum(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['sum.dim_IntList'].callUnchecked(this, null, false, null);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if ((p0 == null || isIntListArg(p0, 1))) {
+      return ops()['sum.dim_IntList'].callUnchecked(this, p0 == null ? null : intListArg(p0, 1), false, null);
+    }
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if ((p0 == null || isIntListArg(p0, 1)) && typeof p1 === 'boolean') {
+      return ops()['sum.dim_IntList'].callUnchecked(this, p0 == null ? null : intListArg(p0, 1), p1, null);
+    }
+  }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (
+      optionsWithin(o, M_sum_K0) && (o.dim === undefined || (o.dim == null || isIntListArg(o.dim, 1))) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean') &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
+    ) {
+      return ops()['sum.dim_IntList'].callUnchecked(
+        this,
+        o.dim == null ? null : intListArg(o.dim, 1),
+        o.keepdim === undefined ? false : o.keepdim,
+        o.dtype == null ? null : dtypeArg(o.dtype),
+      );
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_sum_K1) && (p0 == null || isIntListArg(p0, 1)) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean') &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
+    ) {
+      return ops()['sum.dim_IntList'].callUnchecked(
+        this,
+        p0 == null ? null : intListArg(p0, 1),
+        o.keepdim === undefined ? false : o.keepdim,
+        o.dtype == null ? null : dtypeArg(o.dtype),
+      );
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, M_sum_K2) && (p0 == null || isIntListArg(p0, 1)) && typeof p1 === 'boolean' &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
+    ) {
+      return ops()['sum.dim_IntList'].callUnchecked(
+        this,
+        p0 == null ? null : intListArg(p0, 1),
+        p1,
+        o.dtype == null ? null : dtypeArg(o.dtype),
+      );
+    }
+  }
+  return callParsed(M_sum, ops(), this, arguments);
+}
+
+const M_mean: OverloadGroup = {
+  name: 'mean',
+  method: true,
+  overloads: [{
+    key: 'mean.dim',
+    schema: 'mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
+  }],
+};
+const M_mean_K0: readonly string[] = ['dim', 'keepdim', 'dtype'];
+const M_mean_K1: readonly string[] = ['keepdim', 'dtype'];
+const M_mean_K2: readonly string[] = ['dtype'];
+function method_mean(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['mean.dim'].callUnchecked(this, null, false, null);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if ((p0 == null || isIntListArg(p0, 1))) {
+      return ops()['mean.dim'].callUnchecked(this, p0 == null ? null : intListArg(p0, 1), false, null);
+    }
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if ((p0 == null || isIntListArg(p0, 1)) && typeof p1 === 'boolean') {
+      return ops()['mean.dim'].callUnchecked(this, p0 == null ? null : intListArg(p0, 1), p1, null);
+    }
+  }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (
+      optionsWithin(o, M_mean_K0) && (o.dim === undefined || (o.dim == null || isIntListArg(o.dim, 1))) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean') &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
+    ) {
+      return ops()['mean.dim'].callUnchecked(
+        this,
+        o.dim == null ? null : intListArg(o.dim, 1),
+        o.keepdim === undefined ? false : o.keepdim,
+        o.dtype == null ? null : dtypeArg(o.dtype),
+      );
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_mean_K1) && (p0 == null || isIntListArg(p0, 1)) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean') &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
+    ) {
+      return ops()['mean.dim'].callUnchecked(
+        this,
+        p0 == null ? null : intListArg(p0, 1),
+        o.keepdim === undefined ? false : o.keepdim,
+        o.dtype == null ? null : dtypeArg(o.dtype),
+      );
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, M_mean_K2) && (p0 == null || isIntListArg(p0, 1)) && typeof p1 === 'boolean' &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
+    ) {
+      return ops()['mean.dim'].callUnchecked(
+        this,
+        p0 == null ? null : intListArg(p0, 1),
+        p1,
+        o.dtype == null ? null : dtypeArg(o.dtype),
+      );
+    }
+  }
+  return callParsed(M_mean, ops(), this, arguments);
+}
+
+const M_prod: OverloadGroup = {
+  name: 'prod',
+  method: true,
+  overloads: [{ key: 'prod', schema: 'prod(Tensor self, *, ScalarType? dtype=None) -> Tensor' }, {
+    key: 'prod.dim_int',
+    schema: 'prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
+  }],
+};
+const M_prod_K0: readonly string[] = ['dtype'];
+const M_prod_K1: readonly string[] = ['keepdim', 'dtype'];
+const M_prod_K2: readonly string[] = ['dtype'];
+function method_prod(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['prod'].callUnchecked(this, null);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntArg(p0)) return ops()['prod.dim_int'].callUnchecked(this, intArg(p0), false, null);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && typeof p1 === 'boolean') return ops()['prod.dim_int'].callUnchecked(this, intArg(p0), p1, null);
+  }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (optionsWithin(o, M_prod_K0) && (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))) {
+      return ops()['prod'].callUnchecked(this, o.dtype == null ? null : dtypeArg(o.dtype));
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_prod_K1) && isIntArg(p0) && (o.keepdim === undefined || typeof o.keepdim === 'boolean') &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
+    ) {
+      return ops()['prod.dim_int'].callUnchecked(
+        this,
+        intArg(p0),
+        o.keepdim === undefined ? false : o.keepdim,
+        o.dtype == null ? null : dtypeArg(o.dtype),
+      );
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, M_prod_K2) && isIntArg(p0) && typeof p1 === 'boolean' &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
+    ) return ops()['prod.dim_int'].callUnchecked(this, intArg(p0), p1, o.dtype == null ? null : dtypeArg(o.dtype));
+  }
+  return callParsed(M_prod, ops(), this, arguments);
+}
+
+const M_max: OverloadGroup = {
+  name: 'max',
+  method: true,
+  overloads: [{ key: 'max', schema: 'max(Tensor self) -> Tensor' }, {
+    key: 'max.dim',
+    schema: 'max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)',
+  }],
+};
+const M_max_K0: readonly string[] = [];
+const M_max_K1: readonly string[] = ['keepdim'];
+const M_max_K2: readonly string[] = [];
 function method_max(this: Tensor, p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  if (n >= 1 && n <= 2) return ops()['max.dim'].call(this, p0, (n > 1 ? p1 : o?.keepdim) ?? false);
-  if (n === 0) return ops()['max'].call(this);
-  throw invalidArguments('max', '  * (self)\n  * (self, dim, keepdim)');
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['max'].callUnchecked(this);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntArg(p0)) return ops()['max.dim'].callUnchecked(this, intArg(p0), false);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && typeof p1 === 'boolean') return ops()['max.dim'].callUnchecked(this, intArg(p0), p1);
+  }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (optionsWithin(o, M_max_K0)) return ops()['max'].callUnchecked(this);
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_max_K1) && isIntArg(p0) && (o.keepdim === undefined || typeof o.keepdim === 'boolean')) {
+      return ops()['max.dim'].callUnchecked(this, intArg(p0), o.keepdim === undefined ? false : o.keepdim);
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_max_K2) && isIntArg(p0) && typeof p1 === 'boolean') {
+      return ops()['max.dim'].callUnchecked(this, intArg(p0), p1);
+    }
+  }
+  return callParsed(M_max, ops(), this, arguments);
 }
 
+const M_min: OverloadGroup = {
+  name: 'min',
+  method: true,
+  overloads: [{ key: 'min', schema: 'min(Tensor self) -> Tensor' }, {
+    key: 'min.dim',
+    schema: 'min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)',
+  }],
+};
+const M_min_K0: readonly string[] = [];
+const M_min_K1: readonly string[] = ['keepdim'];
+const M_min_K2: readonly string[] = [];
 function method_min(this: Tensor, p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  if (n >= 1 && n <= 2) return ops()['min.dim'].call(this, p0, (n > 1 ? p1 : o?.keepdim) ?? false);
-  if (n === 0) return ops()['min'].call(this);
-  throw invalidArguments('min', '  * (self)\n  * (self, dim, keepdim)');
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['min'].callUnchecked(this);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntArg(p0)) return ops()['min.dim'].callUnchecked(this, intArg(p0), false);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && typeof p1 === 'boolean') return ops()['min.dim'].callUnchecked(this, intArg(p0), p1);
+  }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (optionsWithin(o, M_min_K0)) return ops()['min'].callUnchecked(this);
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_min_K1) && isIntArg(p0) && (o.keepdim === undefined || typeof o.keepdim === 'boolean')) {
+      return ops()['min.dim'].callUnchecked(this, intArg(p0), o.keepdim === undefined ? false : o.keepdim);
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_min_K2) && isIntArg(p0) && typeof p1 === 'boolean') {
+      return ops()['min.dim'].callUnchecked(this, intArg(p0), p1);
+    }
+  }
+  return callParsed(M_min, ops(), this, arguments);
 }
 
+const M_amax: OverloadGroup = {
+  name: 'amax',
+  method: true,
+  overloads: [{ key: 'amax', schema: 'amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor' }],
+};
+const M_amax_K0: readonly string[] = ['dim', 'keepdim'];
+const M_amax_K1: readonly string[] = ['keepdim'];
+const M_amax_K2: readonly string[] = [];
 function method_amax(this: Tensor, p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops()['amax'].call(this, intList((n > 0 ? p0 : o?.dim) ?? []), (n > 1 ? p1 : o?.keepdim) ?? false);
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['amax'].callUnchecked(this, [], false);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntListArg(p0, 1)) return ops()['amax'].callUnchecked(this, intListArg(p0, 1), false);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntListArg(p0, 1) && typeof p1 === 'boolean') return ops()['amax'].callUnchecked(this, intListArg(p0, 1), p1);
+  }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (
+      optionsWithin(o, M_amax_K0) && (o.dim === undefined || isIntListArg(o.dim, 1)) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['amax'].callUnchecked(
+        this,
+        o.dim === undefined ? [] : intListArg(o.dim, 1),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_amax_K1) && isIntListArg(p0, 1) && (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) return ops()['amax'].callUnchecked(this, intListArg(p0, 1), o.keepdim === undefined ? false : o.keepdim);
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_amax_K2) && isIntListArg(p0, 1) && typeof p1 === 'boolean') {
+      return ops()['amax'].callUnchecked(this, intListArg(p0, 1), p1);
+    }
+  }
+  return callParsed(M_amax, ops(), this, arguments);
 }
 
+const M_amin: OverloadGroup = {
+  name: 'amin',
+  method: true,
+  overloads: [{ key: 'amin', schema: 'amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor' }],
+};
+const M_amin_K0: readonly string[] = ['dim', 'keepdim'];
+const M_amin_K1: readonly string[] = ['keepdim'];
+const M_amin_K2: readonly string[] = [];
 function method_amin(this: Tensor, p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops()['amin'].call(this, intList((n > 0 ? p0 : o?.dim) ?? []), (n > 1 ? p1 : o?.keepdim) ?? false);
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['amin'].callUnchecked(this, [], false);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntListArg(p0, 1)) return ops()['amin'].callUnchecked(this, intListArg(p0, 1), false);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntListArg(p0, 1) && typeof p1 === 'boolean') return ops()['amin'].callUnchecked(this, intListArg(p0, 1), p1);
+  }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (
+      optionsWithin(o, M_amin_K0) && (o.dim === undefined || isIntListArg(o.dim, 1)) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['amin'].callUnchecked(
+        this,
+        o.dim === undefined ? [] : intListArg(o.dim, 1),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_amin_K1) && isIntListArg(p0, 1) && (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) return ops()['amin'].callUnchecked(this, intListArg(p0, 1), o.keepdim === undefined ? false : o.keepdim);
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_amin_K2) && isIntListArg(p0, 1) && typeof p1 === 'boolean') {
+      return ops()['amin'].callUnchecked(this, intListArg(p0, 1), p1);
+    }
+  }
+  return callParsed(M_amin, ops(), this, arguments);
 }
 
+const M_argmax: OverloadGroup = {
+  name: 'argmax',
+  method: true,
+  overloads: [{ key: 'argmax', schema: 'argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor' }],
+};
+const M_argmax_K0: readonly string[] = ['dim', 'keepdim'];
+const M_argmax_K1: readonly string[] = ['keepdim'];
+const M_argmax_K2: readonly string[] = [];
 function method_argmax(this: Tensor, p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops()['argmax'].call(this, (n > 0 ? p0 : o?.dim) ?? null, (n > 1 ? p1 : o?.keepdim) ?? false);
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['argmax'].callUnchecked(this, null, false);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if ((p0 == null || isIntArg(p0))) return ops()['argmax'].callUnchecked(this, p0 == null ? null : intArg(p0), false);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if ((p0 == null || isIntArg(p0)) && typeof p1 === 'boolean') {
+      return ops()['argmax'].callUnchecked(this, p0 == null ? null : intArg(p0), p1);
+    }
+  }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (
+      optionsWithin(o, M_argmax_K0) && (o.dim === undefined || (o.dim == null || isIntArg(o.dim))) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['argmax'].callUnchecked(
+        this,
+        o.dim == null ? null : intArg(o.dim),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_argmax_K1) && (p0 == null || isIntArg(p0)) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['argmax'].callUnchecked(
+        this,
+        p0 == null ? null : intArg(p0),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_argmax_K2) && (p0 == null || isIntArg(p0)) && typeof p1 === 'boolean') {
+      return ops()['argmax'].callUnchecked(this, p0 == null ? null : intArg(p0), p1);
+    }
+  }
+  return callParsed(M_argmax, ops(), this, arguments);
 }
 
+const M_argmin: OverloadGroup = {
+  name: 'argmin',
+  method: true,
+  overloads: [{ key: 'argmin', schema: 'argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor' }],
+};
+const M_argmin_K0: readonly string[] = ['dim', 'keepdim'];
+const M_argmin_K1: readonly string[] = ['keepdim'];
+const M_argmin_K2: readonly string[] = [];
 function method_argmin(this: Tensor, p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops()['argmin'].call(this, (n > 0 ? p0 : o?.dim) ?? null, (n > 1 ? p1 : o?.keepdim) ?? false);
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['argmin'].callUnchecked(this, null, false);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if ((p0 == null || isIntArg(p0))) return ops()['argmin'].callUnchecked(this, p0 == null ? null : intArg(p0), false);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if ((p0 == null || isIntArg(p0)) && typeof p1 === 'boolean') {
+      return ops()['argmin'].callUnchecked(this, p0 == null ? null : intArg(p0), p1);
+    }
+  }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (
+      optionsWithin(o, M_argmin_K0) && (o.dim === undefined || (o.dim == null || isIntArg(o.dim))) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['argmin'].callUnchecked(
+        this,
+        o.dim == null ? null : intArg(o.dim),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_argmin_K1) && (p0 == null || isIntArg(p0)) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['argmin'].callUnchecked(
+        this,
+        p0 == null ? null : intArg(p0),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_argmin_K2) && (p0 == null || isIntArg(p0)) && typeof p1 === 'boolean') {
+      return ops()['argmin'].callUnchecked(this, p0 == null ? null : intArg(p0), p1);
+    }
+  }
+  return callParsed(M_argmin, ops(), this, arguments);
 }
 
-function method_mm(this: Tensor, p0?: any): any {
-  return ops()['mm'].call(this, p0);
+const M_mm: OverloadGroup = {
+  name: 'mm',
+  method: true,
+  overloads: [{ key: 'mm', schema: 'mm(Tensor self, Tensor mat2) -> Tensor' }],
+};
+const M_mm_K0: readonly string[] = [];
+function method_mm(this: Tensor, p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['mm'].callUnchecked(this, p0);
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_mm_K0) && isLiveTensor(p0)) return ops()['mm'].callUnchecked(this, p0);
+  }
+  return callParsed(M_mm, ops(), this, arguments);
 }
 
-function method_bmm(this: Tensor, p0?: any): any {
-  return ops()['bmm'].call(this, p0);
+const M_bmm: OverloadGroup = {
+  name: 'bmm',
+  method: true,
+  overloads: [{ key: 'bmm', schema: 'bmm(Tensor self, Tensor mat2) -> Tensor' }],
+};
+const M_bmm_K0: readonly string[] = [];
+function method_bmm(this: Tensor, p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['bmm'].callUnchecked(this, p0);
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_bmm_K0) && isLiveTensor(p0)) return ops()['bmm'].callUnchecked(this, p0);
+  }
+  return callParsed(M_bmm, ops(), this, arguments);
 }
 
+const M_addmm: OverloadGroup = {
+  name: 'addmm',
+  method: true,
+  overloads: [{
+    key: 'addmm',
+    schema: 'addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor',
+  }],
+};
+const M_addmm_K0: readonly string[] = ['beta', 'alpha'];
 function method_addmm(this: Tensor, p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops()['addmm'].call(this, p0, p1, o?.beta ?? 1, o?.alpha ?? 1);
+  const n = arguments.length;
+  if (n === 2 && isLiveTensor(this)) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['addmm'].callUnchecked(this, p0, p1, 1, 1);
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, M_addmm_K0) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (o.beta === undefined || isScalarArg(o.beta)) && (o.alpha === undefined || isScalarArg(o.alpha))
+    ) {
+      return ops()['addmm'].callUnchecked(
+        this,
+        p0,
+        p1,
+        o.beta === undefined ? 1 : scalarArg(o.beta),
+        o.alpha === undefined ? 1 : scalarArg(o.alpha),
+      );
+    }
+  }
+  return callParsed(M_addmm, ops(), this, arguments);
 }
 
-function method_dot(this: Tensor, p0?: any): any {
-  return ops()['dot'].call(this, p0);
+const M_dot: OverloadGroup = {
+  name: 'dot',
+  method: true,
+  overloads: [{ key: 'dot', schema: 'dot(Tensor self, Tensor tensor) -> Tensor' }],
+};
+const M_dot_K0: readonly string[] = [];
+function method_dot(this: Tensor, p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['dot'].callUnchecked(this, p0);
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_dot_K0) && isLiveTensor(p0)) return ops()['dot'].callUnchecked(this, p0);
+  }
+  return callParsed(M_dot, ops(), this, arguments);
 }
 
-function method_mv(this: Tensor, p0?: any): any {
-  return ops()['mv'].call(this, p0);
+const M_mv: OverloadGroup = {
+  name: 'mv',
+  method: true,
+  overloads: [{ key: 'mv', schema: 'mv(Tensor self, Tensor vec) -> Tensor' }],
+};
+const M_mv_K0: readonly string[] = [];
+function method_mv(this: Tensor, p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['mv'].callUnchecked(this, p0);
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_mv_K0) && isLiveTensor(p0)) return ops()['mv'].callUnchecked(this, p0);
+  }
+  return callParsed(M_mv, ops(), this, arguments);
 }
 
-function method_matmul(this: Tensor, p0?: any): any {
-  return ops()['matmul'].call(this, p0);
+const M_matmul: OverloadGroup = {
+  name: 'matmul',
+  method: true,
+  overloads: [{ key: 'matmul', schema: 'matmul(Tensor self, Tensor other) -> Tensor' }],
+};
+const M_matmul_K0: readonly string[] = [];
+function method_matmul(this: Tensor, p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['matmul'].callUnchecked(this, p0);
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_matmul_K0) && isLiveTensor(p0)) return ops()['matmul'].callUnchecked(this, p0);
+  }
+  return callParsed(M_matmul, ops(), this, arguments);
 }
 
+const M_softmax: OverloadGroup = {
+  name: 'softmax',
+  method: true,
+  overloads: [{ key: 'softmax.int', schema: 'softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor' }],
+};
+const M_softmax_K0: readonly string[] = ['dtype'];
+const M_softmax_K1: readonly string[] = [];
 function method_softmax(this: Tensor, p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops()['softmax.int'].call(this, p0, optionalDType((n > 1 ? p1 : o?.dtype) ?? null));
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntArg(p0)) return ops()['softmax.int'].callUnchecked(this, intArg(p0), null);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && (p1 == null || isDTypeArg(p1))) {
+      return ops()['softmax.int'].callUnchecked(this, intArg(p0), p1 == null ? null : dtypeArg(p1));
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_softmax_K0) && isIntArg(p0) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
+    ) return ops()['softmax.int'].callUnchecked(this, intArg(p0), o.dtype == null ? null : dtypeArg(o.dtype));
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_softmax_K1) && isIntArg(p0) && (p1 == null || isDTypeArg(p1))) {
+      return ops()['softmax.int'].callUnchecked(this, intArg(p0), p1 == null ? null : dtypeArg(p1));
+    }
+  }
+  return callParsed(M_softmax, ops(), this, arguments);
 }
 
+const M_logSoftmax: OverloadGroup = {
+  name: 'log_softmax',
+  method: true,
+  overloads: [{
+    key: 'log_softmax.int',
+    schema: 'log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor',
+  }],
+};
+const M_logSoftmax_K0: readonly string[] = ['dtype'];
+const M_logSoftmax_K1: readonly string[] = [];
 function method_logSoftmax(this: Tensor, p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops()['log_softmax.int'].call(this, p0, optionalDType((n > 1 ? p1 : o?.dtype) ?? null));
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntArg(p0)) return ops()['log_softmax.int'].callUnchecked(this, intArg(p0), null);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && (p1 == null || isDTypeArg(p1))) {
+      return ops()['log_softmax.int'].callUnchecked(this, intArg(p0), p1 == null ? null : dtypeArg(p1));
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_logSoftmax_K0) && isIntArg(p0) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
+    ) return ops()['log_softmax.int'].callUnchecked(this, intArg(p0), o.dtype == null ? null : dtypeArg(o.dtype));
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_logSoftmax_K1) && isIntArg(p0) && (p1 == null || isDTypeArg(p1))) {
+      return ops()['log_softmax.int'].callUnchecked(this, intArg(p0), p1 == null ? null : dtypeArg(p1));
+    }
+  }
+  return callParsed(M_logSoftmax, ops(), this, arguments);
 }
 
+const M_uniform_: OverloadGroup = {
+  name: 'uniform_',
+  method: true,
+  overloads: [{
+    key: 'uniform_',
+    schema: 'uniform_(Tensor(a!) self, float from=0., float to=1., *, Generator? generator=None) -> Tensor(a!)',
+  }],
+};
+const M_uniform__K0: readonly string[] = ['from', 'to', 'generator'];
+const M_uniform__K1: readonly string[] = ['to', 'generator'];
+const M_uniform__K2: readonly string[] = ['generator'];
 function method_uniform_(this: Tensor, p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops()['uniform_'].call(this, (n > 0 ? p0 : o?.from) ?? 0, (n > 1 ? p1 : o?.to) ?? 1, o?.generator ?? null);
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['uniform_'].callUnchecked(this, 0, 1, null);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if (isFloatArg(p0)) return ops()['uniform_'].callUnchecked(this, floatArg(p0), 1, null);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isFloatArg(p0) && isFloatArg(p1)) {
+      return ops()['uniform_'].callUnchecked(this, floatArg(p0), floatArg(p1), null);
+    }
+  }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (
+      optionsWithin(o, M_uniform__K0) && (o.from === undefined || isFloatArg(o.from)) &&
+      (o.to === undefined || isFloatArg(o.to)) &&
+      (o.generator === undefined || (o.generator == null || isGeneratorArg(o.generator)))
+    ) {
+      return ops()['uniform_'].callUnchecked(
+        this,
+        o.from === undefined ? 0 : floatArg(o.from),
+        o.to === undefined ? 1 : floatArg(o.to),
+        o.generator ?? null,
+      );
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_uniform__K1) && isFloatArg(p0) && (o.to === undefined || isFloatArg(o.to)) &&
+      (o.generator === undefined || (o.generator == null || isGeneratorArg(o.generator)))
+    ) {
+      return ops()['uniform_'].callUnchecked(
+        this,
+        floatArg(p0),
+        o.to === undefined ? 1 : floatArg(o.to),
+        o.generator ?? null,
+      );
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, M_uniform__K2) && isFloatArg(p0) && isFloatArg(p1) &&
+      (o.generator === undefined || (o.generator == null || isGeneratorArg(o.generator)))
+    ) return ops()['uniform_'].callUnchecked(this, floatArg(p0), floatArg(p1), o.generator ?? null);
+  }
+  return callParsed(M_uniform_, ops(), this, arguments);
 }
 
+const M_normal_: OverloadGroup = {
+  name: 'normal_',
+  method: true,
+  overloads: [{
+    key: 'normal_',
+    schema: 'normal_(Tensor(a!) self, float mean=0., float std=1., *, Generator? generator=None) -> Tensor(a!)',
+  }],
+};
+const M_normal__K0: readonly string[] = ['mean', 'std', 'generator'];
+const M_normal__K1: readonly string[] = ['std', 'generator'];
+const M_normal__K2: readonly string[] = ['generator'];
 function method_normal_(this: Tensor, p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops()['normal_'].call(this, (n > 0 ? p0 : o?.mean) ?? 0, (n > 1 ? p1 : o?.std) ?? 1, o?.generator ?? null);
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['normal_'].callUnchecked(this, 0, 1, null);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if (isFloatArg(p0)) return ops()['normal_'].callUnchecked(this, floatArg(p0), 1, null);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isFloatArg(p0) && isFloatArg(p1)) return ops()['normal_'].callUnchecked(this, floatArg(p0), floatArg(p1), null);
+  }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (
+      optionsWithin(o, M_normal__K0) && (o.mean === undefined || isFloatArg(o.mean)) &&
+      (o.std === undefined || isFloatArg(o.std)) &&
+      (o.generator === undefined || (o.generator == null || isGeneratorArg(o.generator)))
+    ) {
+      return ops()['normal_'].callUnchecked(
+        this,
+        o.mean === undefined ? 0 : floatArg(o.mean),
+        o.std === undefined ? 1 : floatArg(o.std),
+        o.generator ?? null,
+      );
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_normal__K1) && isFloatArg(p0) && (o.std === undefined || isFloatArg(o.std)) &&
+      (o.generator === undefined || (o.generator == null || isGeneratorArg(o.generator)))
+    ) {
+      return ops()['normal_'].callUnchecked(
+        this,
+        floatArg(p0),
+        o.std === undefined ? 1 : floatArg(o.std),
+        o.generator ?? null,
+      );
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, M_normal__K2) && isFloatArg(p0) && isFloatArg(p1) &&
+      (o.generator === undefined || (o.generator == null || isGeneratorArg(o.generator)))
+    ) return ops()['normal_'].callUnchecked(this, floatArg(p0), floatArg(p1), o.generator ?? null);
+  }
+  return callParsed(M_normal_, ops(), this, arguments);
 }
 
-function method_indexSelect(this: Tensor, p0?: any, p1?: any): any {
-  return ops()['index_select'].call(this, p0, p1);
+const M_indexSelect: OverloadGroup = {
+  name: 'index_select',
+  method: true,
+  overloads: [{ key: 'index_select', schema: 'index_select(Tensor self, int dim, Tensor index) -> Tensor' }],
+};
+const M_indexSelect_K0: readonly string[] = [];
+function method_indexSelect(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isLiveTensor(p1)) return ops()['index_select'].callUnchecked(this, intArg(p0), p1);
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_indexSelect_K0) && isIntArg(p0) && isLiveTensor(p1)) {
+      return ops()['index_select'].callUnchecked(this, intArg(p0), p1);
+    }
+  }
+  return callParsed(M_indexSelect, ops(), this, arguments);
 }
 
+const M_indexAdd: OverloadGroup = {
+  name: 'index_add',
+  method: true,
+  overloads: [{
+    key: 'index_add',
+    schema: 'index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor',
+  }],
+};
+const M_indexAdd_K0: readonly string[] = ['alpha'];
 function method_indexAdd(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : p3 === undefined || isOptions(p3)
-    ? 3
-    : 4;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : n === 3 ? p3 : undefined) as any;
-  return ops()['index_add'].call(this, p0, p1, p2, o?.alpha ?? 1);
+  const n = arguments.length;
+  if (n === 3 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isLiveTensor(p1) && isLiveTensor(p2)) {
+      return ops()['index_add'].callUnchecked(this, intArg(p0), p1, p2, 1);
+    }
+  }
+  if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, M_indexAdd_K0) && isIntArg(p0) && isLiveTensor(p1) && isLiveTensor(p2) &&
+      (o.alpha === undefined || isScalarArg(o.alpha))
+    ) return ops()['index_add'].callUnchecked(this, intArg(p0), p1, p2, o.alpha === undefined ? 1 : scalarArg(o.alpha));
+  }
+  return callParsed(M_indexAdd, ops(), this, arguments);
 }
 
+const M_gather: OverloadGroup = {
+  name: 'gather',
+  method: true,
+  overloads: [{
+    key: 'gather',
+    schema: 'gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor',
+  }],
+};
+const M_gather_K0: readonly string[] = ['sparseGrad'];
 function method_gather(this: Tensor, p0?: any, p1?: any, p2?: any): any {
-  const n: number = p0 === undefined || isOptions(p0)
-    ? 0
-    : p1 === undefined || isOptions(p1)
-    ? 1
-    : p2 === undefined || isOptions(p2)
-    ? 2
-    : 3;
-  const o = (n === 0 ? p0 : n === 1 ? p1 : n === 2 ? p2 : undefined) as any;
-  return ops()['gather'].call(this, p0, p1, o?.sparseGrad ?? false);
+  const n = arguments.length;
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isLiveTensor(p1)) return ops()['gather'].callUnchecked(this, intArg(p0), p1, false);
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, M_gather_K0) && isIntArg(p0) && isLiveTensor(p1) &&
+      (o.sparseGrad === undefined || typeof o.sparseGrad === 'boolean')
+    ) return ops()['gather'].callUnchecked(this, intArg(p0), p1, o.sparseGrad === undefined ? false : o.sparseGrad);
+  }
+  return callParsed(M_gather, ops(), this, arguments);
 }
 
-function method_scatterAdd(this: Tensor, p0?: any, p1?: any, p2?: any): any {
-  return ops()['scatter_add'].call(this, p0, p1, p2);
+const M_scatterAdd: OverloadGroup = {
+  name: 'scatter_add',
+  method: true,
+  overloads: [{ key: 'scatter_add', schema: 'scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor' }],
+};
+const M_scatterAdd_K0: readonly string[] = [];
+function method_scatterAdd(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n = arguments.length;
+  if (n === 3 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isLiveTensor(p1) && isLiveTensor(p2)) {
+      return ops()['scatter_add'].callUnchecked(this, intArg(p0), p1, p2);
+    }
+  }
+  if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, M_scatterAdd_K0) && isIntArg(p0) && isLiveTensor(p1) && isLiveTensor(p2)) {
+      return ops()['scatter_add'].callUnchecked(this, intArg(p0), p1, p2);
+    }
+  }
+  return callParsed(M_scatterAdd, ops(), this, arguments);
 }
 
-function method_maskedFill(this: Tensor, p0?: any, p1?: any): any {
-  return ops()['masked_fill.Scalar'].call(this, p0, p1);
+const M_maskedFill: OverloadGroup = {
+  name: 'masked_fill',
+  method: true,
+  overloads: [{
+    key: 'masked_fill.Scalar',
+    schema: 'masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor',
+  }],
+};
+const M_maskedFill_K0: readonly string[] = [];
+function method_maskedFill(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 2 && isLiveTensor(this)) {
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['masked_fill.Scalar'].callUnchecked(this, p0, scalarArg(p1));
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_maskedFill_K0) && isLiveTensor(p0) && isScalarArg(p1)) {
+      return ops()['masked_fill.Scalar'].callUnchecked(this, p0, scalarArg(p1));
+    }
+  }
+  return callParsed(M_maskedFill, ops(), this, arguments);
 }
 
-function method_maskedFill_(this: Tensor, p0?: any, p1?: any): any {
-  return ops()['masked_fill_.Scalar'].call(this, p0, p1);
+const M_maskedFill_: OverloadGroup = {
+  name: 'masked_fill_',
+  method: true,
+  overloads: [{
+    key: 'masked_fill_.Scalar',
+    schema: 'masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)',
+  }],
+};
+const M_maskedFill__K0: readonly string[] = [];
+function method_maskedFill_(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 2 && isLiveTensor(this)) {
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['masked_fill_.Scalar'].callUnchecked(this, p0, scalarArg(p1));
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_maskedFill__K0) && isLiveTensor(p0) && isScalarArg(p1)) {
+      return ops()['masked_fill_.Scalar'].callUnchecked(this, p0, scalarArg(p1));
+    }
+  }
+  return callParsed(M_maskedFill_, ops(), this, arguments);
 }
 
 /**

@@ -490,7 +490,8 @@ export function checkAlpha(dtype: DType, alpha: number | boolean): void {
   if (typeof alpha === 'boolean' && dtype !== bool) {
     throw new RuntimeError('Boolean alpha only supported for Boolean results.');
   }
-  if (!dtype.isFloatingPoint && typeof alpha === 'number' && !Number.isInteger(alpha)) {
+  // A floatScalar alpha is a float even when integral: Number.isInteger is false for it (Note [Float scalars]).
+  if (!dtype.isFloatingPoint && typeof alpha !== 'boolean' && !Number.isInteger(alpha)) {
     throw new RuntimeError('For integral input tensors, argument alpha must not be a floating point number.');
   }
 }

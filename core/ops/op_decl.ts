@@ -57,6 +57,11 @@ export interface OpDecl {
   readonly function?: string | false;
   /** Name of the Tensor method (default: none; `true` means the function name). */
   readonly method?: string | boolean;
+  /**
+   * The Python-binding signature (a schema) where PyTorch binds the overload differently from its schema,
+   * as `Tensor.to(device=None, dtype=None, ...)` binds `to.dtype_layout`; its arguments name schema arguments.
+   */
+  readonly python?: string;
   /** One-line description for the generated JSDoc. */
   readonly doc: string;
 }

@@ -247,6 +247,13 @@ export const DECOMPOSITION_IMPLS = {
     }
     return call('_to_copy', self, dtype, layout, device, pinMemory, nonBlocking, memoryFormat);
   },
+  toOther(self: Tensor, other: Tensor, nonBlocking: boolean, copy: boolean, memoryFormat: unknown): Tensor {
+    self.assertAlive('to');
+    other.assertAlive('to');
+    memoryFormatOf(memoryFormat);
+    if (toWillAlias(self, other.dtype, other.device, copy)) return self;
+    return call('_to_copy', self, other.dtype, null, other.device, null, nonBlocking, memoryFormat);
+  },
   stack(tensors: readonly Tensor[], dim: number): Tensor {
     if (tensors.length === 0) throw new RuntimeError('stack expects a non-empty TensorList');
     const first = tensors[0].shape;

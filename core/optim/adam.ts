@@ -7,6 +7,7 @@
 import { maximum, zeros } from '../ops/generated_api.ts';
 import type { Tensor } from '../tensor/tensor.ts';
 import { Optimizer, type ParamGroup, type ParamsInput } from './optimizer.ts';
+import { constructorOptions, invalidValue, type OptionKinds } from './options.ts';
 
 /** Hyperparameters of {@linkcode Adam} and {@linkcode AdamW}. */
 export interface AdamOptions {
@@ -29,6 +30,15 @@ export type AdamGroupOptions = Required<AdamOptions>;
 
 /** Adam's per-parameter state. */
 export type AdamState = { step?: number; expAvg?: Tensor; expAvgSq?: Tensor; maxExpAvgSq?: Tensor };
+
+const ADAM_OPTIONS: OptionKinds<AdamOptions> = {
+  lr: 'float',
+  betas: 'pair',
+  eps: 'float',
+  weightDecay: 'float',
+  amsgrad: 'bool',
+  maximize: 'bool',
+};
 
 function withDefaults(options: AdamOptions): AdamGroupOptions {
   return {
@@ -59,8 +69,16 @@ function withDefaults(options: AdamOptions): AdamGroupOptions {
  */
 export class Adam extends Optimizer<AdamGroupOptions, AdamState> {
   /** Adam over `params` (tensors or groups). */
-  constructor(params: ParamsInput<AdamGroupOptions>, options: AdamOptions = {}) {
-    super(params, withDefaults(options));
+  constructor(params: ParamsInput<AdamGroupOptions>, options?: AdamOptions);
+  /** Adam with learning rate `lr` (`new Adam(params, 1e-3, { betas })`; Note [Positional learning rate]). */
+  constructor(params: ParamsInput<AdamGroupOptions>, lr: number, options?: Omit<AdamOptions, 'lr'>);
+  constructor(params: ParamsInput<AdamGroupOptions>, ...args: unknown[]) {
+    super(params, withDefaults(constructorOptions(new.target.name, ADAM_OPTIONS, args)));
+  }
+
+  /** Adam's options. */
+  protected optionKinds(): OptionKinds<AdamGroupOptions> {
+    return ADAM_OPTIONS;
   }
 
   /** Whether weight decay is decoupled from the gradient (false here; AdamW's is true). */
@@ -70,12 +88,12 @@ export class Adam extends Optimizer<AdamGroupOptions, AdamState> {
 
   /** PyTorch's checks. */
   protected override validate(group: ParamGroup<AdamGroupOptions>): void {
-    if (!(group.lr >= 0)) throw new Error(`Invalid learning rate: ${group.lr}`);
-    if (!(group.eps >= 0)) throw new Error(`Invalid epsilon value: ${group.eps}`);
+    if (!(group.lr >= 0)) throw invalidValue('learning rate', group.lr);
+    if (!(group.eps >= 0)) throw invalidValue('epsilon value', group.eps);
     const [beta1, beta2] = group.betas;
-    if (!(beta1 >= 0 && beta1 < 1)) throw new Error(`Invalid beta parameter at index 0: ${beta1}`);
-    if (!(beta2 >= 0 && beta2 < 1)) throw new Error(`Invalid beta parameter at index 1: ${beta2}`);
-    if (!(group.weightDecay >= 0)) throw new Error(`Invalid weight_decay value: ${group.weightDecay}`);
+    if (!(beta1 >= 0 && beta1 < 1)) throw invalidValue('beta parameter at index 0', beta1);
+    if (!(beta2 >= 0 && beta2 < 1)) throw invalidValue('beta parameter at index 1', beta2);
+    if (!(group.weightDecay >= 0)) throw invalidValue('weight_decay value', group.weightDecay);
   }
 
   /** One Adam update of the group's parameters. */
@@ -139,7 +157,11 @@ export class Adam extends Optimizer<AdamGroupOptions, AdamState> {
  */
 export class AdamW extends Adam {
   /** AdamW over `params` (tensors or groups). */
-  constructor(params: ParamsInput<AdamGroupOptions>, options: AdamOptions = {}) {
+  constructor(params: ParamsInput<AdamGroupOptions>, options?: AdamOptions);
+  /** AdamW with learning rate `lr` (Note [Positional learning rate]). */
+  constructor(params: ParamsInput<AdamGroupOptions>, lr: number, options?: Omit<AdamOptions, 'lr'>);
+  constructor(params: ParamsInput<AdamGroupOptions>, ...args: unknown[]) {
+    const options = constructorOptions('AdamW', ADAM_OPTIONS, args);
     super(params, { ...options, weightDecay: options.weightDecay ?? 1e-2 });
   }
 

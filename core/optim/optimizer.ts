@@ -11,12 +11,15 @@
  * @module
  */
 import { enableGrad, noGrad } from '../autograd/grad_mode.ts';
+import { RuntimeError, ValueError } from '../dispatch/errors.ts';
+import { isOptions, pyTypeName } from '../ops/arg_names.ts';
 import { keep, scope } from '../tensor/lifetime.ts';
 import { Tensor } from '../tensor/tensor.ts';
 import { zeroGradients, type ZeroGradOptions } from '../nn/module.ts';
+import { checkOptionTypes, type OptionKinds } from './options.ts';
 
 /** A parameter group as given to a constructor: its parameters and any hyperparameters to override. */
-export type ParamGroupInput<O> = { params: Iterable<Tensor> } & Partial<O>;
+export type ParamGroupInput<O> = { params: Iterable<Tensor> | Tensor } & Partial<O>;
 
 /** A parameter group: its parameters and its hyperparameters (change `lr` here to schedule it). */
 export type ParamGroup<O> = O & { params: Tensor[] };
@@ -26,6 +29,10 @@ export type ParamsInput<O> = Iterable<Tensor> | Iterable<ParamGroupInput<O>>;
 
 /** Per-parameter state: tensors (freed with the optimizer) and numbers such as the step count. */
 export type ParamState = Record<string, Tensor | number | undefined>;
+
+const isIterable = (v: unknown): v is Iterable<unknown> =>
+  typeof v === 'object' && v !== null && !Tensor.isTensor(v) &&
+  typeof (v as { [Symbol.iterator]?: unknown })[Symbol.iterator] === 'function';
 
 /**
  * The base class of optimizers. Subclasses define `updateGroup`, which runs under `noGrad` inside a scope.
@@ -49,32 +56,67 @@ export abstract class Optimizer<O extends object, S extends ParamState = ParamSt
   /** State per parameter, created on its first update. */
   readonly state: Map<Tensor, S> = new Map();
 
-  /** An optimizer of `params` (tensors or groups) with `defaults` for every group. */
+  /**
+   * An optimizer of `params` (tensors or groups) with `defaults` for every group. Raises PyTorch's errors for
+   * params that are no iterable of tensors or groups, an empty list, a non-tensor or non-leaf parameter.
+   */
   constructor(params: ParamsInput<O>, defaults: O) {
     this.defaults = { ...defaults };
-    const list = [...params] as Array<Tensor | ParamGroupInput<O>>;
-    if (list.length === 0) throw new Error('optimizer got an empty parameter list');
-    const groups = list[0] instanceof Tensor
-      ? [{ params: list as Tensor[] } as unknown as ParamGroupInput<O>]
-      : (list as Array<ParamGroupInput<O>>);
-    for (const group of groups) this.addParamGroup(group);
+    if (!isIterable(params) || typeof params === 'string') {
+      throw new TypeError(
+        'params argument given to the optimizer should be an iterable of Tensors or dicts, but got ' +
+          pyTypeName(params),
+      );
+    }
+    const list = [...params] as unknown[];
+    if (list.length === 0) throw new ValueError('optimizer got an empty parameter list');
+    const groups = isOptions(list[0]) ? list : [{ params: list }];
+    for (const group of groups) this.addParamGroup(group as ParamGroupInput<O>);
   }
 
-  /** Adds a group (hyperparameters default to `defaults`); its parameters must not be in another group. */
+  /** The option names and kinds the optimizer takes (checked in every group). */
+  protected abstract optionKinds(): OptionKinds<O>;
+
+  /**
+   * Adds a group (hyperparameters default to `defaults`); its parameters must be leaf tensors not in another
+   * group.
+   */
   addParamGroup(group: ParamGroupInput<O>): void {
-    const params = [...group.params];
+    const name = this.constructor.name;
+    if (!isOptions(group)) throw new TypeError('param group must be a dict');
+    const given = (group as { params?: unknown }).params;
+    if (given === undefined) throw new TypeError("parameter group didn't specify its 'params'");
+    if (!Tensor.isTensor(given) && !isIterable(given)) {
+      throw new TypeError(
+        `params argument given to the optimizer should be an iterable of Tensors or dicts, but got ${
+          pyTypeName(given)
+        }`,
+      );
+    }
+    const params = Tensor.isTensor(given) ? [given] : [...given] as unknown[];
     for (const p of params) {
-      if (!(p instanceof Tensor)) {
-        throw new TypeError(`optimizer can only optimize Tensors, but one of the params is ${typeof p}`);
+      if (!Tensor.isTensor(p)) {
+        throw new TypeError(`optimizer can only optimize Tensors, but one of the params is ${pyTypeName(p)}`);
       }
-      if (!p.isLeaf) throw new Error("can't optimize a non-leaf Tensor");
+      if (p.isDisposed) throw new RuntimeError(`${name}(): a parameter was disposed and cannot be used any more`);
+      if (!p.isLeaf) throw new ValueError("can't optimize a non-leaf Tensor");
+    }
+    if (new Set(params).size !== params.length) {
+      console.warn(
+        'optimizer contains a parameter group with duplicate parameters; in future, this will cause an error; ' +
+          'see github.com/pytorch/pytorch/issues/40967 for more information',
+      );
     }
     const seen = new Set(this.paramGroups.flatMap((g) => g.params));
-    if (params.some((p) => seen.has(p)) || new Set(params).size !== params.length) {
-      throw new Error('some parameters appear in more than one parameter group');
+    if (params.some((p) => seen.has(p as Tensor))) {
+      throw new ValueError('some parameters appear in more than one parameter group');
     }
+    const overrides = { ...group } as Record<string, unknown>;
+    delete overrides.params;
+    // Groups may carry other keys (as PyTorch's dicts do); the optimizer's own must have the right types.
+    checkOptionTypes(name, this.optionKinds(), overrides, true);
     const merged = { ...this.defaults } as Record<string, unknown>;
-    for (const [key, value] of Object.entries(group)) if (key !== 'params' && value !== undefined) merged[key] = value;
+    for (const [key, value] of Object.entries(overrides)) if (value !== undefined) merged[key] = value;
     merged.params = params;
     this.validate(merged as ParamGroup<O>);
     this.paramGroups.push(merged as ParamGroup<O>);
@@ -106,7 +148,10 @@ export abstract class Optimizer<O extends object, S extends ParamState = ParamSt
    * returns the loss (run with grad enabled); its result is returned.
    */
   step(closure?: () => Tensor): Tensor | undefined {
-    const loss = closure === undefined ? undefined : enableGrad(closure);
+    if (closure != null && typeof closure !== 'function') {
+      throw new TypeError(`'${pyTypeName(closure)}' object is not callable`);
+    }
+    const loss = closure == null ? undefined : enableGrad(closure);
     scope(() => {
       using _noGrad = noGrad();
       for (const group of this.paramGroups) this.updateGroup(group);
@@ -116,6 +161,10 @@ export abstract class Optimizer<O extends object, S extends ParamState = ParamSt
 
   /** Resets the gradients of every parameter: drops and disposes them (default), or zeroes them. */
   zeroGrad(options: ZeroGradOptions = {}): void {
+    if (!isOptions(options)) {
+      throw new TypeError(`zeroGrad(): argument 'options' must be an options object, not ${pyTypeName(options)}`);
+    }
+    checkOptionTypes('zeroGrad', { setToNone: 'bool' }, options);
     zeroGradients(this.paramGroups.flatMap((g) => g.params), options);
   }
 

@@ -4,13 +4,15 @@
  *
  * @module
  */
+import { ValueError } from '../dispatch/errors.ts';
 import type { Tensor } from '../tensor/tensor.ts';
 import { Optimizer, type ParamGroup, type ParamsInput } from './optimizer.ts';
+import { constructorOptions, invalidValue, type OptionKinds } from './options.ts';
 
 /** Hyperparameters of {@linkcode SGD}. */
 export interface SGDOptions {
-  /** Learning rate. */
-  lr: number;
+  /** Learning rate (required: here, or as the second constructor argument). */
+  lr?: number;
   /** Momentum factor (default 0: plain SGD). */
   momentum?: number;
   /** Dampening of the momentum (default 0). */
@@ -29,6 +31,15 @@ export type SGDGroupOptions = Required<SGDOptions>;
 /** SGD's per-parameter state. */
 export type SGDState = { momentumBuffer?: Tensor };
 
+const SGD_OPTIONS: OptionKinds<SGDOptions> = {
+  lr: 'float',
+  momentum: 'float',
+  dampening: 'float',
+  weightDecay: 'float',
+  nesterov: 'bool',
+  maximize: 'bool',
+};
+
 /**
  * SGD. Per parameter `p` with gradient `g` (negated when maximizing):
  * `g += weightDecay·p`; with momentum, `b = g` on the first step, else `b = momentum·b + (1 - dampening)·g`,
@@ -46,10 +57,14 @@ export type SGDState = { momentumBuffer?: Tensor };
  * ```
  */
 export class SGD extends Optimizer<SGDGroupOptions, SGDState> {
-  /** SGD over `params` (tensors or groups). */
-  constructor(params: ParamsInput<SGDGroupOptions>, options: SGDOptions) {
+  /** SGD over `params` (tensors or groups) with the options (`lr` required; Note [Positional learning rate]). */
+  constructor(params: ParamsInput<SGDGroupOptions>, options: SGDOptions);
+  /** SGD with learning rate `lr` (`new SGD(params, 0.1, { momentum: 0.9 })`, as `SGD(params, 0.1, ...)`). */
+  constructor(params: ParamsInput<SGDGroupOptions>, lr: number, options?: Omit<SGDOptions, 'lr'>);
+  constructor(params: ParamsInput<SGDGroupOptions>, ...args: unknown[]) {
+    const options = constructorOptions('SGD', SGD_OPTIONS, args);
     super(params, {
-      lr: options.lr,
+      lr: options.lr as number,
       momentum: options.momentum ?? 0,
       dampening: options.dampening ?? 0,
       weightDecay: options.weightDecay ?? 0,
@@ -58,16 +73,21 @@ export class SGD extends Optimizer<SGDGroupOptions, SGDState> {
     });
   }
 
-  /** PyTorch's checks. */
+  /** SGD's options. */
+  protected optionKinds(): OptionKinds<SGDGroupOptions> {
+    return SGD_OPTIONS;
+  }
+
+  /** PyTorch 1.13's checks (`lr < 0` and the like: NaN passes them, as in PyTorch). */
   protected override validate(group: ParamGroup<SGDGroupOptions>): void {
-    if (typeof group.lr !== 'number') {
-      throw new Error("parameter group didn't specify a value of required optimization parameter lr");
+    if (group.lr === undefined) {
+      throw new ValueError("parameter group didn't specify a value of required optimization parameter lr");
     }
-    if (group.lr < 0) throw new Error(`Invalid learning rate: ${group.lr}`);
-    if (group.momentum < 0) throw new Error(`Invalid momentum value: ${group.momentum}`);
-    if (group.weightDecay < 0) throw new Error(`Invalid weight_decay value: ${group.weightDecay}`);
+    if (group.lr < 0) throw invalidValue('learning rate', group.lr);
+    if (group.momentum < 0) throw invalidValue('momentum value', group.momentum);
+    if (group.weightDecay < 0) throw invalidValue('weight_decay value', group.weightDecay);
     if (group.nesterov && (group.momentum <= 0 || group.dampening !== 0)) {
-      throw new Error('Nesterov momentum requires a momentum and zero dampening');
+      throw new ValueError('Nesterov momentum requires a momentum and zero dampening');
     }
   }
 

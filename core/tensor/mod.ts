@@ -5,6 +5,7 @@
  */
 export * from './dtype.ts';
 export * from './promotion.ts';
+export { FloatScalar, floatScalar, isFloatScalar, type Scalar } from './float_scalar.ts';
 export { Device, type DeviceLike, type DeviceType, toDevice } from './device.ts';
 export { type AutogradMeta, isTensor, Tensor, type TensorInit, type VersionCounter } from './tensor.ts';
 export { keep, type MemoryStats, memoryStats, scope } from './lifetime.ts';

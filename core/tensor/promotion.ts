@@ -27,6 +27,7 @@ import {
   int8,
   uint8,
 } from './dtype.ts';
+import { FloatScalar } from './float_scalar.ts';
 
 // Note [Promotion table]
 // This is c10's _promoteTypesLookup (c10/core/ScalarType.cpp) without the complex rows and
@@ -158,7 +159,7 @@ export interface ResultTypeOperand {
 }
 
 /** An operand, or a JS scalar that becomes a wrapped number by {@linkcode scalarOperand}. */
-export type ResultTypeInput = ResultTypeOperand | number | boolean | bigint;
+export type ResultTypeInput = ResultTypeOperand | number | boolean | bigint | FloatScalar;
 
 const LONG_SCALAR: ResultTypeOperand = Object.freeze({ dtype: int64, kind: 'scalar' });
 const DOUBLE_SCALAR: ResultTypeOperand = Object.freeze({ dtype: float64, kind: 'scalar' });
@@ -168,8 +169,8 @@ const BOOL_SCALAR: ResultTypeOperand = Object.freeze({ dtype: bool, kind: 'scala
  * The wrapped-number operand PyTorch makes of a Python scalar: `bool` -> Bool, `int` -> Long,
  * `float` -> Double. JS cannot tell `1` from `1.0`, so an integral number counts as a Python int
  * (`int8_tensor + 1.0` stays int8 here where PyTorch gives float32); pass a non-integral value, or
- * a `{ dtype: float64, kind: 'scalar' }` operand, to mean a float. A bigint is an int. NaN and the
- * infinities are floats.
+ * a `{ dtype: float64, kind: 'scalar' }` operand, or a `floatScalar(1)`, to mean a float. A bigint is an int.
+ * NaN and the infinities are floats.
  *
  * @example
  * ```ts
@@ -177,7 +178,8 @@ const BOOL_SCALAR: ResultTypeOperand = Object.freeze({ dtype: bool, kind: 'scala
  * console.log(`${scalarOperand(3).dtype} ${scalarOperand(0.5).dtype}`); // torch.int64 torch.float64
  * ```
  */
-export function scalarOperand(value: number | boolean | bigint): ResultTypeOperand {
+export function scalarOperand(value: number | boolean | bigint | FloatScalar): ResultTypeOperand {
+  if (value instanceof FloatScalar) return DOUBLE_SCALAR;
   switch (typeof value) {
     case 'boolean':
       return BOOL_SCALAR;
@@ -253,7 +255,7 @@ function promoteSkipUndefined(a: DType | undefined, b: DType | undefined): DType
  * ```
  */
 export function updateResultTypeState(state: ResultTypeState, operand: ResultTypeInput): ResultTypeState {
-  const described = typeof operand === 'object' ? operand : scalarOperand(operand);
+  const described = typeof operand === 'object' && !(operand instanceof FloatScalar) ? operand : scalarOperand(operand);
   let current = described.dtype;
   switch (described.kind) {
     case 'tensor':

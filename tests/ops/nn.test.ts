@@ -21,6 +21,8 @@ import { FLOAT_DTYPES, nonContiguousTensor, randomTensor, restride, rng, toleran
 const next = rng(0x5f7);
 const ops = registerOperators();
 const MEAN = 1, SUM = 2, NONE = 0;
+/** The public API's names of the reductions, by `at::Reduction` code. */
+const R = ['none', 'mean', 'sum'] as const;
 
 function bag() {
   const start = memoryStats().liveTensors;
@@ -275,7 +277,7 @@ describe('nll_loss', () => {
           assertValues(out, ref.out, reduction === NONE ? [N] : [], `nll ${dtype} ${reduction}`, tol);
           assertValues(total, [ref.total], [], `total weight ${dtype} ${reduction}`, tol);
           assertValues(
-            b.keep(nllLoss(logp, target, w, reduction)),
+            b.keep(nllLoss(logp, target, w, R[reduction])),
             ref.out,
             reduction === NONE ? [N] : [],
             'nllLoss',
@@ -287,25 +289,30 @@ describe('nll_loss', () => {
     // A 1-d input is one sample: 0-d target, 0-d result for every reduction.
     const row = b.keep(randomTensor([5], 'float32', next));
     const rv = values(row);
-    assertValues(b.keep(nllLoss(row, b.keep(tensor(3)), null, NONE)), [-rv[3]], [], '1-d none');
+    assertValues(b.keep(nllLoss(row, b.keep(tensor(3)), null, R[NONE])), [-rv[3]], [], '1-d none');
     assertValues(b.keep(nllLoss(row, b.keep(tensor(3)))), [-rv[3]], [], '1-d mean');
     // uint8 targets are accepted, as PyTorch does; ignore_index may be any class.
     const x = b.keep(randomTensor([3, 4], 'float32', next));
     const xv = values(x);
     assertValues(
-      b.keep(nllLoss(x, b.keep(tensor([1, 0, 3], { dtype: 'uint8' })), null, SUM)),
+      b.keep(nllLoss(x, b.keep(tensor([1, 0, 3], { dtype: 'uint8' })), null, R[SUM])),
       [-(xv[1] + xv[4] + xv[11])],
       [],
       'uint8',
     );
-    assertValues(b.keep(nllLoss(x, b.keep(tensor([1, 0, 3])), null, MEAN, 0)), [-(xv[1] + xv[11]) / 2], [], 'ignore 0');
+    assertValues(
+      b.keep(nllLoss(x, b.keep(tensor([1, 0, 3])), null, R[MEAN], 0)),
+      [-(xv[1] + xv[11]) / 2],
+      [],
+      'ignore 0',
+    );
     // Everything ignored, or nothing at all: mean is NaN (0 / 0), sum is 0.
     assert.ok(Number.isNaN(b.keep(nllLoss(x, b.keep(tensor([-100, -100, -100])))).item() as number));
     const none = b.keep(restride(tensor([], { dtype: 'float32' }), [0, 4], [4, 1], 0));
     const noTargets = b.keep(tensor([], { dtype: 'int64' }));
     assert.ok(Number.isNaN(b.keep(nllLoss(none, noTargets)).item() as number));
-    assert.equal(b.keep(nllLoss(none, noTargets, null, SUM)).item(), 0);
-    assert.deepEqual(b.keep(nllLoss(none, noTargets, null, NONE)).shape, [0]);
+    assert.equal(b.keep(nllLoss(none, noTargets, null, R[SUM])).item(), 0);
+    assert.deepEqual(b.keep(nllLoss(none, noTargets, null, R[NONE])).shape, [0]);
     b.done();
   });
 
@@ -364,7 +371,7 @@ describe('nll_loss', () => {
     const cases: Array<[() => unknown, string]> = [
       [() => nllLoss(x, b.keep(tensor([1, 0, 4, 2], { dtype: 'int32' }))), 'expected scalar type Long but found Int'],
       [() => nllLoss(x, b.keep(tensor([1, 7, 4, 2]))), 'Target 7 is out of bounds.'],
-      [() => nllLoss(x, b.keep(tensor([1, -1, 4, 2])), null, NONE), 'Target -1 is out of bounds.'],
+      [() => nllLoss(x, b.keep(tensor([1, -1, 4, 2])), null, R[NONE]), 'Target -1 is out of bounds.'],
       [
         () => nllLoss(b.keep(randomTensor([2, 3, 4], 'float32', next)), b.keep(tensor([[0, 1, 2, 0], [1, 1, 1, 1]]))),
         'input tensor should be 1D or 2D',
@@ -403,18 +410,18 @@ describe('cross_entropy', () => {
       assertValues(got, want, got.shape, 'torch value', { rtol: 2e-6, atol: 1e-6 });
     close(b.keep(crossEntropy(x, t)), [1.8055936098098755]);
     close(b.keep(crossEntropy(x, t, w)), [2.6295504570007324]);
-    close(b.keep(crossEntropy(x, t, null, MEAN, -100, 0.2)), [1.9014270305633545]);
-    close(b.keep(crossEntropy(x, t, w, MEAN, -100, 0.2)), [2.6767966747283936]);
-    close(b.keep(crossEntropy(x, b.keep(tensor([2, -100, 3])), w, NONE, -100, 0.2)), [
+    close(b.keep(crossEntropy(x, t, null, R[MEAN], -100, 0.2)), [1.9014270305633545]);
+    close(b.keep(crossEntropy(x, t, w, R[MEAN], -100, 0.2)), [2.6767966747283936]);
+    close(b.keep(crossEntropy(x, b.keep(tensor([2, -100, 3])), w, R[NONE], -100, 0.2)), [
       1.272791862487793,
       0,
       9.767729759216309,
     ]);
     const probs = b.keep(softmax(x, 0));
-    close(b.keep(crossEntropy(x, probs, w, MEAN, -100, 0.3)), [3.9523651599884033]);
-    close(b.keep(crossEntropy(x, probs, null, NONE)), [2.579603672027588, 1.6566288471221924, 1.9321520328521729]);
+    close(b.keep(crossEntropy(x, probs, w, R[MEAN], -100, 0.3)), [3.9523651599884033]);
+    close(b.keep(crossEntropy(x, probs, null, R[NONE])), [2.579603672027588, 1.6566288471221924, 1.9321520328521729]);
     // Negative label smoothing is ignored, as in PyTorch.
-    close(b.keep(crossEntropy(x, t, null, MEAN, -100, -0.5)), [1.8055936098098755]);
+    close(b.keep(crossEntropy(x, t, null, R[MEAN], -100, -0.5)), [1.8055936098098755]);
     b.done();
   });
 
@@ -440,7 +447,7 @@ describe('cross_entropy', () => {
                 ignore,
                 ls,
               );
-              const got = b.keep(crossEntropy(x, target, w, reduction, ignore, ls));
+              const got = b.keep(crossEntropy(x, target, w, R[reduction], ignore, ls));
               const what = `${dtype} w=${w !== null} ls=${ls} ignore=${ignore} reduction=${reduction}`;
               assertValues(got, want, reduction === NONE ? [N] : [], what, { rtol: 1e-5, atol: 1e-5 });
             }
@@ -451,7 +458,7 @@ describe('cross_entropy', () => {
     // A 1-d input is one sample with a 0-d target.
     const row = b.keep(randomTensor([6], 'float64', next));
     const want = refCrossEntropy(values(row), 1, 6, [4], null, MEAN, -100, 0.25);
-    assertValues(b.keep(crossEntropy(row, b.keep(tensor(4)), null, MEAN, -100, 0.25)), want, [], '1-d');
+    assertValues(b.keep(crossEntropy(row, b.keep(tensor(4)), null, R[MEAN], -100, 0.25)), want, [], '1-d');
     b.done();
   });
 
@@ -469,7 +476,7 @@ describe('cross_entropy', () => {
     for (const reduction of [NONE, MEAN, SUM]) {
       for (const ls of [0, 0.2]) {
         const want = refCrossEntropy(rows, 8, 3, targets, null, reduction, -100, ls);
-        const got = b.keep(crossEntropy(x, target, null, reduction, -100, ls));
+        const got = b.keep(crossEntropy(x, target, null, R[reduction], -100, ls));
         assertValues(got, want, reduction === NONE ? [2, 4] : [], `reduction ${reduction} ls ${ls}`);
       }
     }
@@ -479,7 +486,7 @@ describe('cross_entropy', () => {
     for (const reduction of [NONE, MEAN, SUM]) {
       const want = refNll(flatLogp, 3, targets, null, reduction, -100).out;
       assertValues(
-        b.keep(nllLossNd(logp, target, null, reduction)),
+        b.keep(nllLossNd(logp, target, null, R[reduction])),
         want,
         reduction === NONE ? [2, 4] : [],
         `nd ${reduction}`,
@@ -522,9 +529,9 @@ describe('cross_entropy', () => {
         const total = rows.reduce((a, c) => a + c, 0);
         const weight = weighted ? w : null;
         const what = `weighted ${weighted} ls ${ls}`;
-        assertValues(b.keep(crossEntropy(x, p, weight, NONE, -100, ls)), rows, [N], what);
-        assertValues(b.keep(crossEntropy(x, p, weight, SUM, -100, ls)), [total], [], what);
-        assertValues(b.keep(crossEntropy(x, p, weight, MEAN, -100, ls)), [total / N], [], what);
+        assertValues(b.keep(crossEntropy(x, p, weight, R[NONE], -100, ls)), rows, [N], what);
+        assertValues(b.keep(crossEntropy(x, p, weight, R[SUM], -100, ls)), [total], [], what);
+        assertValues(b.keep(crossEntropy(x, p, weight, R[MEAN], -100, ls)), [total / N], [], what);
       }
     }
     const empty = b.keep(restride(tensor([], { dtype: 'float32' }), [0, 5], [5, 1], 0));
@@ -542,10 +549,10 @@ describe('cross_entropy', () => {
         'expected scalar type Long but found Int',
       ],
       [() => crossEntropy(x, b.keep(tensor([1, 7, 4, 2]))), 'Target 7 is out of bounds.'],
-      [() => crossEntropy(x, b.keep(tensor([1, 7, 4, 2])), null, MEAN, -100, 0.1), 'Target 7 is out of bounds.'],
-      [() => crossEntropy(x, t, null, MEAN, -100, 1.5), 'label_smoothing must be between 0.0 and 1.0. Got: 1.5'],
+      [() => crossEntropy(x, b.keep(tensor([1, 7, 4, 2])), null, R[MEAN], -100, 0.1), 'Target 7 is out of bounds.'],
+      [() => crossEntropy(x, t, null, R[MEAN], -100, 1.5), 'label_smoothing must be between 0.0 and 1.0. Got: 1.5'],
       [
-        () => crossEntropy(x, b.keep(softmax(x, 1)), null, MEAN, -100, 1.5),
+        () => crossEntropy(x, b.keep(softmax(x, 1)), null, R[MEAN], -100, 1.5),
         'label_smoothing must be between 0.0 and 1.0. Got: 1.5',
       ],
       [
@@ -593,17 +600,17 @@ describe('NN operators on Meta tensors', () => {
       ],
       ['nll_loss', [[[4, 3], 'float32'], [[4], 'int64', true]], (x, t) => nllLoss(x, t)],
       ['nll_loss size mismatch', [[[4, 3], 'float32'], [[3], 'int64', true]], (x, t) => nllLoss(x, t)],
-      ['cross_entropy', [[[4, 3], 'float32'], [[4], 'int64', true]], (x, t) => crossEntropy(x, t, null, NONE)],
+      ['cross_entropy', [[[4, 3], 'float32'], [[4], 'int64', true]], (x, t) => crossEntropy(x, t, null, R[NONE])],
       [
         'cross_entropy smoothing',
         [[[4, 3], 'float32'], [[4], 'int64', true]],
-        (x, t) => crossEntropy(x, t, null, MEAN, -100, 0.1),
+        (x, t) => crossEntropy(x, t, null, R[MEAN], -100, 0.1),
       ],
       ['cross_entropy probabilities', [[[4, 3], 'float32'], [[4, 3], 'float32']], (x, t) => crossEntropy(x, t)],
       [
         'cross_entropy N-d',
         [[[2, 3, 5], 'float32'], [[2, 5], 'int64', true]],
-        (x, t) => crossEntropy(x, t, null, NONE),
+        (x, t) => crossEntropy(x, t, null, R[NONE]),
       ],
     ];
     for (const [what, specs, call] of calls) {

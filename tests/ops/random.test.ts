@@ -860,7 +860,7 @@ describe('uniform_ and normal_', () => {
     );
     assert.throws(() => expanded.normal_(), /more than one element/);
     f.dispose();
-    assert.throws(() => f.uniform_(), /uniform_: the tensor was disposed/);
+    assert.throws(() => f.uniform_(), /uniform_\(\): argument 'self' was disposed/);
     i.dispose();
     expanded.dispose();
   });

@@ -470,7 +470,7 @@ describe('views alias their base', () => {
     v.dispose();
     assert.equal(memoryStats().liveTensors, base.liveTensors);
     assert.equal(memoryStats().storages, base.storages);
-    throwsWith(() => v.view([4]), 'view: the tensor was disposed and cannot be used any more');
+    throwsWith(() => v.view([4]), "view(): argument 'self' was disposed and cannot be used any more", RuntimeError);
   });
 
   it('views, reshape copies and errors leave no tensor behind once results are disposed', () => {

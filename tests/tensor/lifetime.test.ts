@@ -92,9 +92,9 @@ describe('dispose and using', () => {
     t.dispose();
     assert.throws(() => t.toArray(), /^Error: toArray\(\): the tensor was disposed and cannot be used any more$/);
     assert.throws(() => t.tolist(), /the tensor was disposed/);
-    assert.throws(() => t.add(1), /add: the tensor was disposed/);
-    assert.throws(() => t.uniform_(), /uniform_: the tensor was disposed/);
-    assert.throws(() => t.normal_(), /normal_: the tensor was disposed/);
+    assert.throws(() => t.add(1), /add\(\): argument 'self' was disposed/);
+    assert.throws(() => t.uniform_(), /uniform_\(\): argument 'self' was disposed/);
+    assert.throws(() => t.normal_(), /normal_\(\): argument 'self' was disposed/);
     assert.equal(String(t), 'tensor(<disposed>)');
     assert.deepEqual([...t.shape], [3]); // metadata stays readable
   });
