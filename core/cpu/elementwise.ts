@@ -58,6 +58,7 @@ import { asDtype, copyIntoCpu, emptyCpu, emptyStridedCpu, planElementwise } from
 import { outputStridesOf } from '../ops/output_layout.ts';
 import { contiguousAddress, hostElements, kernels } from './boundary.ts';
 import { checkStatus } from './runtime.ts';
+import { scalarNumber } from '../tensor/float_scalar.ts';
 
 type Kernel = (hi: number, lo: number, ...args: never[]) => unknown;
 type ElementwiseOp = keyof typeof ELEMENTWISE_OPS;
@@ -94,7 +95,7 @@ function checkDispatch(d: DtypeDispatch, dtype: DType): void {
 
 // ---- scalars -----------------------------------------------------------------------------------------------------
 
-const scalarValue = (s: number | boolean): number => (typeof s === 'boolean' ? (s ? 1 : 0) : s);
+const scalarValue = scalarNumber;
 
 /**
  * A scalar operand as the kernel sees it: PyTorch wraps it in a tensor and casts that to the compute dtype.
@@ -509,7 +510,7 @@ function gelu(_hi: number, _lo: number, self: Tensor, approximate: string): Tens
 
 /** `fill_` / `zero_`: writes one value into every element of `self`, in any layout. */
 function fillInPlace(self: Tensor, value: number | boolean): Tensor {
-  const v = typeof value === 'boolean' ? (value ? 1 : 0) : value;
+  const v = scalarNumber(value);
   checkScalarFits(v, self.dtype);
   const plan = planElementwise('fill_', self.shape, [self]);
   if (plan.numel === 0) return self;

@@ -20,6 +20,7 @@ import {
 import { emptyCpu } from './iterator.ts';
 import { contiguousAddress, hostBlock, kernels } from './boundary.ts';
 import { checkStatus } from './runtime.ts';
+import { scalarNumber } from '../tensor/float_scalar.ts';
 
 type Kernel = (hi: number, lo: number, ...args: never[]) => unknown;
 
@@ -36,7 +37,7 @@ type Kernel = (hi: number, lo: number, ...args: never[]) => unknown;
  */
 export function fillCpu(t: Tensor, value: number | boolean): Tensor {
   if (t.numel === 0) return t;
-  const v = typeof value === 'boolean' ? (value ? 1 : 0) : value;
+  const v = scalarNumber(value);
   const n = t.numel;
   const status = kernels().fill_contig(t.dtype.scalarType, contiguousAddress(t, 'fill_', n), v, n);
   checkStatus(status, 'fill_', t.dtype.scalarType);

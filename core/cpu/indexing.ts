@@ -22,6 +22,7 @@ import { checkScalarFits, scalarTensor } from './elementwise.ts';
 import { asDtype, castCpu, copyIntoCpu, emptyCpu, planElementwise } from './iterator.ts';
 import { contiguousAddress, hostElements, kernels, stridedAddress, writeDescriptor } from './boundary.ts';
 import { checkStatus } from './runtime.ts';
+import { scalarNumber } from '../tensor/float_scalar.ts';
 
 type Kernel = (hi: number, lo: number, ...args: never[]) => unknown;
 
@@ -201,7 +202,7 @@ function indexAdd(
 
 /** A Scalar `alpha` as the kernel takes it: integral dtypes truncate it, as C++'s conversion does. */
 function alphaFor(alpha: number | boolean, t: Tensor): number {
-  const a = typeof alpha === 'boolean' ? (alpha ? 1 : 0) : alpha;
+  const a = scalarNumber(alpha);
   return t.dtype.isFloatingPoint ? a : Math.trunc(a);
 }
 
@@ -273,7 +274,7 @@ function embeddingDenseBackward(
 
 function maskedFill(self: Tensor, mask: Tensor, value: number | boolean, inPlace: boolean): Tensor {
   const shape = checkMaskedFill(self, mask, inPlace);
-  const v = typeof value === 'boolean' ? (value ? 1 : 0) : value;
+  const v = scalarNumber(value);
   checkScalarFits(v, self.dtype);
   const out = inPlace ? self : emptyCpu(shape, self.dtype);
   let m: Tensor | undefined, fill: Tensor | undefined;

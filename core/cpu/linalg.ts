@@ -14,6 +14,7 @@ import { KernelStatus } from './exports_elementwise.ts';
 import { copyIntoCpu, emptyCpu } from './iterator.ts';
 import { kernels, stridedAddress, withWorkspace } from './boundary.ts';
 import { checkStatus } from './runtime.ts';
+import { scalarNumber } from '../tensor/float_scalar.ts';
 
 type Kernel = (hi: number, lo: number, ...args: never[]) => unknown;
 
@@ -30,7 +31,7 @@ const matrix = (t: Tensor, rowStride = t.stride(0), colStride = t.stride(1)): Op
 const address = (name: string, m: Operand, rows: number, cols: number) =>
   stridedAddress(m.t, name, [rows, cols], [m.rowStride, m.colStride]);
 
-const scalarValue = (s: number | boolean): number => (typeof s === 'boolean' ? (s ? 1 : 0) : s);
+const scalarValue = scalarNumber;
 
 /** PyTorch's unsupported-dtype error, raised before the dtype comparison as PyTorch's kernels do. */
 function checkSupported(name: string, dtype: DType): void {

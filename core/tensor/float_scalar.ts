@@ -80,3 +80,19 @@ export function isFloatScalar(v: unknown): v is FloatScalar {
  * ```
  */
 export type Scalar = number | boolean | bigint | FloatScalar;
+
+/**
+ * A Scalar argument as the number a kernel computes with: booleans are 0 or 1, a {@linkcode FloatScalar} its value,
+ * a bigint its (nearest) number. Kernels call this once the result dtype is known (which a FloatScalar affects).
+ *
+ * @example
+ * ```ts
+ * import { floatScalar, scalarNumber } from './float_scalar.ts';
+ * scalarNumber(true) + scalarNumber(floatScalar(2)); // 3
+ * ```
+ */
+export function scalarNumber(s: number | boolean | bigint | FloatScalar): number {
+  if (typeof s === 'number') return s;
+  if (typeof s === 'boolean') return s ? 1 : 0;
+  return Number(s);
+}
