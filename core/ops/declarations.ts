@@ -6,6 +6,7 @@
  * @module
  */
 import { ELEMENTWISE_OPS, type ElementwiseOpName } from './decl_elementwise.ts';
+import { ELEMENTWISE_COMPOSITE_OPS, type ElementwiseCompositeOpName } from './decl_elementwise_composite.ts';
 import { FACTORY_OPS, type FactoryOpName } from './decl_factories.ts';
 import { INDEXING_OPS, type IndexingBackendOpName, type IndexingCompositeOpName } from './decl_indexing.ts';
 import { LINALG_OPS, type LinalgBackendOpName, type LinalgCompositeOpName } from './decl_linalg.ts';
@@ -28,6 +29,7 @@ export type BackendOpName =
 
 /** Names of operators implemented once for all backends (composites and views). */
 export type CompositeOpName =
+  | ElementwiseCompositeOpName
   | ViewCompositeOpName
   | ReductionCompositeOpName
   | LinalgCompositeOpName
@@ -41,6 +43,7 @@ export type OpName = BackendOpName | CompositeOpName;
 /** Every operator declaration, keyed by `name.overload`. */
 export const OPS: { readonly [K in OpName]: OpDecl } = {
   ...ELEMENTWISE_OPS,
+  ...ELEMENTWISE_COMPOSITE_OPS,
   ...FACTORY_OPS,
   ...VIEW_OPS,
   ...REDUCTION_OPS,

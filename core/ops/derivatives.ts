@@ -136,6 +136,11 @@ export const DERIVATIVES: { readonly [K in OpName]?: Derivative } = {
   'add_.Scalar': { name: 'AddBackward1', grads: { self: (g) => g } },
   'sub.Tensor': { name: 'SubBackward0', grads: { self: (g) => g, other: (g, s) => g.mul(-n(s, 'alpha')) } },
   'sub.Scalar': { name: 'SubBackward1', grads: { self: (g) => g } },
+  'rsub.Tensor': {
+    name: 'RsubBackward0',
+    grads: { self: (g, s) => g.mul(-n(s, 'alpha')), other: (g) => g },
+  },
+  'rsub.Scalar': { name: 'RsubBackward1', grads: { self: (g, s) => g.mul(-n(s, 'alpha')) } },
   'sub_.Tensor': { name: 'SubBackward0', grads: { self: (g) => g, other: (g, s) => g.mul(-n(s, 'alpha')) } },
   'sub_.Scalar': { name: 'SubBackward1', grads: { self: (g) => g } },
   'mul.Tensor': {

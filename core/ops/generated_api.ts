@@ -1822,19 +1822,25 @@ export function isnan(p0?: any, p1?: any): any {
 const F_where: OverloadGroup = {
   name: 'where',
   method: false,
-  overloads: [{ key: 'where.self', schema: 'where.self(Tensor condition, Tensor self, Tensor other) -> Tensor' }, {
-    key: 'where.ScalarOther',
-    schema: 'where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor',
-  }],
+  overloads: [
+    { key: 'where.self', schema: 'where.self(Tensor condition, Tensor self, Tensor other) -> Tensor' },
+    { key: 'where.ScalarSelf', schema: 'where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor' },
+    { key: 'where.ScalarOther', schema: 'where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor' },
+    { key: 'where.Scalar', schema: 'where.Scalar(Tensor condition, Scalar self, Scalar other) -> Tensor' },
+  ],
 };
 const F_where_K0: readonly string[] = [];
 const F_where_K1: readonly string[] = [];
+const F_where_K2: readonly string[] = [];
+const F_where_K3: readonly string[] = [];
 /**
  * Chooses `self` where `condition` is true, else `other`.
  *
  * Schemas:
  * - `aten::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor`
  * - `aten::where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor`
+ * - `aten::where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor`
+ * - `aten::where.Scalar(Tensor condition, Scalar self, Scalar other) -> Tensor`
  *
  * @example
  * ```ts
@@ -1844,16 +1850,26 @@ const F_where_K1: readonly string[] = [];
  * ```
  */
 export function where(condition: Tensor, self: Tensor, other: Tensor): Tensor;
+/** Chooses the scalar `self` where `condition` is true, else `other`. */
+export function where(condition: Tensor, self: Scalar, other: Tensor): Tensor;
 /** Chooses `self` where `condition` is true, else the scalar `other`. */
 export function where(condition: Tensor, self: Tensor, other: Scalar): Tensor;
+/** Chooses the scalar `self` where `condition` is true, else the scalar `other`. */
+export function where(condition: Tensor, self: Scalar, other: Scalar): Tensor;
 /** Chooses `self` where `condition` is true, else `other`. (any overload) */
-export function where(condition: Tensor, self: Tensor, other: Tensor | Scalar): Tensor;
+export function where(condition: Tensor, self: Tensor | Scalar, other: Tensor | Scalar): Tensor;
 export function where(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
   if (n === 3) {
     if (isLiveTensor(p0) && isLiveTensor(p1) && isLiveTensor(p2)) return ops()['where.self'].callUnchecked(p0, p1, p2);
+    if (isLiveTensor(p0) && isScalarArg(p1) && isLiveTensor(p2)) {
+      return ops()['where.ScalarSelf'].callUnchecked(p0, scalarArg(p1), p2);
+    }
     if (isLiveTensor(p0) && isLiveTensor(p1) && isScalarArg(p2)) {
       return ops()['where.ScalarOther'].callUnchecked(p0, p1, scalarArg(p2));
+    }
+    if (isLiveTensor(p0) && isScalarArg(p1) && isScalarArg(p2)) {
+      return ops()['where.Scalar'].callUnchecked(p0, scalarArg(p1), scalarArg(p2));
     }
   }
   if (n === 4 && isOptions(p3)) {
@@ -1861,8 +1877,14 @@ export function where(p0?: any, p1?: any, p2?: any, p3?: any): any {
     if (optionsWithin(o, F_where_K0) && isLiveTensor(p0) && isLiveTensor(p1) && isLiveTensor(p2)) {
       return ops()['where.self'].callUnchecked(p0, p1, p2);
     }
-    if (optionsWithin(o, F_where_K1) && isLiveTensor(p0) && isLiveTensor(p1) && isScalarArg(p2)) {
+    if (optionsWithin(o, F_where_K1) && isLiveTensor(p0) && isScalarArg(p1) && isLiveTensor(p2)) {
+      return ops()['where.ScalarSelf'].callUnchecked(p0, scalarArg(p1), p2);
+    }
+    if (optionsWithin(o, F_where_K2) && isLiveTensor(p0) && isLiveTensor(p1) && isScalarArg(p2)) {
       return ops()['where.ScalarOther'].callUnchecked(p0, p1, scalarArg(p2));
+    }
+    if (optionsWithin(o, F_where_K3) && isLiveTensor(p0) && isScalarArg(p1) && isScalarArg(p2)) {
+      return ops()['where.Scalar'].callUnchecked(p0, scalarArg(p1), scalarArg(p2));
     }
   }
   return callParsed(F_where, ops(), undefined, arguments);
@@ -2052,6 +2074,69 @@ export function clampMax(p0?: any, p1?: any, p2?: any): any {
     }
   }
   return callParsed(F_clampMax, ops(), undefined, arguments);
+}
+
+const F_rsub: OverloadGroup = {
+  name: 'rsub',
+  method: false,
+  overloads: [{ key: 'rsub.Tensor', schema: 'rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor' }, {
+    key: 'rsub.Scalar',
+    schema: 'rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor',
+  }],
+};
+const F_rsub_K0: readonly string[] = ['alpha'];
+const F_rsub_K1: readonly string[] = ['alpha'];
+const F_rsub_K2: readonly string[] = [];
+/**
+ * `other - alpha * self` (subtraction with the operands swapped).
+ *
+ * Schemas:
+ * - `aten::rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`
+ * - `aten::rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = rsub(x, x);
+ * ```
+ */
+export function rsub(input: Tensor, other: Tensor, options?: { alpha?: Scalar }): Tensor;
+/** `other - alpha * self` for a scalar `other`. */
+export function rsub(input: Tensor, other: Scalar, options?: { alpha?: Scalar }): Tensor;
+/** `other - alpha * self` for a scalar `other`. */
+export function rsub(input: Tensor, other: Scalar, alpha: Scalar): Tensor;
+/** `other - alpha * self` (subtraction with the operands swapped). (any overload) */
+export function rsub(input: Tensor, other: Tensor | Scalar, alpha?: Scalar, options?: { alpha?: Scalar }): Tensor;
+export function rsub(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['rsub.Tensor'].callUnchecked(p0, p1, 1);
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['rsub.Scalar'].callUnchecked(p0, scalarArg(p1), 1);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isScalarArg(p1) && isScalarArg(p2)) {
+      return ops()['rsub.Scalar'].callUnchecked(p0, scalarArg(p1), scalarArg(p2));
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_rsub_K0) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (o.alpha === undefined || isScalarArg(o.alpha))
+    ) return ops()['rsub.Tensor'].callUnchecked(p0, p1, o.alpha === undefined ? 1 : scalarArg(o.alpha));
+    if (
+      optionsWithin(o, F_rsub_K1) && isLiveTensor(p0) && isScalarArg(p1) &&
+      (o.alpha === undefined || isScalarArg(o.alpha))
+    ) return ops()['rsub.Scalar'].callUnchecked(p0, scalarArg(p1), o.alpha === undefined ? 1 : scalarArg(o.alpha));
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_rsub_K2) && isLiveTensor(p0) && isScalarArg(p1) && isScalarArg(p2)) {
+      return ops()['rsub.Scalar'].callUnchecked(p0, scalarArg(p1), scalarArg(p2));
+    }
+  }
+  return callParsed(F_rsub, ops(), undefined, arguments);
 }
 
 const F_empty: OverloadGroup = {
