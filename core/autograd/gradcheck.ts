@@ -5,7 +5,7 @@
  * @module
  */
 import { scope } from '../tensor/lifetime.ts';
-import type { Tensor } from '../tensor/tensor.ts';
+import { Tensor } from '../tensor/tensor.ts';
 import { noGrad } from './grad_mode.ts';
 import { grad } from './tensor_autograd.ts';
 
@@ -44,6 +44,10 @@ export function gradcheck(
   inputs: readonly Tensor[],
   options: GradcheckOptions = {},
 ): boolean {
+  if (typeof fn !== 'function') throw new TypeError('gradcheck(): func must be a function');
+  if (!Array.isArray(inputs) || !inputs.every((t) => Tensor.isTensor(t))) {
+    throw new TypeError('gradcheck(): inputs must be an array of Tensors');
+  }
   const eps = options.eps ?? 1e-6, atol = options.atol ?? 1e-5, rtol = options.rtol ?? 1e-3;
   const raise = options.raiseException ?? true;
   return scope(() => {
