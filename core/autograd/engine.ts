@@ -189,15 +189,31 @@ function execute(
   return captured;
 }
 
-/** The gradients after the node's hooks ran on them (a hook may return a replacement). */
+/**
+ * The gradients after the node's hooks ran on them: a hook may return a replacement of the same size and type
+ * (PyTorch's checks of a hook's result), or nothing to keep the gradient.
+ */
 function runHooks(hooks: Map<number, GradHook[]>, taken: ReadonlyArray<Tensor | null>): Array<Tensor | null> {
   const grads = taken.slice();
   for (const [index, list] of hooks) {
     for (const hook of list) {
       const g = grads[index];
       if (g === null || g === undefined) continue;
-      const replaced = hook(g);
-      if (replaced !== undefined) grads[index] = replaced;
+      const replaced: unknown = hook(g);
+      if (replaced === undefined || replaced === null) continue;
+      const name = hook.name || '<anonymous>';
+      if (!Tensor.isTensor(replaced)) {
+        const type = Array.isArray(replaced) ? 'list' : typeof replaced;
+        throw new TypeError(`expected Variable, but hook returned '${type}'`);
+      }
+      if (replaced.shape.length !== g.shape.length || replaced.shape.some((s, d) => s !== g.shape[d])) {
+        throw new RuntimeError(`hook '${name}' has changed the size of value`);
+      }
+      if (replaced.dtype !== g.dtype) {
+        const type = (t: Tensor) => `torch.${t.dtype.scalarTypeName}Tensor`;
+        throw new RuntimeError(`hook '${name}' has changed the type of value (was ${type(g)} got ${type(replaced)})`);
+      }
+      grads[index] = replaced;
     }
   }
   return grads;

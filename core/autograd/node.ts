@@ -25,8 +25,8 @@ export interface Edge {
 
 let nextSequenceNr = 0;
 
-/** A hook on a node's incoming gradient for one output; may return a replacement. */
-export type GradHook = (grad: Tensor) => Tensor | void;
+/** A hook on a node's incoming gradient for one output; may return a replacement (same size and dtype). */
+export type GradHook = (grad: Tensor) => Tensor | void | null;
 
 // Nodes whose hold count reached zero, freed one after another (see Note [Graph lifetime]).
 const toFree: Node[] = [];

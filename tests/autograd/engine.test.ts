@@ -125,6 +125,32 @@ describe('backward', () => {
     close(vals(y.grad), [1, 1]);
   });
 
+  it("a hook's replacement must be a tensor of the same size and dtype (PyTorch's checks)", () => {
+    const x = tensor([1, 2], f32).requiresGrad_();
+    const cases: Array<[(g: Tensor) => unknown, RegExp | object]> = [
+      [() => 3, { name: 'TypeError', message: "expected Variable, but hook returned 'number'" }],
+      [function grow() {
+        return tensor([1, 2, 3], f32);
+      }, { name: 'RuntimeError', message: "hook 'grow' has changed the size of value" }],
+      [function widen(g: Tensor) {
+        return g.to({ dtype: 'float64' });
+      }, {
+        name: 'RuntimeError',
+        message: "hook 'widen' has changed the type of value (was torch.FloatTensor got torch.DoubleTensor)",
+      }],
+    ];
+    for (const [hook, error] of cases) {
+      const y = x.mul(2);
+      const handle = y.registerHook(hook as (g: Tensor) => Tensor);
+      const loss = y.sum();
+      const live = memoryStats().liveTensors;
+      assert.throws(() => loss.backward(), error);
+      assert.equal(memoryStats().liveTensors, live, 'the failed run freed what it made');
+      handle.remove();
+    }
+    x.mul(2).registerHook(() => null); // null keeps the gradient
+  });
+
   it('detach cuts the graph but shares data', () => {
     const x = tensor([1, 2], f32).requiresGrad_();
     const d = x.mul(2).detach();
