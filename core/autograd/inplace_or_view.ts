@@ -20,6 +20,43 @@ const INFERENCE_INPLACE_MESSAGE = 'Inplace update to inference tensor outside In
   'You can make a clone to get a normal tensor before doing inplace update.' +
   'See https://github.com/pytorch/rfcs/pull/17 for more details.';
 
+// Note [Fixed-arity ADInplaceOrView kernels]
+// Every call of a view or in-place operator passes through its ADInplaceOrView kernel, whether or not anything
+// requires grad, so these kernels are generated with the schema's exact parameters (no rest-argument array),
+// as the autograd kernels are: `BEFORE` sees the arguments first, `AFTER` the arguments and the result.
+const factories = new Map<number, (...deps: unknown[]) => unknown>();
+
+type Hook = (out: unknown, a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown) => void;
+type Kernel = (hi: number, lo: number, ...args: unknown[]) => unknown;
+
+function fixedArityKernel(op: OperatorHandle, before: Hook | undefined, after: Hook): Kernel {
+  const arity = op.schema!.arguments.length;
+  let factory = factories.get(arity);
+  if (factory === undefined) {
+    const params = Array.from({ length: arity }, (_, i) => `a${i}`);
+    const rest = params.map((p) => `, ${p}`).join('');
+    const hookArgs = Array.from({ length: 5 }, (_, i) => (i < arity ? `, a${i}` : ', undefined')).join('');
+    factory = new Function(
+      'OP',
+      'B',
+      'BEFORE',
+      'AFTER',
+      `return function adInplaceOrView(h, l${rest}) {
+` +
+        `  if (BEFORE !== undefined) BEFORE(undefined${hookArgs});
+` +
+        `  const out = OP.redispatch(h & B, l${rest});
+` +
+        `  AFTER(out${hookArgs});
+` +
+        `  return out;
+};`,
+    ) as (...deps: unknown[]) => unknown;
+    factories.set(arity, factory);
+  }
+  return factory(op, BELOW_AD_INPLACE_OR_VIEW_HI, before, after) as Kernel;
+}
+
 /**
  * The ADInplaceOrView kernel of an in-place operator: after the kernels below it ran, bump the version counter
  * of every argument the schema marks as written (`Tensor(a!)`), as PyTorch's ADInplaceOrView kernels do.
@@ -31,23 +68,27 @@ const INFERENCE_INPLACE_MESSAGE = 'Inplace update to inference tensor outside In
  * // registry.ts: impl.impl(name, inplaceKernel(op), DispatchKey.ADInplaceOrView)
  * ```
  */
-export function inplaceKernel(op: OperatorHandle) {
+export function inplaceKernel(op: OperatorHandle): Kernel {
   const written = op.schema!.arguments.flatMap((a, i) => (a.aliasInfo?.isWrite ? [i] : []));
-  return (hi: number, lo: number, ...args: unknown[]): unknown => {
-    const inInferenceMode = isInferenceModeEnabled();
-    if (!inInferenceMode) {
-      for (const i of written) {
-        const t = args[i];
+  if (written.some((i) => i > 4)) throw new Error(`${op.name}: a written argument past the fifth is not supported`);
+  const argAt = (i: number, a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown) =>
+    i === 0 ? a0 : i === 1 ? a1 : i === 2 ? a2 : i === 3 ? a3 : a4;
+  return fixedArityKernel(
+    op,
+    (_out, a0, a1, a2, a3, a4) => {
+      if (isInferenceModeEnabled()) return;
+      for (let k = 0; k < written.length; k++) {
+        const t = argAt(written[k], a0, a1, a2, a3, a4);
         if (t instanceof Tensor && t.isInference) throw new RuntimeError(INFERENCE_INPLACE_MESSAGE);
       }
-    }
-    const result = op.redispatch(hi & BELOW_AD_INPLACE_OR_VIEW_HI, lo, ...args);
-    for (const i of written) {
-      const t = args[i];
-      if (t instanceof Tensor && !t.isInference) t.versionCounter.version++;
-    }
-    return result;
-  };
+    },
+    (_out, a0, a1, a2, a3, a4) => {
+      for (let k = 0; k < written.length; k++) {
+        const t = argAt(written[k], a0, a1, a2, a3, a4);
+        if (t instanceof Tensor && !t.isInference) t.versionCounter.version++;
+      }
+    },
+  );
 }
 
 /**
@@ -60,11 +101,9 @@ export function inplaceKernel(op: OperatorHandle) {
  * // registry.ts: impl.impl('narrow', viewKernel(op), DispatchKey.ADInplaceOrView)
  * ```
  */
-export function viewKernel(op: OperatorHandle) {
+export function viewKernel(op: OperatorHandle): Kernel {
   const returnsViews = op.schema!.returns.length === 1 && op.schema!.returns[0].type.kind === 'List';
-  return (hi: number, lo: number, ...args: unknown[]): unknown => {
-    const out = op.redispatch(hi & BELOW_AD_INPLACE_OR_VIEW_HI, lo, ...args);
-    const input = args[0] as Tensor;
+  return fixedArityKernel(op, undefined, (out, input) => {
     const creation = isInferenceModeEnabled()
       ? CreationMeta.InferenceMode
       : !gradMode.enabled
@@ -72,10 +111,9 @@ export function viewKernel(op: OperatorHandle) {
       : returnsViews
       ? CreationMeta.MultiOutputNode
       : CreationMeta.Default;
-    if (Array.isArray(out)) { for (const view of out) markView(view as Tensor, input, creation); }
-    else markView(out as Tensor, input, creation);
-    return out;
-  };
+    if (Array.isArray(out)) { for (const view of out) markView(view as Tensor, input as Tensor, creation); }
+    else markView(out as Tensor, input as Tensor, creation);
+  });
 }
 
 /**
