@@ -90,21 +90,26 @@ function rootEdgesOf(roots: readonly Tensor[], grads: ReadonlyArray<Tensor | nul
   return edges;
 }
 
-/** How many edges of the graph reachable from `start` point into each node (a loop, not recursion). */
+/**
+ * How many edges of the graph reachable from `start` point into each node (a loop, not recursion). Every
+ * reachable node has an entry, the start nodes too (0 unless reached from another start node).
+ */
 function countDependencies(start: readonly Node[]): Map<Node, number> {
   const dependencies = new Map<Node, number>();
-  const seen = new Set<Node>(start);
-  const stack = [...seen];
+  for (const node of start) dependencies.set(node, 0);
+  const stack = [...start];
   while (stack.length > 0) {
     const edges = stack.pop()!.nextEdges;
     for (let i = 0; i < edges.length; i++) {
       const edge = edges[i];
       if (edge === null) continue;
       const next = edge.node;
-      dependencies.set(next, (dependencies.get(next) ?? 0) + 1);
-      if (!seen.has(next)) {
-        seen.add(next);
+      const count = dependencies.get(next);
+      if (count === undefined) {
+        dependencies.set(next, 1);
         stack.push(next);
+      } else {
+        dependencies.set(next, count + 1);
       }
     }
   }
@@ -136,7 +141,7 @@ function execute(
 
   const owned = new Set<Tensor>();
   const queue = new ReadyQueue();
-  for (const node of rootNodes) if (!dependencies.has(node)) queue.push(node);
+  for (const node of rootNodes) if (dependencies.get(node) === 0) queue.push(node);
   const executed: Node[] = [];
   while (!queue.isEmpty) {
     const node = queue.pop();
