@@ -284,6 +284,12 @@ describe('gradcheck of in-place-on-view functions (float64 finite differences)',
       x.narrow(0, 1, 2).add_(b.mul(b));
       return x.exp();
     }, () => [r([2])]],
+    ['in-place into a view of a transposed (non-contiguous) base', (k) => {
+      // detach() makes a base that is not itself a differentiable view, laid out column-major here.
+      const base = tensor([[1, 2, 3], [4, 5, 6]], f64).t().detach();
+      base.narrow(0, 1, 2).mul_(k);
+      return base.mul(base);
+    }, () => [r([2, 2])]],
     ['diagonal and permuted views, two in-place ops', (a, b) => {
       const x = a.mul(1);
       x.diagonal().mul_(b);
