@@ -45,6 +45,12 @@ export type CreationMeta = typeof CreationMeta[keyof typeof CreationMeta];
 /**
  * The creation meta of a view of a view (PyTorch's `propagate_creation_meta`): a normal view keeps its
  * input's restriction; an inference-mode input keeps its own.
+ *
+ * @example
+ * ```ts
+ * import { CreationMeta, propagateCreationMeta } from './autograd_meta.ts';
+ * propagateCreationMeta(CreationMeta.MultiOutputNode, CreationMeta.Default); // MultiOutputNode
+ * ```
  */
 export function propagateCreationMeta(previous: CreationMeta, created: CreationMeta): CreationMeta {
   if (created === CreationMeta.Default) return previous;
@@ -253,6 +259,20 @@ export function gradientEdge(t: Tensor): Edge | null {
 /**
  * Raises PyTorch's error when a view that may not be modified in place was (`indirect`: its base or another
  * view of its base was), per its creation meta (PyTorch's `handle_view_on_rebase`).
+ *
+ * @example
+ * ```ts
+ * import { noGrad, tensor } from '../../mod.ts';
+ * import { handleViewOnRebase, type ViewAutogradState } from './autograd_meta.ts';
+ * const x = tensor([1, 2], { dtype: 'float32' });
+ * handleViewOnRebase(x.narrow(0, 0, 1).autograd as ViewAutogradState, false); // a normal view: no error
+ * const v = noGrad(() => x.narrow(0, 0, 1));
+ * try {
+ *   handleViewOnRebase(v.autograd as ViewAutogradState, false);
+ * } catch (e) {
+ *   // RuntimeError: A view was created in no_grad mode and is being modified inplace with grad mode enabled. ...
+ * }
+ * ```
  */
 export function handleViewOnRebase(state: ViewAutogradState, indirect: boolean): void {
   const meta = state.creationMeta;

@@ -59,13 +59,32 @@ export function setEngineOps(ops: EngineOps): void {
   supplied = ops;
 }
 
-/** The supplied operators. */
+/**
+ * The supplied operators.
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '../../mod.ts';
+ * import { engineOps } from './engine_ops.ts';
+ * const t = tensor([1, 2]); // the first tensor registers the operators
+ * engineOps().clone(t).toArray(); // [1, 2]
+ * ```
+ */
 export function engineOps(): EngineOps {
   if (supplied === undefined) throw new Error('autograd engine used before the operators were registered');
   return supplied;
 }
 
-/** The geometry of a tensor. */
+/**
+ * The geometry of a tensor.
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '../../mod.ts';
+ * import { geometryOf } from './engine_ops.ts';
+ * geometryOf(tensor([[1, 2], [3, 4]]).t()); // { shape: [2, 2], strides: [1, 2], offset: 0 }
+ * ```
+ */
 export function geometryOf(t: Tensor): TensorGeometry {
   return { shape: t.shape, strides: t.stride(), offset: t.storageOffset };
 }

@@ -13,7 +13,21 @@ import { isGradEnabled, noGrad } from './grad_mode.ts';
 import { type Edge, Node } from './node.ts';
 import { SavedVariable } from './saved_variable.ts';
 
-/** What forward and backward share (PyTorch's `ctx`). */
+/**
+ * What forward and backward share (PyTorch's `ctx`).
+ *
+ * @example
+ * ```ts
+ * import { defineFunction } from '../../mod.ts';
+ * const scale = defineFunction({
+ *   forward(ctx, x, k: number) {
+ *     ctx.values.k = k;
+ *     return x.mul(k);
+ *   },
+ *   backward: (ctx, g) => [g.mul(ctx.values.k as number), null],
+ * });
+ * ```
+ */
 export class FunctionContext {
   #toSave: Tensor[] = [];
   readonly #saved: SavedVariable[] = [];
