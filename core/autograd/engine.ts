@@ -20,7 +20,7 @@ import { Tensor } from '../tensor/tensor.ts';
 import { AccumulateGrad } from './accumulate_grad.ts';
 import { gradientEdge } from './autograd_meta.ts';
 import { engineOps } from './engine_ops.ts';
-import { InputBuffers } from './input_buffers.ts';
+import { GraphRun } from './graph_run.ts';
 import { enableGrad, noGrad } from './grad_mode.ts';
 import type { Edge, GradHook, Node } from './node.ts';
 import { ReadyQueue } from './ready_queue.ts';
@@ -61,7 +61,7 @@ export function runBackward(
   });
 }
 
-function rootEdgesOf(roots: readonly Tensor[], grads: ReadonlyArray<Tensor | null>, buffers: InputBuffers): Edge[] {
+function rootEdgesOf(roots: readonly Tensor[], grads: ReadonlyArray<Tensor | null>, run: GraphRun): Edge[] {
   const edges: Edge[] = [];
   roots.forEach((root, i) => {
     if (!Tensor.isTensor(root)) throw new TypeError(`backward(): element ${i} of tensors is not a Tensor`);
@@ -74,7 +74,7 @@ function rootEdgesOf(roots: readonly Tensor[], grads: ReadonlyArray<Tensor | nul
     if (g === null) {
       if (root.numel !== 1) throw new RuntimeError('grad can be implicitly created only for scalar outputs');
       g = engineOps().onesLike(root);
-      buffers.own(g);
+      run.own(g);
     } else if (!Tensor.isTensor(g)) {
       throw new TypeError(`backward(): grad_tensors[${i}] must be a Tensor or null`);
     } else if (g.shape.length !== root.shape.length || g.shape.some((s, d) => s !== root.shape[d])) {
@@ -85,35 +85,9 @@ function rootEdgesOf(roots: readonly Tensor[], grads: ReadonlyArray<Tensor | nul
       );
     }
     edges.push(edge);
-    buffers.add(edge, g);
+    run.add(edge, g);
   });
   return edges;
-}
-
-/**
- * How many edges of the graph reachable from `start` point into each node (a loop, not recursion). Every
- * reachable node has an entry, the start nodes too (0 unless reached from another start node).
- */
-function countDependencies(start: readonly Node[]): Map<Node, number> {
-  const dependencies = new Map<Node, number>();
-  for (const node of start) dependencies.set(node, 0);
-  const stack = [...start];
-  while (stack.length > 0) {
-    const edges = stack.pop()!.nextEdges;
-    for (let i = 0; i < edges.length; i++) {
-      const edge = edges[i];
-      if (edge === null) continue;
-      const next = edge.node;
-      const count = dependencies.get(next);
-      if (count === undefined) {
-        dependencies.set(next, 1);
-        stack.push(next);
-      } else {
-        dependencies.set(next, count + 1);
-      }
-    }
-  }
-  return dependencies;
 }
 
 function execute(
@@ -121,10 +95,22 @@ function execute(
   grads: ReadonlyArray<Tensor | null>,
   options: RunOptions,
 ): Array<Tensor | null> {
-  const buffers = new InputBuffers();
-  const rootEdges = rootEdgesOf(roots, grads, buffers);
-  const rootNodes = [...new Set(rootEdges.map((e) => e.node))];
-  const dependencies = countDependencies(rootNodes);
+  const run = new GraphRun();
+  try {
+    return runGraph(run, roots, grads, options);
+  } finally {
+    run.finish();
+  }
+}
+
+function runGraph(
+  run: GraphRun,
+  roots: readonly Tensor[],
+  grads: ReadonlyArray<Tensor | null>,
+  options: RunOptions,
+): Array<Tensor | null> {
+  const rootEdges = rootEdgesOf(roots, grads, run);
+  const ready = run.countDependencies([...new Set(rootEdges.map((e) => e.node))]);
 
   // Where captured gradients come from: a leaf's accumulator, or a non-leaf's gradFn output.
   const captureAt = new Map<Node, Array<[inputNr: number, slot: number]>>();
@@ -141,19 +127,19 @@ function execute(
 
   const owned = new Set<Tensor>();
   const queue = new ReadyQueue();
-  for (const node of rootNodes) if (dependencies.get(node) === 0) queue.push(node);
+  for (const node of ready) queue.push(node);
   const executed: Node[] = [];
   while (!queue.isEmpty) {
     const node = queue.pop();
     executed.push(node);
-    const taken = buffers.take(node);
+    const taken = run.take(node);
     const inputs = node.hasPreHooks ? runHooks(node.preHooks, taken) : taken;
     const captures = captureAt.get(node);
     if (captures !== undefined) {
       for (const [inputNr, slot] of captures) {
         const g = inputs[inputNr];
         captured[slot] = g;
-        if (g !== null) buffers.keep(g);
+        if (g !== null) run.keep(g);
       }
     }
     let outputs: Array<Tensor | null> = [];
@@ -163,13 +149,13 @@ function execute(
         node.apply(inputs);
         node.owned = undefined;
         const kept = node.variable.autograd?.grad;
-        if (kept !== null && kept !== undefined) buffers.keep(kept);
+        if (kept !== null && kept !== undefined) run.keep(kept);
       }
     } else if (inputs.some((g) => g !== null)) {
       // A node's temporaries are freed as soon as it returns; its outputs move on to the run's scope.
       outputs = scope(() => node.apply(inputs));
       if (node.returnsOwnGradients) {
-        for (const g of outputs) if (g !== null && !inputs.includes(g) && !taken.includes(g)) buffers.own(g);
+        for (const g of outputs) if (g !== null && !inputs.includes(g) && !taken.includes(g)) run.own(g);
       }
     }
     const edges = node.nextEdges;
@@ -177,12 +163,10 @@ function execute(
       const edge = edges[i];
       if (edge === null) continue;
       const g = outputs[i] ?? null;
-      if (g !== null) buffers.add(edge, g);
-      const left = dependencies.get(edge.node)! - 1;
-      dependencies.set(edge.node, left);
-      if (left === 0) queue.push(edge.node);
+      if (g !== null) run.add(edge, g);
+      if (run.delivered(edge.node)) queue.push(edge.node);
     }
-    buffers.consumed(taken, outputs);
+    run.consumed(taken, outputs);
   }
   if (!options.retainGraph) { for (const node of executed) node.release(); }
   // Captured gradients are the run's result: scope() moves them to the caller's scope.

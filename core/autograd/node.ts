@@ -47,6 +47,26 @@ function freeUnheld(node: Node): void {
 }
 
 /**
+ * The slot a backward run keeps its bookkeeping of `node` in (see Note [Run state on nodes] in graph_run.ts);
+ * for the engine only.
+ *
+ * @example
+ * ```ts
+ * // graph_run.ts: const state = engineSlotOf(node) as NodeRun | undefined;
+ * ```
+ */
+export let engineSlotOf: (node: Node) => unknown;
+/**
+ * Sets the slot {@linkcode engineSlotOf} reads; for the engine only.
+ *
+ * @example
+ * ```ts
+ * // graph_run.ts: setEngineSlot(node, { run: this, dependencies: 0, buffer: null });
+ * ```
+ */
+export let setEngineSlot: (node: Node, slot: unknown) => void;
+
+/**
  * A backward function. `apply` maps the gradients of the node's outputs to the gradients of its inputs,
  * one per entry of `nextEdges`.
  *
@@ -69,6 +89,14 @@ export abstract class Node {
   readonly numOutputs: number;
   #holders = 0;
   #freed = false;
+  #engineSlot: unknown = undefined;
+
+  static {
+    engineSlotOf = (node) => node.#engineSlot;
+    setEngineSlot = (node, slot) => {
+      node.#engineSlot = slot;
+    };
+  }
 
   /**
    * A node with edges to the given inputs (each edge holds its node). `sequenceNr` defaults to the next

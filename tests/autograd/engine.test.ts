@@ -151,6 +151,21 @@ describe('backward', () => {
     x.mul(2).registerHook(() => null); // null keeps the gradient
   });
 
+  it('a backward run nested in a hook may share nodes with the running one', () => {
+    const x = tensor([1, 2], f32).requiresGrad_();
+    const y = x.mul(3);
+    const z = y.mul(y);
+    let inner: number[] = [];
+    z.registerHook(() => {
+      // y's node and x's accumulator are waiting in the outer run; the inner run counts them apart.
+      const [g] = enableGrad(() => grad([y.sum()], [x], { retainGraph: true }));
+      inner = g!.toArray() as number[];
+    });
+    z.sum().backward();
+    assert.deepEqual(inner, [3, 3]);
+    close(vals(x.grad), [18, 36]); // d(sum 9x²)/dx
+  });
+
   it('detach cuts the graph but shares data', () => {
     const x = tensor([1, 2], f32).requiresGrad_();
     const d = x.mul(2).detach();
