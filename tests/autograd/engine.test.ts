@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   add,
+  backward,
   defineFunction,
   DispatchKey,
   enableGrad,
@@ -164,6 +165,30 @@ describe('backward', () => {
     z.sum().backward();
     assert.deepEqual(inner, [3, 3]);
     close(vals(x.grad), [18, 36]); // d(sum 9x²)/dx
+  });
+
+  it('hostile input: clear errors, nothing leaked', () => {
+    const x = tensor([1, 2], f32).requiresGrad_();
+    const live = memoryStats().liveTensors;
+    const untyped = x as unknown as Record<string, (...a: unknown[]) => unknown>;
+    assert.throws(() => untyped.requiresGrad_('yes'), { name: 'TypeError' });
+    assert.throws(() => untyped.registerHook(5), { name: 'TypeError' });
+    assert.throws(() => ((x as unknown as { grad: unknown }).grad = 5), {
+      name: 'TypeError',
+      message: 'assigned grad expected to be a Tensor or None',
+    });
+    const total = x.sum(), ones = tensor([1, 1], f32), plain = tensor([1, 2], f32);
+    assert.throws(() => grad([total], [{ shape: [2] } as unknown as Tensor]), { name: 'TypeError' });
+    assert.throws(() => backward([{} as Tensor]), { name: 'TypeError' });
+    const y = x.mul(2);
+    y.dispose();
+    assert.throws(() => y.backward(ones), /backward\(\): the tensor was disposed/);
+    assert.throws(() => plain.backward(), {
+      name: 'RuntimeError',
+      message: 'element 0 of tensors does not require grad and does not have a grad_fn',
+    });
+    for (const t of [total, ones, plain]) t.dispose();
+    assert.equal(memoryStats().liveTensors, live);
   });
 
   it('detach cuts the graph but shares data', () => {
