@@ -18,9 +18,12 @@ import { Dispatcher } from '../dispatch/dispatcher.ts';
 import type { OperatorHandle } from '../dispatch/operator_handle.ts';
 import type { DType } from '../tensor/dtype.ts';
 import { Tensor } from '../tensor/tensor.ts';
-import { gradientEdge } from './engine.ts';
+import { autogradStateOf, gradientEdge } from './autograd_meta.ts';
+import { checkInplace, rebaseHistory } from './copy_slices.ts';
+import { geometryOf } from './engine_ops.ts';
 import { gradMode } from './grad_mode.ts';
-import { type Edge, Node, SavedVariable } from './node.ts';
+import { type Edge, Node } from './node.ts';
+import { SavedVariable } from './saved_variable.ts';
 
 /** Saved state a formula reads: saved tensors unpacked, plus the non-tensor arguments. */
 export type SavedValues = Record<string, unknown> & { readonly result?: Tensor };
@@ -41,6 +44,8 @@ export interface Derivative {
   readonly name: string;
   /** Arguments to save (by schema name), `result` for the (first) output, `result1`... for the others. */
   readonly save?: readonly string[];
+  /** Tensor arguments whose layout (sizes, strides, offset) the formula reads, as `<name>_geometry`. */
+  readonly geometry?: readonly string[];
   /** Gradient per differentiable input (by schema name). */
   readonly grads: Readonly<Record<string, GradFormula>>;
   /** Outputs that carry gradient, for operators returning several (default: all of a list, the first of a tuple). */
@@ -113,14 +118,17 @@ export class FormulaNode extends Node {
   override release(): void {
     if (this.#released) return;
     this.#released = true;
-    for (const v of this.#saved.values()) v.release();
+    if (this.#saved.size > 0) { for (const v of this.#saved.values()) v.release(); }
   }
 }
 
 const BELOW_AUTOGRAD_HI = AFTER_AUTOGRAD_KEYSET.hi;
 
-function cloneBelowAutograd(t: Tensor): Tensor {
-  using _below = excludeKeys(AUTOGRAD_DISPATCH_KEYSET);
+/**
+ * A copy of `self` taken before an in-place operator overwrites it (PyTorch's `original_self = self.clone()`).
+ * It is recorded (CloneBackward0), so that double backward through the saved value reaches `self`'s history.
+ */
+function originalSelf(t: Tensor): Tensor {
   return Dispatcher.singleton().findSchemaOrThrow('aten::clone').call(t, null) as Tensor;
 }
 
@@ -132,10 +140,6 @@ function requiresGrad(v: unknown): boolean {
     }
   }
   return false;
-}
-
-function autogradMetaOf(t: Tensor) {
-  return t.autograd ??= { requiresGrad: false, grad: null, gradFn: null, outputNr: 0, retainsGrad: false, hooks: [] };
 }
 
 /**
@@ -160,73 +164,96 @@ export function makeAutogradKernel(op: OperatorHandle, derivative: Derivative, r
   const shapeKeys = names.map((name) => `${name}_shape`);
   const savesArgument = names.map((name) => saveNames.includes(name));
 
+  const savesGeometry = names.map((name) => derivative.geometry?.includes(name) === true);
+  const geometryKeys = names.map((name) => `${name}_geometry`);
+  const savesOutputs = saveNames.some((name) => name.startsWith('result'));
+  const firstOutputOnly = [0];
+
   const record = (hi: number, lo: number, args: unknown[]): unknown => {
     const self = args[0];
-    if (
-      inPlace && self instanceof Tensor && self.autograd?.requiresGrad && !self.autograd.gradFn &&
-      self.base === undefined
-    ) {
-      throw new Error('a leaf Variable that requires grad is being used in an in-place operation.');
+    if (inPlace && self instanceof Tensor) checkInplace(self);
+    // The inputs' histories before anything changes (PyTorch's collect_next_edges; reading a view's grad_fn
+    // may raise its in-place error, before anything was saved).
+    const edges: Array<Edge | null> = [];
+    const inputs: InputInfo[] = [];
+    const addInput = (name: string, x: unknown, element: number) => {
+      const isTensor = x instanceof Tensor;
+      edges.push(isTensor ? gradientEdge(x) : null);
+      inputs.push({
+        name,
+        element,
+        shape: isTensor ? x.shape : [],
+        dtype: isTensor ? x.dtype : (undefined as unknown as DType),
+      });
+    };
+    for (let k = 0; k < differentiable.length; k++) {
+      const d = differentiable[k];
+      const v = args[d.index];
+      if (Array.isArray(v)) {
+        for (let element = 0; element < v.length; element++) addInput(d.name, v[element], element);
+      } else addInput(d.name, v, 0);
     }
     // Save inputs before an in-place operator overwrites them.
     const saved = new Map<string, SavedVariable>();
     const values: Record<string, unknown> = {};
-    for (let i = 0; i < names.length; i++) {
-      const name = names[i];
-      const v = args[i];
-      if (v instanceof Tensor) {
-        if (savesArgument[i]) {
-          // An in-place operator overwrites `self`: its formula needs the original values (PyTorch's
-          // original_self), so save a copy rather than the tensor whose version is about to change.
-          const original = inPlace && i === 0 ? cloneBelowAutograd(v) : v;
-          saved.set(name, new SavedVariable(original));
-          if (original !== v) original.dispose();
+    try {
+      for (let i = 0; i < names.length; i++) {
+        const name = names[i];
+        const v = args[i];
+        if (v instanceof Tensor) {
+          if (savesArgument[i]) {
+            // An in-place operator overwrites `self`: its formula needs the original values (PyTorch's
+            // original_self), so save a copy rather than the tensor whose version is about to change.
+            const original = inPlace && i === 0 ? originalSelf(v) : v;
+            try {
+              saved.set(name, new SavedVariable(original));
+            } finally {
+              if (original !== v) original.dispose();
+            }
+          }
+          values[shapeKeys[i]] = v.shape;
+          if (savesGeometry[i]) values[geometryKeys[i]] = geometryOf(v);
+        } else if (!Array.isArray(v) || !v.some((x) => x instanceof Tensor)) {
+          values[name] = v;
+        } else {
+          // A Tensor[] argument: formulas get the shapes (cat splits its gradient by them).
+          values[name] = v.map((x: Tensor) => x.shape);
         }
-        values[shapeKeys[i]] = v.shape;
-      } else if (!Array.isArray(v) || !v.some((x) => x instanceof Tensor)) {
-        values[name] = v;
-      } else {
-        // A Tensor[] argument: formulas get the shapes (cat splits its gradient by them).
-        values[name] = v.map((x: Tensor) => x.shape);
       }
-    }
-    const edges: Array<Edge | null> = [];
-    const inputs: InputInfo[] = [];
-    for (const d of differentiable) {
-      const v = args[d.index];
-      const list = Array.isArray(v) ? v : [v];
-      list.forEach((x, element) => {
-        const isTensor = x instanceof Tensor;
-        edges.push(isTensor ? gradientEdge(x) : null);
-        inputs.push({
-          name: d.name,
-          element,
-          shape: isTensor ? x.shape : [],
-          dtype: isTensor ? x.dtype : (undefined as unknown as DType),
-        });
-      });
+    } catch (e) {
+      for (const v of saved.values()) v.release();
+      throw e;
     }
     let out: unknown;
-    {
+    try {
       using _below = excludeKeys(AUTOGRAD_DISPATCH_KEYSET);
       out = op.redispatch(hi & BELOW_AUTOGRAD_HI, lo, ...args);
+    } catch (e) {
+      for (const v of saved.values()) v.release();
+      throw e;
     }
     const outputs = Array.isArray(out) ? out as Tensor[] : out instanceof Tensor ? [out] : [];
-    if (outputs.length === 0) return out;
-    outputs.forEach((t, i) => {
-      const key = i === 0 ? 'result' : `result${i}`;
-      if (saveNames.includes(key)) saved.set(key, new SavedVariable(t, true));
-    });
-    const node = new FormulaNode(derivative, edges, inputs, saved, values, reduce, outputs.length);
-    const differentiableOutputs = derivative.outputs ?? (returnsList ? outputs.map((_, i) => i) : [0]);
-    for (const i of differentiableOutputs) {
-      const t = outputs[i];
-      if (!(t instanceof Tensor) || !t.dtype.isFloatingPoint) continue;
-      const meta = autogradMetaOf(t);
-      meta.requiresGrad = true;
-      meta.gradFn = node;
-      meta.outputNr = i;
+    if (outputs.length === 0) {
+      for (const v of saved.values()) v.release();
+      return out;
     }
+    if (savesOutputs) {
+      outputs.forEach((t, i) => {
+        const key = i === 0 ? 'result' : `result${i}`;
+        if (saveNames.includes(key)) saved.set(key, new SavedVariable(t, true));
+      });
+    }
+    const node = new FormulaNode(derivative, edges, inputs, saved, values, reduce, outputs.length);
+    if (inPlace) {
+      if (outputs[0].dtype.isFloatingPoint) rebaseHistory(outputs[0], node);
+    } else {
+      const differentiableOutputs = derivative.outputs ?? (returnsList ? outputs.map((_, i) => i) : firstOutputOnly);
+      for (const i of differentiableOutputs) {
+        const t = outputs[i];
+        if (t instanceof Tensor && t.dtype.isFloatingPoint) autogradStateOf(t).setHistory(node, i);
+      }
+    }
+    node.freeIfUnheld(); // no output took the node: nothing can reach it
     return out;
   };
   return fixedArityKernel(op, schema.arguments.length, differentiable.map((d) => d.index), record);

@@ -4,103 +4,26 @@
  *
  * Note [Engine order and memory]
  * A node runs when every node that feeds gradient into it has run (dependency counts over the reachable
- * graph); among ready nodes the most recently created runs first, as in PyTorch's ready queue. The whole run
- * is one `scope()`: intermediate gradients are freed at the end, and only what outlives the run (leaf `.grad`
- * tensors, captured gradients) is kept. A gradient tensor handed to one leaf is never shared with another,
- * because leaf gradients are later accumulated in place.
+ * graph); among ready nodes the most recently created runs first, as in PyTorch's ready queue, which here is a
+ * binary heap on the sequence number (AccumulateGrad nodes have the largest). Counting, running and releasing
+ * are loops over explicit worklists, never recursion, so the cost is linear in the graph (plus a logarithm
+ * for the heap) and a 100k-deep chain does not grow the stack. The whole run is one `scope()`: intermediate
+ * gradients are freed at the end, and only what outlives the run (leaf `.grad` tensors, captured gradients)
+ * is kept. A gradient tensor handed to one leaf is never shared with another, because leaf gradients are
+ * later accumulated in place.
  *
  * @module
  */
-import { keep, scope } from '../tensor/lifetime.ts';
-import type { Tensor } from '../tensor/tensor.ts';
+import { RuntimeError } from '../dispatch/errors.ts';
+import { scope } from '../tensor/lifetime.ts';
+import { Tensor } from '../tensor/tensor.ts';
+import { AccumulateGrad } from './accumulate_grad.ts';
+import { gradientEdge } from './autograd_meta.ts';
+import { engineOps } from './engine_ops.ts';
+import { GraphRun } from './graph_run.ts';
 import { enableGrad, noGrad } from './grad_mode.ts';
-import { adjustCreateGraphDepth, type Edge, type GradHook, Node } from './node.ts';
-
-/** The operators the engine needs, supplied by the ops layer (the engine knows no operator). */
-export interface EngineOps {
-  /** Out-of-place sum of two gradients. */
-  add(a: Tensor, b: Tensor): Tensor;
-  /** In-place accumulation into a leaf's existing gradient. */
-  addInPlace(into: Tensor, g: Tensor): void;
-  /** A tensor of ones shaped like `t` (the implicit gradient of a scalar root). */
-  onesLike(t: Tensor): Tensor;
-  /** A copy. */
-  clone(t: Tensor): Tensor;
-}
-
-let engineOps: EngineOps | undefined;
-
-/** Supplies the engine's operators (called once by the ops layer). */
-export function setEngineOps(ops: EngineOps): void {
-  engineOps = ops;
-}
-
-function ops(): EngineOps {
-  if (engineOps === undefined) throw new Error('autograd engine used before the operators were registered');
-  return engineOps;
-}
-
-/**
- * The node that accumulates into a leaf's `.grad` (PyTorch's AccumulateGrad). One per leaf, kept on it.
- */
-export class AccumulateGrad extends Node {
-  /** The leaf. */
-  readonly variable: Tensor;
-  /** Accumulates into `variable.grad` in place when true (set by the engine per run). */
-  owned: Set<Tensor> | undefined;
-
-  /** The node for a leaf. */
-  constructor(variable: Tensor) {
-    super([], 1);
-    this.variable = variable;
-  }
-  /** `AccumulateGrad`. */
-  name(): string {
-    return 'AccumulateGrad';
-  }
-  /** Adds the incoming gradient to the leaf's `.grad`. */
-  apply(grads: Array<Tensor | null>): Array<Tensor | null> {
-    const g = grads[0];
-    const meta = this.variable.autograd;
-    if (g === null || meta === undefined) return [];
-    const existing = meta.grad;
-    if (existing === null || existing.isDisposed) {
-      // A gradient object may reach several leaves (AddBackward passes one object on to both inputs):
-      // each leaf gets its own, because later accumulation is in place.
-      // It is also copied when it is a view or not contiguous (an expanded gradient has stride 0), since the
-      // leaf's grad is later accumulated in place (PyTorch's AccumulateGrad layout contract).
-      const own = this.owned?.has(g) || g.base !== undefined || !g.isContiguous() ? ops().clone(g) : g;
-      this.owned?.add(own);
-      meta.grad = keep(own);
-    } else {
-      ops().addInPlace(existing, g);
-    }
-    return [];
-  }
-}
-
-/** The gradient edge of a tensor: its gradFn output, or its leaf accumulator; null when it needs no grad. */
-export function gradientEdge(t: Tensor): Edge | null {
-  const meta = t.autograd;
-  if (meta === undefined) return null;
-  if (meta.gradFn !== null && meta.gradFn !== undefined) return { node: meta.gradFn as Node, inputNr: meta.outputNr };
-  if (!meta.requiresGrad) return null;
-  return { node: accumulatorOf(t), inputNr: 0 };
-}
-
-// Keyed by the autograd state, which aliases of a variable (saved tensors) share with it.
-const accumulators = new WeakMap<object, AccumulateGrad>();
-
-/** The AccumulateGrad node of a leaf (created once per variable). */
-export function accumulatorOf(t: Tensor): AccumulateGrad {
-  const key = t.autograd ?? t;
-  let node = accumulators.get(key);
-  if (node === undefined) {
-    node = new AccumulateGrad(t);
-    accumulators.set(key, node);
-  }
-  return node;
-}
+import type { Edge, GradHook, Node } from './node.ts';
+import { ReadyQueue } from './ready_queue.ts';
 
 /** Options of a backward run. */
 export interface RunOptions {
@@ -117,21 +40,54 @@ export interface RunOptions {
 /**
  * Runs backward from `roots` seeded with `grads` (a null gradient means ones for a one-element root).
  * Returns the captured gradients when `captureFor` is given.
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '../../mod.ts';
+ * import { runBackward } from './engine.ts';
+ * const x = tensor([3], { dtype: 'float32' }).requiresGrad_();
+ * const [g] = runBackward([x.mul(x)], [null], { retainGraph: false, createGraph: false, captureFor: [x] });
+ * g?.item(); // 6
+ * ```
  */
 export function runBackward(
   roots: readonly Tensor[],
   grads: ReadonlyArray<Tensor | null>,
   options: RunOptions,
 ): Array<Tensor | null> {
-  if (options.createGraph) adjustCreateGraphDepth(1);
-  try {
-    return scope(() => {
-      using _mode = options.createGraph ? enableGrad() : noGrad();
-      return execute(roots, grads, options);
-    });
-  } finally {
-    if (options.createGraph) adjustCreateGraphDepth(-1);
-  }
+  return scope(() => {
+    using _mode = options.createGraph ? enableGrad() : noGrad();
+    return execute(roots, grads, options);
+  });
+}
+
+function rootEdgesOf(roots: readonly Tensor[], grads: ReadonlyArray<Tensor | null>, run: GraphRun): Edge[] {
+  const edges: Edge[] = [];
+  roots.forEach((root, i) => {
+    if (!Tensor.isTensor(root)) throw new TypeError(`backward(): element ${i} of tensors is not a Tensor`);
+    root.assertAlive('backward()');
+    const edge = gradientEdge(root);
+    if (edge === null) {
+      throw new RuntimeError(`element ${i} of tensors does not require grad and does not have a grad_fn`);
+    }
+    let g = grads[i] ?? null;
+    if (g === null) {
+      if (root.numel !== 1) throw new RuntimeError('grad can be implicitly created only for scalar outputs');
+      g = engineOps().onesLike(root);
+      run.own(g);
+    } else if (!Tensor.isTensor(g)) {
+      throw new TypeError(`backward(): grad_tensors[${i}] must be a Tensor or null`);
+    } else if (g.shape.length !== root.shape.length || g.shape.some((s, d) => s !== root.shape[d])) {
+      throw new RuntimeError(
+        `Mismatch in shape: grad_output[${i}] has a shape of [${g.shape.join(', ')}] and output[${i}] has a shape of [${
+          root.shape.join(', ')
+        }].`,
+      );
+    }
+    edges.push(edge);
+    run.add(edge, g);
+  });
+  return edges;
 }
 
 function execute(
@@ -139,58 +95,30 @@ function execute(
   grads: ReadonlyArray<Tensor | null>,
   options: RunOptions,
 ): Array<Tensor | null> {
-  const buffers = new Map<Node, Array<Tensor | null>>();
-  const addTo = (edge: Edge, g: Tensor) => {
-    let buffer = buffers.get(edge.node);
-    if (buffer === undefined) {
-      buffer = new Array<Tensor | null>(Math.max(edge.node.numOutputs, edge.inputNr + 1)).fill(null);
-      buffers.set(edge.node, buffer);
-    }
-    const prev = buffer[edge.inputNr];
-    buffer[edge.inputNr] = prev === null ? g : ops().add(prev, g);
-  };
-
-  const rootEdges: Edge[] = [];
-  roots.forEach((root, i) => {
-    root.assertAlive('backward()');
-    const edge = gradientEdge(root);
-    if (edge === null) throw new Error(`element ${i} of tensors does not require grad and does not have a grad_fn`);
-    let g = grads[i] ?? null;
-    if (g === null) {
-      if (root.numel !== 1) throw new Error('grad can be implicitly created only for scalar outputs');
-      g = ops().onesLike(root);
-    } else if (g.shape.length !== root.shape.length || g.shape.some((s, d) => s !== root.shape[d])) {
-      throw new Error(
-        `Mismatch in shape: grad_output[${i}] has a shape of [${g.shape.join(', ')}] and output[${i}] has a shape of [${
-          root.shape.join(', ')
-        }].`,
-      );
-    }
-    rootEdges.push(edge);
-    addTo(edge, g);
-  });
-
-  // Dependencies: how many edges of the reachable graph point into each node.
-  const dependencies = new Map<Node, number>();
-  const seen = new Set<Node>();
-  const stack = rootEdges.map((e) => e.node);
-  while (stack.length > 0) {
-    const node = stack.pop()!;
-    if (seen.has(node)) continue;
-    seen.add(node);
-    for (const edge of node.nextEdges) {
-      if (edge === null) continue;
-      dependencies.set(edge.node, (dependencies.get(edge.node) ?? 0) + 1);
-      stack.push(edge.node);
-    }
+  const run = new GraphRun();
+  try {
+    return runGraph(run, roots, grads, options);
+  } finally {
+    run.finish();
   }
+}
+
+function runGraph(
+  run: GraphRun,
+  roots: readonly Tensor[],
+  grads: ReadonlyArray<Tensor | null>,
+  options: RunOptions,
+): Array<Tensor | null> {
+  const rootEdges = rootEdgesOf(roots, grads, run);
+  const ready = run.countDependencies([...new Set(rootEdges.map((e) => e.node))]);
 
   // Where captured gradients come from: a leaf's accumulator, or a non-leaf's gradFn output.
   const captureAt = new Map<Node, Array<[inputNr: number, slot: number]>>();
   const captured: Array<Tensor | null> = (options.captureFor ?? []).map(() => null);
   options.captureFor?.forEach((t, slot) => {
+    if (!Tensor.isTensor(t)) throw new TypeError(`grad(): element ${slot} of inputs is not a Tensor`);
     const edge = gradientEdge(t);
-    if (edge === null) throw new Error('One of the differentiated Tensors does not require grad');
+    if (edge === null) throw new RuntimeError('One of the differentiated Tensors does not require grad');
     const list = captureAt.get(edge.node) ?? [];
     list.push([edge.inputNr, slot]);
     captureAt.set(edge.node, list);
@@ -198,55 +126,84 @@ function execute(
   const capturing = options.captureFor !== undefined;
 
   const owned = new Set<Tensor>();
-  const ready: Node[] = [...seen].filter((n) => (dependencies.get(n) ?? 0) === 0);
+  const queue = new ReadyQueue();
+  for (const node of ready) queue.push(node);
   const executed: Node[] = [];
-  while (ready.length > 0) {
-    // The most recently created ready node runs first.
-    let best = 0;
-    for (let i = 1; i < ready.length; i++) if (ready[i].sequenceNr > ready[best].sequenceNr) best = i;
-    const node = ready.splice(best, 1)[0];
+  while (!queue.isEmpty) {
+    const node = queue.pop();
     executed.push(node);
-    const inputs = buffers.get(node) ?? new Array<Tensor | null>(node.numOutputs).fill(null);
-    buffers.delete(node);
-    if (node.hasPreHooks) runHooks(node.preHooks, inputs);
+    const taken = run.take(node);
+    const inputs = node.hasPreHooks ? runHooks(node.preHooks, taken) : taken;
     const captures = captureAt.get(node);
-    if (captures !== undefined) { for (const [inputNr, slot] of captures) captured[slot] = inputs[inputNr]; }
+    if (captures !== undefined) {
+      for (const [inputNr, slot] of captures) {
+        const g = inputs[inputNr];
+        captured[slot] = g;
+        if (g !== null) run.keep(g);
+      }
+    }
     let outputs: Array<Tensor | null> = [];
     if (node instanceof AccumulateGrad) {
       if (!capturing) {
         node.owned = owned;
         node.apply(inputs);
         node.owned = undefined;
+        const kept = node.variable.autograd?.grad;
+        if (kept !== null && kept !== undefined) run.keep(kept);
       }
     } else if (inputs.some((g) => g !== null)) {
-      outputs = node.apply(inputs);
+      // A node's temporaries are freed as soon as it returns; its outputs move on to the run's scope.
+      outputs = scope(() => node.apply(inputs));
+      if (node.returnsOwnGradients) {
+        for (const g of outputs) if (g !== null && !inputs.includes(g) && !taken.includes(g)) run.own(g);
+      }
     }
-    node.nextEdges.forEach((edge, i) => {
-      if (edge === null) return;
+    const edges = node.nextEdges;
+    for (let i = 0; i < edges.length; i++) {
+      const edge = edges[i];
+      if (edge === null) continue;
       const g = outputs[i] ?? null;
-      if (g !== null) addTo(edge, g);
-      const left = dependencies.get(edge.node)! - 1;
-      dependencies.set(edge.node, left);
-      if (left === 0) ready.push(edge.node);
-    });
+      if (g !== null) run.add(edge, g);
+      if (run.delivered(edge.node)) queue.push(edge.node);
+    }
+    run.consumed(taken, outputs);
   }
   if (!options.retainGraph) { for (const node of executed) node.release(); }
   // Captured gradients are the run's result: scope() moves them to the caller's scope.
   if (capturing && !options.allowUnused && captured.some((g) => g === null)) {
-    throw new Error(
+    throw new RuntimeError(
       'One of the differentiated Tensors appears to not have been used in the graph. Set allow_unused=True if this is the desired behavior.',
     );
   }
   return captured;
 }
 
-function runHooks(hooks: Map<number, GradHook[]>, grads: Array<Tensor | null>): void {
+/**
+ * The gradients after the node's hooks ran on them: a hook may return a replacement of the same size and type
+ * (PyTorch's checks of a hook's result), or nothing to keep the gradient.
+ */
+function runHooks(hooks: Map<number, GradHook[]>, taken: ReadonlyArray<Tensor | null>): Array<Tensor | null> {
+  const grads = taken.slice();
   for (const [index, list] of hooks) {
     for (const hook of list) {
       const g = grads[index];
       if (g === null || g === undefined) continue;
-      const replaced = hook(g);
-      if (replaced !== undefined) grads[index] = replaced;
+      const replaced: unknown = hook(g);
+      if (replaced === undefined || replaced === null) continue;
+      const name = hook.name || '<anonymous>';
+      if (!Tensor.isTensor(replaced)) {
+        const type = Array.isArray(replaced) ? 'list' : typeof replaced;
+        throw new TypeError(`expected Variable, but hook returned '${type}'`);
+      }
+      if (replaced.shape.length !== g.shape.length || replaced.shape.some((s, d) => s !== g.shape[d])) {
+        throw new RuntimeError(`hook '${name}' has changed the size of value`);
+      }
+      if (replaced.dtype !== g.dtype) {
+        const type = (t: Tensor) => `torch.${t.dtype.scalarTypeName}Tensor`;
+        throw new RuntimeError(`hook '${name}' has changed the type of value (was ${type(g)} got ${type(replaced)})`);
+      }
+      grads[index] = replaced;
     }
   }
+  return grads;
 }

@@ -1,7 +1,14 @@
 /**
  * Grad modes: `noGrad` / `enableGrad` (PyTorch's thread-local GradMode, per agent here) and `inferenceMode`
- * (which works through the per-agent dispatch key sets: it excludes the autograd keys and ADInplaceOrView, so
- * autograd kernels do not even run, and tensors made inside carry no autograd keys).
+ * (which works through the per-agent dispatch key sets, as PyTorch's `InferenceMode` guard does).
+ *
+ * Note [Inference mode and ADInplaceOrView]
+ * Inference mode excludes the autograd keys (autograd kernels do not even run) and removes ADInplaceOrView
+ * from the *included* set, but it does not exclude ADInplaceOrView: a normal tensor carries that key itself,
+ * so an in-place change of a normal tensor inside inference mode still bumps its version counter, and a
+ * tensor saved for backward before is still reported as modified. Tensors made inside inference mode are
+ * inference tensors: they carry neither key, so in-place changes of them inside inference mode cost nothing,
+ * and outside it the included ADInplaceOrView key reaches them and refuses the change.
  *
  * @module
  */
@@ -86,9 +93,6 @@ function withMode<T>(enabled: boolean, fn?: () => T): GradModeGuard | T {
   }
 }
 
-/** Keys inference mode removes: autograd and ADInplaceOrView (PyTorch's `InferenceMode` guard). */
-const INFERENCE_EXCLUDED = AUTOGRAD_DISPATCH_KEYSET.or(DispatchKeySet.of(DispatchKey.ADInplaceOrView));
-
 const AD_INPLACE_OR_VIEW_HI = DispatchKeySet.of(DispatchKey.ADInplaceOrView).hi;
 
 /** A scope of inference mode; restores everything when disposed. */
@@ -97,11 +101,11 @@ export class InferenceModeGuard implements Disposable {
   readonly #grad: GradModeGuard;
   readonly #includedHi: number;
   #active = true;
-  /** Enters inference mode: PyTorch's included = {BackendSelect}, excluded += the autograd keys. */
+  /** Enters inference mode: included −= ADInplaceOrView, excluded += the autograd keys (PyTorch's guard). */
   constructor() {
     this.#includedHi = localKeys.includedHi;
     localKeys.includedHi &= ~AD_INPLACE_OR_VIEW_HI;
-    this.#keys = excludeKeys(INFERENCE_EXCLUDED);
+    this.#keys = excludeKeys(AUTOGRAD_DISPATCH_KEYSET);
     this.#grad = new GradModeGuard(false);
     adjustInferenceMode(1);
   }
@@ -117,8 +121,9 @@ export class InferenceModeGuard implements Disposable {
 }
 
 /**
- * Inference mode (`torch.inference_mode`): no recording, no version counting, and tensors created inside are
- * inference tensors. As a guard or around a callback.
+ * Inference mode (`torch.inference_mode`): no recording, and tensors created inside are inference tensors
+ * (no version counter, no autograd); normal tensors changed in place inside still count their versions.
+ * As a guard or around a callback.
  *
  * @example
  * ```ts

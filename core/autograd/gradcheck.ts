@@ -5,7 +5,7 @@
  * @module
  */
 import { scope } from '../tensor/lifetime.ts';
-import { contiguousHostBytes, type Tensor } from '../tensor/tensor.ts';
+import { contiguousHostBytes, Tensor } from '../tensor/tensor.ts';
 import { noGrad } from './grad_mode.ts';
 import { grad } from './tensor_autograd.ts';
 
@@ -44,6 +44,10 @@ export function gradcheck(
   inputs: readonly Tensor[],
   options: GradcheckOptions = {},
 ): boolean {
+  if (typeof fn !== 'function') throw new TypeError('gradcheck(): func must be a function');
+  if (!Array.isArray(inputs) || !inputs.every((t) => Tensor.isTensor(t))) {
+    throw new TypeError('gradcheck(): inputs must be an array of Tensors');
+  }
   const eps = options.eps ?? 1e-6, atol = options.atol ?? 1e-5, rtol = options.rtol ?? 1e-3;
   const raise = options.raiseException ?? true;
   return scope(() => {
@@ -56,7 +60,8 @@ export function gradcheck(
       Array.from({ length: m }, () => new Array<number>(t.numel).fill(0))
     );
     for (let j = 0; j < m; j++) {
-      const onehot = output.mul(0).detach();
+      // Row-major like `output.toArray()`, whatever layout the output has.
+      const onehot = output.detach().mul(0).contiguous();
       float64View(onehot)[j] = 1;
       const grads = grad([output], wrt, { gradOutputs: [onehot], retainGraph: true, allowUnused: true });
       grads.forEach((g, i) => {

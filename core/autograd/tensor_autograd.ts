@@ -5,11 +5,14 @@
  *
  * @module
  */
-import type { AutogradMeta, Tensor } from '../tensor/tensor.ts';
-import { Tensor as TensorClass } from '../tensor/tensor.ts';
-import { gradientEdge, runBackward } from './engine.ts';
+import type { Tensor } from '../tensor/tensor.ts';
+import { isInferenceModeEnabled, Tensor as TensorClass } from '../tensor/tensor.ts';
+import { RuntimeError } from '../dispatch/errors.ts';
 import { keep } from '../tensor/lifetime.ts';
-import { aliasOf, type GradHook, type Node } from './node.ts';
+import { autogradStateOf, gradientEdge } from './autograd_meta.ts';
+import { runBackward } from './engine.ts';
+import type { GradHook, Node } from './node.ts';
+import { aliasOf } from './saved_variable.ts';
 
 /** Autograd members every Tensor has (installed by {@linkcode installAutogradMethods}). */
 export interface AutogradTensorMethods {
@@ -39,10 +42,6 @@ export interface BackwardOptions {
   retainGraph?: boolean;
   /** Record the backward pass (higher-order gradients). */
   createGraph?: boolean;
-}
-
-function metaOf(t: Tensor): AutogradMeta {
-  return t.autograd ??= { requiresGrad: false, grad: null, gradFn: null, outputNr: 0, retainsGrad: false, hooks: [] };
 }
 
 /**
@@ -132,7 +131,10 @@ export function installAutogradMethods(): void {
         return g !== null && g.isDisposed ? null : g;
       },
       set(this: Tensor, value: Tensor | null) {
-        metaOf(this).grad = value;
+        if (value !== null && !TensorClass.isTensor(value)) {
+          throw new TypeError('assigned grad expected to be a Tensor or None');
+        }
+        autogradStateOf(this).grad = value;
       },
       configurable: true,
     },
@@ -152,20 +154,24 @@ export function installAutogradMethods(): void {
   const methods: Omit<AutogradTensorMethods, 'requiresGrad' | 'grad' | 'gradFn' | 'isLeaf'> & ThisType<Tensor> = {
     requiresGrad_(requiresGrad = true): Tensor {
       this.assertAlive('requires_grad_()');
-      const meta = metaOf(this);
-      if (meta.gradFn !== null && meta.gradFn !== undefined) {
+      if (typeof requiresGrad !== 'boolean') {
+        throw new TypeError(`requires_grad_(): argument 'requires_grad' must be bool, not ${typeof requiresGrad}`);
+      }
+      const meta = autogradStateOf(this);
+      if (meta.gradFn !== null) {
         if (!requiresGrad) {
-          throw new Error(
+          throw new RuntimeError(
             "you can only change requires_grad flags of leaf variables. If you want to use a computed variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().",
           );
         }
         return this;
       }
       if (requiresGrad && !this.dtype.isFloatingPoint) {
-        throw new Error('only Tensors of floating point and complex dtype can require gradients');
+        // PyTorch 1.13's requires_grad_ wording (factories and Parameter say "Only ... and complex dtype ...").
+        throw new RuntimeError('only Tensors of floating point dtype can require gradients');
       }
-      if (requiresGrad && this.isInference) {
-        throw new Error('Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.');
+      if (requiresGrad && this.isInference && !isInferenceModeEnabled()) {
+        throw new RuntimeError('Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.');
       }
       meta.requiresGrad = requiresGrad;
       return this;
@@ -180,24 +186,32 @@ export function installAutogradMethods(): void {
       return alias;
     },
     retainGrad(): void {
-      const meta = metaOf(this);
-      if (meta.gradFn === null || meta.gradFn === undefined) return; // leaves keep grads anyway
+      this.assertAlive('retain_grad()');
+      if (!this.requiresGrad) throw new RuntimeError("can't retain_grad on Tensor that has requires_grad=False");
+      const meta = autogradStateOf(this);
+      const node = meta.gradFn;
+      if (node === null) return; // leaves keep grads anyway
       if (meta.retainsGrad) return;
       meta.retainsGrad = true;
-      const node = meta.gradFn as Node;
-      const list = node.preHooks.get(meta.outputNr) ?? [];
-      list.push((g) => {
+      const hook: GradHook = (g) => {
+        if (this.isDisposed) return; // PyTorch's hook holds the tensor weakly: a freed tensor gets no grad
         const prev = meta.grad;
         meta.grad = prev === null || prev.isDisposed ? g.mul(1) : prev.add(g);
         keep(meta.grad); // outlives the backward run's scope, like a leaf's grad
-      });
+      };
+      meta.retainGradHook = hook;
+      const list = node.preHooks.get(meta.outputNr) ?? [];
+      list.push(hook);
       node.preHooks.set(meta.outputNr, list);
     },
     registerHook(hook: GradHook): { remove(): void } {
+      this.assertAlive('register_hook()');
+      if (typeof hook !== 'function') throw new TypeError('register_hook(): hook must be a function');
       if (!this.requiresGrad) {
-        throw new Error("cannot register a hook on a tensor that doesn't require gradient");
+        throw new RuntimeError("cannot register a hook on a tensor that doesn't require gradient");
       }
-      const edge = gradientEdge(this)!; // a leaf's edge is its AccumulateGrad node
+      const edge = gradientEdge(this);
+      if (edge === null) throw new RuntimeError("cannot register a hook on a tensor that doesn't require gradient");
       const node = edge.node;
       const list = node.preHooks.get(edge.inputNr) ?? [];
       list.push(hook);

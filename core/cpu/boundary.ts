@@ -50,6 +50,12 @@ function describeValue(value: unknown): string {
 }
 
 /** Throws unless `t` is a live CPU tensor of this runtime; `op` names the kernel in the message. */
+/** In checked mode, tells the guards which block the coming kernel call is given (Note [Guard bytes]). */
+function noteBlock(t: Tensor): void {
+  const guards = cpuRuntime().guards;
+  if (guards !== undefined) guards.touch(t.storage.ptr);
+}
+
 function checkUsable(t: Tensor, op: string): void {
   if (!Tensor.isTensor(t)) {
     throw new TypeError(`${op}: expected a Tensor made by this runtime, got ${describeValue(t)}`);
@@ -90,6 +96,7 @@ export function contiguousAddress(t: Tensor, op: string, count: number): number 
     throw new RuntimeError(`${op}: ${String(count)} elements is not a count the CPU kernels can take`);
   }
   if (count > 0 && (offset + count) * item > t.storage.nbytes) outOfStorage(t, op, `${count} contiguous elements`);
+  noteBlock(t);
   return t.storage.ptr + offset * item;
 }
 
@@ -134,6 +141,7 @@ export function stridedAddress(
   if (!empty && (lowest < 0 || (highest + 1) * item > t.storage.nbytes)) {
     outOfStorage(t, op, `sizes ${listText(sizes)} and strides ${listText(strides)}`);
   }
+  noteBlock(t);
   return t.storage.ptr + (t.storageOffset + first) * item;
 }
 

@@ -5,11 +5,16 @@
  *
  * Note [Guard bytes]
  * A block of `n` bytes is cut from a block of `n + 128` of the plain allocator: 64 guard bytes, the `n` bytes
- * handed out (still 64-byte aligned, so kernels behave as in normal mode), then guard bytes from the end of
- * those `n` bytes to the end of the underlying block (at least 64). Guard bytes hold a pattern that depends on
+ * handed out (still 64-byte aligned, so kernels behave as in normal mode), then 64 guard bytes (to the next whole
+ * word) after those `n` bytes. Guard bytes hold a pattern that depends on
  * the address, so a kernel that copies a neighbouring guard onto another (an overrun copy) is caught as well as
- * one that writes zeros. The pattern is checked for every live block after every kernel call (and for a block
- * when it is freed). That costs time proportional to the live blocks; checked mode is for tests and fuzzing.
+ * one that writes zeros. After every kernel call the guards of the blocks the call was given are checked (the
+ * kernel boundary notes each operand's block: an overrun or underrun of an operand lands in its own guards
+ * first), and those of 32 more live blocks, round robin, so a stray write anywhere is found within `live / 32`
+ * calls; with at most 32 blocks, all are checked after every call. A block's guards are also checked when it is
+ * freed, and `verify(where, true)` checks all of them. So a call costs a bounded amount (a graph holding 100k
+ * tensors does not make each kernel call scan 100k blocks), and no overwritten guard goes unreported. Checked mode
+ * is for tests and fuzzing.
  *
  * @module
  */
@@ -26,13 +31,15 @@ export interface BlockAllocator {
 }
 
 const GUARD = 64;
+/** Blocks verified after each kernel call (Note [Guard bytes]). */
+const VERIFY_WINDOW = 32;
 
 /** The guard word expected at the 4-byte-aligned address `a` (its bytes are the guard bytes there). */
 const patternWord = (a: number) => (Math.imul(a, 0x9e3779b1) ^ 0xa5a5a5a5) >>> 0;
 /** The guard byte expected at byte address `a`. */
 const patternByte = (a: number) => (patternWord(a & ~3) >>> ((a & 3) << 3)) & 0xff;
 
-/** A live block: the bytes requested and where the underlying block ends. */
+/** A live block: the bytes requested and where its trailing guard ends. */
 interface Block {
   readonly nbytes: number;
   readonly end: number;
@@ -64,8 +71,15 @@ export class GuardViolationError extends Error {
 export class GuardedAllocator implements BlockAllocator {
   readonly #inner: Allocator;
   readonly #memory: { readonly buffer: ArrayBufferLike };
-  /** Handed-out address -> its block. */
-  readonly #live = new Map<number, Block>();
+  // Handed-out address -> its block, undefined once freed. Keys are never deleted: blocks are reused at the same
+  // addresses, and a V8 Map with tens of thousands of entries rehashes on nearly every insert after deletes.
+  readonly #live = new Map<number, Block | undefined>();
+  /** The live addresses in an array (swap-removed on free), for round-robin verification. */
+  readonly #order: number[] = [];
+  readonly #position = new Map<number, number>();
+  #cursor = 0;
+  /** Blocks the current kernel call was given (noted by the kernel boundary). */
+  readonly #touched: number[] = [];
 
   /** Guards the blocks of `inner`, which manages `memory`. */
   constructor(inner: Allocator, memory: { readonly buffer: ArrayBufferLike }) {
@@ -85,11 +99,15 @@ export class GuardedAllocator implements BlockAllocator {
       // Report the caller's request, not the guarded size.
       throw e instanceof RangeError ? this.#inner.outOfMemoryError(nbytes) : e;
     }
-    const end = start + this.#inner.usableSize(start);
+    // The trailing guard: 64 bytes (rounded up to a whole word) after the request, within the underlying block
+    // (size classes can leave far more slack; guarding all of it would make every check scan it).
+    const end = Math.min(start + this.#inner.usableSize(start), (start + 2 * GUARD + nbytes + 3) & ~3);
     const bytes = new Uint8Array(this.#memory.buffer);
     for (let a = start; a < start + GUARD; a++) bytes[a] = patternByte(a);
     for (let a = start + GUARD + nbytes; a < end; a++) bytes[a] = patternByte(a);
     this.#live.set(start + GUARD, { nbytes, end });
+    this.#position.set(start + GUARD, this.#order.length);
+    this.#order.push(start + GUARD);
     return start + GUARD;
   }
 
@@ -101,7 +119,13 @@ export class GuardedAllocator implements BlockAllocator {
     }
     const buffer = this.#memory.buffer;
     this.#check(new Uint8Array(buffer), new Uint32Array(buffer), ptr, block, 'free');
-    this.#live.delete(ptr);
+    this.#live.set(ptr, undefined);
+    const at = this.#position.get(ptr)!, last = this.#order.pop()!;
+    this.#position.set(ptr, -1);
+    if (last !== ptr) {
+      this.#order[at] = last;
+      this.#position.set(last, at);
+    }
     this.#inner.free(ptr - GUARD);
   }
 
@@ -127,16 +151,36 @@ export class GuardedAllocator implements BlockAllocator {
     this.#inner.resetPeak();
   }
 
-  /** Throws a {@linkcode GuardViolationError} naming `where` if any live block's guard bytes changed. */
-  verify(where: string): void {
+  /** Notes that the running kernel call was given (part of) the block handed out at `ptr`. */
+  touch(ptr: number): void {
+    this.#touched.push(ptr);
+  }
+
+  /**
+   * Throws a {@linkcode GuardViolationError} naming `where` if a live block's guard bytes changed: every block's
+   * when `all` is true, else those of the blocks noted with `touch` since the last call and of the next 32 in
+   * round-robin order (Note [Guard bytes]).
+   */
+  verify(where: string, all = false): void {
     const buffer = this.#memory.buffer;
     const bytes = new Uint8Array(buffer), words = new Uint32Array(buffer);
-    for (const [ptr, block] of this.#live) this.#check(bytes, words, ptr, block, where);
+    for (const ptr of this.#touched) {
+      const block = this.#live.get(ptr);
+      if (block !== undefined) this.#check(bytes, words, ptr, block, where);
+    }
+    this.#touched.length = 0;
+    const order = this.#order, n = order.length;
+    const count = all ? n : Math.min(n, VERIFY_WINDOW);
+    for (let i = 0; i < count; i++) {
+      if (this.#cursor >= n) this.#cursor = 0;
+      const ptr = order[this.#cursor++];
+      this.#check(bytes, words, ptr, this.#live.get(ptr)!, where);
+    }
   }
 
   /** Live blocks (for tests). */
   get liveBlocks(): number {
-    return this.#live.size;
+    return this.#order.length;
   }
 
   // Word by word where aligned (blocks start and end 64-byte aligned), byte by byte up to the first word after the

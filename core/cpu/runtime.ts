@@ -86,7 +86,8 @@ export function cpuRuntime(): CpuRuntime {
 }
 
 /**
- * In checked mode, throws if any guard byte of any CPU block was overwritten; otherwise does nothing.
+ * In checked mode, throws if any guard byte of any live CPU block was overwritten (all of them are checked);
+ * otherwise does nothing.
  *
  * @example
  * ```ts
@@ -95,7 +96,7 @@ export function cpuRuntime(): CpuRuntime {
  * ```
  */
 export function verifyCpuGuards(where: string): void {
-  runtime?.guards?.verify(where);
+  runtime?.guards?.verify(where, true);
 }
 
 /** Whether the CPU runtime runs in checked mode (creating it if needed). */

@@ -66,6 +66,9 @@ export class Parameter {
           'the tensor it is given, it does not copy it)',
       );
     }
+    if (requiresGrad && !data.dtype.isFloatingPoint) {
+      throw new RuntimeError('Only Tensors of floating point and complex dtype can require gradients');
+    }
     data.requiresGrad_(requiresGrad);
     marked.add(data);
     return data as Parameter;

@@ -7,11 +7,13 @@
  * @module
  */
 import type { Derivative, SavedValues } from '../autograd/autograd_kernel.ts';
+import type { TensorGeometry } from '../autograd/engine_ops.ts';
 import { Dispatcher } from '../dispatch/dispatcher.ts';
 import { type DType, int64 } from '../tensor/dtype.ts';
 import type { Tensor } from '../tensor/tensor.ts';
 import type { OpName } from './declarations.ts';
 import { where } from './generated_api.ts';
+import { asStridedBackward } from './as_strided_backward.ts';
 
 const t = (s: SavedValues, name: string) => s[name] as Tensor;
 const n = (s: SavedValues, name: string) => s[name] as number;
@@ -21,9 +23,6 @@ function op(name: string, overload = '') {
 }
 
 const shape = (s: SavedValues, name: string) => s[`${name}_shape`] as readonly number[];
-const notImplemented = (name: string) => () => {
-  throw new Error(`the derivative for '${name}' is not implemented.`);
-};
 
 /** Zeros of `full` shape with `like`'s dtype and device. */
 const zerosOf = (full: readonly number[], like: Tensor) =>
@@ -500,7 +499,17 @@ export const DERIVATIVES: { readonly [K in OpName]?: Derivative } = {
       self: (g, s) => scatterInto(g, shape(s, 'self'), (z) => z.diagonal(n(s, 'offset'), n(s, 'dim1'), n(s, 'dim2'))),
     },
   },
-  'as_strided': { name: 'AsStridedBackward0', grads: { self: notImplemented('as_strided') } },
+  'as_strided': {
+    name: 'AsStridedBackward0',
+    geometry: ['self'],
+    grads: {
+      self: (g, s) => {
+        const input = s.self_geometry as TensorGeometry;
+        const offset = (s.storage_offset as number | null) ?? input.offset;
+        return asStridedBackward(g, input, s.size as number[], s.stride as number[], offset);
+      },
+    },
+  },
   'split.Tensor': {
     name: 'SplitBackward0',
     grads: {

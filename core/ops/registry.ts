@@ -1,13 +1,12 @@
 /**
  * Registers every declared operator with the dispatcher: its schema in namespace `aten`, its Meta kernel
  * (from the declaration's `meta`), its composite or BackendSelect kernel, its ADInplaceOrView kernel when it
- * mutates an argument, and its Autograd kernel (recording with its derivative formula, or a fallthrough when
- * it is not differentiable). Backends register their own kernels (`core/cpu`).
+ * mutates an argument or returns a view, and its Autograd kernel (recording with its derivative formula, or a
+ * fallthrough when it is not differentiable). Backends register their own kernels (`core/cpu`).
  *
  * @module
  */
 import { DispatchKey } from '../dispatch/dispatch_key.ts';
-import { DispatchKeySet } from '../dispatch/dispatch_key_set.ts';
 import { Dispatcher } from '../dispatch/dispatcher.ts';
 import { fallthroughKernel, Library } from '../dispatch/library.ts';
 import type { OperatorHandle } from '../dispatch/operator_handle.ts';
@@ -17,7 +16,9 @@ import { Tensor } from '../tensor/tensor.ts';
 import { type OpName, OPS } from './declarations.ts';
 import { DERIVATIVES, NOT_DIFFERENTIABLE, reduceGradient } from './derivatives.ts';
 import { makeAutogradKernel } from '../autograd/autograd_kernel.ts';
-import { setEngineOps } from '../autograd/engine.ts';
+import { setEngineOps } from '../autograd/engine_ops.ts';
+import { inplaceKernel, viewKernel } from '../autograd/inplace_or_view.ts';
+import { asStridedBackward } from './as_strided_backward.ts';
 import type { OpDecl, TensorMeta } from './op_decl.ts';
 import { backendSelectKernel } from './backend_select.ts';
 
@@ -95,7 +96,12 @@ export function registerOperators(dispatcher: Dispatcher = Dispatcher.singleton(
         impl.impl(name, dropKeySet(decl.impl!), DispatchKey.CompositeExplicitAutograd, opts);
         break;
     }
-    if (op.schema!.isMutable) impl.impl(name, bumpVersions(op), DispatchKey.ADInplaceOrView, opts);
+    // ADInplaceOrView: in-place operators count versions; view operators (one kernel for every backend,
+    // returning an alias of `self`) mark their outputs as differentiable views.
+    if (op.schema!.isMutable) impl.impl(name, inplaceKernel(op), DispatchKey.ADInplaceOrView, opts);
+    else if (decl.kind === 'composite-explicit' && op.schema!.arguments[0]?.aliasInfo !== undefined) {
+      impl.impl(name, viewKernel(op), DispatchKey.ADInplaceOrView, opts);
+    }
     // Autograd is a dispatch key: operators with a derivative get a recording kernel at the Autograd alias.
     // The others (not differentiable, or composite-implicit, which differentiate through their
     // decomposition) fall through, also at AutogradMeta, which has no framework fallthrough in PyTorch.
@@ -116,28 +122,15 @@ export function registerOperators(dispatcher: Dispatcher = Dispatcher.singleton(
     add: (a, b) => a.add(b),
     addInPlace: (into, g) => void into.add_(g),
     onesLike: (t) => handles!['ones'].call(t.shape, t.dtype, null, t.device, null) as Tensor,
-    clone: (t) => t.mul(1),
+    clone: (t) => handles!['clone'].call(t, 'contiguous_format') as Tensor,
+    zeros: (shape, like) => handles!['zeros'].call(shape, like.dtype, null, like.device, null) as Tensor,
+    asStrided: (t, size, stride, offset) => handles!['as_strided'].call(t, size, stride, offset) as Tensor,
+    copyInto: (dst, src) => void handles!['copy_'].call(dst, src, false),
+    sumTo: (grad, shape) => reduceGradient(grad, shape, undefined),
+    convert: (t, dtype, device) => handles!['_to_copy'].call(t, dtype, null, device, null, false, null) as Tensor,
+    asStridedBackward,
   });
   return handles;
-}
-
-const BELOW_AD_INPLACE_OR_VIEW = DispatchKeySet.fullAfter(DispatchKey.ADInplaceOrView);
-
-/**
- * The ADInplaceOrView kernel of an in-place operator: after the kernels below it ran, bump the version
- * counter of every argument the schema marks as written (`Tensor(a!)`), as PyTorch's ADInplaceOrView kernels
- * do. Autograd compares versions to detect in-place changes to saved tensors.
- */
-function bumpVersions(op: OperatorHandle) {
-  const written = op.schema!.arguments.flatMap((a, i) => (a.aliasInfo?.isWrite ? [i] : []));
-  return (hi: number, lo: number, ...args: unknown[]) => {
-    const result = op.redispatch(hi & BELOW_AD_INPLACE_OR_VIEW.hi, lo, ...args);
-    for (const i of written) {
-      const t = args[i];
-      if (t instanceof Tensor) t.versionCounter.version++;
-    }
-    return result;
-  };
 }
 
 // deno-lint-ignore no-explicit-any

@@ -10,6 +10,7 @@ import {
   getAutocastRelatedKeySetFromBackend,
   getAutogradRelatedKeySetFromBackend,
 } from '../dispatch/dispatch_key_set.ts';
+import { RuntimeError } from '../dispatch/errors.ts';
 import type { DispatchKeySource } from '../dispatch/ivalue.ts';
 import type { Device } from './device.ts';
 import type { DType } from './dtype.ts';
@@ -20,7 +21,6 @@ import { contiguousStrides, isContiguousLayout, numelOf, wrapDim } from './shape
 import type { TensorMethods } from '../ops/generated_api.ts';
 import type { AutogradTensorMethods } from '../autograd/tensor_autograd.ts';
 import { Storage } from './storage.ts';
-import { RuntimeError } from '../dispatch/errors.ts';
 
 /** A counter shared by a tensor and its views, bumped by every in-place change (autograd checks it). */
 export interface VersionCounter {
@@ -31,11 +31,12 @@ export interface VersionCounter {
 export interface AutogradMeta {
   requiresGrad: boolean;
   grad: Tensor | null;
-  gradFn: unknown;
+  readonly gradFn: unknown;
   /** Output index of this tensor in its gradFn. */
   outputNr: number;
   retainsGrad: boolean;
-  hooks: Array<(grad: Tensor) => Tensor | void>;
+  /** Called once when `tensor` is disposed: its owner gives back its hold on the graph. */
+  onOwnerDisposed(tensor: Tensor): void;
 }
 
 /** Options describing a new tensor over a storage. */
@@ -317,8 +318,9 @@ export class Tensor implements DispatchKeySource {
   get isDisposed(): boolean {
     return this.#disposed;
   }
-  /** The current version (bumped by in-place ops). */
+  /** The current version (bumped by in-place ops); inference tensors have none (PyTorch's `_version`). */
   get version(): number {
+    if (this.isInference) throw new RuntimeError('Inference tensors do not track version counter.');
     return this.versionCounter.version;
   }
   /** Version counter shared with views. */
@@ -342,6 +344,11 @@ export class Tensor implements DispatchKeySource {
     this.#base = undefined;
     untrackTensor(this);
     this.storage.release();
+    // A tensor with a history holds its grad_fn; giving that back may free the graph it ends.
+    this.autograd?.onOwnerDisposed(this);
+    // Outside any graph the state is dropped: a view's names its base, which must not stay reachable through a
+    // disposed view. (In a graph, saved aliases share the state, so it stays.)
+    if (this.autograd?.requiresGrad === false) this.autograd = undefined;
   }
   /** Same as {@linkcode dispose}. */
   [Symbol.dispose](): void {

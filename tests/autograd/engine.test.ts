@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   add,
+  backward,
   defineFunction,
   DispatchKey,
   enableGrad,
@@ -50,7 +51,7 @@ describe('recording', () => {
   it('only floating point tensors can require grad', () => {
     assert.throws(
       () => tensor([1, 2]).requiresGrad_(),
-      /only Tensors of floating point and complex dtype can require gradients/,
+      /^RuntimeError: only Tensors of floating point dtype can require gradients$/,
     );
   });
 });
@@ -123,6 +124,71 @@ describe('backward', () => {
     assert.deepEqual(seen, [[2, 2]]);
     close(vals(x.grad), [20, 20]);
     close(vals(y.grad), [1, 1]);
+  });
+
+  it("a hook's replacement must be a tensor of the same size and dtype (PyTorch's checks)", () => {
+    const x = tensor([1, 2], f32).requiresGrad_();
+    const cases: Array<[(g: Tensor) => unknown, RegExp | object]> = [
+      [() => 3, { name: 'TypeError', message: "expected Variable, but hook returned 'number'" }],
+      [function grow() {
+        return tensor([1, 2, 3], f32);
+      }, { name: 'RuntimeError', message: "hook 'grow' has changed the size of value" }],
+      [function widen(g: Tensor) {
+        return g.to({ dtype: 'float64' });
+      }, {
+        name: 'RuntimeError',
+        message: "hook 'widen' has changed the type of value (was torch.FloatTensor got torch.DoubleTensor)",
+      }],
+    ];
+    for (const [hook, error] of cases) {
+      const y = x.mul(2);
+      const handle = y.registerHook(hook as (g: Tensor) => Tensor);
+      const loss = y.sum();
+      const live = memoryStats().liveTensors;
+      assert.throws(() => loss.backward(), error);
+      assert.equal(memoryStats().liveTensors, live, 'the failed run freed what it made');
+      handle.remove();
+    }
+    x.mul(2).registerHook(() => null); // null keeps the gradient
+  });
+
+  it('a backward run nested in a hook may share nodes with the running one', () => {
+    const x = tensor([1, 2], f32).requiresGrad_();
+    const y = x.mul(3);
+    const z = y.mul(y);
+    let inner: number[] = [];
+    z.registerHook(() => {
+      // y's node and x's accumulator are waiting in the outer run; the inner run counts them apart.
+      const [g] = enableGrad(() => grad([y.sum()], [x], { retainGraph: true }));
+      inner = g!.toArray() as number[];
+    });
+    z.sum().backward();
+    assert.deepEqual(inner, [3, 3]);
+    close(vals(x.grad), [18, 36]); // d(sum 9x²)/dx
+  });
+
+  it('hostile input: clear errors, nothing leaked', () => {
+    const x = tensor([1, 2], f32).requiresGrad_();
+    const live = memoryStats().liveTensors;
+    const untyped = x as unknown as Record<string, (...a: unknown[]) => unknown>;
+    assert.throws(() => untyped.requiresGrad_('yes'), { name: 'TypeError' });
+    assert.throws(() => untyped.registerHook(5), { name: 'TypeError' });
+    assert.throws(() => ((x as unknown as { grad: unknown }).grad = 5), {
+      name: 'TypeError',
+      message: 'assigned grad expected to be a Tensor or None',
+    });
+    const total = x.sum(), ones = tensor([1, 1], f32), plain = tensor([1, 2], f32);
+    assert.throws(() => grad([total], [{ shape: [2] } as unknown as Tensor]), { name: 'TypeError' });
+    assert.throws(() => backward([{} as Tensor]), { name: 'TypeError' });
+    const y = x.mul(2);
+    y.dispose();
+    assert.throws(() => y.backward(ones), /backward\(\): the tensor was disposed/);
+    assert.throws(() => plain.backward(), {
+      name: 'RuntimeError',
+      message: 'element 0 of tensors does not require grad and does not have a grad_fn',
+    });
+    for (const t of [total, ones, plain]) t.dispose();
+    assert.equal(memoryStats().liveTensors, live);
   });
 
   it('detach cuts the graph but shares data', () => {

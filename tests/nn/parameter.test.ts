@@ -42,7 +42,11 @@ describe('Parameter', () => {
         TypeError,
         "Parameter(): argument 'requiresGrad' must be bool, not int",
       ],
-      [() => new Parameter(ints), Error, 'only Tensors of floating point and complex dtype can require gradients'],
+      [
+        () => new Parameter(ints),
+        RuntimeError,
+        'Only Tensors of floating point and complex dtype can require gradients',
+      ],
       [
         () => new Parameter(nonLeaf),
         RuntimeError,
