@@ -212,5 +212,10 @@ export function tensor(data: TensorData, options: TensorOptions = {}): Tensor {
     t.dispose();
     throw e;
   }
-  return t;
+  if (device.type === 'cpu') return t;
+  try {
+    return ops['_to_copy'].call(t, null, null, device, null, false, null) as Tensor;
+  } finally {
+    t.dispose();
+  }
 }
