@@ -18,7 +18,10 @@ export interface ItemKernel {
   readonly bindings: KernelBindings;
   /** Parameter words, word 0 being the item count. */
   readonly words: number;
-  /** WGSL statements run for item `t` (a u32). */
+  /**
+   * WGSL statements run for item `t` (a u32), generated on the first use of `key`; every operand must already
+   * be bound in `bindings` (a cached pipeline skips this function).
+   */
   readonly body: () => string[];
   /** Number of items. */
   readonly items: number;

@@ -197,14 +197,14 @@ function nllLossForward(
     const pl = b.contiguous(ops.logp, ops.batch * ops.classes, false);
     const po = b.contiguous(output, reduction === 0 ? ops.batch : 1, true);
     const ptw = b.contiguous(total, 1, true);
-    const id = kernelId('nll_loss_forward');
+    const targetLines = targetWgsl(b, ops, kernelId('nll_loss_forward')); // binds the targets and weights now
     const lp = loadWgsl(ops.logp.dtype, `b${pl.slot}`, `${pl.offset}u + b * u32(C) + u32(c)`);
     const perItem = reduction === 0;
     const body = () => [
       ...(perItem
         ? ['let b = t;']
         : ['var sum = 0.0; var weights = 0.0;', 'for (var b = 0u; b < pw(1u); b = b + 1u) {']),
-      ...targetWgsl(b, ops, id),
+      ...targetLines,
       `let loss = select(0.0, -wc * ${lp}, ok);`,
       ...(perItem
         ? [
@@ -267,7 +267,7 @@ function nllLossBackward(
       const pi = b.contiguous(gradInput, ops.batch * ops.classes, true);
       const pg = b.contiguous(g, reduction === 0 ? ops.batch : 1, false);
       const pt = b.contiguous(tw, 1, false);
-      const id = kernelId('nll_loss_backward');
+      const targetLines = targetWgsl(b, ops, kernelId('nll_loss_backward'));
       const grad = loadWgsl(g.dtype, `b${pg.slot}`, reduction === 0 ? `${pg.offset}u + b` : `${pg.offset}u`);
       const scale = reduction === 1 ? ` / ${loadWgsl(tw.dtype, `b${pt.slot}`, `${pt.offset}u`)}` : '';
       runItems({
@@ -278,7 +278,7 @@ function nllLossBackward(
         items: ops.batch,
         body: () => [
           'let b = t;',
-          ...targetWgsl(b, ops, id),
+          ...targetLines,
           `if (ok) { ${
             storeWgsl(gradInput.dtype, `b${pi.slot}`, `${pi.offset}u + b * u32(C) + u32(c)`, `(-wc * ${grad}${scale})`)
           } }`,

@@ -107,6 +107,8 @@ function pass(
       ? `if (r == start || ${
         better(op === 'max' || op === 'argmax' ? 'argmax' : 'argmin', kind)
       }) { acc = v; best = r; }`
+      : op === 'max' || op === 'min'
+      ? `if (r == start) { acc = v; } else { acc = ${combine(op, kind)}; }`
       : `acc = ${combine(op, kind)};`;
     const init = arg || indices !== undefined
       ? `var acc: ${wgslType(kind)} = ${identity('sum', kind)};`

@@ -15,7 +15,7 @@ fn pow_f(a: f32, b: f32) -> f32 {
   if (b == 1.0) { return a; }
   if (a == 0.0) {
     let odd = trunc(b) == b && abs(b) < 16777216.0 && (i32(b) & 1) == 1;
-    if (b < 0.0) { return select(bitcast<f32>(0x7f800000u), select(bitcast<f32>(0x7f800000u), 1.0 / a, odd), true); }
+    if (b < 0.0) { return select(bitcast<f32>(0x7f800000u), 1.0 / a, odd); }
     return select(0.0, a, odd);
   }
   let r = exp2(b * log2(abs(a)));
@@ -68,20 +68,27 @@ fn div_floor_f(a: f32, b: f32) -> f32 {
   let f = floor(d);
   return select(f, f + 1.0, d - f > 0.5);
 }
-fn div_trunc_i(a: i32, b: i32) -> i32 { if (b == 0i) { report(3u, 0u, 0u, 0u); return 0i; } return a / b; }
+// Integer quotients on magnitudes: WGSL's i32 '/' and '%' become GLSL's on the GL backend, which leaves
+// negative operands undefined.
+fn quot_i(a: i32, b: i32) -> i32 {
+  let q = bitcast<i32>(bitcast<u32>(abs(a)) / bitcast<u32>(abs(b)));
+  return select(q, -q, (a < 0i) != (b < 0i));
+}
+fn rem_i(a: i32, b: i32) -> i32 { return a - b * quot_i(a, b); }
+fn div_trunc_i(a: i32, b: i32) -> i32 { if (b == 0i) { report(3u, 0u, 0u, 0u); return 0i; } return quot_i(a, b); }
 fn div_floor_i(a: i32, b: i32) -> i32 {
   if (b == 0i) { report(3u, 0u, 0u, 0u); return 0i; }
-  let q = a / b;
-  if ((a % b != 0i) && ((a < 0i) != (b < 0i))) { return q - 1i; }
+  let q = quot_i(a, b);
+  if ((rem_i(a, b) != 0i) && ((a < 0i) != (b < 0i))) { return q - 1i; }
   return q;
 }
 fn remainder_i(a: i32, b: i32) -> i32 {
   if (b == 0i) { report(3u, 0u, 0u, 0u); return 0i; }
-  let r = a % b;
+  let r = rem_i(a, b);
   if (r != 0i && ((r < 0i) != (b < 0i))) { return r + b; }
   return r;
 }
-fn fmod_i(a: i32, b: i32) -> i32 { if (b == 0i) { report(3u, 0u, 0u, 0u); return 0i; } return a % b; }
+fn fmod_i(a: i32, b: i32) -> i32 { if (b == 0i) { report(3u, 0u, 0u, 0u); return 0i; } return rem_i(a, b); }
 fn i64_max(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> { return select(a, b, i64_lt(a, b)); }
 fn i64_min(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> { return select(a, b, i64_lt(b, a)); }
 fn i64_abs(a: vec2<u32>) -> vec2<u32> { return select(a, i64_neg(a), i64_is_neg(a)); }
