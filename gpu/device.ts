@@ -166,7 +166,16 @@ function describeAdapter(
   });
 }
 
+/** A device with the adapter's largest buffer and workgroup limits, or its defaults where it refuses them. */
 async function requestDevice(adapter: GPUAdapter): Promise<GPUDevice> {
+  try {
+    return await requestLargestLimits(adapter);
+  } catch {
+    return await adapter.requestDevice(); // bun-webgpu reports limits it then refuses
+  }
+}
+
+async function requestLargestLimits(adapter: GPUAdapter): Promise<GPUDevice> {
   const a = adapter.limits;
   return await adapter.requestDevice({
     requiredLimits: {

@@ -118,7 +118,9 @@ export function runElementwise(call: ElementwiseCall): void {
   const slotKey = bound.map((b) => b.slot).join('');
   const modeKey = allContiguous ? 'c' : contiguous.map((x) => (x ? 'c' : 's')).join('');
   const dtypeKey = [out, ...tensors].map((t) => t.dtype.name).join(',');
-  const key = `ew|${call.expr}|${call.inputKinds.join(',')}|${dtypeKey}|${modeKey}|${dims}|${slotKey}`;
+  // Which inputs are scalars changes where each is read from: part of the key, as everything the WGSL depends on.
+  const inputKey = inputs.map((x) => (isScalar(x) ? `s${x.kind}` : 't')).join('');
+  const key = `ew|${call.expr}|${call.inputKinds.join(',')}|${inputKey}|${dtypeKey}|${modeKey}|${dims}|${slotKey}`;
   const wg = rt.workgroupSize;
   const kernel = rt.pipelines.kernel(key, () => {
     const lines: string[] = [];

@@ -74,7 +74,7 @@ function softmaxForward(log: boolean): Kernel {
           items: outer * inner,
           body: () => [
             ROW,
-            'var mx = bitcast<f32>(0xff800000u);',
+            'var mx = -inf_f();',
             `for (var r = 0u; r < R; r = r + 1u) { mx = max_nan(mx, ${x('r')}); }`,
             'var sum = 0.0;',
             `for (var r = 0u; r < R; r = r + 1u) { sum = sum + exp(${x('r')} - mx); }`,

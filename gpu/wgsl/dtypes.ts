@@ -133,8 +133,15 @@ export function convertWgsl(v: string, from: Kind, to: DType, op: string): strin
   return from === 'f32' ? `i64_from_f32(${v})` : `i64_from_i32(${v})`;
 }
 
-/** Float helpers: NaN tests on bits (safe from fast-math folding), and rounding to float16 / bfloat16. */
+/**
+ * Float helpers: NaN tests on bits (safe from fast-math folding), NaN and infinity made at run time (Tint
+ * refuses a constant expression that evaluates to one), and rounding to float16 / bfloat16.
+ */
 export const FLOAT_WGSL = `
+var<private> NAN_BITS: u32 = 0x7fc00000u;
+var<private> INF_BITS: u32 = 0x7f800000u;
+fn nan_f() -> f32 { return bitcast<f32>(NAN_BITS); }
+fn inf_f() -> f32 { return bitcast<f32>(INF_BITS); }
 fn is_nan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
 fn round_f16(x: f32) -> f32 {
   let b = bitcast<u32>(x);

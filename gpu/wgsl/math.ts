@@ -10,17 +10,17 @@
 export const MATH_WGSL = `
 fn pow_f(a: f32, b: f32) -> f32 {
   if (b == 0.0) { return 1.0; }
-  if (is_nan(a) || is_nan(b)) { return bitcast<f32>(0x7fc00000u); }
+  if (is_nan(a) || is_nan(b)) { return nan_f(); }
   if (a == 1.0) { return 1.0; }
   if (b == 1.0) { return a; }
   if (a == 0.0) {
     let odd = trunc(b) == b && abs(b) < 16777216.0 && (i32(b) & 1) == 1;
-    if (b < 0.0) { return select(bitcast<f32>(0x7f800000u), 1.0 / a, odd); }
+    if (b < 0.0) { return select(inf_f(), 1.0 / a, odd); }
     return select(0.0, a, odd);
   }
   let r = exp2(b * log2(abs(a)));
   if (a > 0.0) { return r; }
-  if (trunc(b) != b) { return bitcast<f32>(0x7fc00000u); }
+  if (trunc(b) != b) { return nan_f(); }
   let odd = abs(b) < 16777216.0 && (i32(b) & 1) == 1;
   return select(r, -r, odd);
 }

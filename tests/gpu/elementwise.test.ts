@@ -58,6 +58,8 @@ describe('WebGPU elementwise operators agree with the CPU', { skip: gpuSkip }, (
     await assertSameAsCpu(a.mul(2.5).sub(1, { alpha: 3 }), ga.mul(2.5).sub(1, { alpha: 3 }), 1e-6, 'scalars');
     await assertSameAsCpu(a.clamp(-1, 0.5), ga.clamp(-1, 0.5), 0, 'clamp');
     await assertSameAsCpu(where(a.gt(0), a, -7), where(ga.gt(0), ga, -7), 0, 'where');
+    // The same expression with the scalar in another position (masked_fill) must get its own pipeline.
+    await assertSameAsCpu(a.maskedFill(a.gt(0), -7), ga.maskedFill(ga.gt(0), -7), 0, 'masked_fill after where');
     const i = randomTensor([4, 6], 'int32', next), gi = gpu(i);
     await assertSameAsCpu(i.div(7, { roundingMode: 'floor' }), gi.div(7, { roundingMode: 'floor' }), 0, 'floor div');
     await assertSameAsCpu(i.remainder(-5), gi.remainder(-5), 0, 'remainder');
