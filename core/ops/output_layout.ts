@@ -59,7 +59,9 @@ export function elementwiseOutputStrides(
     if (contiguous) return undefined;
     const first = inputs[0].stride();
     let dense = true;
-    for (const t of inputs) if (!isNonOverlappingAndDense(t.shape, t.stride()) || !sameList(t.stride(), first)) dense = false;
+    for (const t of inputs) {
+      if (!isNonOverlappingAndDense(t.shape, t.stride()) || !sameList(t.stride(), first)) dense = false;
+    }
     if (dense) return [...first];
   }
   // Strides of each input at the output's shape: 0 where it broadcasts.

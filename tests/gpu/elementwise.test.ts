@@ -5,7 +5,7 @@ import { memoryStats, NotImplementedError, type Tensor, tensor, where } from '..
 import { nonContiguousTensor, randomTensor, rng } from '../ops/_helpers.ts';
 
 const gpu = (t: Tensor) => t.to({ device: 'webgpu' });
-const DTYPES = ['float32', 'float16', 'bfloat16', 'int32', 'int64', 'int16', 'int8', 'uint8', 'bool'];
+const DTYPES = ['float32', 'float16', 'bfloat16', 'int32', 'int64', 'int16', 'int8', 'uint8', 'bool'] as const;
 const tolOf = (d: string) => (d === 'float16' ? 2e-3 : d === 'bfloat16' ? 1e-2 : 2e-5);
 
 describe('WebGPU elementwise operators agree with the CPU', { skip: gpuSkip }, () => {
