@@ -2,10 +2,12 @@
  * WebGPU kernels of the matrix products: one tiled kernel for mm, bmm, addmm, mv and dot.
  *
  * Note [GPU matmul tiling]
- * A workgroup of T x T invocations computes a T x T block of the result. For each step of T along K it loads a
- * T x T tile of each operand into workgroup memory (one element per invocation, each operand through its own
- * strides, so transposed operands need no copy), waits at a barrier, and every invocation accumulates its dot
- * product from the tiles: each operand element is read from global memory once per block instead of T times.
+ * A workgroup of T x T invocations computes a 4T x 4T block of the result, each invocation a 4 x 4 block of it in
+ * registers. For each step of T along K the workgroup loads a 4T x T tile of each operand into workgroup memory
+ * (four elements per invocation, each operand through its own strides, so transposed operands need no copy),
+ * waits at a barrier, and every invocation accumulates its 16 dot products from the tiles: an operand element is
+ * read from global memory once per block instead of 4T times, and each workgroup-memory read feeds four
+ * multiply-adds.
  * Batches (bmm) are the third dispatch dimension. `addmm`'s `self` is read through broadcast strides and scaled
  * in the same store, so no separate pass is needed. Float types accumulate in f32, integer types in their kind.
  *
@@ -76,30 +78,53 @@ function gemm(
         ? `pi(${factor}u) * ${x}`
         : `i64_mul(i64_from_i32(pi(${factor}u)), ${x})`;
     const add = (x: string, y: string) => (kind === 'i64' ? `i64_add(${x}, ${y})` : `${x} + ${y}`);
-    let result = scale('acc', 20);
-    if (ps !== undefined) result = add(result, scale(load(s!, ps.slot, at(16, 'bi', 'row', 'col')), 21));
+    // Each invocation owns a 4 x 4 block: rows lid.y + i * T, columns lid.x + j * T of the workgroup's tile.
+    const R = 4, TM = T * R, loads = (TM * T) / (T * T);
+    const blocks = [...Array(R * R).keys()];
+    const result = (i: number) => {
+      const value = scale(`acc${i}`, 20);
+      return ps === undefined ? value : add(value, scale(load(s!, ps.slot, at(16, 'bi', 'row', 'col')), 21));
+    };
+    const loadTiles: string[] = [];
+    for (let l = 0; l < loads; l++) {
+      loadTiles.push(
+        `{ let idx = tid + ${l * T * T}u; let m = idx / ${T}u; let k = idx % ${T}u; let gr = r0 + m; let gk = k0 + k;`,
+        `  var v: ${ty} = ${ZERO[kind]}; if (gr < M && gk < K) { v = ${load(a, pa.slot, at(8, 'bi', 'gr', 'gk'))}; }`,
+        `  As[k * ${TM}u + m] = v; }`,
+        `{ let idx = tid + ${
+          l * T * T
+        }u; let k = idx / ${TM}u; let n = idx % ${TM}u; let gk = k0 + k; let gc = c0 + n;`,
+        `  var v: ${ty} = ${ZERO[kind]}; if (gk < K && gc < N) { v = ${load(b, pb.slot, at(12, 'bi', 'gk', 'gc'))}; }`,
+        `  Bs[k * ${TM}u + n] = v; }`,
+      );
+    }
     const wgsl = [
       bindingsWgsl(bindings.access, words),
       FLOAT_WGSL,
       I64_WGSL,
-      `var<workgroup> As: array<array<${ty}, ${T}>, ${T}>;`,
-      `var<workgroup> Bs: array<array<${ty}, ${T}>, ${T}>;`,
+      `var<workgroup> As: array<${ty}, ${TM * T}>;`,
+      `var<workgroup> Bs: array<${ty}, ${TM * T}>;`,
       `@compute @workgroup_size(${T}, ${T}) fn main(@builtin(workgroup_id) wid: vec3<u32>, ` +
       '@builtin(local_invocation_id) lid: vec3<u32>) {',
       `  let M = pw(0u); let N = pw(1u); let K = pw(2u); let bi = wid.z;`,
-      `  let row = wid.y * ${T}u + lid.y; let col = wid.x * ${T}u + lid.x;`,
-      `  var acc: ${ty} = ${ZERO[kind]};`,
+      `  let r0 = wid.y * ${TM}u; let c0 = wid.x * ${TM}u; let tid = lid.y * ${T}u + lid.x;`,
+      ...blocks.map((i) => `  var acc${i}: ${ty} = ${ZERO[kind]};`),
       `  for (var k0 = 0u; k0 < K; k0 = k0 + ${T}u) {`,
-      '    let ka = k0 + lid.x; let kb = k0 + lid.y;',
-      `    var va: ${ty} = ${ZERO[kind]}; var vb: ${ty} = ${ZERO[kind]};`,
-      `    if (row < M && ka < K) { va = ${load(a, pa.slot, at(8, 'bi', 'row', 'ka'))}; }`,
-      `    if (kb < K && col < N) { vb = ${load(b, pb.slot, at(12, 'bi', 'kb', 'col'))}; }`,
-      '    As[lid.y][lid.x] = va; Bs[lid.y][lid.x] = vb;',
+      ...loadTiles.map((l) => `    ${l}`),
       '    workgroupBarrier();',
-      `    for (var k = 0u; k < ${T}u; k = k + 1u) { acc = ${mulAdd(kind, 'acc', 'As[lid.y][k]', 'Bs[k][lid.x]')}; }`,
+      `    for (var k = 0u; k < ${T}u; k = k + 1u) {`,
+      ...[...Array(R).keys()].map((i) => `      let a${i} = As[k * ${TM}u + lid.y + ${i * T}u];`),
+      ...[...Array(R).keys()].map((j) => `      let b${j} = Bs[k * ${TM}u + lid.x + ${j * T}u];`),
+      ...blocks.map((i) => `      acc${i} = ${mulAdd(kind, `acc${i}`, `a${Math.floor(i / R)}`, `b${i % R}`)};`),
+      '    }',
       '    workgroupBarrier();',
       '  }',
-      `  if (row < M && col < N) { ${storeWgsl(dtype, `b${pc.slot}`, `u32(${at(4, 'bi', 'row', 'col')})`, result)} }`,
+      ...blocks.map((i) =>
+        `  { let row = r0 + lid.y + ${Math.floor(i / R) * T}u; let col = c0 + lid.x + ${(i % R) * T}u; ` +
+        `if (row < M && col < N) { ${
+          storeWgsl(dtype, `b${pc.slot}`, `u32(${at(4, 'bi', 'row', 'col')})`, result(i))
+        } } }`
+      ),
       '}',
     ].join('\n');
     return { wgsl, access: [...bindings.access], paramWords: words };
@@ -125,7 +150,7 @@ function gemm(
     q.ints[slot + 21] = beta;
   }
   const group = rt.pipelines.bindGroup(kernel, q.uniform, q.status, bindings.buffers);
-  q.dispatch(kernel.pipeline, group, slot, bindings.buffers, Math.ceil(N / T), Math.ceil(M / T), batch);
+  q.dispatch(kernel.pipeline, group, slot, bindings.buffers, Math.ceil(N / (4 * T)), Math.ceil(M / (4 * T)), batch);
 }
 
 /** PyTorch's unsupported-dtype errors: bool products (and float64 here) are refused. */

@@ -63,14 +63,12 @@ function softmaxForward(log: boolean): Kernel {
         if (n === 0) return;
         const b = new KernelBindings(op);
         const pi = b.contiguous(input, n, false), po = b.contiguous(out, n, true);
-        const at = (slot: number, offset: number, dtype: DType) => (r: string) =>
-          loadWgsl(dtype, `b${slot}`, `${offset}u + base + (${r}) * step`);
-        const x = at(pi.slot, pi.offset, input.dtype);
+        const x = (r: string) => loadWgsl(input.dtype, `b${pi.slot}`, `pw(3u) + base + (${r}) * step`);
         const write = log ? 'v - mx - log(sum)' : 'exp(v - mx) / sum';
         runItems({
-          key: `softmax|${log}|${input.dtype.name}|${out.dtype.name}|${pi.slot}${po.slot}|${pi.offset}|${po.offset}`,
+          key: `softmax|${log}|${input.dtype.name}|${out.dtype.name}|${pi.slot}${po.slot}`,
           bindings: b,
-          words: 3,
+          words: 5,
           items: outer * inner,
           body: () => [
             ROW,
@@ -79,12 +77,14 @@ function softmaxForward(log: boolean): Kernel {
             'var sum = 0.0;',
             `for (var r = 0u; r < R; r = r + 1u) { sum = sum + exp(${x('r')} - mx); }`,
             `for (var r = 0u; r < R; r = r + 1u) { let v = ${x('r')}; ${
-              storeWgsl(out.dtype, `b${po.slot}`, `${po.offset}u + base + r * step`, `(${write})`)
+              storeWgsl(out.dtype, `b${po.slot}`, 'pw(4u) + base + r * step', `(${write})`)
             } }`,
           ],
           params: (q, slot) => {
             q.words[slot + 1] = R;
             q.words[slot + 2] = inner;
+            q.words[slot + 3] = pi.offset;
+            q.words[slot + 4] = po.offset;
           },
         });
       });
@@ -108,29 +108,29 @@ function softmaxBackward(log: boolean): Kernel {
         if (n === 0) return;
         const b = new KernelBindings(op);
         const pg = b.contiguous(g, n, false), py = b.contiguous(y, n, false), po = b.contiguous(out, n, true);
-        const ld = (slot: number, offset: number, dtype: DType, r: string) =>
-          loadWgsl(dtype, `b${slot}`, `${offset}u + base + (${r}) * step`);
-        const G = (r: string) => ld(pg.slot, pg.offset, g.dtype, r),
-          Y = (r: string) => ld(py.slot, py.offset, y.dtype, r);
+        const G = (r: string) => loadWgsl(g.dtype, `b${pg.slot}`, `pw(3u) + base + (${r}) * step`);
+        const Y = (r: string) => loadWgsl(y.dtype, `b${py.slot}`, `pw(4u) + base + (${r}) * step`);
         const total = log ? G('r') : `${G('r')} * ${Y('r')}`;
         const value = log ? `${G('r')} - exp(${Y('r')}) * sum` : `${Y('r')} * (${G('r')} - sum)`;
         runItems({
-          key: `softmax_bw|${log}|${g.dtype.name}|${out.dtype.name}|${pg.slot}${py.slot}${po.slot}|` +
-            `${pg.offset}|${py.offset}|${po.offset}`,
+          key: `softmax_bw|${log}|${g.dtype.name}|${out.dtype.name}|${pg.slot}${py.slot}${po.slot}`,
           bindings: b,
-          words: 3,
+          words: 6,
           items: outer * inner,
           body: () => [
             ROW,
             'var sum = 0.0;',
             `for (var r = 0u; r < R; r = r + 1u) { sum = sum + ${total}; }`,
             `for (var r = 0u; r < R; r = r + 1u) { ${
-              storeWgsl(out.dtype, `b${po.slot}`, `${po.offset}u + base + r * step`, `(${value})`)
+              storeWgsl(out.dtype, `b${po.slot}`, 'pw(5u) + base + r * step', `(${value})`)
             } }`,
           ],
           params: (q, slot) => {
             q.words[slot + 1] = R;
             q.words[slot + 2] = inner;
+            q.words[slot + 3] = pg.offset;
+            q.words[slot + 4] = py.offset;
+            q.words[slot + 5] = po.offset;
           },
         });
       });
@@ -142,7 +142,10 @@ function softmaxBackward(log: boolean): Kernel {
 }
 
 /** The dense operands of nll_loss: log-probabilities, targets, optional weights (as float32 values). */
-function nllOperands(self: Tensor, target: Tensor, weight: Tensor | null) {
+function nllOperands(self: Tensor, target: Tensor, weight: Tensor | null, ignoreIndex: number) {
+  if (!Number.isSafeInteger(ignoreIndex) || Math.abs(ignoreIndex) > 0x7fffffff) {
+    throw new RuntimeError(`nll_loss: ignore_index ${ignoreIndex} does not fit the WebGPU kernels' 32-bit parameter`);
+  }
   const logp = dense(self), t = dense(target), w = weight === null ? null : dense(weight);
   const classes = self.shape[self.ndim - 1];
   const batch = self.ndim === 2 ? self.shape[0] : 1;
@@ -154,13 +157,16 @@ function nllOperands(self: Tensor, target: Tensor, weight: Tensor | null) {
   return { logp, t, w, classes, batch, release };
 }
 
-/** WGSL of item `t`'s class `c` (an i32), its weight `wc` and whether it counts (`ok`), reporting bad targets. */
-function targetWgsl(b: KernelBindings, ops: ReturnType<typeof nllOperands>, kernel: number): string[] {
+/**
+ * WGSL of item `t`'s class `c` (an i32), its weight `wc` and whether it counts (`ok`), reporting bad targets;
+ * and the element offsets of the targets and weights, which the kernel reads from parameter words 7 and 8.
+ */
+function targetWgsl(b: KernelBindings, ops: ReturnType<typeof nllOperands>, kernel: number) {
   const pt = b.contiguous(ops.t, ops.batch, false);
   const pw = ops.w === null ? undefined : b.contiguous(ops.w, ops.classes, false);
-  const raw = loadWgsl(ops.t.dtype, `b${pt.slot}`, `${pt.offset}u + b`);
+  const raw = loadWgsl(ops.t.dtype, `b${pt.slot}`, 'pw(7u) + b');
   const target = ops.t.dtype.name === 'int64' ? raw : `i64_from_i32(${raw})`;
-  return [
+  const lines = [
     `let tv = ${target};`,
     'let C = pi(3u);',
     'let ignored = i64_eq(tv, i64_from_i32(pi(2u)));',
@@ -168,10 +174,9 @@ function targetWgsl(b: KernelBindings, ops: ReturnType<typeof nllOperands>, kern
     `if (!ignored && !inside) { report(${DeviceError.targetOutOfBounds}u, ${kernel}u, tv.x, tv.y); }`,
     'let ok = !ignored && inside;',
     'let c = select(0i, bitcast<i32>(tv.x), ok);',
-    `let wc = select(0.0, ${
-      pw === undefined ? '1.0' : loadWgsl(ops.w!.dtype, `b${pw.slot}`, `${pw.offset}u + u32(c)`)
-    }, ok);`,
+    `let wc = select(0.0, ${pw === undefined ? '1.0' : loadWgsl(ops.w!.dtype, `b${pw.slot}`, 'pw(8u) + u32(c)')}, ok);`,
   ];
+  return { lines, offsets: [pt.offset, pw?.offset ?? 0] };
 }
 
 function nllLossForward(
@@ -186,7 +191,7 @@ function nllLossForward(
   const [outMeta, totalMeta] = nllLossForwardShapes(self, target, weight, reduction);
   checkFloating('nll_loss_forward_out_webgpu', self.dtype);
   checkNllDtypes(self, target, weight);
-  const ops = nllOperands(self, target, weight);
+  const ops = nllOperands(self, target, weight, ignoreIndex);
   const outputs: Tensor[] = [];
   try {
     const output = emptyGpu(outMeta.shape, outMeta.dtype);
@@ -197,38 +202,38 @@ function nllLossForward(
     const pl = b.contiguous(ops.logp, ops.batch * ops.classes, false);
     const po = b.contiguous(output, reduction === 0 ? ops.batch : 1, true);
     const ptw = b.contiguous(total, 1, true);
-    const targetLines = targetWgsl(b, ops, kernelId('nll_loss_forward')); // binds the targets and weights now
-    const lp = loadWgsl(ops.logp.dtype, `b${pl.slot}`, `${pl.offset}u + b * u32(C) + u32(c)`);
+    const targets = targetWgsl(b, ops, kernelId('nll_loss_forward')); // binds the targets and weights now
+    const lp = loadWgsl(ops.logp.dtype, `b${pl.slot}`, 'pw(4u) + b * u32(C) + u32(c)');
     const perItem = reduction === 0;
     const body = () => [
       ...(perItem
         ? ['let b = t;']
         : ['var sum = 0.0; var weights = 0.0;', 'for (var b = 0u; b < pw(1u); b = b + 1u) {']),
-      ...targetLines,
+      ...targets.lines,
       `let loss = select(0.0, -wc * ${lp}, ok);`,
       ...(perItem
         ? [
-          storeWgsl(output.dtype, `b${po.slot}`, `${po.offset}u + b`, 'loss'),
-          `if (t == 0u) { ${storeWgsl(total.dtype, `b${ptw.slot}`, `${ptw.offset}u`, '0.0')} }`,
+          storeWgsl(output.dtype, `b${po.slot}`, 'pw(5u) + b', 'loss'),
+          `if (t == 0u) { ${storeWgsl(total.dtype, `b${ptw.slot}`, 'pw(6u)', '0.0')} }`,
         ]
         : [
           'sum = sum + loss; weights = weights + wc;',
           '}',
-          storeWgsl(output.dtype, `b${po.slot}`, `${po.offset}u`, reduction === 1 ? '(sum / weights)' : 'sum'),
-          storeWgsl(total.dtype, `b${ptw.slot}`, `${ptw.offset}u`, 'weights'),
+          storeWgsl(output.dtype, `b${po.slot}`, 'pw(5u)', reduction === 1 ? '(sum / weights)' : 'sum'),
+          storeWgsl(total.dtype, `b${ptw.slot}`, 'pw(6u)', 'weights'),
         ]),
     ];
     runItems({
-      key: `nll|${reduction}|${self.dtype.name}|${target.dtype.name}|${weight !== null}|${b.access.join()}|` +
-        `${pl.offset}|${po.offset}|${ptw.offset}`,
+      key: `nll|${reduction}|${self.dtype.name}|${target.dtype.name}|${weight !== null}|${b.access.join()}`,
       bindings: b,
-      words: 4,
+      words: 9,
       items: perItem ? ops.batch : 1,
       body,
       params: (q, slot) => {
         q.words[slot + 1] = ops.batch;
         q.ints[slot + 2] = ignoreIndex;
         q.ints[slot + 3] = ops.classes;
+        [pl.offset, po.offset, ptw.offset, ...targets.offsets].forEach((o, i) => (q.words[slot + 4 + i] = o));
       },
     });
     return [output, total];
@@ -255,10 +260,7 @@ function nllLossBackward(
   checkFloating('nll_loss_backward_out_webgpu', self.dtype);
   checkNllDtypes(self, target, weight);
   checkSameScalarType(self.dtype, gradOutput.dtype);
-  if (!Number.isSafeInteger(ignoreIndex) || Math.abs(ignoreIndex) > 0x7fffffff) {
-    throw new RuntimeError(`nll_loss_backward: ignore_index ${ignoreIndex} does not fit the WebGPU kernels`);
-  }
-  const ops = nllOperands(self, target, weight);
+  const ops = nllOperands(self, target, weight, ignoreIndex);
   const g = dense(gradOutput), tw = dense(totalWeight, float32);
   try {
     return filledOrFreed(emptyGpu(m.shape, m.dtype), (gradInput) => {
@@ -267,26 +269,26 @@ function nllLossBackward(
       const pi = b.contiguous(gradInput, ops.batch * ops.classes, true);
       const pg = b.contiguous(g, reduction === 0 ? ops.batch : 1, false);
       const pt = b.contiguous(tw, 1, false);
-      const targetLines = targetWgsl(b, ops, kernelId('nll_loss_backward'));
-      const grad = loadWgsl(g.dtype, `b${pg.slot}`, reduction === 0 ? `${pg.offset}u + b` : `${pg.offset}u`);
-      const scale = reduction === 1 ? ` / ${loadWgsl(tw.dtype, `b${pt.slot}`, `${pt.offset}u`)}` : '';
+      const targets = targetWgsl(b, ops, kernelId('nll_loss_backward'));
+      const grad = loadWgsl(g.dtype, `b${pg.slot}`, reduction === 0 ? 'pw(5u) + b' : 'pw(5u)');
+      const scale = reduction === 1 ? ` / ${loadWgsl(tw.dtype, `b${pt.slot}`, 'pw(6u)')}` : '';
       runItems({
-        key: `nll_bw|${reduction}|${self.dtype.name}|${target.dtype.name}|${weight !== null}|${b.access.join()}|` +
-          `${pi.offset}|${pg.offset}|${pt.offset}`,
+        key: `nll_bw|${reduction}|${self.dtype.name}|${target.dtype.name}|${weight !== null}|${b.access.join()}`,
         bindings: b,
-        words: 4,
+        words: 9,
         items: ops.batch,
         body: () => [
           'let b = t;',
-          ...targetLines,
+          ...targets.lines,
           `if (ok) { ${
-            storeWgsl(gradInput.dtype, `b${pi.slot}`, `${pi.offset}u + b * u32(C) + u32(c)`, `(-wc * ${grad}${scale})`)
+            storeWgsl(gradInput.dtype, `b${pi.slot}`, 'pw(4u) + b * u32(C) + u32(c)', `(-wc * ${grad}${scale})`)
           } }`,
         ],
         params: (q, slot) => {
           q.words[slot + 1] = ops.batch;
           q.ints[slot + 2] = ignoreIndex;
           q.ints[slot + 3] = ops.classes;
+          [pi.offset, pg.offset, pt.offset, ...targets.offsets].forEach((o, i) => (q.words[slot + 4 + i] = o));
         },
       });
     });
