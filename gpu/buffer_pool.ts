@@ -17,7 +17,15 @@ import { formatSize } from '../core/tensor/out_of_memory.ts';
 
 const MiB = 1 << 20;
 
-/** The size class a request of `nbytes` is served from. */
+/**
+ * The size class a request of `nbytes` is served from.
+ *
+ * @example
+ * ```ts
+ * import { sizeClass } from './buffer_pool.ts';
+ * sizeClass(3000); // 4096
+ * ```
+ */
 export function sizeClass(nbytes: number): number {
   if (nbytes <= 256) return 256;
   if (nbytes <= MiB) return 2 ** Math.ceil(Math.log2(nbytes));

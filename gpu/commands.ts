@@ -27,7 +27,15 @@ const ARENA_BYTES = 1 << 18;
 /** Words of the status buffer (Note [Device-side errors]): code, kernel, value low and high word. */
 const STATUS_WORDS = 4;
 
-/** Device-side error codes, and how the message reads. */
+/**
+ * Device-side error codes, and how the message reads.
+ *
+ * @example
+ * ```ts
+ * import { DeviceError } from './commands.ts';
+ * DeviceError.indexOutOfRange; // 1
+ * ```
+ */
 export const DeviceError = {
   /** `value` is an index out of range: `index out of range in self`. */
   indexOutOfRange: 1,

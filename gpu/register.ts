@@ -21,7 +21,15 @@ import { GPU_REDUCTION_KERNELS } from './kernels/reductions.ts';
 
 type Kernel = (hi: number, lo: number, ...args: never[]) => unknown;
 
-/** Every WebGPU kernel, keyed by operator name. */
+/**
+ * Every WebGPU kernel, keyed by operator name (typed over every backend operator: a missing one is a compile error).
+ *
+ * @example
+ * ```ts
+ * import { GPU_KERNELS } from './register.ts';
+ * typeof GPU_KERNELS['mm']; // 'function'
+ * ```
+ */
 export const GPU_KERNELS: { readonly [K in BackendOpName]: Kernel } = {
   ...GPU_ELEMENTWISE_KERNELS,
   ...GPU_FACTORY_KERNELS,

@@ -51,11 +51,6 @@ export function gpuRuntime(): GpuRuntime {
   return runtime;
 }
 
-/** Whether `initWebGPU()` has completed. */
-export function isGpuReady(): boolean {
-  return runtime !== undefined;
-}
-
 function checkMaximumBytes(value: unknown): number {
   if (value === undefined) return 4 * 2 ** 30;
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {

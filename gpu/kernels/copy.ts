@@ -52,6 +52,12 @@ export function syncReadbackError(what: string): RuntimeError {
 /**
  * Copies `src` (a GPU tensor) into `dst` with broadcasting and dtype conversion (`dst.copy_(src)` on the GPU);
  * float64 moves only into float64.
+ *
+ * @example
+ * ```ts
+ * import { copyInto } from './copy.ts';
+ * // copyInto(gpuInt32, gpuFloat32) truncates as C++ does
+ * ```
  */
 export function copyInto(dst: Tensor, src: Tensor): void {
   if (dst.dtype === src.dtype && dst.dtype.name === 'float64') {
@@ -94,6 +100,12 @@ export function upload(src: Tensor, dtype: DType = src.dtype): Tensor {
 /**
  * `t` on the GPU: itself, or an uploaded copy of a CPU tensor (the 0-d CPU operands PyTorch lets join another
  * device's operators). The caller disposes a copy.
+ *
+ * @example
+ * ```ts
+ * import { onGpu } from './copy.ts';
+ * // const g = onGpu(tensor(2)); ... if (g !== t) g.dispose();
+ * ```
  */
 export function onGpu(t: Tensor): Tensor {
   return t.device.type === 'cpu' ? upload(t) : t;

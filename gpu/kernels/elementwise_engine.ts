@@ -18,7 +18,17 @@ import type { Tensor } from '../../core/tensor/tensor.ts';
 import { type BoundOperand, KernelBindings } from '../boundary.ts';
 import { bindingsWgsl } from '../pipelines.ts';
 import { gpuRuntime } from '../runtime.ts';
-import { convertWgsl, FLOAT_WGSL, I64_WGSL, type Kind, kindOf, loadWgsl, storeWgsl, wgslType } from '../wgsl/dtypes.ts';
+import {
+  convertKind,
+  convertWgsl,
+  FLOAT_WGSL,
+  I64_WGSL,
+  type Kind,
+  kindOf,
+  loadWgsl,
+  storeWgsl,
+  wgslType,
+} from '../wgsl/dtypes.ts';
 import { MATH_WGSL } from '../wgsl/math.ts';
 
 /** A scalar operand: its value, already converted to the kind it is used in. */
@@ -147,7 +157,7 @@ export function runElementwise(call: ElementwiseCall): void {
         const k = ++t;
         const raw = loadWgsl(io(x.dtype), `b${bound[k].slot}`, `u32(o${k})`);
         const kind = call.inputKinds[j];
-        lines.push(`let v${j}: ${wgslType(kind)} = ${convertLoaded(raw, io(x.dtype), kind, call.name)};`);
+        lines.push(`let v${j}: ${wgslType(kind)} = ${convertKind(raw, kindOf(io(x.dtype), call.name), kind)};`);
       }
     });
     const result = convertWgsl(call.expr, call.exprKind, io(out.dtype), call.name);
@@ -180,13 +190,4 @@ export function runElementwise(call: ElementwiseCall): void {
   for (const x of inputs) if (isScalar(x)) writeScalar(q.words, q.floats, slot + scalarAt[s++], x);
   const group = rt.pipelines.bindGroup(kernel, q.uniform, q.status, bindings.buffers);
   q.dispatch(kernel.pipeline, group, slot, bindings.buffers, Math.min(Math.ceil(n / wg), rt.maxGroups));
-}
-
-/** A loaded value of `dtype` converted to `kind` (bool inputs load as 0/1 in i32 already). */
-function convertLoaded(raw: string, dtype: DType, kind: Kind, op: string): string {
-  const from = kindOf(dtype, op);
-  if (from === kind) return raw;
-  if (kind === 'f32') return from === 'i32' ? `f32(${raw})` : `i64_to_f32(${raw})`;
-  if (kind === 'i32') return from === 'f32' ? `i32(${raw})` : `bitcast<i32>((${raw}).x)`;
-  return from === 'f32' ? `i64_from_f32(${raw})` : `i64_from_i32(${raw})`;
 }

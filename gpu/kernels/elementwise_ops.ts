@@ -31,7 +31,15 @@ const logical = (join: string): OpExpr => ({
 const floatOnly = (f32: string): OpExpr => ({ f32 });
 const rounding = (f32: string): OpExpr => ({ f32, i32: 'a', i64: 'a' });
 
-/** Binary operators. */
+/**
+ * Binary operators.
+ *
+ * @example
+ * ```ts
+ * import { BINARY } from './elementwise_ops.ts';
+ * BINARY.mul.i64; // 'i64_mul(a, b)'
+ * ```
+ */
 export const BINARY = {
   add: { f32: 'a + s * b', i32: 'a + s * b', i64: 'i64_add(a, i64_mul(s, b))' },
   sub: { f32: 'a - s * b', i32: 'a - s * b', i64: 'i64_sub(a, i64_mul(s, b))' },
@@ -59,7 +67,15 @@ export const BINARY = {
   ge: cmp('a >= b', '!i64_lt(a, b)'),
 } as const satisfies Record<string, OpExpr>;
 
-/** Unary operators. */
+/**
+ * Unary operators.
+ *
+ * @example
+ * ```ts
+ * import { UNARY } from './elementwise_ops.ts';
+ * UNARY.exp.f32; // 'exp(a)'
+ * ```
+ */
 export const UNARY = {
   neg: { f32: '-a', i32: '-a', i64: 'i64_neg(a)' },
   abs: { f32: 'abs(a)', i32: 'abs(a)', i64: 'i64_abs(a)' },
@@ -94,7 +110,15 @@ export const UNARY = {
   isnan: { f32: 'select(0i, 1i, is_nan(a))', i32: '0i', i64: '0i', result: 'bool' },
 } as const satisfies Record<string, OpExpr>;
 
-/** The expression of `op` for `kind` over the operand names given, or undefined where it has none. */
+/**
+ * The expression of `op` for `kind` over the operand names given, or undefined where it has none.
+ *
+ * @example
+ * ```ts
+ * import { BINARY, exprFor } from './elementwise_ops.ts';
+ * exprFor(BINARY.add, 'f32', { a: 'v0', b: 'v1', s: 'v2' }); // 'v0 + v2 * v1'
+ * ```
+ */
 export function exprFor(op: OpExpr, kind: Kind, names: { a: string; b?: string; s?: string }): string | undefined {
   const template = op[kind];
   if (template === undefined) return undefined;

@@ -80,51 +80,76 @@ function gemm(
     const add = (x: string, y: string) => (kind === 'i64' ? `i64_add(${x}, ${y})` : `${x} + ${y}`);
     // Each invocation owns a 4 x 4 block: rows lid.y + i * T, columns lid.x + j * T of the workgroup's tile.
     const R = 4, TM = T * R, loads = (TM * T) / (T * T);
-    const blocks = [...Array(R * R).keys()];
-    const result = (i: number) => {
-      const value = scale(`acc${i}`, 20);
-      return ps === undefined ? value : add(value, scale(load(s!, ps.slot, at(16, 'bi', 'row', 'col')), 21));
-    };
+    // f32 and i32 keep 4 consecutive rows (A) or columns (B) per vec4 of workgroup memory: one read feeds four
+    // multiply-adds of a vec4 accumulator. int64 (two words per value) keeps one value per element.
+    const vector = kind !== 'i64';
+    const Q = vector ? TM / R : TM;
+    const cell = vector ? `vec4<${ty}>` : ty;
+    const put = (tile: string, k: string, x: string, v: string) =>
+      vector ? `${tile}[${k} * ${Q}u + ${x} / 4u][${x} % 4u] = ${v};` : `${tile}[${k} * ${Q}u + ${x}] = ${v};`;
     const loadTiles: string[] = [];
     for (let l = 0; l < loads; l++) {
       loadTiles.push(
         `{ let idx = tid + ${l * T * T}u; let m = idx / ${T}u; let k = idx % ${T}u; let gr = r0 + m; let gk = k0 + k;`,
         `  var v: ${ty} = ${ZERO[kind]}; if (gr < M && gk < K) { v = ${load(a, pa.slot, at(8, 'bi', 'gr', 'gk'))}; }`,
-        `  As[k * ${TM}u + m] = v; }`,
+        `  ${put('As', 'k', 'm', 'v')} }`,
         `{ let idx = tid + ${
           l * T * T
         }u; let k = idx / ${TM}u; let n = idx % ${TM}u; let gk = k0 + k; let gc = c0 + n;`,
         `  var v: ${ty} = ${ZERO[kind]}; if (gk < K && gc < N) { v = ${load(b, pb.slot, at(12, 'bi', 'gk', 'gc'))}; }`,
-        `  Bs[k * ${TM}u + n] = v; }`,
+        `  ${put('Bs', 'k', 'n', 'v')} }`,
       );
+    }
+    // Invocation (x, y) owns rows 4y + i and columns 4x + j of the tile (vector) or rows y + iT, columns x + jT.
+    const rowOf = (i: number) => (vector ? `lid.y * 4u + ${i}u` : `lid.y + ${i * T}u`);
+    const colOf = (j: number) => (vector ? `lid.x * 4u + ${j}u` : `lid.x + ${j * T}u`);
+    const accOf = (i: number, j: number) => (vector ? `acc${i}[${j}]` : `acc${i * R + j}`);
+    const inner = vector
+      ? [
+        `      let av = As[k * ${Q}u + lid.y]; let bv = Bs[k * ${Q}u + lid.x];`,
+        ...[...Array(R).keys()].map((i) => `      acc${i} = acc${i} + av[${i}] * bv;`),
+      ]
+      : [
+        ...[...Array(R).keys()].map((i) => `      let a${i} = As[k * ${Q}u + ${rowOf(i)}];`),
+        ...[...Array(R).keys()].map((j) => `      let b${j} = Bs[k * ${Q}u + ${colOf(j)}];`),
+        ...[...Array(R * R).keys()].map((x) =>
+          `      acc${x} = ${mulAdd(kind, `acc${x}`, `a${Math.floor(x / R)}`, `b${x % R}`)};`
+        ),
+      ];
+    const accumulators = vector
+      ? [...Array(R).keys()].map((i) => `  var acc${i} = ${cell}(${ZERO[kind]});`)
+      : [...Array(R * R).keys()].map((x) => `  var acc${x}: ${ty} = ${ZERO[kind]};`);
+    const stores: string[] = [];
+    for (let i = 0; i < R; i++) {
+      for (let j = 0; j < R; j++) {
+        let value = scale(accOf(i, j), 20);
+        if (ps !== undefined) value = add(value, scale(load(s!, ps.slot, at(16, 'bi', 'row', 'col')), 21));
+        stores.push(
+          `  { let row = r0 + ${rowOf(i)}; let col = c0 + ${colOf(j)}; if (row < M && col < N) { ` +
+            `${storeWgsl(dtype, `b${pc.slot}`, `u32(${at(4, 'bi', 'row', 'col')})`, value)} } }`,
+        );
+      }
     }
     const wgsl = [
       bindingsWgsl(bindings.access, words),
       FLOAT_WGSL,
       I64_WGSL,
-      `var<workgroup> As: array<${ty}, ${TM * T}>;`,
-      `var<workgroup> Bs: array<${ty}, ${TM * T}>;`,
+      `var<workgroup> As: array<${cell}, ${Q * T}>;`,
+      `var<workgroup> Bs: array<${cell}, ${Q * T}>;`,
       `@compute @workgroup_size(${T}, ${T}) fn main(@builtin(workgroup_id) wid: vec3<u32>, ` +
       '@builtin(local_invocation_id) lid: vec3<u32>) {',
       `  let M = pw(0u); let N = pw(1u); let K = pw(2u); let bi = wid.z;`,
       `  let r0 = wid.y * ${TM}u; let c0 = wid.x * ${TM}u; let tid = lid.y * ${T}u + lid.x;`,
-      ...blocks.map((i) => `  var acc${i}: ${ty} = ${ZERO[kind]};`),
+      ...accumulators,
       `  for (var k0 = 0u; k0 < K; k0 = k0 + ${T}u) {`,
       ...loadTiles.map((l) => `    ${l}`),
       '    workgroupBarrier();',
       `    for (var k = 0u; k < ${T}u; k = k + 1u) {`,
-      ...[...Array(R).keys()].map((i) => `      let a${i} = As[k * ${TM}u + lid.y + ${i * T}u];`),
-      ...[...Array(R).keys()].map((j) => `      let b${j} = Bs[k * ${TM}u + lid.x + ${j * T}u];`),
-      ...blocks.map((i) => `      acc${i} = ${mulAdd(kind, `acc${i}`, `a${Math.floor(i / R)}`, `b${i % R}`)};`),
+      ...inner,
       '    }',
       '    workgroupBarrier();',
       '  }',
-      ...blocks.map((i) =>
-        `  { let row = r0 + lid.y + ${Math.floor(i / R) * T}u; let col = c0 + lid.x + ${(i % R) * T}u; ` +
-        `if (row < M && col < N) { ${
-          storeWgsl(dtype, `b${pc.slot}`, `u32(${at(4, 'bi', 'row', 'col')})`, result(i))
-        } } }`
-      ),
+      ...stores,
       '}',
     ].join('\n');
     return { wgsl, access: [...bindings.access], paramWords: words };

@@ -23,7 +23,7 @@ import { KernelBindings } from '../boundary.ts';
 import { emptyGpu } from '../tensors.ts';
 import { bindingsWgsl } from '../pipelines.ts';
 import { gpuRuntime } from '../runtime.ts';
-import { FLOAT_WGSL, I64_WGSL, type Kind, kindOf, loadWgsl, storeWgsl, wgslType } from '../wgsl/dtypes.ts';
+import { convertKind, FLOAT_WGSL, I64_WGSL, type Kind, kindOf, loadWgsl, storeWgsl, wgslType } from '../wgsl/dtypes.ts';
 import { MATH_WGSL } from '../wgsl/math.ts';
 
 /** What a reduction computes. */
@@ -102,7 +102,7 @@ function pass(
       redIndex.push(`{ let s = pw(${at + d}u); off = off + i32(q % s) * pi(${at + nr + d}u); q = q / s; }`);
     }
     const load = loadWgsl(input.dtype, `b${a.slot}`, 'u32(off)');
-    const loaded = inKind === kind ? load : convert(load, inKind, kind);
+    const loaded = convertKind(load, inKind, kind);
     const step = arg || indices !== undefined
       ? `if (r == start || ${
         better(op === 'max' || op === 'argmax' ? 'argmax' : 'argmin', kind)
@@ -169,12 +169,6 @@ function pass(
   q.dispatch(kernel.pipeline, group, slot, bindings.buffers, Math.max(groups, 1));
 }
 
-function convert(v: string, from: Kind, to: Kind): string {
-  if (to === 'f32') return from === 'i32' ? `f32(${v})` : `i64_to_f32(${v})`;
-  if (to === 'i32') return from === 'f32' ? `i32(${v})` : `bitcast<i32>((${v}).x)`;
-  return from === 'f32' ? `i64_from_f32(${v})` : `i64_from_i32(${v})`;
-}
-
 function convertOut(v: string, kind: Kind, out: DType): string {
   if (out === bool) {
     return kind === 'f32'
@@ -184,7 +178,7 @@ function convertOut(v: string, kind: Kind, out: DType): string {
       : `select(0i, 1i, ${v} != 0i)`;
   }
   const target = kindOf(out, 'reduce');
-  return target === kind ? v : convert(v, kind, target);
+  return convertKind(v, kind, target);
 }
 
 /** The dtype a reduction accumulates in: the result's, widened to float32 for reduced floats. */

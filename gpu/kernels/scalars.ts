@@ -37,7 +37,15 @@ export interface DtypeDispatch {
 }
 
 const bits = (...dtypes: DType[]): number => dtypes.reduce((m, d) => m | (1 << d.scalarType), 0);
-/** Integral dtypes. */
+/**
+ * Integral dtypes (a bit per ScalarType code; the lists below likewise).
+ *
+ * @example
+ * ```ts
+ * import { INTEGRAL } from './scalars.ts';
+ * (INTEGRAL >> 4) & 1; // 1: int64 is integral
+ * ```
+ */
 export const INTEGRAL: number = bits(uint8, int8, int16, int32, int64);
 /** Every dtype a WebGPU kernel computes with. */
 export const ALL: number = INTEGRAL | bits(bool, float16, bfloat16, float32);
@@ -52,12 +60,28 @@ export const FLOATING_BUT_HALF: number = bits(bfloat16, float32);
 /** Integral and bool. */
 export const INTEGRAL_AND_BOOL: number = INTEGRAL | bits(bool);
 
-/** A dispatch list named like PyTorch's CPU kernel, with `_cpu` become `_webgpu` (Note [GPU dtype dispatch]). */
+/**
+ * A dispatch list named like PyTorch's CPU kernel, with `_cpu` become `_webgpu` (Note [GPU dtype dispatch]).
+ *
+ * @example
+ * ```ts
+ * import { dispatch, FLOATING } from './scalars.ts';
+ * dispatch('exp_vml_cpu', FLOATING).name; // 'exp_vml_webgpu'
+ * ```
+ */
 export function dispatch(cpuName: string, dtypes: number): DtypeDispatch {
   return { name: cpuName.replace(/_cpu(_?)$/, '_webgpu$1'), dtypes };
 }
 
-/** Throws PyTorch's `"name" not implemented for 'Type'` unless `dtype` is in the list. */
+/**
+ * Throws PyTorch's `"name" not implemented for 'Type'` unless `dtype` is in the list.
+ *
+ * @example
+ * ```ts
+ * import { checkDispatch, dispatch, FLOATING } from './scalars.ts';
+ * // checkDispatch(dispatch('exp_vml_cpu', FLOATING), int32) throws
+ * ```
+ */
 export function checkDispatch(d: DtypeDispatch, dtype: DType): void {
   if ((d.dtypes & (1 << dtype.scalarType)) === 0 || dtype === float64) {
     throw new NotImplementedError(`"${d.name}" not implemented for '${dtype.scalarTypeName}'`);
@@ -94,7 +118,15 @@ export function scalarOperand(value: number | boolean, dtype: DType, op: string)
   return { scalar: wrapped, kind };
 }
 
-/** The raw number of a Python scalar (`true` is 1). */
+/**
+ * The raw number of a Python scalar (`true` is 1).
+ *
+ * @example
+ * ```ts
+ * import { scalarNumber } from './scalars.ts';
+ * scalarNumber(true); // 1
+ * ```
+ */
 export const scalarNumber = (s: number | boolean): number => (typeof s === 'boolean' ? (s ? 1 : 0) : s);
 
 const CPP_NAMES: Partial<Record<string, string>> = {
@@ -107,7 +139,15 @@ const CPP_NAMES: Partial<Record<string, string>> = {
   float32: 'float',
 };
 
-/** c10's `checked_convert`: a scalar that does not fit the dtype is an error (`fill_(int8 tensor, 1000)`). */
+/**
+ * c10's `checked_convert`: a scalar that does not fit the dtype is an error (`fill_(int8 tensor, 1000)`).
+ *
+ * @example
+ * ```ts
+ * import { checkScalarFits } from './scalars.ts';
+ * // checkScalarFits(1000, int8) throws 'value cannot be converted to type int8_t without overflow'
+ * ```
+ */
 export function checkScalarFits(s: number, dtype: DType): void {
   if (dtype === bool || dtype === int64 || dtype === float64) return;
   let fits: boolean;

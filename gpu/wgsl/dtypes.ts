@@ -21,13 +21,22 @@ import type { DType } from '../../core/tensor/dtype.ts';
 /** The WGSL value type a dtype computes in. */
 export type Kind = 'f32' | 'i32' | 'i64';
 
-/** Bytes one element takes in a GPU buffer (Note [GPU element layout]). */
+/**
+ * Bytes one element takes in a GPU buffer (Note [GPU element layout]).
+ *
+ * @example
+ * ```ts
+ * import { gpuItemBytes } from './dtypes.ts';
+ * import { uint8 } from '../../core/tensor/dtype.ts';
+ * gpuItemBytes(uint8); // 4
+ * ```
+ */
 export function gpuItemBytes(dtype: DType): number {
   return dtype.name === 'int64' || dtype.name === 'float64' ? 8 : 4;
 }
 
 /** Words one element takes. */
-export function gpuItemWords(dtype: DType): number {
+function gpuItemWords(dtype: DType): number {
   return gpuItemBytes(dtype) / 4;
 }
 
@@ -56,12 +65,29 @@ export function kindOf(dtype: DType, op: string): Kind {
   }
 }
 
-/** The WGSL type of a kind. */
+/**
+ * The WGSL type of a kind.
+ *
+ * @example
+ * ```ts
+ * import { wgslType } from './dtypes.ts';
+ * wgslType('i64'); // 'vec2<u32>'
+ * ```
+ */
 export function wgslType(kind: Kind): string {
   return kind === 'i64' ? 'vec2<u32>' : kind;
 }
 
-/** WGSL reading element `e` (a u32 expression) of buffer `buf` as `dtype`'s compute kind. */
+/**
+ * WGSL reading element `e` (a u32 expression) of buffer `buf` as `dtype`'s compute kind.
+ *
+ * @example
+ * ```ts
+ * import { loadWgsl } from './dtypes.ts';
+ * import { float16 } from '../../core/tensor/dtype.ts';
+ * loadWgsl(float16, 'b0', 'i'); // 'bitcast<f32>(b0[i])'
+ * ```
+ */
 export function loadWgsl(dtype: DType, buf: string, e: string): string {
   switch (gpuItemWords(dtype)) {
     case 2:
@@ -71,7 +97,16 @@ export function loadWgsl(dtype: DType, buf: string, e: string): string {
   }
 }
 
-/** The 32-bit word storing `v` (of a one-word dtype's compute kind), rounded or wrapped to the dtype. */
+/**
+ * The 32-bit word storing `v` (of a one-word dtype's compute kind), rounded or wrapped to the dtype.
+ *
+ * @example
+ * ```ts
+ * import { wordWgsl } from './dtypes.ts';
+ * import { int8 } from '../../core/tensor/dtype.ts';
+ * wordWgsl(int8, 'x'); // 'bitcast<u32>((x << 24u) >> 24u)'
+ * ```
+ */
 export function wordWgsl(dtype: DType, v: string): string {
   switch (dtype.name) {
     case 'float16':
@@ -91,7 +126,16 @@ export function wordWgsl(dtype: DType, v: string): string {
   }
 }
 
-/** A WGSL statement storing `v` (of `dtype`'s compute kind) as element `e` of `buf`, rounded or wrapped. */
+/**
+ * A WGSL statement storing `v` (of `dtype`'s compute kind) as element `e` of `buf`, rounded or wrapped.
+ *
+ * @example
+ * ```ts
+ * import { storeWgsl } from './dtypes.ts';
+ * import { bool } from '../../core/tensor/dtype.ts';
+ * storeWgsl(bool, 'b0', 'i', 'v'); // 'b0[i] = select(0u, 1u, v != 0i);'
+ * ```
+ */
 export function storeWgsl(dtype: DType, buf: string, e: string, v: string): string {
   switch (dtype.name) {
     case 'int64':
@@ -117,8 +161,31 @@ export function storeWgsl(dtype: DType, buf: string, e: string, v: string): stri
 }
 
 /**
+ * WGSL converting `v` from one compute kind to another, as C++'s `static_cast` converts.
+ *
+ * @example
+ * ```ts
+ * import { convertKind } from './dtypes.ts';
+ * convertKind('x', 'i32', 'i64'); // 'i64_from_i32(x)'
+ * ```
+ */
+export function convertKind(v: string, from: Kind, to: Kind): string {
+  if (from === to) return v;
+  if (to === 'f32') return from === 'i32' ? `f32(${v})` : `i64_to_f32(${v})`;
+  if (to === 'i32') return from === 'f32' ? `i32(${v})` : `bitcast<i32>((${v}).x)`;
+  return from === 'f32' ? `i64_from_f32(${v})` : `i64_from_i32(${v})`;
+}
+
+/**
  * WGSL converting `v` of kind `from` to the compute kind of `to`, as C++'s `static_cast` converts (for bool:
  * nonzero is true). float64 on either side is refused (`op` names the kernel).
+ *
+ * @example
+ * ```ts
+ * import { convertWgsl } from './dtypes.ts';
+ * import { bool } from '../../core/tensor/dtype.ts';
+ * convertWgsl('x', 'f32', bool, 'copy_'); // 'select(0i, 1i, (x) != 0.0)'
+ * ```
  */
 export function convertWgsl(v: string, from: Kind, to: DType, op: string): string {
   const target = kindOf(to, op);
@@ -127,15 +194,18 @@ export function convertWgsl(v: string, from: Kind, to: DType, op: string): strin
     if (from === 'i64') return `select(0i, 1i, any((${v}) != vec2<u32>(0u)))`;
     return `select(0i, 1i, (${v}) != 0i)`;
   }
-  if (from === target) return v;
-  if (target === 'f32') return from === 'i32' ? `f32(${v})` : `i64_to_f32(${v})`;
-  if (target === 'i32') return from === 'f32' ? `i32(${v})` : `bitcast<i32>((${v}).x)`;
-  return from === 'f32' ? `i64_from_f32(${v})` : `i64_from_i32(${v})`;
+  return convertKind(v, from, target);
 }
 
 /**
  * Float helpers: NaN tests on bits (safe from fast-math folding), NaN and infinity made at run time (Tint
  * refuses a constant expression that evaluates to one), and rounding to float16 / bfloat16.
+ *
+ * @example
+ * ```ts
+ * import { FLOAT_WGSL } from './dtypes.ts';
+ * FLOAT_WGSL.includes('fn round_f16'); // true
+ * ```
  */
 export const FLOAT_WGSL = `
 var<private> NAN_BITS: u32 = 0x7fc00000u;
@@ -160,7 +230,15 @@ fn round_bf16(x: f32) -> f32 {
 }
 `;
 
-/** 64-bit integer helpers over `vec2<u32>(low, high)` words (two's complement, wrapping as int64 does). */
+/**
+ * 64-bit integer helpers over `vec2<u32>(low, high)` words (two's complement, wrapping as int64 does).
+ *
+ * @example
+ * ```ts
+ * import { I64_WGSL } from './dtypes.ts';
+ * I64_WGSL.includes('fn i64_mul'); // true
+ * ```
+ */
 export const I64_WGSL = `
 fn i64_from_i32(x: i32) -> vec2<u32> { return vec2<u32>(bitcast<u32>(x), select(0u, 0xffffffffu, x < 0i)); }
 fn i64_add(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {

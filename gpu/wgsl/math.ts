@@ -6,7 +6,15 @@
  * @module
  */
 
-/** The helpers, included in every elementwise kernel (unused functions cost nothing once compiled). */
+/**
+ * The helpers, included in every elementwise kernel (unused functions cost nothing once compiled).
+ *
+ * @example
+ * ```ts
+ * import { MATH_WGSL } from './math.ts';
+ * MATH_WGSL.includes('fn pow_f'); // true
+ * ```
+ */
 export const MATH_WGSL = `
 fn pow_f(a: f32, b: f32) -> f32 {
   if (b == 0.0) { return 1.0; }
