@@ -37,7 +37,8 @@ export interface KernelSource {
 
 /**
  * The WGSL declaring the bindings of Note [Kernel bindings] for `access` and `paramWords` parameter words, with
- * `pw(i)` (word i as u32), `pi(i)` (as i32) and `pf(i)` (as f32) to read them.
+ * `pw(i)` (word i as u32), `pi(i)` (as i32) and `pf(i)` (as f32) to read them; `packed` declares the data
+ * bindings as `array<vec4<u32>>` (four words per read).
  *
  * @example
  * ```ts
@@ -45,7 +46,8 @@ export interface KernelSource {
  * bindingsWgsl(['read_write', 'read'], 6).includes('var<storage, read> b1: array<u32>;'); // true
  * ```
  */
-export function bindingsWgsl(access: readonly Access[], paramWords: number): string {
+export function bindingsWgsl(access: readonly Access[], paramWords: number, packed = false): string {
+  const element = packed ? 'vec4<u32>' : 'u32';
   const vec4s = Math.max(1, Math.ceil(paramWords / 4));
   const lines = [
     `struct Params { w: array<vec4<u32>, ${vec4s}> }`,
@@ -54,7 +56,7 @@ export function bindingsWgsl(access: readonly Access[], paramWords: number): str
     ...access.map((a, i) =>
       a === 'atomic'
         ? `@group(0) @binding(${i + 2}) var<storage, read_write> b${i}: array<atomic<u32>>;`
-        : `@group(0) @binding(${i + 2}) var<storage, ${a}> b${i}: array<u32>;`
+        : `@group(0) @binding(${i + 2}) var<storage, ${a}> b${i}: array<${element}>;`
     ),
     'fn pw(i: u32) -> u32 { return P.w[i >> 2u][i & 3u]; }',
     'fn pi(i: u32) -> i32 { return bitcast<i32>(pw(i)); }',

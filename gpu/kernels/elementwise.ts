@@ -106,6 +106,9 @@ function run(
   }
 }
 
+const PLAIN_ADD: OpExpr = { f32: 'a + b', i32: 'a + b', i64: 'i64_add(a, b)' };
+const PLAIN_SUB: OpExpr = { f32: 'a - b', i32: 'a - b', i64: 'i64_sub(a, b)' };
+
 /** PyTorch's `pow(Tensor, Scalar)` runs sqrt, rsqrt and reciprocal for 0.5, -0.5 and -1 (float32, bfloat16). */
 function powAsUnary(exponent: Operand, compute: DType): OpExpr | undefined {
   if (compute !== float32 && compute !== bfloat16) return undefined;
@@ -136,8 +139,17 @@ function runBinary(
     ? powAsUnary(other, compute)
     : undefined;
   if (unary !== undefined) return run(d.name, unary, d, out, [self], compute);
-  const withAlpha = op === BINARY.add || op === BINARY.sub;
-  run(d.name, op, d, out, [self, other], compute, withAlpha ? alpha : undefined);
+  // alpha = 1 (nearly every call) needs no multiply: plain `a + b` / `a - b`.
+  const scaled = (op === BINARY.add || op === BINARY.sub) && alpha !== 1;
+  run(
+    d.name,
+    scaled ? op : op === BINARY.add ? PLAIN_ADD : op === BINARY.sub ? PLAIN_SUB : op,
+    d,
+    out,
+    [self, other],
+    compute,
+    scaled ? alpha : undefined,
+  );
 }
 
 function binary(key: ElementwiseOp, op: OpExpr, d: DtypeDispatch, withAlpha = false): Kernel {

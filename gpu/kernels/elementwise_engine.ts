@@ -16,18 +16,20 @@ import { type DType, int64 } from '../../core/tensor/dtype.ts';
 import { coalesceDims, contiguousStrides, expandStrides, numelOf } from '../../core/tensor/shape.ts';
 import type { Tensor } from '../../core/tensor/tensor.ts';
 import { type BoundOperand, KernelBindings } from '../boundary.ts';
-import { bindingsWgsl } from '../pipelines.ts';
+import { type Access, bindingsWgsl } from '../pipelines.ts';
 import { gpuRuntime } from '../runtime.ts';
 import {
   convertKind,
   convertWgsl,
   FLOAT_WGSL,
+  gpuItemBytes,
   I64_WGSL,
   type Kind,
   kindOf,
   loadWgsl,
   storeWgsl,
   wgslType,
+  wordWgsl,
 } from '../wgsl/dtypes.ts';
 import { MATH_WGSL } from '../wgsl/math.ts';
 
@@ -125,18 +127,22 @@ export function runElementwise(call: ElementwiseCall): void {
       words += scalarWords(x.kind);
     }
   }
+  // Packed: dense one-word operands at offsets of whole vec4s: each invocation reads and writes four words at once.
+  const packed = allContiguous && call.raw !== true && n % 4 === 0 &&
+    [out, ...tensors].every((t) => gpuItemBytes(t.dtype) === 4) && bound.every((b) => b.offset % 4 === 0);
   const slotKey = bound.map((b) => b.slot).join('');
-  const modeKey = allContiguous ? 'c' : contiguous.map((x) => (x ? 'c' : 's')).join('');
+  const modeKey = packed ? 'v' : allContiguous ? 'c' : contiguous.map((x) => (x ? 'c' : 's')).join('');
   const dtypeKey = [out, ...tensors].map((t) => t.dtype.name).join(',');
   // Which inputs are scalars changes where each is read from: part of the key, as everything the WGSL depends on.
   const inputKey = inputs.map((x) => (isScalar(x) ? `s${x.kind}` : 't')).join('');
   const key = `ew|${call.expr}|${call.inputKinds.join(',')}|${inputKey}|${dtypeKey}|${modeKey}|${dims}|${slotKey}`;
   const wg = rt.workgroupSize;
   const kernel = rt.pipelines.kernel(key, () => {
+    if (packed) return packedSource(call, bindings.access, bound, scalarAt, words, wg);
     const lines: string[] = [];
     const offset = (k: number) => 1 + dims + k * operandWords;
     for (let k = 0; k < bound.length; k++) {
-      lines.push(`var o${k}: i32 = pi(${offset(k)}u);`);
+      lines.push(`var o${k}: i32 = base${k};`);
       if (allContiguous || contiguous[k]) lines.push(`o${k} = o${k} + i32(i);`);
     }
     if (!allContiguous) {
@@ -170,6 +176,8 @@ export function runElementwise(call: ElementwiseCall): void {
       `@compute @workgroup_size(${wg}) fn main(@builtin(global_invocation_id) gid: vec3<u32>, ` +
       '@builtin(num_workgroups) nwg: vec3<u32>) {',
       `  let n = pw(0u); let total = nwg.x * ${wg}u;`,
+      // Operand offsets are read once, not per element.
+      ...bound.map((_, k) => `  let base${k} = pi(${1 + dims + k * operandWords}u);`),
       '  for (var i = gid.x; i < n; i = i + total) {',
       ...lines.map((l) => `    ${l}`),
       '  }',
@@ -189,5 +197,55 @@ export function runElementwise(call: ElementwiseCall): void {
   let s = 0;
   for (const x of inputs) if (isScalar(x)) writeScalar(q.words, q.floats, slot + scalarAt[s++], x);
   const group = rt.pipelines.bindGroup(kernel, q.uniform, q.status, bindings.buffers);
-  q.dispatch(kernel.pipeline, group, slot, bindings.buffers, Math.min(Math.ceil(n / wg), rt.maxGroups));
+  const items = packed ? n / 4 : n;
+  q.dispatch(kernel.pipeline, group, slot, bindings.buffers, Math.min(Math.ceil(items / wg), rt.maxGroups));
+}
+
+/** The WGSL of a packed plan: four consecutive elements per invocation, one vec4 read per operand. */
+function packedSource(
+  call: ElementwiseCall,
+  access: readonly Access[],
+  bound: readonly BoundOperand[],
+  scalarAt: readonly number[],
+  words: number,
+  wg: number,
+) {
+  const tensors = call.inputs.filter((x): x is Tensor => !isScalar(x));
+  const lines = bound.slice(1).map((b, k) => `let w${k + 1} = b${b.slot}[u32(base${k + 1}) / 4u + j];`);
+  lines.push('var r = vec4<u32>();');
+  for (let c = 0; c < 4; c++) {
+    const block = [`let i = j * 4u + ${c}u;`];
+    let t = 0, s = 0;
+    call.inputs.forEach((x, v) => {
+      if (isScalar(x)) {
+        block.push(`let v${v}: ${wgslType(x.kind)} = ${scalarRead(x.kind, scalarAt[s++])};`);
+      } else {
+        const k = ++t;
+        const kind = call.inputKinds[v];
+        const raw = loadWgsl(tensors[k - 1].dtype, `w${k}`, `${c}u`);
+        block.push(
+          `let v${v}: ${wgslType(kind)} = ${convertKind(raw, kindOf(tensors[k - 1].dtype, call.name), kind)};`,
+        );
+      }
+    });
+    const result = convertWgsl(call.expr, call.exprKind, call.out.dtype, call.name);
+    block.push(`r[${c}] = ${wordWgsl(call.out.dtype, `(${result})`)};`);
+    lines.push(`{ ${block.join(' ')} }`);
+  }
+  lines.push(`b${bound[0].slot}[u32(base0) / 4u + j] = r;`);
+  const wgsl = [
+    bindingsWgsl(access, words, true),
+    FLOAT_WGSL,
+    I64_WGSL,
+    MATH_WGSL,
+    `@compute @workgroup_size(${wg}) fn main(@builtin(global_invocation_id) gid: vec3<u32>, ` +
+    '@builtin(num_workgroups) nwg: vec3<u32>) {',
+    `  let n4 = pw(0u) / 4u; let total = nwg.x * ${wg}u;`,
+    ...bound.map((_, k) => `  let base${k} = pi(${1 + k}u);`),
+    '  for (var j = gid.x; j < n4; j = j + total) {',
+    ...lines.map((l) => `    ${l}`),
+    '  }',
+    '}',
+  ].join('\n');
+  return { wgsl, access: [...access], paramWords: words };
 }
