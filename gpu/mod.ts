@@ -5,6 +5,29 @@
  * Reading results back is asynchronous: `await t.toArrayAsync()`, `await t.itemAsync()`, `await t.cpuAsync()`.
  * Importing this module loads nothing of the backend: `initWebGPU()` imports it on first use.
  *
+ * Note [WebGPU backend design]
+ * The backend is a second set of kernels behind the same dispatcher, at the `WebGPU` key; everything above the
+ * backend keys (autograd, ADInplaceOrView, composites, Meta functions with PyTorch's checks) is shared, so a
+ * kernel here runs its operator's Meta function for the checks and the result's metadata, then records GPU
+ * work. The pieces, each in its own file:
+ * - device.ts: adapter acquisition per runtime, refusing adapters that fail a one-dispatch self-test
+ *   (Note [Adapter acquisition]);
+ * - buffer_pool.ts: the caching allocator behind `Storage` for device type `webgpu` (Note [Buffer pool]);
+ * - commands.ts: one shared encoder and compute pass, batched submits, one uniform arena for every dispatch's
+ *   parameters, uploads, readback, device-side errors (Notes [Command batching], [Device-side errors]);
+ * - pipelines.ts: pipelines keyed by what their WGSL depends on, bind group layouts, cached bind groups
+ *   (Note [Kernel bindings]);
+ * - boundary.ts: the kernel boundary, the only place tensors become bindings (Note [GPU kernel boundary]);
+ * - wgsl/: how each dtype is stored and computed in WGSL, the `AT_DISPATCH` of the backend (Note [GPU element
+ *   layout]), and the math helpers;
+ * - kernels/: generated kernels per family: the elementwise engine (Note [GPU elementwise plan]) serves unary,
+ *   binary, comparison, where, clamp, fill, casts and copies; the reduction engine (Note [GPU reduction plan]);
+ *   the tiled matmul (Note [GPU matmul tiling]); softmax and nll_loss; gather/scatter indexing; factories;
+ *   random numbers (Note [GPU random numbers]);
+ * - register.ts: the kernel table, typed over every backend operator, registered at the WebGPU key.
+ * Readback is asynchronous (`cpuAsync`, `toArrayAsync`, `itemAsync` on Tensor, through core/tensor/host_transfer.ts),
+ * since WebGPU maps buffers only through a promise; uploads are synchronous.
+ *
  * @example
  * ```ts
  * import { initWebGPU, gpuInfo } from './mod.ts';
