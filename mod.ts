@@ -23,3 +23,4 @@ export * as optim from './core/optim/mod.ts';
 export { tensor, type TensorData, type TensorOptions } from './core/ops/creation.ts';
 export { registerOperators } from './core/ops/registry.ts';
 export { configureCpu } from './core/cpu/runtime.ts';
+export { emptyGpuCache, gpuInfo, gpuMemoryStats, initWebGPU, synchronizeWebGPU } from './gpu/mod.ts';

@@ -3,13 +3,26 @@
  * every operator call going through the dispatcher: forward, loss, backward and optimizer step. Prints one
  * line per epoch and the final test accuracy, and exits with status 1 if that is below 95%.
  *
- * Run: `deno run -A examples/digits.ts` or `bun examples/digits.ts`.
+ * Run: `deno run -A examples/digits.ts` or `bun examples/digits.ts`; add `--device webgpu` to train on the GPU
+ * (`npm start -- --device webgpu`): the model and every batch live there, and results are read back with
+ * `await ...itemAsync()` once per epoch.
  *
  * @module
  */
 import { readFileSync } from 'node:fs';
 import process from 'node:process';
-import { argmax, Generator, manualSeed, memoryStats, noGrad, scope, type Tensor, tensor } from '../mod.ts';
+import {
+  argmax,
+  Generator,
+  initWebGPU,
+  manualSeed,
+  memoryStats,
+  noGrad,
+  scope,
+  type Tensor,
+  tensor,
+  zeros,
+} from '../mod.ts';
 import { CrossEntropyLoss, Linear, ReLU, Sequential } from '../core/nn/mod.ts';
 import { Adam } from '../core/optim/mod.ts';
 
@@ -21,6 +34,15 @@ const TEST_FRACTION = 0.2;
 const REQUIRED_ACCURACY = 0.95;
 const FEATURES = 64;
 const CLASSES = 10;
+
+/** `--device cpu` (the default) or `--device webgpu`. */
+function deviceArgument(): 'cpu' | 'webgpu' {
+  const at = process.argv.indexOf('--device');
+  const value = at < 0 ? 'cpu' : process.argv[at + 1];
+  if (value !== 'cpu' && value !== 'webgpu') throw new Error(`--device must be cpu or webgpu, got ${value}`);
+  return value;
+}
+const device = deviceArgument();
 
 /** Pixels scaled to [0, 1] (row-major, `FEATURES` per sample) and labels. */
 interface Digits {
@@ -57,17 +79,23 @@ function gather(data: Digits, indices: readonly number[]): { x: Tensor; y: Tenso
   const rows = new Float32Array(indices.length * FEATURES);
   indices.forEach((index, i) => rows.set(data.pixels.subarray(index * FEATURES, (index + 1) * FEATURES), i * FEATURES));
   return scope(() => ({
-    x: tensor(rows).view([indices.length, FEATURES]),
-    y: tensor(indices.map((index) => data.labels[index])),
+    x: tensor(rows, { device }).view([indices.length, FEATURES]),
+    y: tensor(indices.map((index) => data.labels[index]), { device }),
   }));
 }
 
-/** The fraction of `x` the model classifies as `y`. */
-function accuracy(model: Sequential, x: Tensor, y: Tensor): number {
-  return noGrad(() => scope(() => (argmax(model.call(x), 1).eq(y).sum().item() as number) / y.numel));
+/** The fraction of `x` the model classifies as `y` (read back asynchronously: `x` may live on the GPU). */
+async function accuracy(model: Sequential, x: Tensor, y: Tensor): Promise<number> {
+  const correct = noGrad(() => scope(() => argmax(model.call(x), 1).eq(y).sum()));
+  try {
+    return (await correct.itemAsync() as number) / y.numel;
+  } finally {
+    correct.dispose();
+  }
 }
 
 const started = performance.now();
+if (device === 'webgpu') console.log(`WebGPU adapter: ${(await initWebGPU()).description}`);
 const data = await loadDigits();
 const order = permutation(data.labels.length, new Generator(SEED));
 const testCount = Math.round(order.length * TEST_FRACTION);
@@ -75,13 +103,13 @@ const trainIndices = order.slice(testCount), testIndices = order.slice(0, testCo
 const train = gather(data, trainIndices), test = gather(data, testIndices);
 
 manualSeed(SEED);
-const model = new Sequential(new Linear(FEATURES, 128), new ReLU(), new Linear(128, CLASSES));
+const model = new Sequential(new Linear(FEATURES, 128), new ReLU(), new Linear(128, CLASSES)).to({ device });
 const lossFunction = new CrossEntropyLoss();
 const optimizer = new Adam(model.parameters(), { lr: LEARNING_RATE });
 const shuffler = new Generator(SEED + 1);
 console.log(
   `digits: ${trainIndices.length} train / ${testIndices.length} test samples; ` +
-    `MLP ${FEATURES}-128-${CLASSES}, Adam lr ${LEARNING_RATE}, batch ${BATCH_SIZE}`,
+    `MLP ${FEATURES}-128-${CLASSES}, Adam lr ${LEARNING_RATE}, batch ${BATCH_SIZE}, device ${device}`,
 );
 
 const liveAfterEpoch: number[] = [];
@@ -89,21 +117,24 @@ let testAccuracy = 0;
 for (let epoch = 1; epoch <= EPOCHS; epoch++) {
   const epochStart = performance.now();
   const epochOrder = permutation(trainIndices.length, shuffler).map((i) => trainIndices[i]);
-  let lossSum = 0;
+  // The loss is summed on the device and read back once per epoch.
+  const lossTotal = zeros([], { device });
   for (let start = 0; start < epochOrder.length; start += BATCH_SIZE) {
     const batchIndices = epochOrder.slice(start, start + BATCH_SIZE);
     // Everything a step makes (batch, activations, loss, gradients' temporaries) is freed at its end.
-    lossSum += scope(() => {
+    scope(() => {
       const { x, y } = gather(data, batchIndices);
       const loss = lossFunction.call(model.call(x), y);
       loss.backward();
       optimizer.step();
       optimizer.zeroGrad();
-      return (loss.item() as number) * batchIndices.length;
+      noGrad(() => lossTotal.add_(loss, { alpha: batchIndices.length }));
     });
   }
-  const trainAccuracy = accuracy(model, train.x, train.y);
-  testAccuracy = accuracy(model, test.x, test.y);
+  const lossSum = await lossTotal.itemAsync() as number;
+  lossTotal.dispose();
+  const trainAccuracy = await accuracy(model, train.x, train.y);
+  testAccuracy = await accuracy(model, test.x, test.y);
   liveAfterEpoch.push(memoryStats().liveTensors);
   const seconds = (performance.now() - epochStart) / 1000;
   console.log(

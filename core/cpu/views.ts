@@ -26,6 +26,7 @@ import { type Geometry, sameList } from '../ops/view_geometry.ts';
 import { copyStrides, isNonOverlappingAndDense, memoryFormatOf, storageNbytes } from '../ops/view_layout.ts';
 import { aliasWithGeometry, geometryOf } from '../ops/view_ops.ts';
 import { castCpu, copyIntoCpu, emptyCpu, hasInternalOverlap } from './iterator.ts';
+import { aten } from '../ops/aten_call.ts';
 
 type Kernel = (hi: number, lo: number, ...args: never[]) => unknown;
 
@@ -71,7 +72,9 @@ function toCopy(
   const strides = copyStrides(self.shape, self.stride(), memoryFormatOf(memoryFormat));
   if (target.type === 'meta') return emptyStrided(meta.shape, strides, meta.dtype, Device.meta);
   if (target.type !== 'cpu') {
-    throw new RuntimeError(`_to_copy: the CPU backend cannot copy to device ${target}`);
+    // Another backend's copy_ takes the data over (the destination's key outranks CPU's in the dispatch).
+    const out = aten('empty', 'memory_format').call(meta.shape, meta.dtype, null, target, null, null) as Tensor;
+    return filledOrFreed(out, () => aten('copy_').call(out, self, false));
   }
   return filledOrFreed(emptyStrided(meta.shape, strides, meta.dtype, Device.cpu), (out) => copyIntoCpu(out, self));
 }

@@ -15,6 +15,8 @@ import { noGrad } from '../autograd/grad_mode.ts';
 import { AttributeError } from '../dispatch/errors.ts';
 import { heldTensors, type HoldsTensors } from '../tensor/held_tensors.ts';
 import type { Tensor } from '../tensor/tensor.ts';
+import type { DeviceLike } from '../tensor/device.ts';
+import type { DTypeLike } from '../tensor/dtype.ts';
 import { zeros_ } from './init.ts';
 import { isModule, type ModuleRegistry, RegistersAttributes, registryOf } from './module_registry.ts';
 
@@ -232,6 +234,44 @@ export abstract class Module<In extends unknown[] = [Tensor], Out = Tensor> exte
   apply(fn: (module: AnyModule) => void): this {
     for (const child of this.children()) child.apply(fn);
     fn(this);
+    return this;
+  }
+
+  /**
+   * Moves (and/or converts) every parameter and buffer to `device` / `dtype` (PyTorch's `module.to`); returns
+   * this module. A tensor that changes is replaced by a new one (a new `Parameter` for a parameter, without its
+   * gradient) and the old one is disposed, so create the optimizer after moving the model, as PyTorch advises.
+   *
+   * @example
+   * ```ts
+   * import { nn } from '../../mod.ts';
+   * const model = new nn.Linear(4, 2).to({ dtype: 'float64' });
+   * model.weight.dtype.name; // 'float64'
+   * ```
+   */
+  to(options: { device?: DeviceLike; dtype?: DTypeLike }): this {
+    if (typeof options !== 'object' || options === null) {
+      throw new TypeError(`Module.to(): expected an options object { device, dtype }, got ${String(options)}`);
+    }
+    const { device, dtype } = options;
+    const convert = (t: Tensor) => noGrad(() => t.to({ device, dtype: t.dtype.isFloatingPoint ? dtype : undefined }));
+    this.apply((m) => {
+      for (const [name, t] of [...m.#parameters]) {
+        if (t === null) continue;
+        const moved = convert(t);
+        if (moved === t) continue;
+        m.registerParameter(name, moved);
+        t.autograd?.grad?.dispose();
+        t.dispose();
+      }
+      for (const [name, t] of [...m.#buffers]) {
+        if (t === null) continue;
+        const moved = convert(t);
+        if (moved === t) continue;
+        m.registerBuffer(name, moved);
+        t.dispose();
+      }
+    });
     return this;
   }
 

@@ -232,6 +232,15 @@ export function tensor(data: TensorData, _options?: TensorOptions): Tensor {
       throw e;
     }
   }
+  if (deviceOption.type !== 'cpu' && deviceOption.type !== 'meta') {
+    // Filled on the CPU, then moved to the device.
+    const host = t;
+    try {
+      t = ops['_to_copy'].call(host, null, null, deviceOption, null, false, null) as Tensor;
+    } finally {
+      host.dispose();
+    }
+  }
   return requiresGrad ? requireGrad(t) : t;
 }
 

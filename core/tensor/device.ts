@@ -36,8 +36,8 @@ export class Device {
   static readonly cpu: Device = new Device('cpu', undefined, BackendComponent.CPUBit);
   /** The meta device: tensors with shapes and dtypes but no data. */
   static readonly meta: Device = new Device('meta', undefined, BackendComponent.MetaBit);
-  /** The default WebGPU device. */
-  static readonly webgpu: Device = new Device('webgpu', undefined, BackendComponent.WebGPUBit);
+  /** The WebGPU device (index 0, as PyTorch's tensors report `cuda:0`). */
+  static readonly webgpu: Device = new Device('webgpu', 0, BackendComponent.WebGPUBit);
 
   /** PyTorch's string form, e.g. `cpu` or `webgpu:1`. */
   toString(): string {
@@ -69,5 +69,8 @@ export function toDevice(like: DeviceLike | undefined | null): Device {
   if (like === 'cpu') return Device.cpu;
   if (like === 'meta') return Device.meta;
   if (like === 'webgpu' || like === 'webgpu:0') return Device.webgpu;
+  if (typeof like === 'string' && /^webgpu:\d+$/.test(like)) {
+    throw new RangeError(`WebGPU device index ${like.slice(7)} is out of range: only webgpu:0 exists`);
+  }
   throw new Error(`Expected one of cpu, meta, webgpu device type at start of device string: ${String(like)}`);
 }

@@ -29,6 +29,8 @@ export interface FormatSource {
   readonly dtype: DType;
   /** `cpu`, `meta`, `webgpu:0`, ... Anything but `cpu` is printed as a `device=` suffix. */
   readonly device: string;
+  /** The values cannot be read synchronously (a webgpu tensor): printed as `...` with its size, as meta's are. */
+  readonly elided?: boolean;
   /** The element at a row-major flat index; float16/bfloat16 as their numeric values, not bits. */
   get(flatIndex: number): number | bigint | boolean;
   /** Prints `requires_grad=True` when there is no `gradFnName`. */
@@ -60,7 +62,7 @@ export function formatTensor(view: FormatSource, options?: Partial<PrintOptions>
   const numel = shape.reduce((a, b) => a * b, 1);
   const defaultDtype = getDefaultDtype();
   let body: string;
-  if (deviceType === 'meta') {
+  if (deviceType === 'meta' || view.elided === true) {
     suffixes.push(`size=${pythonTuple(shape)}`);
     if (dtype !== defaultDtype) suffixes.push(`dtype=${dtype}`);
     body = '...';

@@ -46,7 +46,8 @@ export function outOfMemoryError(device: Device, nbytes: number, cause: Error): 
     `(${storages} ${storages === 1 ? 'storage' : 'storages'})`;
   const allocator = cause.message.replace(ALLOCATOR_PREFIX, '');
   return new OutOfMemoryError(
-    `${device.type.toUpperCase()} out of memory: tried to allocate ${formatSize(nbytes)} (${nbytes} bytes); ` +
+    `${device.type === 'webgpu' ? 'WebGPU' : device.type.toUpperCase()} out of memory: tried to allocate ` +
+      `${formatSize(nbytes)} (${nbytes} bytes); ` +
       `${held}; allocator: ${allocator}. Free the tensors you no longer need with dispose() (or a \`using\` ` +
       'declaration), or run the work inside scope(), which frees every tensor it made except what it returns',
     { cause },

@@ -21,6 +21,7 @@ import { contiguousStrides, isContiguousLayout, numelOf, wrapDim } from './shape
 import type { TensorMethods } from '../ops/generated_api.ts';
 import type { AutogradTensorMethods } from '../autograd/tensor_autograd.ts';
 import { Storage } from './storage.ts';
+import { asyncToCpu } from './host_transfer.ts';
 
 /** A counter shared by a tensor and its views, bumped by every in-place change (autograd checks it). */
 export interface VersionCounter {
@@ -403,16 +404,88 @@ export class Tensor implements DispatchKeySource {
     return this.toArray()[0];
   }
 
+  /**
+   * A CPU tensor with this tensor's values: `this` itself for a CPU tensor (as PyTorch's `cpu()` returns self),
+   * else a new CPU tensor, once the device has computed it. The only way to read a webgpu tensor (WebGPU has no
+   * blocking readback); the copy is not recorded by autograd.
+   *
+   * @example
+   * ```ts
+   * import { tensor } from '../../mod.ts';
+   * const t = tensor([1, 2]);
+   * (await t.cpuAsync()) === t; // true: already on the CPU
+   * ```
+   */
+  async cpuAsync(): Promise<Tensor> {
+    this.assertAlive('cpuAsync()');
+    if (this.device.type === 'cpu') return this;
+    if (this.device.type === 'meta') throw new Error('Cannot read the data of a meta tensor: it has none');
+    return await asyncToCpu(this);
+  }
+
+  /**
+   * {@linkcode toArray}, for tensors on any device: awaits the readback of a webgpu tensor.
+   *
+   * @example
+   * ```ts
+   * import { tensor } from '../../mod.ts';
+   * await tensor([1, 2]).toArrayAsync(); // [1, 2]
+   * ```
+   */
+  async toArrayAsync(): Promise<Array<number | boolean>> {
+    const host = await this.cpuAsync();
+    try {
+      return host.toArray();
+    } finally {
+      if (host !== this) host.dispose();
+    }
+  }
+
+  /**
+   * {@linkcode tolist}, for tensors on any device.
+   *
+   * @example
+   * ```ts
+   * import { tensor } from '../../mod.ts';
+   * await tensor([[1, 2]]).tolistAsync(); // [[1, 2]]
+   * ```
+   */
+  async tolistAsync(): Promise<unknown> {
+    const host = await this.cpuAsync();
+    try {
+      return host.tolist();
+    } finally {
+      if (host !== this) host.dispose();
+    }
+  }
+
+  /**
+   * {@linkcode item}, for tensors on any device.
+   *
+   * @example
+   * ```ts
+   * import { tensor } from '../../mod.ts';
+   * await tensor([3]).itemAsync(); // 3
+   * ```
+   */
+  async itemAsync(): Promise<number | boolean> {
+    this.assertAlive('itemAsync()');
+    if (this.numel !== 1) throw new Error(`a Tensor with ${this.numel} elements cannot be converted to Scalar`);
+    return (await this.toArrayAsync())[0];
+  }
+
   /** PyTorch's `repr`. Reads only the elements it prints: a summarised 10^8-element tensor costs microseconds. */
   toString(): string {
     if (this.#disposed) return 'tensor(<disposed>)';
     const ag = this.autograd;
     const gradFn = ag?.gradFn as { name?: () => string } | null | undefined;
+    const host = this.device.type === 'cpu';
     return formatTensor({
       shape: this.shape,
       dtype: this.dtype,
       device: this.device.toString(),
-      get: this.device.type === 'meta' ? noElements : elementAtFlatIndex(this),
+      elided: !host, // no synchronous access (webgpu: print `await t.cpuAsync()`)
+      get: host ? elementAtFlatIndex(this) : noElements,
       requiresGrad: ag?.requiresGrad === true && (gradFn === null || gradFn === undefined),
       gradFnName: gradFn?.name?.(),
     });
