@@ -263,6 +263,21 @@ export class Tensor implements DispatchKeySource {
     trackTensor(this, storage);
   }
 
+  /**
+   * This tensor on the CPU (PyTorch's `Tensor.cpu()`): itself when it is there, else a copy. A WebGPU tensor has
+   * no synchronous readback: use `await t.cpuAsync()` (this raises an error naming it).
+   *
+   * @example
+   * ```ts
+   * import { tensor } from '../../mod.ts';
+   * const t = tensor([1, 2]);
+   * t.cpu() === t; // true
+   * ```
+   */
+  cpu(): Tensor {
+    return (this as unknown as { to(device: string): Tensor }).to('cpu');
+  }
+
   /** The storage (shared with views). */
   get storage(): Storage {
     return this.#storage;

@@ -251,3 +251,18 @@ describe('Tensor printing matches PyTorch 1.13', () => {
     t.dispose();
   });
 });
+
+describe('Tensor.cpu()', () => {
+  it("returns a CPU tensor itself and refuses a meta tensor with PyTorch's message", () => {
+    const t = tensor([1, 2]);
+    assert.equal(t.cpu(), t);
+    const m = zeros([2], { device: 'meta' });
+    assert.throws(
+      () => m.cpu(),
+      (e: Error) =>
+        e.constructor.name === 'NotImplementedError' && e.message === 'Cannot copy out of meta tensor; no data!',
+    );
+    t.dispose();
+    m.dispose();
+  });
+});
