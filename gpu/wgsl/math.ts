@@ -42,8 +42,9 @@ fn pow_i(a: i32, b: i32) -> i32 {
   loop { if (e == 0i) { break; } if ((e & 1i) == 1i) { r = r * base; } base = base * base; e = e >> 1u; }
   return r;
 }
-fn max_nan(a: f32, b: f32) -> f32 { if (is_nan(a)) { return a; } if (is_nan(b)) { return b; } return max(a, b); }
-fn min_nan(a: f32, b: f32) -> f32 { if (is_nan(a)) { return a; } if (is_nan(b)) { return b; } return min(a, b); }
+// NaN-propagating, and a ±0 tie keeps \`a\` as PyTorch's std::max / std::min do (WGSL's max/min leave both open).
+fn max_nan(a: f32, b: f32) -> f32 { if (is_nan(a)) { return a; } if (is_nan(b)) { return b; } return select(a, b, a < b); }
+fn min_nan(a: f32, b: f32) -> f32 { if (is_nan(a)) { return a; } if (is_nan(b)) { return b; } return select(a, b, b < a); }
 fn log1p_f(x: f32) -> f32 { let u = 1.0 + x; if (u == 1.0) { return x; } return log(u) * x / (u - 1.0); }
 fn expm1_f(x: f32) -> f32 {
   if (abs(x) < 1e-5) { return x + 0.5 * x * x; }
@@ -58,7 +59,8 @@ fn erf_f(x: f32) -> f32 {
   if (z < 1e-3) { return x * 1.1283791670955126; }
   return select(e, -e, x < 0.0);
 }
-fn tanh_f(x: f32) -> f32 { return tanh(clamp(x, -15.0, 15.0)); }
+// WGSL leaves clamp and tanh of NaN undefined (llvmpipe gives -1); PyTorch gives NaN.
+fn tanh_f(x: f32) -> f32 { if (is_nan(x)) { return x; } return tanh(clamp(x, -15.0, 15.0)); }
 fn sigmoid_f(x: f32) -> f32 { return 1.0 / (1.0 + exp(-x)); }
 fn sign_f(x: f32) -> f32 { return select(0.0, 1.0, x > 0.0) - select(0.0, 1.0, x < 0.0); }
 fn fmod_f(a: f32, b: f32) -> f32 { return a - b * trunc(a / b); }

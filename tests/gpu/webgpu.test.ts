@@ -5,3 +5,4 @@
 import './elementwise_suite.ts';
 import './training_suite.ts';
 import './factories_copies_suite.ts';
+import './differential_suite.ts';
