@@ -59,12 +59,39 @@ type Gpu = { requestAdapter(options?: Record<string, unknown>): Promise<GPUAdapt
 // A non-literal specifier: no checker resolves it, and a runtime without the package just fails the import.
 const optionalImport = (specifier: string): Promise<Record<string, unknown>> => import(specifier);
 
+/**
+ * Sets a variable in the process's C environment. Bun's `process.env` is a JavaScript copy that native code never
+ * reads, and Dawn reads `EGL_PLATFORM` with `getenv`, so under Bun on Linux it goes through libc's `setenv`.
+ * Best effort: without `bun:ffi` or glibc, the user sets the variable before starting Bun.
+ */
+async function setNativeEnv(name: string, value: string): Promise<void> {
+  try {
+    const ffi = await optionalImport('bun:ffi');
+    const dlopen = ffi.dlopen as (
+      path: string,
+      symbols: Record<string, { args: string[]; returns: string }>,
+    ) => { symbols: { setenv(n: Uint8Array, v: Uint8Array, overwrite: number): number }; close(): void };
+    const libc = dlopen('libc.so.6', { setenv: { args: ['ptr', 'ptr', 'i32'], returns: 'i32' } });
+    const cString = (text: string) => new TextEncoder().encode(`${text}\0`);
+    libc.symbols.setenv(cString(name), cString(value), 0);
+    libc.close();
+  } catch {
+    // no FFI here: the GL route stays unavailable unless the variable was set at start
+  }
+}
+
 async function navigatorGpu(): Promise<{ gpu: Gpu; source: GpuInfo['source'] } | undefined> {
   const nav = (globalThis as { navigator?: { gpu?: Gpu } }).navigator;
   if (nav?.gpu !== undefined) return { gpu: nav.gpu, source: 'navigator.gpu' };
-  const host = globalThis as { Bun?: unknown; process?: { env?: Record<string, string | undefined> } };
+  const host = globalThis as {
+    Bun?: unknown;
+    process?: { env?: Record<string, string | undefined>; platform?: string };
+  };
   // Dawn's GL route needs a surfaceless EGL display: harmless where another backend is used.
-  if (host.process?.env !== undefined) host.process.env.EGL_PLATFORM ??= 'surfaceless';
+  if (host.process?.env !== undefined && host.process.env.EGL_PLATFORM === undefined) {
+    host.process.env.EGL_PLATFORM = 'surfaceless';
+    if (host.Bun !== undefined && host.process.platform === 'linux') await setNativeEnv('EGL_PLATFORM', 'surfaceless');
+  }
   if (host.Bun !== undefined) {
     try {
       const bunWebgpu = await optionalImport('bun-webgpu');
