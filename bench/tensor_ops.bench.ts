@@ -27,6 +27,8 @@ import type * as tfjs from '@tensorflow/tfjs-core';
 import { add, empty, matmul, memoryStats, sum, type Tensor } from '../mod.ts';
 import { cpuRuntime } from '../core/cpu/runtime.ts';
 import { contiguousAddress } from '../core/cpu/boundary.ts';
+import { isLiveTensor } from '../core/ops/arg_values.ts';
+import { isSoundGeometry } from '../core/tensor/tensor.ts';
 import { resetPeakStorageBytes } from '../core/tensor/storage.ts';
 import { type BenchFigure, runAndReport } from './_report.ts';
 import { setupTfjs, type TfBackend, useTfBackend } from './_peers.ts';
@@ -146,6 +148,7 @@ async function tfjsCandidates(
 
 const ADD_ONE = 'add, 1 element';
 const BOUNDARY_ONE = 'switchyard kernel-boundary checks of that add (3 operands)';
+const VALIDATION_ONE = 'switchyard validation of that add (arguments, output geometry, kernel boundary)';
 {
   const a = fromValues(new Float32Array([1.5]), [1]), b = fromValues(new Float32Array([2.25]), [1]);
   const c = add(a, b);
@@ -165,6 +168,19 @@ const BOUNDARY_ONE = 'switchyard kernel-boundary checks of that add (3 operands)
       const out = add(a, b);
       await candidate(BOUNDARY_ONE, () => ({
         call: () => {
+          do_not_optimize(contiguousAddress(out, 'add_cpu', 1));
+          do_not_optimize(contiguousAddress(a, 'add_cpu', 1));
+          do_not_optimize(contiguousAddress(b, 'add_cpu', 1));
+        },
+        cleanup: () => {},
+      }));
+      // Everything the add checks at run time: the generated API's argument checks, the output's description
+      // (Note [Tensor geometry]) and the kernel boundary. The dispatcher's own work is not validation.
+      const storage = out.storage, shape = [1];
+      await candidate(VALIDATION_ONE, () => ({
+        call: () => {
+          do_not_optimize(isLiveTensor(a) && isLiveTensor(b));
+          do_not_optimize(isSoundGeometry(shape, undefined, 0, out.dtype, storage));
           do_not_optimize(contiguousAddress(out, 'add_cpu', 1));
           do_not_optimize(contiguousAddress(a, 'add_cpu', 1));
           do_not_optimize(contiguousAddress(b, 'add_cpu', 1));
@@ -343,6 +359,9 @@ await runAndReport('tensor_ops', (figures) => {
       boundary_checks_p50_ns: p50(BOUNDARY_ONE) === undefined ? null : round(p50(BOUNDARY_ONE)!, 1),
       boundary_share: ratio(p50(BOUNDARY_ONE) ?? null, addOne ?? null),
       boundary_share_target: 0.1,
+      validation_p50_ns: p50(VALIDATION_ONE) === undefined ? null : round(p50(VALIDATION_ONE)!, 1),
+      validation_share: ratio(p50(VALIDATION_ONE) ?? null, addOne ?? null),
+      validation_share_target: 0.1,
     },
     add_16M: {
       copy_gbps: copy,

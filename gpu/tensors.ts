@@ -41,6 +41,12 @@ export function emptyGpu(shape: readonly number[], dtype: DType, strides?: reado
  * // elementwiseOutput([4, 3], float32, x.t()) follows x.t()'s memory order
  * ```
  */
-export function elementwiseOutput(shape: readonly number[], dtype: DType, ...operands: unknown[]): Tensor {
-  return emptyGpu(shape, dtype, outputStridesOf(shape, ...operands));
+export function elementwiseOutput(
+  shape: readonly number[],
+  dtype: DType,
+  a: unknown,
+  b?: unknown,
+  c?: unknown,
+): Tensor {
+  return emptyGpu(shape, dtype, outputStridesOf(shape, a, b, c));
 }

@@ -57,6 +57,15 @@ function noteBlock(t: Tensor): void {
 }
 
 function checkUsable(t: Tensor, op: string): void {
+  if (Tensor.isLive(t)) {
+    const storage = t.storage;
+    if (!storage.isReleased && storage.device === Device.cpu) return;
+  }
+  refuseOperand(t, op);
+}
+
+/** The error for an operand {@linkcode checkUsable} refused (kept apart so that the check stays small). */
+function refuseOperand(t: Tensor, op: string): never {
   if (!Tensor.isTensor(t)) {
     throw new TypeError(`${op}: expected a Tensor made by this runtime, got ${describeValue(t)}`);
   }
@@ -65,9 +74,7 @@ function checkUsable(t: Tensor, op: string): void {
       `${op}: a disposed tensor cannot be used (it was freed by dispose() or at the end of its scope())`,
     );
   }
-  if (t.storage.device !== Device.cpu) {
-    throw new RuntimeError(`${op}: expected a CPU tensor, but got one on ${t.storage.device}`);
-  }
+  throw new RuntimeError(`${op}: expected a CPU tensor, but got one on ${t.storage.device}`);
 }
 
 function outOfStorage(t: Tensor, op: string, region: string): never {

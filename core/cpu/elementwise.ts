@@ -230,8 +230,8 @@ function checkNoZeroDivisor(b: Tensor): void {
  * A new output of `shape` laid out as TensorIterator lays it out from the operands: contiguous when the inputs
  * are, else following their memory order (Note [Elementwise output layout] in core/ops/output_layout.ts).
  */
-function outputFor(shape: readonly number[], dtype: DType, ...operands: Array<Operand | null>): Tensor {
-  const strides = outputStridesOf(shape, ...operands);
+function outputFor(shape: readonly number[], dtype: DType, a: Operand, b?: Operand | null, c?: Operand | null): Tensor {
+  const strides = outputStridesOf(shape, a, b, c);
   return strides === undefined ? emptyCpu(shape, dtype) : emptyStridedCpu(shape, strides, dtype);
 }
 

@@ -69,7 +69,11 @@ export function configureCpu(next: CpuOptions): void {
  * ```
  */
 export function cpuRuntime(): CpuRuntime {
-  if (runtime !== undefined) return runtime;
+  // Small enough to inline into every kernel call; the set-up lives in its own function.
+  return runtime ?? createRuntime();
+}
+
+function createRuntime(): CpuRuntime {
   const maxBytes = options.maximumBytes ?? KERNEL_MAX_PAGES * 65536;
   const maximumPages = Math.min(KERNEL_MAX_PAGES, Math.ceil(maxBytes / 65536) + 64);
   const memory = createKernelMemory({ initialPages: 256, maximumPages });

@@ -34,7 +34,7 @@ function overflow(): RuntimeError {
  * ```
  */
 export function isLiveTensor(v: unknown): v is Tensor {
-  return Tensor.isTensor(v) && !v.isDisposed;
+  return Tensor.isLive(v);
 }
 
 /**

@@ -102,8 +102,8 @@ export function elementwiseOutputStrides(
 }
 
 /**
- * {@linkcode elementwiseOutputStrides} for an operator's operands as it receives them: tensors, and numbers or
- * booleans (Python scalars); null operands (absent optional bounds) do not take part.
+ * {@linkcode elementwiseOutputStrides} for an operator's operands (up to three) as it receives them: tensors, and
+ * numbers or booleans (Python scalars); null or undefined operands (absent optional bounds) do not take part.
  *
  * @example
  * ```ts
@@ -112,10 +112,17 @@ export function elementwiseOutputStrides(
  * outputStridesOf([4, 3], randn([3, 4]).t(), 2); // [1, 4]
  * ```
  */
-export function outputStridesOf(shape: readonly number[], ...operands: unknown[]): number[] | undefined {
+export function outputStridesOf(
+  shape: readonly number[],
+  a: unknown,
+  b?: unknown,
+  c?: unknown,
+): number[] | undefined {
+  // Hot path: a 0-d or 1-d output is always contiguous, and fixed parameters make no arrays.
+  if (shape.length <= 1) return undefined;
   const inputs: Tensor[] = [];
   let hasScalar = false;
-  for (const x of operands) {
+  for (const x of [a, b, c]) {
     if (x instanceof Tensor) inputs.push(x);
     else if (x !== null && x !== undefined) hasScalar = true;
   }

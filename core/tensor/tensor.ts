@@ -90,54 +90,107 @@ function isRuntimeDtype(dtype: unknown): dtype is DType {
 /** A non-negative safe integer (the common case, below 2^32, in one comparison). */
 const isSize = (x: number) => (x >>> 0) === x || (Number.isSafeInteger(x) && x >= 0);
 
-/** The error refusing a tensor description, or undefined when it is sound. */
-function checkGeometry(
-  shape: number[],
-  strides: number[] | undefined,
+/** The product of `shape`'s sizes, or -1 when one is not a non-negative safe integer. */
+function sizeProduct(shape: readonly number[]): number {
+  let numel = 1;
+  for (let d = 0; d < shape.length; d++) {
+    const size = shape[d];
+    if (!isSize(size)) return -1;
+    numel *= size;
+  }
+  return numel;
+}
+
+// The lowest and highest element index a description reaches, set by measureReach.
+let reachLow = 0, reachHigh = 0;
+
+/** Sets reachLow/reachHigh for a description of `numel` elements; false when a stride is not a safe integer. */
+function measureReach(
+  shape: readonly number[],
+  strides: readonly number[] | undefined,
+  offset: number,
+  numel: number,
+): boolean {
+  reachLow = offset;
+  reachHigh = offset + numel - 1;
+  if (strides === undefined) return true;
+  reachHigh = offset;
+  for (let d = 0; d < shape.length; d++) {
+    const stride = strides[d];
+    if (!Number.isSafeInteger(stride)) return false;
+    const reach = (shape[d] - 1) * stride;
+    if (reach > 0) reachHigh += reach;
+    else if (reach < 0) reachLow += reach;
+  }
+  return true;
+}
+
+/**
+ * Whether a tensor description is sound (Note [Tensor geometry]): the check every tensor made pays, so it builds
+ * no strings and stays small enough to inline; the constructor asks `geometryError` why one is not. Exported
+ * for the benchmark that measures what validation costs.
+ *
+ * @example
+ * ```ts
+ * import { isSoundGeometry } from './tensor.ts';
+ * import { Device } from './device.ts';
+ * import { Storage } from './storage.ts';
+ * import { float32 } from './dtype.ts';
+ * import '../../mod.ts';
+ * const s = Storage.allocate(Device.cpu, 24);
+ * isSoundGeometry([2, 3], [3, 1], 0, float32, s); // true
+ * isSoundGeometry([2, 4], undefined, 0, float32, s); // false: 32 bytes needed
+ * s.release();
+ * ```
+ */
+export function isSoundGeometry(
+  shape: readonly number[],
+  strides: readonly number[] | undefined,
   offset: number,
   dtype: DType,
   storage: Storage,
-): Error | undefined {
+): boolean {
+  if (!isRuntimeDtype(dtype) || !isSize(offset)) return false;
+  const numel = sizeProduct(shape);
+  if (numel < 0 || (strides !== undefined && strides.length !== shape.length)) return false;
+  if (!measureReach(shape, strides, offset, numel)) return false;
+  // Products and sums of integers stay exact below 2^53; anything above is refused, so one bound check suffices.
+  if (numel > MAX_SAFE || reachHigh > MAX_SAFE || reachLow < -MAX_SAFE) return false;
+  if (numel === 0 || storage.device.type === 'meta') return true;
+  return reachLow >= 0 && (reachHigh + 1) * dtype.itemSize <= storage.nbytes;
+}
+
+/** Why {@linkcode isSoundGeometry} refused a description, in PyTorch's words. */
+function geometryError(
+  shape: readonly number[],
+  strides: readonly number[] | undefined,
+  offset: number,
+  dtype: DType,
+  storage: Storage,
+): Error {
   if (!isRuntimeDtype(dtype)) return new TypeError(`A Tensor needs one of the runtime's dtypes, got ${String(dtype)}`);
-  const n = shape.length;
-  let numel = 1;
-  for (let d = 0; d < n; d++) {
-    const size = shape[d];
-    if (!isSize(size)) {
-      return Number.isSafeInteger(size)
-        ? new RuntimeError(`Trying to create tensor with negative dimension ${size}: ${listText(shape)}`)
-        : new TypeError(`Tensor sizes must be integers, got ${listText(shape)}`);
-    }
-    numel *= size;
+  const numel = sizeProduct(shape);
+  if (numel < 0) {
+    const size = shape.find((s) => !isSize(s))!;
+    return Number.isSafeInteger(size)
+      ? new RuntimeError(`Trying to create tensor with negative dimension ${size}: ${listText(shape)}`)
+      : new TypeError(`Tensor sizes must be integers, got ${listText(shape)}`);
   }
   if (!isSize(offset)) {
     return new RuntimeError(`Tensor storage offset must be a non-negative integer, got ${String(offset)}`);
   }
-  // Products and sums of integers stay exact below 2^53; anything above is refused, so one bound check suffices.
-  let lowest = offset, highest = offset + numel - 1;
-  if (strides !== undefined) {
-    if (strides.length !== n) {
-      return new RuntimeError(`Tensor has ${n} sizes but ${strides.length} strides: ${listText(strides)}`);
-    }
-    highest = offset;
-    for (let d = 0; d < n; d++) {
-      const stride = strides[d];
-      if (!Number.isSafeInteger(stride)) {
-        return new TypeError(`Tensor strides must be integers, got ${listText(strides)}`);
-      }
-      const reach = (shape[d] - 1) * stride;
-      if (reach > 0) highest += reach;
-      else if (reach < 0) lowest += reach;
-    }
+  if (strides !== undefined && strides.length !== shape.length) {
+    return new RuntimeError(`Tensor has ${shape.length} sizes but ${strides.length} strides: ${listText(strides)}`);
   }
-  if (numel > MAX_SAFE || highest > MAX_SAFE || lowest < -MAX_SAFE) {
+  if (!measureReach(shape, strides, offset, numel)) {
+    return new TypeError(`Tensor strides must be integers, got ${listText(strides!)}`);
+  }
+  if (numel > MAX_SAFE || reachHigh > MAX_SAFE || reachLow < -MAX_SAFE) {
     return new RuntimeError(
       `Storage size calculation overflowed with sizes=${listText(shape)} and strides=${listText(strides ?? [])}`,
     );
   }
-  if (numel === 0 || storage.device.type === 'meta') return undefined;
-  const needed = (highest + 1) * dtype.itemSize;
-  if (lowest >= 0 && needed <= storage.nbytes) return undefined;
+  const needed = (reachHigh + 1) * dtype.itemSize;
   return new RuntimeError(
     `setStorage: sizes ${listText(shape)}, strides ${listText(strides ?? contiguousStrides(shape))}, storage ` +
       `offset ${offset}, and itemsize ${dtype.itemSize} requiring a storage size of ${needed} are out of bounds ` +
@@ -226,6 +279,23 @@ export class Tensor implements DispatchKeySource {
   }
 
   /**
+   * Whether `value` is a tensor of this runtime (the brand check of {@linkcode Tensor.isTensor}) that has not
+   * been disposed: one check for argument parsing and the kernel boundary.
+   *
+   * @example
+   * ```ts
+   * import { Tensor, tensor } from '../../mod.ts';
+   * const t = tensor([1]);
+   * Tensor.isLive(t); // true
+   * t.dispose();
+   * Tensor.isLive(t); // false
+   * ```
+   */
+  static isLive(value: unknown): value is Tensor {
+    return typeof value === 'object' && value !== null && #disposed in value && !value.#disposed;
+  }
+
+  /**
    * Wraps a storage; takes over one reference to it (released again if the description is refused). Use the
    * factory functions instead. Throws PyTorch's errors when the sizes, strides or offset are not integers in
    * range or when the elements they reach do not lie inside the storage (Note [Tensor geometry]).
@@ -237,10 +307,10 @@ export class Tensor implements DispatchKeySource {
     const shape = init.shape.slice();
     const strides = init.strides === undefined ? undefined : init.strides.slice();
     const offset = init.storageOffset ?? 0;
-    const refused = storage.isReleased
-      ? new RuntimeError('Cannot make a tensor over a storage that was already freed')
-      : checkGeometry(shape, strides, offset, init.dtype, storage);
-    if (refused !== undefined) {
+    if (storage.isReleased || !isSoundGeometry(shape, strides, offset, init.dtype, storage)) {
+      const refused = storage.isReleased
+        ? new RuntimeError('Cannot make a tensor over a storage that was already freed')
+        : geometryError(shape, strides, offset, init.dtype, storage);
       storage.release();
       throw refused;
     }
