@@ -2,7 +2,7 @@
 // `tests: N passed, N failed` (both runtimes summed; a failed static check counts as one failed test).
 // Runs under plain Node so that it needs nothing but the locally installed tools.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -12,12 +12,26 @@ const extraArgs = process.argv.slice(2); // e.g. a test file filter: `npm test -
 let passed = 0;
 let failed = 0;
 
+// Synchronous writes: piped, Node's process.stdout/stderr are asynchronous, so the summary could overtake a child's
+// captured output (or be lost at exit). Written in order, the summary is always the last line, alone.
+function writeAll(fd, text) {
+  const bytes = Buffer.from(text);
+  for (let at = 0; at < bytes.length;) {
+    try {
+      at += writeSync(fd, bytes, at);
+    } catch (e) {
+      if (e.code !== 'EAGAIN') throw e; // a non-blocking pipe that is full: try again
+    }
+  }
+}
+const say = (text) => writeAll(1, text);
+
 // The suites run in the CPU backend's checked mode: guard bytes around every block, verified after every kernel
 // call (core/cpu/guarded_allocator.ts), so a kernel writing outside its blocks fails the test that ran it.
 const testEnv = { ...process.env, SWITCHYARD_CHECKED: '1' };
 
 function run(label, command, args, options = {}) {
-  process.stdout.write(`\n== ${label}\n`);
+  say(`\n== ${label}\n`);
   const result = spawnSync(command, args, {
     cwd: root,
     stdio: options.capture ? 'pipe' : 'inherit',
@@ -25,8 +39,8 @@ function run(label, command, args, options = {}) {
     env: options.env ?? process.env,
   });
   if (options.capture) {
-    process.stdout.write(result.stdout ?? '');
-    process.stderr.write(result.stderr ?? '');
+    say(result.stdout ?? '');
+    writeAll(2, result.stderr ?? '');
   }
   return result;
 }
@@ -35,7 +49,7 @@ function check(label, command, args) {
   const result = run(label, command, args);
   if (result.status !== 0) {
     failed++;
-    process.stdout.write(`!! ${label} failed\n`);
+    say(`!! ${label} failed\n`);
   }
 }
 
@@ -64,34 +78,53 @@ const deno = run('deno test', bin('deno'), [
   `--junit-path=${junitPath}`,
   ...testTargets,
 ], { env: testEnv });
+// Per runtime: leaf tests passed, failed and skipped, so that the two runtimes can be compared.
+const denoCounts = { passed: 0, failed: 0, skipped: 0 };
 if (existsSync(junitPath)) {
   const xml = readFileSync(junitPath, 'utf8');
   const cases = [...xml.matchAll(/<testcase name="([^"]*)"[^>]*>([\s\S]*?)<\/testcase>/g)].map((m) => ({
     name: m[1],
     failed: /<failure/.test(m[2]),
+    skipped: /<skipped/.test(m[2]),
   }));
   for (const c of cases) {
     const isLeaf = !cases.some((o) => o.name.startsWith(`${c.name} &gt; `));
-    if (isLeaf) c.failed ? failed++ : passed++;
-    else if (c.failed && !cases.some((o) => o.failed && o.name.startsWith(`${c.name} &gt; `))) failed++;
+    if (isLeaf) denoCounts[c.failed ? 'failed' : c.skipped ? 'skipped' : 'passed']++;
+    else if (c.failed && !cases.some((o) => o.failed && o.name.startsWith(`${c.name} &gt; `))) denoCounts.failed++;
   }
 } else if (deno.status !== 0) {
-  failed++;
+  denoCounts.failed++;
 }
-if (deno.status !== 0 && !existsSync(junitPath)) process.stdout.write('!! deno test produced no report\n');
+if (deno.status !== 0 && !existsSync(junitPath)) say('!! deno test produced no report\n');
 rmSync(junitDir, { recursive: true, force: true });
 
-// Bun prints " N pass" / " N fail".
+// Bun prints " N pass" / " N skip" / " N fail".
 const bun = run('bun test', bin('bun'), ['test', '--timeout', '120000', ...testTargets], {
   capture: true,
   env: testEnv,
 });
 const out = `${bun.stdout}\n${bun.stderr}`;
-const bunPass = Number(/^\s*(\d+) pass\s*$/m.exec(out)?.[1] ?? 0);
-const bunFail = Number(/^\s*(\d+) fail\s*$/m.exec(out)?.[1] ?? 0);
-passed += bunPass;
-failed += bunFail;
-if (bun.status !== 0 && bunFail === 0) failed++;
+const bunCount = (word) => Number(new RegExp(`^\\s*(\\d+) ${word}\\s*$`, 'm').exec(out)?.[1] ?? 0);
+const bunCounts = { passed: bunCount('pass'), failed: bunCount('fail'), skipped: bunCount('skip') };
+if (bun.status !== 0 && bunCounts.failed === 0) bunCounts.failed++;
 
-process.stdout.write(`\ntests: ${passed} passed, ${failed} failed\n`);
-process.exit(failed === 0 && deno.status === 0 && bun.status === 0 ? 0 : 1);
+passed += denoCounts.passed + bunCounts.passed;
+failed += denoCounts.failed + bunCounts.failed;
+const line = (name, c) => `${name}: ${c.passed} passed, ${c.failed} failed, ${c.skipped} skipped`;
+say(`\n${line('deno', denoCounts)}\n${line('bun ', bunCounts)}\n`);
+// Every suite runs unchanged under both runtimes, so both must see the same tests. Skipped tests (a feature a runtime
+// lacks, such as Math.f16round) are reported, not counted as passed.
+const denoSeen = denoCounts.passed + denoCounts.failed + denoCounts.skipped;
+const bunSeen = bunCounts.passed + bunCounts.failed + bunCounts.skipped;
+if (denoSeen !== bunSeen) {
+  say(`!! deno saw ${denoSeen} tests, bun saw ${bunSeen}: every suite must run under both\n`);
+  failed++;
+}
+if (denoCounts.skipped + bunCounts.skipped > 0) {
+  say(`!! skipped: ${denoCounts.skipped} under deno, ${bunCounts.skipped} under bun\n`);
+}
+
+// The summary is the last line, alone. `process.exit()` would drop output still queued for a pipe, so the exit code
+// is set and Node exits once everything is written.
+say(`\ntests: ${passed} passed, ${failed} failed\n`);
+process.exitCode = failed === 0 && deno.status === 0 && bun.status === 0 ? 0 : 1;
