@@ -1,0 +1,45 @@
+/**
+ * Every example under examples/ runs to the end in a fresh process of the runtime running this test, and prints what
+ * its header promises (a smoke test: the examples' own numbers are checked by the suites of what they use).
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+const examplesDir = new URL('../../examples/', import.meta.url);
+const isBun = typeof (globalThis as { Bun?: unknown }).Bun !== 'undefined';
+
+/**
+ * What each example must print, and its arguments for a quick run. An example missing here fails the test, so a
+ * new example gets a smoke check when it is added.
+ */
+const EXPECTED: Record<string, { readonly args?: readonly string[]; readonly prints: RegExp }> = {
+  'digits.ts': { prints: /test accuracy/i },
+  'dispatch_tour.ts': { prints: /CPU: registered at/ },
+};
+
+function runExample(file: string, args: readonly string[]) {
+  const path = fileURLToPath(new URL(file, examplesDir));
+  const argv = isBun ? [path, ...args] : ['run', '-A', '--no-check', path, ...args];
+  return spawnSync(process.execPath, argv, { encoding: 'utf8', timeout: 300_000 });
+}
+
+describe('examples', () => {
+  const files = readdirSync(examplesDir).filter((f) => f.endsWith('.ts')).sort();
+
+  it('every example has a smoke check', () => {
+    assert.deepEqual(files.filter((f) => !(f in EXPECTED)), []);
+  });
+
+  for (const file of files) {
+    const expected = EXPECTED[file];
+    if (expected === undefined) continue;
+    it(`examples/${file} runs`, () => {
+      const result = runExample(file, expected.args ?? []);
+      assert.equal(result.status, 0, `examples/${file} failed:\n${result.stdout}\n${result.stderr}`);
+      assert.match(result.stdout, expected.prints);
+    });
+  }
+});
