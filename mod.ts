@@ -22,5 +22,7 @@ export * as nn from './core/nn/mod.ts';
 export * as optim from './core/optim/mod.ts';
 export { tensor, type TensorData, type TensorOptions } from './core/ops/creation.ts';
 export { registerOperators } from './core/ops/registry.ts';
+// Shadows the dispatcher's `Library` exported above: the same class, typed with the runtime's Tensor.
+export { Library, type LibraryConstructor, type TensorValueTypes } from './core/ops/typed_library.ts';
 export { configureCpu } from './core/cpu/runtime.ts';
 export { emptyGpuCache, gpuInfo, gpuMemoryStats, initWebGPU, synchronizeWebGPU } from './gpu/mod.ts';

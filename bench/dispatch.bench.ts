@@ -15,8 +15,9 @@ import {
   getAutocastRelatedKeySetFromBackend,
   getAutogradRelatedKeySetFromBackend,
   KernelFunction,
-  Library,
 } from '../mod.ts';
+// The dispatcher's own Library: its schema types are untyped values, as these keyset-only stand-ins need.
+import { Library } from '../core/dispatch/mod.ts';
 import { runAndReport } from './_report.ts';
 
 const K = DispatchKey;

@@ -13,8 +13,9 @@ import {
   getAutocastRelatedKeySetFromBackend,
   getAutogradRelatedKeySetFromBackend,
   includeKeys,
-  Library,
 } from '../mod.ts';
+// The dispatcher's own Library: its schema types are untyped values, as these keyset-only stand-ins need.
+import { Library } from '../core/dispatch/mod.ts';
 
 // The dispatcher only needs the keyset words of its arguments; a real tensor carries more.
 class Box {

@@ -62,6 +62,7 @@ if (extraArgs.length === 0) {
   }
   check('generated API is fresh', bin('deno'), ['run', '-A', '--quiet', 'core/ops/codegen.ts', '--check']);
   check('deno check', bin('deno'), ['check', '--quiet', ...sourceDirs]);
+  check('deno check README.md code blocks', bin('deno'), ['check', '--quiet', '--doc-only', 'README.md']);
   check('deno lint', bin('deno'), ['lint', '--quiet']);
   check('deno fmt --check', bin('deno'), ['fmt', '--check', '--quiet']);
   check('deno publish --dry-run', bin('deno'), ['publish', '--dry-run', '--allow-dirty', '--quiet']);

@@ -10,7 +10,8 @@ import { Dispatcher, type RegistrationHandle } from './dispatcher.ts';
 import { RuntimeError } from './errors.ts';
 import { type FunctionSchema, withNamespace } from './function_schema.ts';
 import { type BoxedKernel, KernelFunction, type UnboxedKernel } from './kernel_function.ts';
-import type { OperatorHandle } from './operator_handle.ts';
+import { OperatorHandle } from './operator_handle.ts';
+import type { SchemaKernel, SchemaValueTypes, UntypedSchemaValues } from './schema_types.ts';
 import { parseSchema, parseSchemaOrName } from './schema_parser.ts';
 
 /** The three kinds of registration block. */
@@ -36,14 +37,14 @@ export interface ImplKernelOptions {
 }
 
 /** Options of {@linkcode Library.define}. */
-export interface DefineOptions {
+export interface DefineOptions<S extends string = string, V extends SchemaValueTypes = UntypedSchemaValues> {
   /**
    * Alias analysis kind printed by dumps: FROM_SCHEMA (default; `''` means it too), CONSERVATIVE or PURE_FUNCTION;
    * anything else raises PyTorch's `Invalid alias_analysis type ...`.
    */
   readonly aliasAnalysis?: 'FROM_SCHEMA' | 'CONSERVATIVE' | 'PURE_FUNCTION' | '';
-  /** A catch-all kernel registered with the def, as PyTorch's `m.def(schema, fn)`. */
-  readonly impl?: KernelLike;
+  /** A catch-all kernel registered with the def, as PyTorch's `m.def(schema, fn)`, typed from the schema. */
+  readonly impl?: SchemaKernel<S, V> | KernelFunction;
 }
 
 const KIND_NAMES: Readonly<Record<LibraryKind, string>> = {
@@ -113,7 +114,7 @@ function callerLocation(): string {
  * cpu.impl('scale', (_hi: number, _lo: number, x: unknown, _s: number) => x);
  * ```
  */
-export class Library implements Disposable {
+export class Library<V extends SchemaValueTypes = UntypedSchemaValues> implements Disposable {
   /** The namespace (`_` for a fallback block). */
   readonly ns: string;
   /** The block kind. */
@@ -157,7 +158,7 @@ export class Library implements Disposable {
    * Defines an operator from its schema; returns its handle. All or nothing: when the def or its `impl` is
    * refused, nothing stays registered.
    */
-  define(schemaText: string, options: DefineOptions = {}): OperatorHandle {
+  define<const S extends string>(schemaText: S, options: DefineOptions<S, V> = {}): OperatorHandle<S, V> {
     if (typeof schemaText !== 'string') {
       throw new TypeError(`define(): argument 'schema' must be str, not ${typeof schemaText}`);
     }
@@ -198,14 +199,27 @@ export class Library implements Disposable {
     } else {
       this.#handles.push(def);
     }
-    return this.dispatcher.findOp(schema.fullName)!;
+    return this.dispatcher.findOp(schema.fullName)! as unknown as OperatorHandle<S, V>;
   }
 
   /**
    * Registers a kernel for operator `name` (`op`, `op.overload` or `ns::op.overload`) at `dispatchKey`
    * (a runtime or alias key, or its name); without a key, the block's key; without either, the catch-all.
    */
-  impl(name: string, fn: KernelLike, dispatchKey?: DispatchKey | string, options: ImplKernelOptions = {}): this {
+  impl<S extends string>(
+    op: OperatorHandle<S, V>,
+    fn: NoInfer<SchemaKernel<S, V>> | KernelFunction,
+    dispatchKey?: DispatchKey | string,
+    options?: ImplKernelOptions,
+  ): this;
+  impl(name: string, fn: KernelLike, dispatchKey?: DispatchKey | string, options?: ImplKernelOptions): this;
+  impl(
+    nameOrOp: string | OperatorHandle<string, V>,
+    fn: KernelLike,
+    dispatchKey?: DispatchKey | string,
+    options: ImplKernelOptions = {},
+  ): this {
+    const name = nameOrOp instanceof OperatorHandle ? nameOrOp.name : nameOrOp;
     const parsed = parseSchemaOrName(name);
     const prelude = `impl("${name}", ...): `;
     let ns = 'arguments' in parsed ? parsed.namespace : namespaceOf(parsed.name);

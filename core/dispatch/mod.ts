@@ -35,6 +35,7 @@ export {
 } from './kernel_function.ts';
 export type { AnnotatedKernel, ComputedEntry, EntrySource } from './operator_entry.ts';
 export { type ComputedTableRow, OperatorHandle } from './operator_handle.ts';
+export type { SchemaCallArgs, SchemaKernel, SchemaKernelArgs, SchemaReturn, SchemaValueTypes } from './schema_types.ts';
 export { TableStore } from './table_store.ts';
 export {
   Dispatcher,

@@ -8,6 +8,7 @@ import type { DispatchKeySet } from './dispatch_key_set.ts';
 import type { FunctionSchema } from './function_schema.ts';
 import type { Stack } from './ivalue.ts';
 import type { CallStub } from './call_stub.ts';
+import type { SchemaCallArgs, SchemaReturn, SchemaValueTypes, UntypedSchemaValues } from './schema_types.ts';
 import type { EntrySource } from './operator_entry.ts';
 
 /** One row of {@linkcode OperatorHandle.computedTable}: a valid slot of the computed dispatch table. */
@@ -53,18 +54,24 @@ let setSchema: (op: OperatorHandle, schema: FunctionSchema | undefined) => void;
  * op.call(21); // 42
  * ```
  */
-export class OperatorHandle {
-  /** Full name, `ns::op` or `ns::op.overload`. */
-  readonly name: string;
+// The typed entry points (Note [Schema types] in schema_types.ts) are method signatures of this interface, merged
+// into the class: methods compare their parameters bivariantly, so a handle typed from its schema still passes
+// wherever an untyped `OperatorHandle` is expected.
+export interface OperatorHandle<S extends string = string, V extends SchemaValueTypes = UntypedSchemaValues> {
   /** The unboxed entry point: `(...args)` computes the keyset and calls the selected kernel. */
-  call: CallStub;
+  call(...args: SchemaCallArgs<S, V>): SchemaReturn<S, V>;
   /**
    * `call` without its argument checks, for callers that checked the arguments themselves (the generated
    * API): the same as `call` on a dispatcher without a value validator.
    */
-  callUnchecked: CallStub;
+  callUnchecked(...args: SchemaCallArgs<S, V>): SchemaReturn<S, V>;
   /** `(ksHi, ksLo, ...args)`: calls the kernel the given keyset selects, without local keys or masks. */
-  redispatch: CallStub;
+  redispatch(ksHi: number, ksLo: number, ...args: SchemaCallArgs<S, V>): SchemaReturn<S, V>;
+}
+
+export class OperatorHandle<S extends string = string, V extends SchemaValueTypes = UntypedSchemaValues> {
+  /** Full name, `ns::op` or `ns::op.overload`. */
+  readonly name: string;
   readonly #host: OperatorHost;
   readonly #internal: unknown;
   #schema: FunctionSchema | undefined;
@@ -81,9 +88,10 @@ export class OperatorHandle {
   ) {
     this.#host = host;
     this.name = name;
-    this.call = stubs.call;
-    this.callUnchecked = stubs.callUnchecked;
-    this.redispatch = stubs.redispatch;
+    const self = this as unknown as Record<'call' | 'callUnchecked' | 'redispatch', CallStub>;
+    self.call = stubs.call;
+    self.callUnchecked = stubs.callUnchecked;
+    self.redispatch = stubs.redispatch;
     this.#internal = internal;
   }
 

@@ -102,6 +102,7 @@ describe('the value validator', () => {
     // With a validator, op.call checks too; callUnchecked does not.
     assert.throws(() => op.call(stale, [0]), mismatch('Tensor', 'self', 'Tensor', 0));
     assert.throws(() => op.call(good, [0.5]), mismatch('int', 'dims[0]', 'float', 1));
+    // @ts-expect-error one argument more than the schema has
     assert.throws(() => op.call(good, [0], 1, null, 'extra'), {
       name: 'RuntimeError',
       message: `t::scale() expected at most 4 argument(s) but received 5 argument(s). ${DECLARATION}`,
