@@ -5,7 +5,19 @@
  * @module
  */
 import { run } from 'mitata';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+
+/** How many runs a results file keeps (newest last): README figures are ranges over them (bench/figures.ts). */
+export const KEPT_RUNS = 4;
+
+/** One run of a suite as kept in its results file's `history`. */
+export interface RunRecord {
+  readonly date: string;
+  readonly cpu: string | null;
+  /** p50 per benchmark name, in nanoseconds. */
+  readonly p50_ns: Record<string, number>;
+  readonly derived: Record<string, unknown>;
+}
 
 /** Which runtime runs the benchmark. */
 export function runtimeName(): string {
@@ -54,20 +66,33 @@ export async function runAndReport(
   const dir = new URL('./results/', import.meta.url);
   mkdirSync(dir, { recursive: true });
   const file = new URL(`${suite}-${runtime.split(' ')[0]}.json`, dir);
+  const date = new Date().toISOString();
+  const cpu = result.context.cpu?.name ?? null;
+  const thisRun: RunRecord = {
+    date,
+    cpu,
+    p50_ns: Object.fromEntries([...figures.values()].map((f) => [f.name, f.p50_ns])),
+    derived,
+  };
+  const history = [...previousRuns(file, runtime), thisRun].slice(-KEPT_RUNS);
   writeFileSync(
     file,
-    JSON.stringify(
-      {
-        suite,
-        runtime,
-        date: new Date().toISOString(),
-        cpu: result.context.cpu?.name ?? null,
-        figures: [...figures.values()],
-        derived,
-      },
-      null,
-      2,
-    ) + '\n',
+    JSON.stringify({ suite, runtime, date, cpu, figures: [...figures.values()], derived, history }, null, 2) + '\n',
   );
   return figures;
+}
+
+/** The runs kept in an existing results file of the same runtime version (none for another version). */
+function previousRuns(file: URL, runtime: string): RunRecord[] {
+  if (!existsSync(file)) return [];
+  try {
+    const old = JSON.parse(readFileSync(file, 'utf8'));
+    if (old.runtime !== runtime) return [];
+    if (Array.isArray(old.history)) return old.history;
+    // A file written before runs were kept: its one run.
+    const p50 = Object.fromEntries((old.figures ?? []).map((f: BenchFigure) => [f.name, f.p50_ns]));
+    return [{ date: old.date, cpu: old.cpu ?? null, p50_ns: p50, derived: old.derived ?? {} }];
+  } catch {
+    return [];
+  }
 }

@@ -1,0 +1,283 @@
+/**
+ * The README's benchmark tables, written from `bench/results/*.json` so that they cannot drift from the measured
+ * figures. Each table sits between `<!-- figures:NAME -->` and `<!-- /figures:NAME -->` in README.md; the prose
+ * around them is written by hand and names no figure that is not in a table.
+ *
+ * A results file keeps its suite's last runs per runtime (`history`, see bench/_report.ts); a cell gives the range
+ * of its figure over those runs (one value when they agree to three digits), and a ratio to a peer is computed
+ * within each run before taking the range, so that peer and baseline always come from the same run.
+ *
+ * Run: `deno run -A bench/figures.ts` rewrites the tables; `--check` exits with 1 when README.md differs (a test in
+ * `npm test` does the same check).
+ *
+ * @module
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import process from 'node:process';
+import type { RunRecord } from './_report.ts';
+
+const here = new URL('./', import.meta.url);
+const readmeUrl = new URL('../README.md', import.meta.url);
+
+type Runtime = 'deno' | 'bun';
+
+/** The kept runs of `suite` under `runtime` (oldest first), or none when it was never run there. */
+function runsOf(suite: string, runtime: Runtime): RunRecord[] {
+  try {
+    const file = JSON.parse(readFileSync(new URL(`results/${suite}-${runtime}.json`, here), 'utf8'));
+    if (Array.isArray(file.history)) return file.history;
+    const p50 = Object.fromEntries(
+      (file.figures ?? []).map((f: { name: string; p50_ns: number }) => [f.name, f.p50_ns]),
+    );
+    return [{ date: file.date, cpu: file.cpu ?? null, p50_ns: p50, derived: file.derived ?? {} }];
+  } catch {
+    return [];
+  }
+}
+
+/** A figure read from one run: undefined when that run lacks it. */
+type Read = (run: RunRecord) => number | undefined;
+
+/** A value at a dotted path of a run's derived figures. */
+const derived = (path: string): Read => (run) => {
+  let v: unknown = run.derived;
+  for (const key of path.split('.')) v = (v as Record<string, unknown> | undefined)?.[key];
+  return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
+};
+
+/** The p50 of a benchmark, in nanoseconds. */
+const p50 = (name: string): Read => (run) => run.p50_ns[name];
+
+/** `a / b` within one run. */
+const ratio = (a: Read, b: Read): Read => (run) => {
+  const x = a(run), y = b(run);
+  return x === undefined || y === undefined || y === 0 ? undefined : x / y;
+};
+
+const digits3 = (x: number): string => {
+  const a = Math.abs(x);
+  return a >= 100 ? x.toFixed(0) : a >= 10 ? x.toFixed(1) : a >= 1 ? x.toFixed(2) : x.toPrecision(2);
+};
+
+/** The unit that suits a time in nanoseconds, and its size in nanoseconds. */
+function timeUnit(ns: number): [number, string] {
+  if (ns >= 1e9) return [1e9, 's'];
+  if (ns >= 1e6) return [1e6, 'ms'];
+  if (ns >= 1e3) return [1e3, 'µs'];
+  return [1, 'ns'];
+}
+
+/** How one cell shows its values: a time (nanoseconds, shown in a suiting unit), or a number with a unit or suffix. */
+interface Format {
+  readonly unit?: string;
+  readonly time?: boolean;
+  readonly suffix?: string;
+}
+
+/** The range of `read` over `runs`, formatted; `–` when no run has it. */
+function cell(runs: readonly RunRecord[], read: Read, format: Format = {}): string {
+  const values = runs.map(read).filter((v): v is number => v !== undefined);
+  if (values.length === 0) return '–';
+  const lo = Math.min(...values), hi = Math.max(...values);
+  if (format.time === true) {
+    const [size, unit] = timeUnit(lo);
+    const a = digits3(lo / size), b = digits3(hi / size);
+    return `${a === b ? a : `${a}–${b}`} ${unit}`;
+  }
+  const text = digits3(lo) === digits3(hi) ? digits3(lo) : `${digits3(lo)}–${digits3(hi)}`;
+  return `${text}${format.unit === undefined ? '' : ` ${format.unit}`}${format.suffix ?? ''}`;
+}
+
+/** A markdown table, columns padded as `deno fmt` pads them. */
+function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  const width = (s: string) => [...s].length;
+  const widths = header.map((h, i) => Math.max(3, width(h), ...rows.map((r) => width(r[i]))));
+  const line = (cells: readonly string[]) =>
+    `| ${cells.map((c, i) => c + ' '.repeat(widths[i] - width(c))).join(' | ')} |`;
+  return [line(header), `| ${widths.map((w) => '-'.repeat(w)).join(' | ')} |`, ...rows.map(line)].join('\n');
+}
+
+/** "runs: Deno 2 (2026-11-27), Bun 1 (2026-11-21)": which runs a table draws on. */
+function provenance(suite: string): string {
+  const part = (runtime: Runtime, label: string) => {
+    const runs = runsOf(suite, runtime);
+    if (runs.length === 0) return `${label}: no run`;
+    const days = [...new Set(runs.map((r) => r.date.slice(0, 10)))];
+    return `${label}: ${runs.length} run${runs.length === 1 ? '' : 's'} (${days.join(', ')})`;
+  };
+  return `Ranges over the kept runs of \`bench/results/${suite}-*.json\`; ${part('deno', 'Deno')}, ${
+    part('bun', 'Bun')
+  }.`;
+}
+
+function dispatchTable(): string {
+  const d = runsOf('dispatch', 'deno'), b = runsOf('dispatch', 'bun');
+  const rows: [string, Read, Format, string][] = [
+    ['unboxed dispatch, 2 tensor-like args, no-op kernel', p50('op.call (dispatch)'), { time: true }, '≤ 15 ns'],
+    ['same kernel called directly through a variable', p50('direct call through a variable'), { time: true }, ''],
+    [
+      'dispatch / direct call (same run)',
+      ratio(p50('op.call (dispatch)'), p50('direct call through a variable')),
+      { suffix: '×' },
+      '≤ 2×',
+    ],
+    [
+      'boxed fallback round trip (Tracer fallback → redispatchBoxed → CPU kernel)',
+      p50('boxed fallback round trip (Tracer -> redispatchBoxed -> CPU)'),
+      { time: true },
+      '≤ 150 ns',
+    ],
+    [
+      'register + deregister one kernel with 1,000 operators defined',
+      p50('register + deregister one kernel, 1,000 ops defined'),
+      { time: true },
+      '≤ 50 µs',
+    ],
+  ];
+  return table(
+    ['benchmark', 'Deno', 'Bun', 'target'],
+    rows.map(([label, read, format, target]) => [label, cell(d, read, format), cell(b, read, format), target]),
+  );
+}
+
+function tensorOpsTable(): string {
+  const d = runsOf('tensor_ops', 'deno'), b = runsOf('tensor_ops', 'bun');
+  const add1 = derived('add_1_element_p50_ns.switchyard');
+  const both = (read: Read, format: Format): [string, string] => [cell(d, read, format), cell(b, read, format)];
+  const peers = (cpu: Read, wasm: Read, format: Format) => `${cell(d, cpu, format)} / ${cell(d, wasm, format)}`;
+  const gbps = (what: string, lib: string) => derived(`${what}.gbps.${lib}`);
+  const gflops = (what: string, lib: string) => derived(`matmul.${what}.${lib}.gflops`);
+  const rows: string[][] = [
+    [
+      '`add` of two 1-element float32 tensors, with allocation and disposal',
+      ...both(add1, { time: true }),
+      peers(derived('add_1_element_p50_ns.tfjs-cpu'), derived('add_1_element_p50_ns.tfjs-wasm'), { time: true }),
+    ],
+    [
+      'TensorFlow.js time / ours for that `add` (cpu / wasm, same run)',
+      ...both(ratio(derived('add_1_element_p50_ns.tfjs-wasm'), add1), { suffix: '× (wasm)' }),
+      peers(
+        ratio(derived('add_1_element_p50_ns.tfjs-cpu'), add1),
+        ratio(derived('add_1_element_p50_ns.tfjs-wasm'), add1),
+        { suffix: '×' },
+      ),
+    ],
+    [
+      'all validation of that `add` (arguments, output geometry, boundary), share',
+      ...both(derived('add_1_element_p50_ns.validation_share'), {}),
+      'target ≤ 0.1',
+    ],
+    [
+      '`add` of 16M float32 (GB/s)',
+      ...both(gbps('add_16M', 'switchyard'), {}),
+      peers(gbps('add_16M', 'tfjs-cpu'), gbps('add_16M', 'tfjs-wasm'), {}),
+    ],
+    [
+      '`add` 16M, ratio to a 64 MB `TypedArray.set` copy (same run)',
+      ...both(derived('add_16M.switchyard_over_copy'), {}),
+      '–',
+    ],
+    [
+      '`sum` of 16M float32 (GB/s)',
+      ...both(gbps('sum_16M', 'switchyard'), {}),
+      peers(gbps('sum_16M', 'tfjs-cpu'), gbps('sum_16M', 'tfjs-wasm'), {}),
+    ],
+    ['`sum` 16M, ratio to copy (same run)', ...both(derived('sum_16M.switchyard_over_copy'), {}), '–'],
+  ];
+  for (const n of [256, 1024]) {
+    const plain = `matmul ${n}x${n}`, transposed = `matmul ${n}x${n}, a transposed`;
+    rows.push([
+      `float32 matmul ${n} (GFLOP/s)`,
+      ...both(gflops(plain, 'switchyard'), {}),
+      peers(gflops(plain, 'tfjs-cpu'), gflops(plain, 'tfjs-wasm'), {}),
+    ]);
+    rows.push([
+      `float32 matmul ${n}, first operand a transposed view (GFLOP/s)`,
+      ...both(gflops(transposed, 'switchyard'), {}),
+      peers(gflops(transposed, 'tfjs-cpu'), gflops(transposed, 'tfjs-wasm'), {}),
+    ]);
+  }
+  return table(['benchmark', 'Deno', 'Bun', 'TensorFlow.js cpu / wasm (Deno)'], rows);
+}
+
+function trainingTable(): string {
+  const d = runsOf('training', 'deno'), b = runsOf('training', 'bun');
+  const step = (lib: string): Read => (run) => {
+    const ms = derived(`step_p50_ms.${lib}`)(run);
+    return ms === undefined ? undefined : ms * 1e6;
+  };
+  const overhead = derived('autograd_overhead_p50_ns');
+  return table(['benchmark', 'Deno', 'Bun', 'peers (same runs: Deno / Bun)'], [
+    [
+      'SGD step, MLP 784-256-10, batch 64, ReLU, cross-entropy',
+      cell(d, step('switchyard'), { time: true }),
+      cell(b, step('switchyard'), { time: true }),
+      `tfjs-wasm ${cell(d, step('tfjs-wasm'), { time: true })} / ${cell(b, step('tfjs-wasm'), { time: true })}`,
+    ],
+    [
+      'tfjs-wasm time / ours for that step',
+      cell(d, ratio(step('tfjs-wasm'), step('switchyard')), { suffix: '×' }),
+      cell(b, ratio(step('tfjs-wasm'), step('switchyard')), { suffix: '×' }),
+      `tfjs-cpu ${cell(d, step('tfjs-cpu'), { time: true })} / ${cell(b, step('tfjs-cpu'), { time: true })}`,
+    ],
+    [
+      'autograd overhead of one recorded op on 1-element tensors',
+      cell(d, overhead, { time: true }),
+      cell(b, overhead, { time: true }),
+      'target ≤ 1 µs',
+    ],
+  ]);
+}
+
+function autogradEngineTable(): string {
+  const d = runsOf('autograd_engine', 'deno'), b = runsOf('autograd_engine', 'bun');
+  const graphs: [string, string][] = [
+    ['chain', 'chain: `y = y.mul(1.0001)` n times'],
+    ['wide', 'wide: `cat` of n 1-element products, summed (n ready)'],
+    ['chain (engine only)', 'chain of pass-through nodes (the engine alone)'],
+    ['wide (engine only)', 'one node with n pass-through inputs (the engine alone)'],
+  ];
+  const per = (runs: RunRecord[], graph: string) =>
+    ['1000', '10000', '100000'].map((n) => cell(runs, derived(`ns_per_node_p50.${graph}.${n}`), { time: true }))
+      .join(' / ');
+  return table(
+    ['graph', 'Deno (1k / 10k / 100k nodes)', 'Bun (1k / 10k / 100k nodes)'],
+    graphs.map(([key, label]) => [label, per(d, key), per(b, key)]),
+  );
+}
+
+/** Every generated block, by marker name. */
+export function generatedBlocks(): Record<string, string> {
+  return {
+    dispatch: `${dispatchTable()}\n\n${provenance('dispatch')}`,
+    tensor_ops: `${tensorOpsTable()}\n\n${provenance('tensor_ops')}`,
+    training: `${trainingTable()}\n\n${provenance('training')}`,
+    autograd_engine: `${autogradEngineTable()}\n\n${provenance('autograd_engine')}`,
+  };
+}
+
+/** `readme` with every marked block replaced by its generated text; throws on a missing marker. */
+export function withGeneratedBlocks(readme: string): string {
+  let out = readme;
+  for (const [name, body] of Object.entries(generatedBlocks())) {
+    const open = `<!-- figures:${name} -->`, close = `<!-- /figures:${name} -->`;
+    const start = out.indexOf(open), end = out.indexOf(close);
+    if (start < 0 || end < start) throw new Error(`README.md has no ${open} ... ${close} block`);
+    out = `${out.slice(0, start + open.length)}\n\n${body}\n\n${out.slice(end)}`;
+  }
+  return out;
+}
+
+if (import.meta.main) {
+  const readme = readFileSync(readmeUrl, 'utf8');
+  const fresh = withGeneratedBlocks(readme);
+  if (process.argv.includes('--check')) {
+    if (fresh !== readme) {
+      console.error('README.md figures differ from bench/results: run `deno run -A bench/figures.ts`');
+      process.exitCode = 1;
+    }
+  } else if (fresh !== readme) {
+    writeFileSync(readmeUrl, fresh);
+    console.log('README.md figures rewritten from bench/results');
+  }
+}
