@@ -4,8 +4,62 @@
  *
  * @module
  */
-import { run } from 'mitata';
+import { type B, bench as mitataBench, run } from 'mitata';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import process from 'node:process';
+
+export { type B, do_not_optimize, group, summary } from 'mitata';
+
+/**
+ * Smoke mode (`SWITCHYARD_BENCH_SMOKE=1`, used by `npm test`): each suite builds its inputs at small sizes (see
+ * {@linkcode smokeSize}), runs its correctness checks, and calls every benchmark once instead of timing it; nothing is
+ * written to `bench/results/`. It keeps the suites runnable without costing CI the minutes a real run takes.
+ */
+export const SMOKE: boolean = process.env.SWITCHYARD_BENCH_SMOKE === '1';
+
+/** `full` in a real run, `small` in smoke mode. */
+export function smokeSize<T>(full: T, small: T): T {
+  return SMOKE ? small : full;
+}
+
+type BenchFn = Parameters<typeof mitataBench>[1];
+const smokeQueue: Array<[string, BenchFn]> = [];
+
+/**
+ * mitata's `bench`, except in smoke mode, where the benchmark is queued and run once by {@linkcode runAndReport}.
+ *
+ * @example
+ * ```ts
+ * import { bench, runAndReport } from './_report.ts';
+ * bench('noop', () => {});
+ * await runAndReport('example');
+ * ```
+ */
+export function bench(name: string, fn: BenchFn): B {
+  if (!SMOKE) return mitataBench(name, fn);
+  smokeQueue.push([name, fn]);
+  const chain: Record<string, unknown> = {};
+  for (const method of ['baseline', 'gc', 'compact', 'highlight', 'name']) chain[method] = () => chain;
+  return chain as unknown as B;
+}
+
+/** Calls a benchmark once, in each of mitata's forms: a function, or a generator yielding one (with parameters). */
+async function runOnce(fn: BenchFn): Promise<void> {
+  // deno-lint-ignore no-explicit-any
+  const result: any = (fn as any)();
+  if (result !== null && typeof result === 'object' && typeof result.next === 'function') {
+    const { value } = await result.next();
+    if (typeof value === 'function') {
+      await value();
+    } else if (value !== null && typeof value === 'object' && typeof value.bench === 'function') {
+      const keys = Object.keys(value).filter((k) => /^\d+$/.test(k)).sort((a, b) => Number(a) - Number(b));
+      await value.bench(...keys.map((k) => value[k]()));
+    }
+    await result.return?.(undefined);
+  } else {
+    await result;
+  }
+}
 
 /** How many runs a results file keeps (newest last): README figures are ranges over them (bench/figures.ts). */
 export const KEPT_RUNS = 4;
@@ -45,6 +99,18 @@ export async function runAndReport(
   suite: string,
   extra?: (figures: Map<string, BenchFigure>) => Record<string, unknown>,
 ): Promise<Map<string, BenchFigure>> {
+  if (SMOKE) {
+    const queued = smokeQueue.splice(0);
+    for (const [name, fn] of queued) {
+      try {
+        await runOnce(fn);
+      } catch (error) {
+        throw new Error(`${suite}: benchmark '${name}' failed in smoke mode`, { cause: error });
+      }
+    }
+    console.log(`${suite}: smoke run, ${queued.length} benchmarks called once each`);
+    return new Map();
+  }
   const result = await run();
   const figures = new Map<string, BenchFigure>();
   for (const trial of result.benchmarks) {

@@ -13,12 +13,11 @@
  *
  * @module
  */
-import { bench, do_not_optimize, group } from 'mitata';
+import { bench, do_not_optimize, group, runAndReport, smokeSize } from './_report.ts';
 import { cat, Node, type Tensor, tensor } from '../mod.ts';
 import { autogradStateOf } from '../core/autograd/autograd_meta.ts';
-import { runAndReport } from './_report.ts';
 
-const SIZES = [1_000, 10_000, 100_000] as const;
+const SIZES = smokeSize([1_000, 10_000, 100_000], [100, 1_000]);
 const f32 = { dtype: 'float32' as const };
 
 /** A graph ready for backward: its root, and how to free it. */

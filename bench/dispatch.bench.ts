@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { bench, do_not_optimize, group, summary } from 'mitata';
+import { bench, do_not_optimize, group, runAndReport, summary } from './_report.ts';
 import {
   AFTER_AUTOGRAD_KEYSET,
   Dispatcher,
@@ -18,7 +18,6 @@ import {
 } from '../mod.ts';
 // The dispatcher's own Library: its schema types are untyped values, as these keyset-only stand-ins need.
 import { Library } from '../core/dispatch/mod.ts';
-import { runAndReport } from './_report.ts';
 
 const K = DispatchKey;
 const d = new Dispatcher({ trace: false });

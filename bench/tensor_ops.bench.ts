@@ -22,7 +22,16 @@
  *
  * @module
  */
-import { type B, bench, do_not_optimize, group, summary } from 'mitata';
+import {
+  type B,
+  bench,
+  type BenchFigure,
+  do_not_optimize,
+  group,
+  runAndReport,
+  smokeSize,
+  summary,
+} from './_report.ts';
 import type * as tfjs from '@tensorflow/tfjs-core';
 import { add, empty, matmul, memoryStats, sum, type Tensor } from '../mod.ts';
 import { cpuRuntime } from '../core/cpu/runtime.ts';
@@ -30,14 +39,13 @@ import { contiguousAddress } from '../core/cpu/boundary.ts';
 import { isLiveTensor } from '../core/ops/arg_values.ts';
 import { isSoundGeometry } from '../core/tensor/tensor.ts';
 import { resetPeakStorageBytes } from '../core/tensor/storage.ts';
-import { type BenchFigure, runAndReport } from './_report.ts';
 import { setupTfjs, type TfBackend, useTfBackend } from './_peers.ts';
 
-const BIG = 1 << 24; // 16M float32 elements: 64 MiB per tensor
+const BIG = smokeSize(1 << 24, 1 << 12); // 16M float32 elements: 64 MiB per tensor
 const BIG_BYTES = BIG * 4;
-const MATMUL_SIZES = [256, 1024] as const;
+const MATMUL_SIZES = smokeSize([256, 1024], [17, 33]);
 const SLOW_CALL_NS = 200e6;
-const WARM_UP_MS = 300;
+const WARM_UP_MS = smokeSize(300, 0);
 
 const { tf, backends, unavailable, wasmFeatures } = await setupTfjs();
 const tfName = (backend: TfBackend) => `tfjs-${backend}`;

@@ -7,12 +7,11 @@
  *
  * @module
  */
-import { bench, do_not_optimize, group, summary } from 'mitata';
+import { bench, do_not_optimize, group, runAndReport, summary } from './_report.ts';
 import type * as tfjs from '@tensorflow/tfjs-core';
 import { add, empty, manualSeed, noGrad, scope, tensor } from '../mod.ts';
 import { CrossEntropyLoss, Linear, ReLU, Sequential } from '../core/nn/mod.ts';
 import { SGD } from '../core/optim/mod.ts';
-import { runAndReport } from './_report.ts';
 import { setupTfjs, type TfBackend, useTfBackend } from './_peers.ts';
 
 const BATCH = 64;

@@ -10,18 +10,17 @@
  *
  * @module
  */
-import { bench, do_not_optimize, group, summary } from 'mitata';
+import { bench, do_not_optimize, group, runAndReport, smokeSize, summary } from './_report.ts';
 import { CrossEntropyLoss, Linear, ReLU, Sequential } from '../core/nn/mod.ts';
 import { SGD } from '../core/optim/mod.ts';
 import { gpuInfo, initWebGPU, manualSeed, rand, randint, scope, synchronizeWebGPU, type Tensor } from '../mod.ts';
-import { runAndReport } from './_report.ts';
 
 type Tf = typeof import('@tensorflow/tfjs-core');
 
 // A non-literal specifier: the peer is optional (no checker or install needs it).
 const optionalImport = (specifier: string): Promise<unknown> => import(specifier);
 
-const ELEMENTS = 16 * 2 ** 20;
+const ELEMENTS = smokeSize(16 * 2 ** 20, 4096);
 const BATCH = 64, INPUT = 784, HIDDEN = 256, CLASSES = 10;
 
 // Without an adapter (Bun without bun-webgpu) the suite reports why and registers nothing.
@@ -57,8 +56,9 @@ async function benchmarks(): Promise<void> {
 
   manualSeed(0);
   const a16 = onGpu(rand([ELEMENTS])), b16 = onGpu(rand([ELEMENTS]));
-  const m1 = onGpu(rand([1024, 1024])), m1b = onGpu(rand([1024, 1024]));
-  const m2 = onGpu(rand([2048, 2048])), m2b = onGpu(rand([2048, 2048]));
+  const n1 = smokeSize(1024, 33), n2 = smokeSize(2048, 65);
+  const m1 = onGpu(rand([n1, n1])), m1b = onGpu(rand([n1, n1]));
+  const m2 = onGpu(rand([n2, n2])), m2b = onGpu(rand([n2, n2]));
   const tiny = onGpu(rand([1])), tinyB = onGpu(rand([1]));
 
   manualSeed(1);
@@ -105,7 +105,7 @@ async function benchmarks(): Promise<void> {
       bench('switchyard-webgpu matmul 2048', () => timed(() => m2.mm(m2b)));
       if ('tf' in peer) {
         const { tf } = peer;
-        const t1 = tf.randomUniform([1024, 1024]), t2 = tf.randomUniform([2048, 2048]);
+        const t1 = tf.randomUniform([n1, n1]), t2 = tf.randomUniform([n2, n2]);
         bench('tfjs-webgpu matmul 1024', () => tfTimed(tf, () => tf.matMul(t1, t1)));
         bench('tfjs-webgpu matmul 2048', () => tfTimed(tf, () => tf.matMul(t2, t2)));
       }
