@@ -35,6 +35,29 @@ function runsOf(suite: string, runtime: Runtime): RunRecord[] {
   }
 }
 
+/** bench/results/pytorch.json (written by hand with bench/pytorch/baseline.py), if present. */
+function pytorchResults(): Record<string, unknown> | undefined {
+  try {
+    return JSON.parse(readFileSync(new URL('results/pytorch.json', here), 'utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+/** "one thread / all threads" of a PyTorch figure at a dotted path, formatted; `–` without results. */
+function pytorchCell(path: string, format: Format = {}, scale = 1): string {
+  const results = pytorchResults();
+  const read = (threads: string) => {
+    let v: unknown = results?.[threads];
+    for (const key of path.split('.')) v = (v as Record<string, unknown> | undefined)?.[key];
+    return typeof v === 'number' ? v * scale : undefined;
+  };
+  const one = read('one_thread'), all = read('all_threads');
+  if (one === undefined || all === undefined) return '–';
+  const show = (v: number) => cell([{ date: '', cpu: null, p50_ns: {}, derived: { v } }], derived('v'), format);
+  return `${show(one)} / ${show(all)}`;
+}
+
 /** A figure read from one run: undefined when that run lacks it. */
 type Read = (run: RunRecord) => number | undefined;
 
@@ -110,6 +133,17 @@ function provenance(suite: string): string {
   }.`;
 }
 
+/** Where the PyTorch column comes from. */
+function pytorchProvenance(): string {
+  const r = pytorchResults();
+  if (r === undefined) return 'No PyTorch baseline in bench/results/pytorch.json.';
+  const load = Array.isArray(r.load_average) ? ` at load average ${Number(r.load_average[0]).toFixed(1)}` : '';
+  const blas = typeof r.blas === 'string' ? r.blas.split('/').pop() : 'an unknown BLAS';
+  return `PyTorch ${r.torch} with ${blas}: \`bench/pytorch/baseline.py\`, run by hand on ${
+    String(r.date).slice(0, 10)
+  }${load}.`;
+}
+
 function dispatchTable(): string {
   const d = runsOf('dispatch', 'deno'), b = runsOf('dispatch', 'bun');
   const rows: [string, Read, Format, string][] = [
@@ -152,6 +186,7 @@ function tensorOpsTable(): string {
       '`add` of two 1-element float32 tensors, with allocation and disposal',
       ...both(add1, { time: true }),
       peers(derived('add_1_element_p50_ns.tfjs-cpu'), derived('add_1_element_p50_ns.tfjs-wasm'), { time: true }),
+      pytorchCell('add_1_element_ns', { time: true }),
     ],
     [
       'TensorFlow.js time / ours for that `add` (cpu / wasm, same run)',
@@ -161,28 +196,33 @@ function tensorOpsTable(): string {
         ratio(derived('add_1_element_p50_ns.tfjs-wasm'), add1),
         { suffix: '×' },
       ),
+      '–',
     ],
     [
       'all validation of that `add` (arguments, output geometry, boundary), share',
       ...both(derived('add_1_element_p50_ns.validation_share'), {}),
       'target ≤ 0.1',
+      '–',
     ],
     [
       '`add` of 16M float32 (GB/s)',
       ...both(gbps('add_16M', 'switchyard'), {}),
       peers(gbps('add_16M', 'tfjs-cpu'), gbps('add_16M', 'tfjs-wasm'), {}),
+      `${pytorchCell('add_16M_gbps')} (\`out=\`: ${pytorchCell('add_16M_out_gbps')})`,
     ],
     [
       '`add` 16M, ratio to a 64 MB `TypedArray.set` copy (same run)',
       ...both(derived('add_16M.switchyard_over_copy'), {}),
+      '–',
       '–',
     ],
     [
       '`sum` of 16M float32 (GB/s)',
       ...both(gbps('sum_16M', 'switchyard'), {}),
       peers(gbps('sum_16M', 'tfjs-cpu'), gbps('sum_16M', 'tfjs-wasm'), {}),
+      pytorchCell('sum_16M_gbps'),
     ],
-    ['`sum` 16M, ratio to copy (same run)', ...both(derived('sum_16M.switchyard_over_copy'), {}), '–'],
+    ['`sum` 16M, ratio to copy (same run)', ...both(derived('sum_16M.switchyard_over_copy'), {}), '–', '–'],
   ];
   for (const n of [256, 1024]) {
     const plain = `matmul ${n}x${n}`, transposed = `matmul ${n}x${n}, a transposed`;
@@ -190,14 +230,16 @@ function tensorOpsTable(): string {
       `float32 matmul ${n} (GFLOP/s)`,
       ...both(gflops(plain, 'switchyard'), {}),
       peers(gflops(plain, 'tfjs-cpu'), gflops(plain, 'tfjs-wasm'), {}),
+      pytorchCell(`matmul_gflops.${n}.plain`),
     ]);
     rows.push([
       `float32 matmul ${n}, first operand a transposed view (GFLOP/s)`,
       ...both(gflops(transposed, 'switchyard'), {}),
       peers(gflops(transposed, 'tfjs-cpu'), gflops(transposed, 'tfjs-wasm'), {}),
+      pytorchCell(`matmul_gflops.${n}.a_transposed`),
     ]);
   }
-  return table(['benchmark', 'Deno', 'Bun', 'TensorFlow.js cpu / wasm (Deno)'], rows);
+  return table(['benchmark', 'Deno', 'Bun', 'TensorFlow.js cpu / wasm (Deno)', 'PyTorch 1.13 (1 / 2 threads)'], rows);
 }
 
 function trainingTable(): string {
@@ -207,24 +249,27 @@ function trainingTable(): string {
     return ms === undefined ? undefined : ms * 1e6;
   };
   const overhead = derived('autograd_overhead_p50_ns');
-  return table(['benchmark', 'Deno', 'Bun', 'peers (same runs: Deno / Bun)'], [
+  return table(['benchmark', 'Deno', 'Bun', 'peers (same runs: Deno / Bun)', 'PyTorch 1.13 (1 / 2 threads)'], [
     [
       'SGD step, MLP 784-256-10, batch 64, ReLU, cross-entropy',
       cell(d, step('switchyard'), { time: true }),
       cell(b, step('switchyard'), { time: true }),
       `tfjs-wasm ${cell(d, step('tfjs-wasm'), { time: true })} / ${cell(b, step('tfjs-wasm'), { time: true })}`,
+      pytorchCell('sgd_step_ms', { time: true }, 1e6),
     ],
     [
       'tfjs-wasm time / ours for that step',
       cell(d, ratio(step('tfjs-wasm'), step('switchyard')), { suffix: '×' }),
       cell(b, ratio(step('tfjs-wasm'), step('switchyard')), { suffix: '×' }),
       `tfjs-cpu ${cell(d, step('tfjs-cpu'), { time: true })} / ${cell(b, step('tfjs-cpu'), { time: true })}`,
+      '–',
     ],
     [
       'autograd overhead of one recorded op on 1-element tensors',
       cell(d, overhead, { time: true }),
       cell(b, overhead, { time: true }),
       'target ≤ 1 µs',
+      pytorchCell('autograd_overhead_ns', { time: true }),
     ],
   ]);
 }
@@ -246,13 +291,30 @@ function autogradEngineTable(): string {
   );
 }
 
+/** Wraps a paragraph at 120 columns as `deno fmt` wraps markdown prose (inline code spans kept whole). */
+function wrap(text: string): string {
+  const words = text.match(/(?:`[^`]*`|[^\s`])+/g) ?? [];
+  const lines: string[] = [];
+  let line = '';
+  for (const word of words) {
+    if (line !== '' && [...line].length + 1 + [...word].length > 120) {
+      lines.push(line);
+      line = word;
+    } else {
+      line = line === '' ? word : `${line} ${word}`;
+    }
+  }
+  if (line !== '') lines.push(line);
+  return lines.join('\n');
+}
+
 /** Every generated block, by marker name. */
 export function generatedBlocks(): Record<string, string> {
   return {
-    dispatch: `${dispatchTable()}\n\n${provenance('dispatch')}`,
-    tensor_ops: `${tensorOpsTable()}\n\n${provenance('tensor_ops')}`,
-    training: `${trainingTable()}\n\n${provenance('training')}`,
-    autograd_engine: `${autogradEngineTable()}\n\n${provenance('autograd_engine')}`,
+    dispatch: `${dispatchTable()}\n\n${wrap(provenance('dispatch'))}`,
+    tensor_ops: `${tensorOpsTable()}\n\n${wrap(`${provenance('tensor_ops')} ${pytorchProvenance()}`)}`,
+    training: `${trainingTable()}\n\n${wrap(`${provenance('training')} ${pytorchProvenance()}`)}`,
+    autograd_engine: `${autogradEngineTable()}\n\n${wrap(provenance('autograd_engine'))}`,
   };
 }
 
