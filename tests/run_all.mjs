@@ -2,7 +2,7 @@
 // `tests: N passed, N failed` (both runtimes summed; a failed static check counts as one failed test).
 // Runs under plain Node so that it needs nothing but the locally installed tools.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -62,7 +62,16 @@ if (extraArgs.length === 0) {
   }
   check('generated API is fresh', bin('deno'), ['run', '-A', '--quiet', 'core/ops/codegen.ts', '--check']);
   check('deno check', bin('deno'), ['check', '--quiet', ...sourceDirs]);
-  check('deno check README.md code blocks', bin('deno'), ['check', '--quiet', '--doc-only', 'README.md']);
+  const docs = existsSync(join(root, 'docs'))
+    ? readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => join('docs', f))
+    : [];
+  check('deno check of the code blocks in README.md and docs/', bin('deno'), [
+    'check',
+    '--quiet',
+    '--doc-only',
+    'README.md',
+    ...docs,
+  ]);
   check('deno lint', bin('deno'), ['lint', '--quiet']);
   check('deno fmt --check', bin('deno'), ['fmt', '--check', '--quiet']);
   check('deno publish --dry-run', bin('deno'), ['publish', '--dry-run', '--allow-dirty', '--quiet']);

@@ -1,7 +1,8 @@
 /**
- * Every TypeScript block of README.md runs, as written, in a fresh process of the runtime running this test
- * (`deno run` under Deno, `bun` under Bun), with its `./mod.ts` imports pointed at this checkout. A block the
- * reader is meant to adapt rather than run (the URL import) is marked ```` ```ts ignore ````.
+ * Every TypeScript block of README.md and of the guides in docs/ runs, as written, in a fresh process of the runtime
+ * running this test (`deno run` under Deno, `bun` under Bun), its relative imports (`./mod.ts`, `../mod.ts`) pointed
+ * at this checkout. A block the reader is meant to adapt rather than run (the URL import) is marked
+ * ```` ```ts ignore ````.
  *
  * A line `console.log(EXPR); // [...]` whose comment starts with an array literal of strings or numbers is also
  * checked: the test replaces it by an assertion that EXPR deep-equals that array.
@@ -9,13 +10,17 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const root = new URL('../../', import.meta.url);
 const readme = readFileSync(new URL('README.md', root), 'utf8');
-const modUrl = new URL('mod.ts', root).href;
+/** The documents whose blocks run: README.md and docs/*.md, by path from the repository root. */
+const documents = [
+  'README.md',
+  ...readdirSync(new URL('docs/', root)).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`),
+];
 const isBun = typeof (globalThis as { Bun?: unknown }).Bun !== 'undefined';
 
 interface Block {
@@ -41,9 +46,10 @@ function tsBlocks(text: string): Block[] {
 const EXPECT = /^(\s*)console\.log\((.*)\);\s*\/\/\s*(\[[^\]]*\])/;
 
 /** The block as a runnable module: imports from this checkout, expected-output comments turned into checks. */
-function runnable(code: string): string {
+function runnable(code: string, document: string): string {
+  const base = new URL(document, root);
   const body = code
-    .replaceAll(`from './mod.ts'`, `from '${modUrl}'`)
+    .replace(/from '(\.{1,2}\/[^']*)'/g, (_, path: string) => `from '${new URL(path, base).href}'`)
     .split('\n')
     .map((line) => {
       const m = EXPECT.exec(line);
@@ -63,7 +69,7 @@ function runModule(path: string) {
   return spawnSync(process.execPath, args, { encoding: 'utf8', timeout: 120_000 });
 }
 
-describe('README.md code blocks', () => {
+describe('code blocks of README.md and docs/', () => {
   const blocks = tsBlocks(readme);
 
   it('has the blocks this test is meant to run', () => {
@@ -71,22 +77,24 @@ describe('README.md code blocks', () => {
     assert.ok(blocks.length >= 4, `found ${blocks.length} \`\`\`ts blocks`);
   });
 
-  for (const block of blocks) {
-    it(`the block at README.md:${block.line} runs`, () => {
-      const dir = mkdtempSync(join(tmpdir(), 'switchyard-readme-'));
-      try {
-        const path = join(dir, `block_${block.line}.ts`);
-        writeFileSync(path, runnable(block.code));
-        const result = runModule(path);
-        assert.equal(
-          result.status,
-          0,
-          `README.md:${block.line} failed (exit ${result.status}):\n${result.stdout}\n${result.stderr}`,
-        );
-      } finally {
-        rmSync(dir, { recursive: true, force: true });
-      }
-    });
+  for (const document of documents) {
+    for (const block of tsBlocks(readFileSync(new URL(document, root), 'utf8'))) {
+      it(`the block at ${document}:${block.line} runs`, () => {
+        const dir = mkdtempSync(join(tmpdir(), 'switchyard-docs-'));
+        try {
+          const path = join(dir, `block_${block.line}.ts`);
+          writeFileSync(path, runnable(block.code, document));
+          const result = runModule(path);
+          assert.equal(
+            result.status,
+            0,
+            `${document}:${block.line} failed (exit ${result.status}):\n${result.stdout}\n${result.stderr}`,
+          );
+        } finally {
+          rmSync(dir, { recursive: true, force: true });
+        }
+      });
+    }
   }
 
   it('the registration example shows its profiler fallback firing', () => {
