@@ -11,6 +11,7 @@
  *
  * @module
  */
+import { canGenerateCode } from '../dispatch/call_stub.ts';
 import { AFTER_AUTOGRAD_KEYSET, AUTOGRAD_DISPATCH_KEYSET } from '../dispatch/dispatch_key_set.ts';
 import type { FunctionSchema } from '../dispatch/function_schema.ts';
 import { excludeKeys } from '../dispatch/local_dispatch_key_set.ts';
@@ -272,6 +273,15 @@ function fixedArityKernel(
   differentiable: readonly number[],
   record: (hi: number, lo: number, args: unknown[]) => unknown,
 ) {
+  if (!canGenerateCode()) {
+    // Note [Stubs without code generation] in core/dispatch/call_stub.ts: the same logic as a closure.
+    return (hi: number, lo: number, ...args: unknown[]): unknown => {
+      if (gradMode.enabled) {
+        for (const i of differentiable) if (requiresGrad(args[i])) return record(hi, lo, args);
+      }
+      return op.redispatch(hi & BELOW_AUTOGRAD_HI, lo, ...args);
+    };
+  }
   const key = `${arity}:${differentiable.join(',')}`;
   let factory = kernelFactories.get(key);
   if (factory === undefined) {

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { canGenerateCode } from '../dispatch/call_stub.ts';
 import { DispatchKey } from '../dispatch/dispatch_key.ts';
 import { DispatchKeySet } from '../dispatch/dispatch_key_set.ts';
 import { RuntimeError } from '../dispatch/errors.ts';
@@ -31,6 +32,16 @@ type Kernel = (hi: number, lo: number, ...args: unknown[]) => unknown;
 
 function fixedArityKernel(op: OperatorHandle, before: Hook | undefined, after: Hook): Kernel {
   const arity = op.schema!.arguments.length;
+  if (!canGenerateCode()) {
+    // Note [Stubs without code generation] in core/dispatch/call_stub.ts: the same logic as a closure.
+    return ((hi: number, lo: number, ...args: unknown[]) => {
+      const [a0, a1, a2, a3, a4] = args;
+      if (before !== undefined) before(undefined, a0, a1, a2, a3, a4);
+      const out = op.redispatch(hi & BELOW_AD_INPLACE_OR_VIEW_HI, lo, ...args);
+      after(out, a0, a1, a2, a3, a4);
+      return out;
+    }) as Kernel;
+  }
   let factory = factories.get(arity);
   if (factory === undefined) {
     const params = Array.from({ length: arity }, (_, i) => `a${i}`);

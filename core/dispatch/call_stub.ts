@@ -53,6 +53,49 @@ export function dispatchArguments(schema: FunctionSchema): DispatchArgument[] {
   });
 }
 
+// Note [Stubs without code generation]
+// The call stubs are compiled with `new Function`, one per operator, so that each is a fixed-arity function the
+// engines inline. A page whose Content-Security-Policy forbids 'unsafe-eval' makes `new Function` throw: there
+// every stub is a closure over the schema's dispatch-argument positions instead (same keys, same tables, same
+// results, some nanoseconds slower). `canGenerateCode()` probes once.
+
+let codegen: boolean | undefined;
+
+/**
+ * Whether `new Function` works here (false under a Content-Security-Policy without 'unsafe-eval'); probed once.
+ *
+ * @example
+ * ```ts
+ * import { canGenerateCode } from './call_stub.ts';
+ * canGenerateCode(); // true in Deno, Bun and Node
+ * ```
+ */
+export function canGenerateCode(): boolean {
+  if (codegen === undefined) {
+    try {
+      codegen = new Function('return 1')() === 1;
+    } catch {
+      codegen = false;
+    }
+  }
+  return codegen;
+}
+
+/**
+ * For tests: makes the stubs built from now on closures (`false`), compiled code (`true`), or probes again
+ * (`undefined`). Stubs already built keep their form.
+ *
+ * @example
+ * ```ts
+ * import { setCodeGeneration } from './call_stub.ts';
+ * setCodeGeneration(false); // as under a CSP without 'unsafe-eval'
+ * setCodeGeneration(undefined);
+ * ```
+ */
+export function setCodeGeneration(allowed: boolean | undefined): void {
+  codegen = allowed;
+}
+
 const SHARED = ['T', 'R', 'O', 'M', 'L', 'U', 'S', 'TR'];
 
 function sharedValues(ctx: StubContext): unknown[] {
@@ -86,6 +129,7 @@ function maskAndLocalKeys(): string {
  * ```
  */
 export function makeCallStub(ctx: StubContext, schema: FunctionSchema, traced: boolean): CallStub {
+  if (!canGenerateCode()) return makeClosureCall(ctx, dispatchArguments(schema), traced);
   const n = schema.arguments.length;
   const params = Array.from({ length: n }, (_, i) => `a${i}`);
   let extract = 'let h = 0, l = 0;\n';
@@ -107,6 +151,7 @@ export function makeCallStub(ctx: StubContext, schema: FunctionSchema, traced: b
  * local keys, no fallthrough mask), as PyTorch's `Dispatcher::redispatch`.
  */
 export function makeRedispatchStub(ctx: StubContext, arity: number, traced: boolean): CallStub {
+  if (!canGenerateCode()) return makeGenericRedispatch(ctx, traced);
   const params = Array.from({ length: arity }, (_, i) => `a${i}`);
   const rest = params.map((p) => `, ${p}`).join('');
   const body = `return function redispatch(h, l${rest}) {\nh |= 0; l |= 0;\n` +
@@ -130,6 +175,37 @@ export function makeGenericCall(ctx: StubContext, traced: boolean): CallStub {
             l |= t.keySetLo;
           }
         }
+      }
+    }
+    const m = T[R + ROW_PER_BACKEND_FLAG] === 0
+      ? T[R + ROW_NFT_HI]
+      : T[R + ROW_PER_BACKEND + 2 * (32 - Math.clz32(l >>> 1))];
+    h = (h | localKeys.includedHi) & ~localKeys.excludedHi & m;
+    l |= localKeys.includedLo;
+    return genericLookup(T, R, U, S, traced ? trace : undefined, '[call]', h, l, args);
+  };
+}
+
+/** The `call` stub as a closure (Note [Stubs without code generation]): keys from the dispatch arguments only. */
+function makeClosureCall(ctx: StubContext, dispatchArgs: readonly DispatchArgument[], traced: boolean): CallStub {
+  const { words: T, base: R, unboxed: U, slow: S, trace } = ctx;
+  return (...args: unknown[]) => {
+    let h = 0, l = 0;
+    for (const { index, isList } of dispatchArgs) {
+      const a = args[index] as { keySetHi: number; keySetLo: number } | ArrayLike<unknown> | null | undefined;
+      if (a == null) continue;
+      if (isList) {
+        const list = a as ArrayLike<{ keySetHi: number; keySetLo: number } | null | undefined>;
+        for (let i = 0; i < list.length; i++) {
+          const t = list[i];
+          if (t != null) {
+            h |= t.keySetHi;
+            l |= t.keySetLo;
+          }
+        }
+      } else {
+        h |= (a as { keySetHi: number }).keySetHi;
+        l |= (a as { keySetLo: number }).keySetLo;
       }
     }
     const m = T[R + ROW_PER_BACKEND_FLAG] === 0
