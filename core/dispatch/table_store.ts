@@ -91,7 +91,14 @@ export class TableStore {
     if (row === undefined) {
       row = this.#rowCount++;
       if (row >= this.#chunks.length * ROWS_PER_CHUNK) {
-        this.#chunks.push(new Int32Array(new SharedArrayBuffer(ROWS_PER_CHUNK * ROW_WORDS * 4)));
+        // Without SharedArrayBuffer (a browser page without cross-origin isolation) the tables are ordinary
+        // memory: one agent, no Workers to share them with.
+        const bytes = ROWS_PER_CHUNK * ROW_WORDS * 4;
+        this.#chunks.push(
+          new Int32Array(
+            typeof SharedArrayBuffer === 'function' ? new SharedArrayBuffer(bytes) : new ArrayBuffer(bytes),
+          ),
+        );
       }
     }
     const ref = this.ref(row);
