@@ -14,6 +14,7 @@
  * @module
  */
 import { RuntimeError } from '../core/dispatch/errors.ts';
+import { readEnv, setEnvDefault } from '../core/dispatch/env.ts';
 
 /** What `gpuInfo()` reports about the adapter in use. */
 export interface GpuInfo {
@@ -85,12 +86,13 @@ async function navigatorGpu(): Promise<{ gpu: Gpu; source: GpuInfo['source'] } |
   if (nav?.gpu !== undefined) return { gpu: nav.gpu, source: 'navigator.gpu' };
   const host = globalThis as {
     Bun?: unknown;
-    process?: { env?: Record<string, string | undefined>; platform?: string };
+    process?: { platform?: string };
   };
-  // Dawn's GL route needs a surfaceless EGL display: harmless where another backend is used.
-  if (host.process?.env !== undefined && host.process.env.EGL_PLATFORM === undefined) {
-    host.process.env.EGL_PLATFORM = 'surfaceless';
-    if (host.Bun !== undefined && host.process.platform === 'linux') await setNativeEnv('EGL_PLATFORM', 'surfaceless');
+  // Dawn's GL route needs a surfaceless EGL display: harmless where another backend is used. Under Deno without the
+  // env permission nothing is touched (and nothing prompts).
+  const wasSet = readEnv('EGL_PLATFORM') !== undefined;
+  if (setEnvDefault('EGL_PLATFORM', 'surfaceless') && !wasSet) {
+    if (host.Bun !== undefined && host.process?.platform === 'linux') await setNativeEnv('EGL_PLATFORM', 'surfaceless');
   }
   if (host.Bun !== undefined) {
     try {
