@@ -1,14 +1,24 @@
-// `npm test`: static checks, then every test file under Deno and under Bun, then one summary line
-// `tests: N passed, N failed` (both runtimes summed; a failed static check counts as one failed test).
-// Runs under plain Node so that it needs nothing but the locally installed tools.
+// `npm test`: static checks, then every test file under Deno and under Bun, then the suite under Node 24 (the pinned
+// `node` dev dependency, type stripping; see NODE_EXCLUDED), then one summary line `tests: N passed, N failed` (all
+// runtimes summed; a failed static check counts as one failed test).
+// Runs under plain Node (20 or later) so that it needs nothing but the locally installed tools.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
+import process from 'node:process';
 
 const root = new URL('..', import.meta.url).pathname;
 const bin = (name) => join(root, 'node_modules', '.bin', name);
 const extraArgs = process.argv.slice(2); // e.g. a test file filter: `npm test -- tests/dispatch`
+if (extraArgs.includes('--help')) {
+  process.stdout.write(
+    'usage: node tests/run_all.mjs [test file or directory ...]\n' +
+      'Without arguments: the static checks, then every test under Deno, Bun and Node 24, then\n' +
+      '`tests: N passed, N failed`. With paths: only those tests, under each runtime.\n',
+  );
+  process.exit(0);
+}
 let passed = 0;
 let failed = 0;
 
@@ -79,7 +89,6 @@ if (existsSync(junitPath)) {
   failed++;
 }
 if (deno.status !== 0 && !existsSync(junitPath)) process.stdout.write('!! deno test produced no report\n');
-rmSync(junitDir, { recursive: true, force: true });
 
 // Bun prints " N pass" / " N fail".
 const bun = run('bun test', bin('bun'), ['test', '--timeout', '120000', ...testTargets], {
@@ -93,5 +102,54 @@ passed += bunPass;
 failed += bunFail;
 if (bun.status !== 0 && bunFail === 0) failed++;
 
+// Node 24 (node --test, type stripping) over the same files, less NODE_EXCLUDED: files whose tests only spawn other
+// runtimes' processes (already run twice above, and the slowest files), and the engine's 100k-node scale test
+// (13-17 s alone; the same engine code runs in the other tests). Node has no Web Worker global, so the tests that
+// start one are skipped by name.
+const NODE_EXCLUDED = new Set([
+  'tests/package/install.test.ts',
+  'tests/package/deno_permissions.test.ts',
+  'tests/entry_points.test.ts',
+  'tests/url_import.test.ts',
+  'tests/autograd/engine_scale.test.ts',
+]);
+const NODE_SKIP_PATTERN = 'a Worker attached to the store';
+
+function testFiles(target) {
+  const path = join(root, target);
+  if (!existsSync(path)) return [];
+  if (!statSync(path).isDirectory()) return [relative(root, path)];
+  return readdirSync(path, { recursive: true })
+    .map((f) => relative(root, join(path, String(f))))
+    .filter((f) => /\.test\.(ts|mjs|js)$/.test(f) && !f.split('/').includes('node_modules'))
+    .sort();
+}
+const nodeFiles = [...new Set(testTargets.flatMap(testFiles))].filter((f) => !NODE_EXCLUDED.has(f));
+let nodeStatus = 0;
+if (nodeFiles.length > 0) {
+  // The dot reporter on the console (failures in full at its end), TAP to a file for the counts.
+  const tapPath = join(junitDir, 'node.tap');
+  const node = run('node --test (Node 24)', bin('node'), [
+    '--test',
+    '--expose-gc',
+    '--test-concurrency=2',
+    `--test-skip-pattern=${NODE_SKIP_PATTERN}`,
+    '--test-reporter=dot',
+    '--test-reporter-destination=stdout',
+    '--test-reporter=tap',
+    `--test-reporter-destination=${tapPath}`,
+    ...nodeFiles,
+  ], { env: testEnv });
+  const tap = existsSync(tapPath) ? readFileSync(tapPath, 'utf8') : '';
+  const nodePass = Number(/^# pass (\d+)$/m.exec(tap)?.[1] ?? 0);
+  const nodeFail = Number(/^# fail (\d+)$/m.exec(tap)?.[1] ?? 0);
+  process.stdout.write(`node: ${nodePass} pass, ${nodeFail} fail (${nodeFiles.length} files)\n`);
+  passed += nodePass;
+  failed += nodeFail;
+  nodeStatus = node.status ?? 1;
+  if (nodeStatus !== 0 && nodeFail === 0) failed++;
+}
+rmSync(junitDir, { recursive: true, force: true });
+
 process.stdout.write(`\ntests: ${passed} passed, ${failed} failed\n`);
-process.exit(failed === 0 && deno.status === 0 && bun.status === 0 ? 0 : 1);
+process.exit(failed === 0 && deno.status === 0 && bun.status === 0 && nodeStatus === 0 ? 0 : 1);
