@@ -10,14 +10,20 @@ import process from 'node:process';
 
 const root = new URL('..', import.meta.url).pathname;
 const bin = (name) => join(root, 'node_modules', '.bin', name);
-const extraArgs = process.argv.slice(2); // e.g. a test file filter: `npm test -- tests/dispatch`
-if (extraArgs.includes('--help')) {
+const argv = process.argv.slice(2);
+const extraArgs = argv.filter((a) => !a.startsWith('--')); // e.g. a test file filter: `npm test -- tests/dispatch`
+const runtimeFlag = argv.find((a) => a.startsWith('--runtime='))?.slice('--runtime='.length);
+const RUNTIMES = ['deno', 'bun', 'node'];
+const runtimes = runtimeFlag === undefined ? RUNTIMES : runtimeFlag.split(',');
+const staticOnly = argv.includes('--static');
+if (argv.includes('--help') || runtimes.some((r) => !RUNTIMES.includes(r))) {
   process.stdout.write(
-    'usage: node tests/run_all.mjs [test file or directory ...]\n' +
+    'usage: node tests/run_all.mjs [--static | --runtime=deno,bun,node] [test file or directory ...]\n' +
       'Without arguments: the static checks, then every test under Deno, Bun and Node 24, then\n' +
-      '`tests: N passed, N failed`. With paths: only those tests, under each runtime.\n',
+      '`tests: N passed, N failed`. With paths: only those tests. --runtime: only those runtimes\n' +
+      '(no static checks). --static: only the static checks (`npm run check`).\n',
   );
-  process.exit(0);
+  process.exit(argv.includes('--help') ? 0 : 2);
 }
 let passed = 0;
 let failed = 0;
@@ -49,10 +55,12 @@ function check(label, command, args) {
   }
 }
 
-const sourceDirs = ['mod.ts', 'core', 'gpu', 'bench', 'tests', 'examples'].filter((p) => existsSync(join(root, p)));
+const sourceDirs = ['mod.ts', 'core', 'gpu', 'bench', 'tests', 'examples', 'scripts'].filter((p) =>
+  existsSync(join(root, p))
+);
 const testTargets = extraArgs.length > 0 ? extraArgs : ['tests/'];
 
-if (extraArgs.length === 0) {
+if (staticOnly || (extraArgs.length === 0 && runtimeFlag === undefined)) {
   if (existsSync(join(root, 'kernels_as', 'build.mjs'))) {
     check('wasm is fresh', process.execPath, ['kernels_as/build.mjs', '--check']);
   }
@@ -63,70 +71,97 @@ if (extraArgs.length === 0) {
   check('deno publish --dry-run', bin('deno'), ['publish', '--dry-run', '--allow-dirty', '--quiet']);
 }
 
+if (staticOnly) {
+  process.stdout.write(`\nstatic checks: ${failed === 0 ? 'passed' : `${failed} failed`}\n`);
+  process.exit(failed === 0 ? 0 : 1);
+}
+
 // Deno: count leaf tests from its JUnit report (describe blocks are steps there, `it`s are nested steps).
 const junitDir = mkdtempSync(join(tmpdir(), 'switchyard-junit-'));
 const junitPath = join(junitDir, 'deno.xml');
-const deno = run('deno test', bin('deno'), [
-  'test',
-  '-A',
-  '--no-check',
-  '--v8-flags=--expose-gc',
-  `--junit-path=${junitPath}`,
-  ...testTargets,
-], { env: testEnv });
-if (existsSync(junitPath)) {
-  const xml = readFileSync(junitPath, 'utf8');
-  const cases = [...xml.matchAll(/<testcase name="([^"]*)"[^>]*>([\s\S]*?)<\/testcase>/g)].map((m) => ({
-    name: m[1],
-    failed: /<failure/.test(m[2]),
-  }));
-  for (const c of cases) {
-    const isLeaf = !cases.some((o) => o.name.startsWith(`${c.name} &gt; `));
-    if (isLeaf) c.failed ? failed++ : passed++;
-    else if (c.failed && !cases.some((o) => o.failed && o.name.startsWith(`${c.name} &gt; `))) failed++;
+let denoStatus = 0;
+if (runtimes.includes('deno')) {
+  const deno = run('deno test', bin('deno'), [
+    'test',
+    '-A',
+    '--no-check',
+    '--v8-flags=--expose-gc',
+    `--junit-path=${junitPath}`,
+    ...testTargets,
+  ], { env: testEnv });
+  if (existsSync(junitPath)) {
+    const xml = readFileSync(junitPath, 'utf8');
+    const cases = [...xml.matchAll(/<testcase name="([^"]*)"[^>]*>([\s\S]*?)<\/testcase>/g)].map((m) => ({
+      name: m[1],
+      failed: /<failure/.test(m[2]),
+    }));
+    for (const c of cases) {
+      const isLeaf = !cases.some((o) => o.name.startsWith(`${c.name} &gt; `));
+      if (isLeaf) c.failed ? failed++ : passed++;
+      else if (c.failed && !cases.some((o) => o.failed && o.name.startsWith(`${c.name} &gt; `))) failed++;
+    }
+  } else if (deno.status !== 0) {
+    failed++;
   }
-} else if (deno.status !== 0) {
-  failed++;
+  if (deno.status !== 0 && !existsSync(junitPath)) process.stdout.write('!! deno test produced no report\n');
+  denoStatus = deno.status ?? 1;
 }
-if (deno.status !== 0 && !existsSync(junitPath)) process.stdout.write('!! deno test produced no report\n');
-
-// Bun prints " N pass" / " N fail".
-const bun = run('bun test', bin('bun'), ['test', '--timeout', '120000', ...testTargets], {
-  capture: true,
-  env: testEnv,
-});
-const out = `${bun.stdout}\n${bun.stderr}`;
-const bunPass = Number(/^\s*(\d+) pass\s*$/m.exec(out)?.[1] ?? 0);
-const bunFail = Number(/^\s*(\d+) fail\s*$/m.exec(out)?.[1] ?? 0);
-passed += bunPass;
-failed += bunFail;
-if (bun.status !== 0 && bunFail === 0) failed++;
 
 // Node 24 (node --test, type stripping) over the same files, less NODE_EXCLUDED: files whose tests only spawn other
-// runtimes' processes (already run twice above, and the slowest files), and the engine's 100k-node scale test
+// runtimes' processes (run under Deno, and Bun, below), and the engine's 100k-node scale test
 // (13-17 s alone; the same engine code runs in the other tests). Node has no Web Worker global, so the tests that
 // start one are skipped by name.
 const NODE_EXCLUDED = new Set([
   'tests/package/install.test.ts',
-  'tests/package/deno_permissions.test.ts',
+  'tests/package/scripts.test.ts',
   'tests/entry_points.test.ts',
   'tests/url_import.test.ts',
   'tests/autograd/engine_scale.test.ts',
 ]);
 const NODE_SKIP_PATTERN = 'a Worker attached to the store';
 
-function testFiles(target) {
-  const path = join(root, target);
-  if (!existsSync(path)) return [];
-  if (!statSync(path).isDirectory()) return [relative(root, path)];
-  return readdirSync(path, { recursive: true })
-    .map((f) => relative(root, join(path, String(f))))
-    .filter((f) => /\.test\.(ts|mjs|js)$/.test(f) && !f.split('/').includes('node_modules'))
-    .sort();
+// Bun: the package tests whose every step runs in subprocesses (npm pack and installs, the scripts' dry forms) run
+// under Deno only; their subprocesses do the same whichever runtime starts them.
+const BUN_EXCLUDED = new Set(['tests/package/install.test.ts', 'tests/package/scripts.test.ts']);
+
+/** The test files under the targets; a directory's files less `excluded` (a file named explicitly always runs). */
+function testFiles(targets, excluded) {
+  const files = targets.flatMap((target) => {
+    const path = join(root, target);
+    if (!existsSync(path)) return [];
+    if (!statSync(path).isDirectory()) return [relative(root, path)];
+    return readdirSync(path, { recursive: true })
+      .map((f) => relative(root, join(path, String(f))))
+      .filter((f) => /\.test\.(ts|mjs|js)$/.test(f) && !f.split('/').includes('node_modules'))
+      .filter((f) => !excluded.has(f))
+      .sort();
+  });
+  return [...new Set(files)];
 }
-const nodeFiles = [...new Set(testTargets.flatMap(testFiles))].filter((f) => !NODE_EXCLUDED.has(f));
+// Bun prints " N pass" / " N fail". Its arguments are path filters: each file by its path from the root.
+let bunStatus = 0;
+if (runtimes.includes('bun')) {
+  const bun = run('bun test', bin('bun'), [
+    'test',
+    '--timeout',
+    '120000',
+    ...testFiles(testTargets, BUN_EXCLUDED).map((f) => `./${f}`),
+  ], {
+    capture: true,
+    env: testEnv,
+  });
+  const out = `${bun.stdout}\n${bun.stderr}`;
+  const bunPass = Number(/^\s*(\d+) pass\s*$/m.exec(out)?.[1] ?? 0);
+  const bunFail = Number(/^\s*(\d+) fail\s*$/m.exec(out)?.[1] ?? 0);
+  passed += bunPass;
+  failed += bunFail;
+  if (bun.status !== 0 && bunFail === 0) failed++;
+  bunStatus = bun.status ?? 1;
+}
+
+const nodeFiles = testFiles(testTargets, NODE_EXCLUDED);
 let nodeStatus = 0;
-if (nodeFiles.length > 0) {
+if (runtimes.includes('node') && nodeFiles.length > 0) {
   // The dot reporter on the console (failures in full at its end), TAP to a file for the counts.
   const tapPath = join(junitDir, 'node.tap');
   const node = run('node --test (Node 24)', bin('node'), [
@@ -152,4 +187,4 @@ if (nodeFiles.length > 0) {
 rmSync(junitDir, { recursive: true, force: true });
 
 process.stdout.write(`\ntests: ${passed} passed, ${failed} failed\n`);
-process.exit(failed === 0 && deno.status === 0 && bun.status === 0 && nodeStatus === 0 ? 0 : 1);
+process.exit(failed === 0 && denoStatus === 0 && bunStatus === 0 && nodeStatus === 0 ? 0 : 1);
