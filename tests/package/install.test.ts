@@ -13,6 +13,7 @@ import process from 'node:process';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const SEP = process.platform === 'win32' ? ';' : ':';
 const BIN = (name: string) => join(ROOT, 'node_modules', '.bin', name);
 const TIMEOUT_MS = 120_000;
 
@@ -41,6 +42,8 @@ const x = tensor([1, 2, 3], { dtype: 'float32' }).requiresGrad_();
 x.mul(x).sum().backward();
 manualSeed(0);
 const r = randn([2]);
+manualSeed(0);
+const normals = randn([16], { dtype: 'float64' }).toArray().slice(0, 4);
 const layer = new Linear(3, 2);
 const opt = new SGD(layer.parameters(), { lr: 0.1 });
 const before = layer.weight.toArray();
@@ -54,12 +57,21 @@ lib.impl('inc', (_h, _l, v) => v + 1, 'CompositeImplicitAutograd');
 console.log(JSON.stringify({
   grad: x.grad.toArray(),
   randnShape: r.shape,
+  normals,
   moved,
   op: op.call(41),
   gpuInfo: typeof gpuInfo,
 }));
 `;
-const EXPECTED = { grad: [2, 4, 6], randnShape: [2], moved: true, op: 42, gpuInfo: 'function' };
+// torch.manual_seed(0); torch.randn(16, dtype=torch.float64)[:4] in PyTorch 1.13: the same bits in every runtime.
+const EXPECTED = {
+  grad: [2, 4, 6],
+  randnShape: [2],
+  normals: [-2.310411800234176, -0.3732508612577643, -1.0608166785462863, 0.9995093547811761],
+  moved: true,
+  op: 42,
+  gpuInfo: 'function',
+};
 
 // The same program as TypeScript, with the types it should see (checked, not run).
 const TYPED = `
@@ -122,6 +134,16 @@ describe('the npm package, installed from its tarball', () => {
   it('Node 24 imports every entry point by its package name', () => {
     assert.match(sh(BIN('node'), ['--version'], project), /^v24\./);
     assert.deepEqual(JSON.parse(sh(BIN('node'), ['consumer.mjs'], project)), EXPECTED);
+  });
+
+  // The machine's own Node (20 on the development machines and CI), found on PATH outside node_modules.
+  const systemNode = (process.env.PATH ?? '').split(SEP)
+    .filter((dir) => dir !== '' && !dir.includes('node_modules'))
+    .map((dir) => join(dir, 'node'))
+    .find((file) => existsSync(file));
+  it("the machine's own Node imports it too", { skip: systemNode === undefined && 'no node on PATH' }, () => {
+    const version = sh(systemNode!, ['--version'], project);
+    assert.deepEqual(JSON.parse(sh(systemNode!, ['consumer.mjs'], project)), EXPECTED, version);
   });
 
   it('Bun imports every entry point by its package name', () => {
