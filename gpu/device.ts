@@ -18,10 +18,13 @@ import { readEnv, setEnvDefault } from '../core/dispatch/env.ts';
 
 /** What `gpuInfo()` reports about the adapter in use. */
 export interface GpuInfo {
-  /** Adapter vendor, architecture, device and description as the adapter reports them. */
+  /** Adapter vendor, as the adapter reports it (so are the three below). */
   readonly vendor: string;
+  /** Adapter architecture. */
   readonly architecture: string;
+  /** Adapter device name. */
   readonly device: string;
+  /** Adapter description. */
   readonly description: string;
   /** Whether the adapter says it is a fallback (software) adapter; `undefined` where it cannot say. */
   readonly isFallbackAdapter: boolean | undefined;

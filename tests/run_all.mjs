@@ -69,6 +69,9 @@ if (staticOnly || (extraArgs.length === 0 && runtimeFlag === undefined)) {
   check('deno lint', bin('deno'), ['lint', '--quiet']);
   check('deno fmt --check', bin('deno'), ['fmt', '--check', '--quiet']);
   check('deno publish --dry-run', bin('deno'), ['publish', '--dry-run', '--allow-dirty', '--quiet']);
+  // Every symbol reachable from the package's entry points is exported and documented.
+  const entryPoints = Object.values(JSON.parse(readFileSync(join(root, 'deno.json'), 'utf8')).exports);
+  check('deno doc --lint', bin('deno'), ['doc', '--lint', ...entryPoints]);
 }
 
 if (staticOnly) {
