@@ -21,8 +21,26 @@ export * from './core/autograd/mod.ts';
 export * as nn from './core/nn/mod.ts';
 export * as optim from './core/optim/mod.ts';
 export { tensor, type TensorData, type TensorOptions } from './core/ops/creation.ts';
-export { registerOperators } from './core/ops/registry.ts';
+export { type OpHandles, registerOperators } from './core/ops/registry.ts';
 // Shadows the dispatcher's `Library` exported above: the same class, typed with the runtime's Tensor.
 export { Library, type LibraryConstructor, type TensorValueTypes } from './core/ops/typed_library.ts';
-export { configureCpu } from './core/cpu/runtime.ts';
-export { emptyGpuCache, gpuInfo, gpuMemoryStats, initWebGPU, synchronizeWebGPU } from './gpu/mod.ts';
+// The operator names, by family (the keys of `registerOperators()`'s handles).
+export type { BackendOpName, CompositeOpName, OpName } from './core/ops/declarations.ts';
+export type { ElementwiseOpName } from './core/ops/decl_elementwise.ts';
+export type { ElementwiseCompositeOpName } from './core/ops/decl_elementwise_composite.ts';
+export type { FactoryCompositeOpName, FactoryOpName } from './core/ops/decl_factories.ts';
+export type { IndexingBackendOpName, IndexingCompositeOpName } from './core/ops/decl_indexing.ts';
+export type { LinalgBackendOpName, LinalgCompositeOpName } from './core/ops/decl_linalg.ts';
+export type { NnBackendOpName, NnCompositeOpName } from './core/ops/decl_nn.ts';
+export type { RandomBackendOpName, RandomCompositeOpName } from './core/ops/decl_random.ts';
+export type { ReductionBackendOpName, ReductionCompositeOpName } from './core/ops/decl_reductions.ts';
+export type { ViewBackendOpName, ViewCompositeOpName } from './core/ops/decl_views.ts';
+export { configureCpu, type CpuOptions } from './core/cpu/runtime.ts';
+export {
+  type AcquireOptions,
+  emptyGpuCache,
+  gpuInfo,
+  gpuMemoryStats,
+  initWebGPU,
+  synchronizeWebGPU,
+} from './gpu/mod.ts';

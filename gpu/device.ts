@@ -14,13 +14,17 @@
  * @module
  */
 import { RuntimeError } from '../core/dispatch/errors.ts';
+import { readEnv, setEnvDefault } from '../core/dispatch/env.ts';
 
 /** What `gpuInfo()` reports about the adapter in use. */
 export interface GpuInfo {
-  /** Adapter vendor, architecture, device and description as the adapter reports them. */
+  /** Adapter vendor, as the adapter reports it (so are the three below). */
   readonly vendor: string;
+  /** Adapter architecture. */
   readonly architecture: string;
+  /** Adapter device name. */
   readonly device: string;
+  /** Adapter description. */
   readonly description: string;
   /** Whether the adapter says it is a fallback (software) adapter; `undefined` where it cannot say. */
   readonly isFallbackAdapter: boolean | undefined;
@@ -85,12 +89,13 @@ async function navigatorGpu(): Promise<{ gpu: Gpu; source: GpuInfo['source'] } |
   if (nav?.gpu !== undefined) return { gpu: nav.gpu, source: 'navigator.gpu' };
   const host = globalThis as {
     Bun?: unknown;
-    process?: { env?: Record<string, string | undefined>; platform?: string };
+    process?: { platform?: string };
   };
-  // Dawn's GL route needs a surfaceless EGL display: harmless where another backend is used.
-  if (host.process?.env !== undefined && host.process.env.EGL_PLATFORM === undefined) {
-    host.process.env.EGL_PLATFORM = 'surfaceless';
-    if (host.Bun !== undefined && host.process.platform === 'linux') await setNativeEnv('EGL_PLATFORM', 'surfaceless');
+  // Dawn's GL route needs a surfaceless EGL display: harmless where another backend is used. Under Deno without the
+  // env permission nothing is touched (and nothing prompts).
+  const wasSet = readEnv('EGL_PLATFORM') !== undefined;
+  if (setEnvDefault('EGL_PLATFORM', 'surfaceless') && !wasSet) {
+    if (host.Bun !== undefined && host.process?.platform === 'linux') await setNativeEnv('EGL_PLATFORM', 'surfaceless');
   }
   if (host.Bun !== undefined) {
     try {

@@ -37,11 +37,11 @@
  *
  * @module
  */
-import type { GpuInfo } from './device.ts';
+import type { AcquireOptions, GpuInfo } from './device.ts';
 import type { PoolStats } from './buffer_pool.ts';
 import type { GpuRuntime, WebGPUOptions } from './runtime.ts';
 
-export type { GpuInfo, PoolStats, WebGPUOptions };
+export type { AcquireOptions, GpuInfo, PoolStats, WebGPUOptions };
 
 let started: GpuRuntime | undefined;
 

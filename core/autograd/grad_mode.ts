@@ -63,6 +63,7 @@ export class GradModeGuard implements Disposable {
  * ```
  */
 export function noGrad(): GradModeGuard;
+/** Runs `fn` with gradient recording off and returns its result. */
 export function noGrad<T>(fn: () => T): T;
 export function noGrad<T>(fn?: () => T): GradModeGuard | T {
   return withMode(false, fn);
@@ -78,6 +79,7 @@ export function noGrad<T>(fn?: () => T): GradModeGuard | T {
  * ```
  */
 export function enableGrad(): GradModeGuard;
+/** Runs `fn` with gradient recording on and returns its result. */
 export function enableGrad<T>(fn: () => T): T;
 export function enableGrad<T>(fn?: () => T): GradModeGuard | T {
   return withMode(true, fn);
@@ -132,6 +134,7 @@ export class InferenceModeGuard implements Disposable {
  * ```
  */
 export function inferenceMode(): InferenceModeGuard;
+/** Runs `fn` in inference mode and returns its result. */
 export function inferenceMode<T>(fn: () => T): T;
 export function inferenceMode<T>(fn?: () => T): InferenceModeGuard | T {
   const guard = new InferenceModeGuard();

@@ -19,7 +19,9 @@ import type { Tensor } from '../tensor/tensor.ts';
 
 /** Where a gradient flows: input `inputNr` of `node`. */
 export interface Edge {
+  /** The node that receives the gradient. */
   readonly node: Node;
+  /** Which of the node's inputs it arrives at. */
   readonly inputNr: number;
 }
 
@@ -179,7 +181,8 @@ export abstract class Node {
 }
 
 /** The message for using a graph whose saved tensors were freed. */
-export const FREED_GRAPH_MESSAGE = 'Trying to backward through the graph a second time (or directly access saved ' +
+export const FREED_GRAPH_MESSAGE: string =
+  'Trying to backward through the graph a second time (or directly access saved ' +
   'tensors after they have already been freed). Saved intermediate values of the graph are freed when you call ' +
   '.backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second ' +
   'time or if you need to access saved tensors after calling backward.';

@@ -21,6 +21,7 @@ import { checkLayout, checkSize } from '../ops/decl_factories.ts';
 import { inferDenseStrides } from '../ops/view_layout.ts';
 import { dtypeRounder, fma, fmaf, storeValues } from './factories.ts';
 import { emptyCpu, hasInternalOverlap } from './iterator.ts';
+import { crLog, crSinCos } from './correctly_rounded.ts';
 import { hostElements } from './boundary.ts';
 
 type Kernel = (hi: number, lo: number, ...args: never[]) => unknown;
@@ -36,12 +37,14 @@ type Kernel = (hi: number, lo: number, ...args: never[]) => unknown;
 // - Normal otherwise (`normal_distribution<double>`): two double uniforms per pair, `r * cos` returned and
 //   `r * sin` cached in the generator for the next sample, across calls.
 // - Integers in [from, to): `draw % (to - from) + from`, a 64-bit draw when the range needs it.
-// float64 normal samples go through `Math.log/cos/sin`, which are correctly rounded where glibc's (what
-// PyTorch calls) are not always: about 0.15% of float64 normals differ from PyTorch's in the last bit.
+// float64 normal samples go through correctly rounded log/cos/sin (correctly_rounded.ts), the same in every
+// runtime; glibc's (what PyTorch calls) are not always correctly rounded: about 0.1% of float64 normals differ
+// from PyTorch's in the last bit.
 
 const TWO_POW_M24 = 2 ** -24;
 const TWO_POW_M53 = 2 ** -53;
 const f = Math.fround;
+const sinCos = new Float64Array(2); // crSinCos's output: [sin, cos]
 
 /** Element offsets of a CPU tensor in TensorIterator's order (memory order for dense layouts). */
 function iterationOffsets(t: Tensor): Float64Array {
@@ -233,9 +236,10 @@ function normalFill16(
   for (let j = 0; j < 8; j++) {
     if (round === undefined) {
       const u1 = 1 - data[o + j], u2 = data[o + j + 8];
-      const radius = Math.sqrt(-2 * Math.log(u1)), theta = 2 * Math.PI * u2;
-      data[o + j] = fma(radius * Math.cos(theta), std, mean);
-      data[o + j + 8] = fma(radius * Math.sin(theta), std, mean);
+      const radius = Math.sqrt(-2 * crLog(u1));
+      crSinCos(2 * Math.PI * u2, sinCos);
+      data[o + j] = fma(radius * sinCos[1], std, mean);
+      data[o + j + 8] = fma(radius * sinCos[0], std, mean);
     } else if (bfloat) {
       // c10's BFloat16-math.h gives bfloat16 its own std::log/sqrt/cos/sin, and bfloat16 arithmetic rounds
       // every operation to bfloat16.
@@ -263,9 +267,10 @@ function normalScalar(g: Generator, mean: number, std: number): number {
     g.nextDoubleNormal = undefined;
   } else {
     const u1 = g.random53() * TWO_POW_M53, u2 = g.random53() * TWO_POW_M53;
-    const r = Math.sqrt(-2 * Math.log(1 - u2)), theta = 2 * Math.PI * u1;
-    g.nextDoubleNormal = r * Math.sin(theta);
-    value = r * Math.cos(theta);
+    const r = Math.sqrt(-2 * crLog(1 - u2));
+    crSinCos(2 * Math.PI * u1, sinCos);
+    g.nextDoubleNormal = r * sinCos[0];
+    value = r * sinCos[1];
   }
   return fma(value, std, mean);
 }

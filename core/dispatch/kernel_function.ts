@@ -28,7 +28,7 @@ export type UnboxedKernel = (ksHi: number, ksLo: number, ...args: any[]) => any;
 export type BoxedKernel = (op: OperatorHandle, ks: DispatchKeySet, stack: Stack) => void;
 
 /** The message PyTorch gives when a fallthrough kernel is actually invoked. */
-export const FALLTHROUGH_EXECUTED_MESSAGE =
+export const FALLTHROUGH_EXECUTED_MESSAGE: string =
   'fallthrough_kernel was executed but it should have been short-circuited by the dispatcher. ' +
   'This could occur if you registered a fallthrough kernel as a override for a specific operator ' +
   '(as opposed to a backend fallback); this is NOT currently supported, and we do not intend to ' +

@@ -24,7 +24,9 @@ export const localKeys: { includedHi: number; includedLo: number; excludedHi: nu
 
 /** A snapshot of this agent's include and exclude sets. */
 export interface LocalDispatchKeySet {
+  /** Keys added to every call's keyset (`includeKeys`). */
   readonly included: DispatchKeySet;
+  /** Keys removed from every call's keyset (`excludeKeys`). */
   readonly excluded: DispatchKeySet;
 }
 
@@ -45,7 +47,16 @@ export function localDispatchKeySet(): LocalDispatchKeySet {
   };
 }
 
-type KeysLike = DispatchKeySet | DispatchKey | readonly DispatchKey[];
+/**
+ * Dispatch keys as `includeKeys`/`excludeKeys` and their `with*` forms take them: a keyset, one key, or a list.
+ *
+ * @example
+ * ```ts
+ * import { DispatchKey, type KeysLike } from './mod.ts';
+ * const keys: KeysLike = [DispatchKey.AutogradCPU, DispatchKey.ADInplaceOrView];
+ * ```
+ */
+export type KeysLike = DispatchKeySet | DispatchKey | readonly DispatchKey[];
 
 function toKeySet(keys: KeysLike): DispatchKeySet {
   if (keys instanceof DispatchKeySet) return keys;

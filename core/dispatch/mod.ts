@@ -33,10 +33,18 @@ export {
   KernelFunction,
   type UnboxedKernel,
 } from './kernel_function.ts';
-export type { AnnotatedKernel, ComputedEntry, EntrySource } from './operator_entry.ts';
-export { type ComputedTableRow, OperatorHandle } from './operator_handle.ts';
-export type { SchemaCallArgs, SchemaKernel, SchemaKernelArgs, SchemaReturn, SchemaValueTypes } from './schema_types.ts';
-export { TableStore } from './table_store.ts';
+export type { AnnotatedKernel, ComputedEntry, EntryContext, EntrySource } from './operator_entry.ts';
+export type { CallStub } from './call_stub.ts';
+export { type ComputedTableRow, OperatorHandle, type OperatorHost } from './operator_handle.ts';
+export type {
+  SchemaCallArgs,
+  SchemaKernel,
+  SchemaKernelArgs,
+  SchemaReturn,
+  SchemaValueTypes,
+  UntypedSchemaValues,
+} from './schema_types.ts';
+export { type RowData, type RowRef, TableStore } from './table_store.ts';
 export {
   Dispatcher,
   type DispatcherOptions,

@@ -25,12 +25,19 @@ export interface ComputedTableRow {
 
 /** What a handle delegates to: its dispatcher. */
 export interface OperatorHost {
+  /** Calls the operator with a boxed stack, dispatching on its arguments. */
   callBoxed(op: OperatorHandle, stack: Stack): void;
+  /** Calls the operator with a boxed stack for the keys of `ks` below the current one. */
   redispatchBoxed(op: OperatorHandle, ks: DispatchKeySet, stack: Stack): void;
+  /** Calls the kernel the operator's table holds for `key`, with a boxed stack. */
   callBoxedForDispatchKey(op: OperatorHandle, key: DispatchKey, stack: Stack): void;
+  /** The operator's registrations, as PyTorch's `_dispatch_dump` prints them. */
   dumpState(op: OperatorHandle): string;
+  /** The operator's computed dispatch table, as PyTorch's `_dispatch_dump_table` prints it. */
   dumpComputedTable(op: OperatorHandle): string;
+  /** The operator's computed dispatch table, one row per key. */
   computedTable(op: OperatorHandle): ComputedTableRow[];
+  /** Whether the operator has a kernel registered directly for `key`. */
   hasKernelForDispatchKey(op: OperatorHandle, key: DispatchKey): boolean;
 }
 

@@ -42,8 +42,11 @@ export const ROWS_PER_CHUNK = 256;
 
 /** Where a row lives: its chunk's words and the row's first word. */
 export interface RowRef {
+  /** Row index in the store. */
   readonly row: number;
+  /** The words of the row's chunk (shared with every agent). */
   readonly words: Int32Array;
+  /** Index in `words` of the row's first word. */
   readonly base: number;
 }
 

@@ -17,6 +17,7 @@
  */
 import '../init.ts'; // usable without the root module: registers the CPU backend and Tensor methods
 export {
+  type AnyModule,
   type IncompatibleKeys,
   type LoadStateDictOptions,
   Module,
@@ -24,6 +25,7 @@ export {
   type ZeroGradOptions,
 } from './module.ts';
 export { isParameter, Parameter } from './parameter.ts';
+export { RegistersAttributes } from './module_registry.ts';
 export {
   Dropout,
   Embedding,

@@ -73,7 +73,16 @@ function shapeString(shape: readonly number[]): string {
   return `torch.Size([${shape.join(', ')}])`;
 }
 
-type AnyModule = Module<any, any>;
+/**
+ * Any module, whatever its forward signature (what `registerModule` and the child iterators accept).
+ *
+ * @example
+ * ```ts
+ * import { type AnyModule, Linear, ReLU } from './mod.ts';
+ * const children: AnyModule[] = [new Linear(2, 2), new ReLU()];
+ * ```
+ */
+export type AnyModule = Module<any, any>;
 
 // The registry of a module, or PyTorch's error for an object that `Module`'s constructor did not make.
 function registry(module: object, what: string): ModuleRegistry {

@@ -19,6 +19,7 @@
  * @module
  */
 import '../init.ts'; // usable without the root module: registers the CPU backend and Tensor methods
+export type { OptionKind, OptionKinds } from './options.ts';
 export { Optimizer, type ParamGroup, type ParamGroupInput, type ParamsInput, type ParamState } from './optimizer.ts';
 export { SGD, type SGDGroupOptions, type SGDOptions, type SGDState } from './sgd.ts';
 export { Adam, type AdamGroupOptions, type AdamOptions, type AdamState, AdamW } from './adam.ts';

@@ -7,6 +7,7 @@
  * @module
  */
 
+import { crSinCos } from '../cpu/correctly_rounded.ts';
 const N = 624;
 const M = 397;
 const UPPER_MASK = 0x80000000;
@@ -179,7 +180,9 @@ export class Generator {
       if (n === RNG_STATE_BYTES) double = view.getFloat64(normalAt + 8, true);
       else {
         // The legacy state kept the uniform sample and the radius; PyTorch rebuilds the sine sample.
-        double = view.getFloat64(normalAt + 16, true) * Math.sin(2 * Math.PI * view.getFloat64(normalAt, true));
+        const sinCos = new Float64Array(2);
+        crSinCos(2 * Math.PI * view.getFloat64(normalAt, true), sinCos);
+        double = view.getFloat64(normalAt + 16, true) * sinCos[0];
       }
     }
     if (n === RNG_STATE_BYTES && bytes[LEGACY_STATE_BYTES + 4] !== 0) {

@@ -42,7 +42,9 @@ export const scopeSlot: unique symbol = Symbol('switchyard.scopeFrame');
 
 /** What lifetime tracking needs of a tensor. */
 export interface Tracked {
+  /** Whether `dispose()` has run. */
   readonly isDisposed: boolean;
+  /** Frees the tensor (idempotent). */
   dispose(): void;
   /** Set once the tensor is registered with the finalizer (see Note [Deferred finalizer registration]). */
   finalizerRegistered: boolean;
@@ -241,6 +243,7 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
  * ```
  */
 export function scope<T>(fn: () => Promise<T>): Promise<T>;
+/** Runs `fn`, then frees the tensors it made that were not kept, returned or disposed. */
 export function scope<T>(fn: () => T): T;
 export function scope<T>(fn: () => T | Promise<T>): T | Promise<T> {
   if (typeof fn !== 'function') throw new TypeError(`scope(): expected a function, got ${describe(fn)}`);

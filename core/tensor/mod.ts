@@ -8,7 +8,8 @@ export * from './promotion.ts';
 export { FloatScalar, floatScalar, isFloatScalar, type Scalar } from './float_scalar.ts';
 export { Device, type DeviceLike, type DeviceType, toDevice } from './device.ts';
 export { type AutogradMeta, isTensor, Tensor, type TensorInit, type VersionCounter } from './tensor.ts';
-export { keep, type MemoryStats, memoryStats, scope } from './lifetime.ts';
+export { keep, type MemoryStats, memoryStats, scope, ScopeFrame, scopeSlot, type Tracked } from './lifetime.ts';
+export { Storage } from './storage.ts';
 export { heldTensors, type HoldsTensors } from './held_tensors.ts';
 export {
   getPrintOptions,

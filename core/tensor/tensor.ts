@@ -25,16 +25,21 @@ import { asyncToCpu } from './host_transfer.ts';
 
 /** A counter shared by a tensor and its views, bumped by every in-place change (autograd checks it). */
 export interface VersionCounter {
+  /** Bumped by each in-place change. */
   version: number;
 }
 
 /** Autograd state a tensor carries (filled in by `core/autograd`). */
 export interface AutogradMeta {
+  /** Whether autograd records operations on the tensor. */
   requiresGrad: boolean;
+  /** The accumulated gradient, or null. */
   grad: Tensor | null;
+  /** The node that made the tensor (null for leaves). */
   readonly gradFn: unknown;
   /** Output index of this tensor in its gradFn. */
   outputNr: number;
+  /** Whether a non-leaf keeps its gradient in `grad` (`retainGrad()`). */
   retainsGrad: boolean;
   /** Called once when `tensor` is disposed: its owner gives back its hold on the graph. */
   onOwnerDisposed(tensor: Tensor): void;
@@ -42,10 +47,15 @@ export interface AutogradMeta {
 
 /** Options describing a new tensor over a storage. */
 export interface TensorInit {
+  /** The storage the tensor views. */
   readonly storage: Storage;
+  /** Sizes per dimension. */
   readonly shape: readonly number[];
+  /** Element type. */
   readonly dtype: DType;
+  /** Strides in elements (contiguous when omitted). */
   readonly strides?: readonly number[];
+  /** Offset of element [0, ..., 0] in the storage, in elements (0 when omitted). */
   readonly storageOffset?: number;
   /** Share this version counter (views); a fresh one otherwise. */
   readonly version?: VersionCounter;
@@ -223,6 +233,7 @@ function cachedKeySet(device: Device, inference: boolean): DispatchKeySet {
 
 // The operators' methods (`t.add(u)`, ...) are generated from the operator table and installed on the
 // prototype by `installTensorMethods()`; this declaration merge gives them their types.
+/** The operator methods of tensors (`t.add(u)`, ...), generated from the operator table, and the autograd methods. */
 export interface Tensor extends TensorMethods, AutogradTensorMethods {}
 
 /**
@@ -378,6 +389,7 @@ export class Tensor implements DispatchKeySource {
   }
   /** Strides in elements, or the stride of one dimension. */
   stride(): readonly number[];
+  /** The stride of dimension `dim` (negative counts from the end). */
   stride(dim: number): number;
   stride(dim?: number): readonly number[] | number {
     const strides = this.#strides ??= contiguousStrides(this.shape);
@@ -385,6 +397,7 @@ export class Tensor implements DispatchKeySource {
   }
   /** Sizes, or the size of one dimension (PyTorch's `size()`). */
   size(): readonly number[];
+  /** The size of dimension `dim` (negative counts from the end). */
   size(dim: number): number;
   size(dim?: number): readonly number[] | number {
     return dim === undefined ? this.shape : this.shape[wrapDim(dim, this.shape.length)];

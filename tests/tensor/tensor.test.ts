@@ -231,8 +231,8 @@ describe('Tensor printing matches PyTorch 1.13', () => {
   it("prints through the runtimes' inspect hooks", () => {
     const t = tensor([[1.5, -2.25], [3, 4]]);
     const g = globalThis as { Deno?: { inspect(v: unknown): string }; Bun?: { inspect(v: unknown): string } };
-    const runtimeInspect = g.Deno?.inspect ?? g.Bun?.inspect;
-    assert.ok(runtimeInspect !== undefined);
+    // Node's own inspect is node:util's (checked below in every runtime).
+    const runtimeInspect = g.Deno?.inspect ?? g.Bun?.inspect ?? inspect;
     assert.equal(runtimeInspect(t), PYTORCH_REPR.float2d);
     assert.equal(inspect(t), PYTORCH_REPR.float2d);
     assert.match(runtimeInspect({ weight: tensor([1]) }), /weight: tensor\(\[1\]\)/);
