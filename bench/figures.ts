@@ -335,7 +335,7 @@ if (import.meta.main) {
   const fresh = withGeneratedBlocks(readme);
   if (process.argv.includes('--check')) {
     if (fresh !== readme) {
-      console.error('README.md figures differ from bench/results: run `deno run -A bench/figures.ts`');
+      console.error('README.md figures differ from bench/results: run `npm run bench:figures`');
       process.exitCode = 1;
     }
   } else if (fresh !== readme) {

@@ -212,6 +212,7 @@ export class Library<V extends SchemaValueTypes = UntypedSchemaValues> implement
     dispatchKey?: DispatchKey | string,
     options?: ImplKernelOptions,
   ): this;
+  /** Registers a kernel for the operator called `name`; the kernel is untyped (any arguments). */
   impl(name: string, fn: KernelLike, dispatchKey?: DispatchKey | string, options?: ImplKernelOptions): this;
   impl(
     nameOrOp: string | OperatorHandle<string, V>,

@@ -36,14 +36,8 @@ export {
 export type { AnnotatedKernel, ComputedEntry, EntryContext, EntrySource } from './operator_entry.ts';
 export type { CallStub } from './call_stub.ts';
 export { type ComputedTableRow, OperatorHandle, type OperatorHost } from './operator_handle.ts';
-export type {
-  SchemaCallArgs,
-  SchemaKernel,
-  SchemaKernelArgs,
-  SchemaReturn,
-  SchemaValueTypes,
-  UntypedSchemaValues,
-} from './schema_types.ts';
+// The schema-type machinery (Note [Schema types]): the public types and the helpers they are made of.
+export type * from './schema_types.ts';
 export { type RowData, type RowRef, TableStore } from './table_store.ts';
 export {
   Dispatcher,

@@ -44,6 +44,22 @@ export interface OperatorHost {
 let internalOf: (op: OperatorHandle) => unknown;
 let setSchema: (op: OperatorHandle, schema: FunctionSchema | undefined) => void;
 
+// The typed entry points (Note [Schema types] in schema_types.ts) are method signatures of this interface, merged
+// into the class: methods compare their parameters bivariantly, so a handle typed from its schema still passes
+// wherever an untyped `OperatorHandle` is expected.
+/** The typed entry points of an {@linkcode OperatorHandle} (its schema string `S` read at the type level). */
+export interface OperatorHandle<S extends string = string, V extends SchemaValueTypes = UntypedSchemaValues> {
+  /** The unboxed entry point: `(...args)` computes the keyset and calls the selected kernel. */
+  call(...args: SchemaCallArgs<S, V>): SchemaReturn<S, V>;
+  /**
+   * `call` without its argument checks, for callers that checked the arguments themselves (the generated
+   * API): the same as `call` on a dispatcher without a value validator.
+   */
+  callUnchecked(...args: SchemaCallArgs<S, V>): SchemaReturn<S, V>;
+  /** `(ksHi, ksLo, ...args)`: calls the kernel the given keyset selects, without local keys or masks. */
+  redispatch(ksHi: number, ksLo: number, ...args: SchemaCallArgs<S, V>): SchemaReturn<S, V>;
+}
+
 /**
  * An operator registered with a {@linkcode Dispatcher}. `call` is the unboxed hot path: pass the schema's
  * arguments positionally. Call it as a method (`op.call(...)`): the dispatcher replaces the function when
@@ -61,21 +77,6 @@ let setSchema: (op: OperatorHandle, schema: FunctionSchema | undefined) => void;
  * op.call(21); // 42
  * ```
  */
-// The typed entry points (Note [Schema types] in schema_types.ts) are method signatures of this interface, merged
-// into the class: methods compare their parameters bivariantly, so a handle typed from its schema still passes
-// wherever an untyped `OperatorHandle` is expected.
-export interface OperatorHandle<S extends string = string, V extends SchemaValueTypes = UntypedSchemaValues> {
-  /** The unboxed entry point: `(...args)` computes the keyset and calls the selected kernel. */
-  call(...args: SchemaCallArgs<S, V>): SchemaReturn<S, V>;
-  /**
-   * `call` without its argument checks, for callers that checked the arguments themselves (the generated
-   * API): the same as `call` on a dispatcher without a value validator.
-   */
-  callUnchecked(...args: SchemaCallArgs<S, V>): SchemaReturn<S, V>;
-  /** `(ksHi, ksLo, ...args)`: calls the kernel the given keyset selects, without local keys or masks. */
-  redispatch(ksHi: number, ksLo: number, ...args: SchemaCallArgs<S, V>): SchemaReturn<S, V>;
-}
-
 export class OperatorHandle<S extends string = string, V extends SchemaValueTypes = UntypedSchemaValues> {
   /** Full name, `ns::op` or `ns::op.overload`. */
   readonly name: string;

@@ -36,9 +36,13 @@
  * ```
  */
 export interface SchemaValueTypes {
+  /** What `Tensor` stands for. */
   readonly Tensor: unknown;
+  /** What `ScalarType` stands for (its ScalarType code, a number, is accepted too). */
   readonly ScalarType: unknown;
+  /** What `Device` stands for. */
   readonly Device: unknown;
+  /** What `Generator` stands for. */
   readonly Generator: unknown;
 }
 
@@ -52,31 +56,41 @@ export interface SchemaValueTypes {
  * ```
  */
 export interface UntypedSchemaValues extends SchemaValueTypes {
+  /** Any value: the dispatcher knows tensors only by their keyset words. */
   readonly Tensor: any;
+  /** Any value. */
   readonly ScalarType: any;
+  /** Any value. */
   readonly Device: any;
+  /** Any value. */
   readonly Generator: any;
 }
 
-type Trim<S extends string> = S extends ` ${infer R}` ? Trim<R> : S extends `${infer R} ` ? Trim<R> : S;
+/** Trims spaces at both ends of a string type. Part of the schema-type machinery (Note [Schema types]). */
+export type Trim<S extends string> = S extends ` ${infer R}` ? Trim<R> : S extends `${infer R} ` ? Trim<R> : S;
 
 /** `T` when it is an array type (what a rest parameter needs to see), else `any[]`. */
-type ArrayOr<T> = T extends readonly unknown[] ? T : any[];
+export type ArrayOr<T> = T extends readonly unknown[] ? T : any[];
 
-type Pop<D extends unknown[]> = D extends [...infer Rest, unknown] ? Rest : [];
+/** A tuple without its last element (a depth counter going down). Part of the schema-type machinery (Note [Schema types]). */
+export type Pop<D extends unknown[]> = D extends [...infer Rest, unknown] ? Rest : [];
 
 /** Splits at commas outside brackets and parentheses. */
-type SplitTop<S extends string, Cur extends string = '', Depth extends unknown[] = [], Out extends string[] = []> =
-  S extends `${infer C}${infer Rest}` ? C extends ',' ? Depth extends [] ? SplitTop<Rest, '', [], [...Out, Trim<Cur>]>
-      : SplitTop<Rest, `${Cur}${C}`, Depth, Out>
-    : C extends '[' | '(' ? SplitTop<Rest, `${Cur}${C}`, [...Depth, 0], Out>
-    : C extends ']' | ')' ? SplitTop<Rest, `${Cur}${C}`, Pop<Depth>, Out>
+export type SplitTop<
+  S extends string,
+  Cur extends string = '',
+  Depth extends unknown[] = [],
+  Out extends string[] = [],
+> = S extends `${infer C}${infer Rest}` ? C extends ',' ? Depth extends [] ? SplitTop<Rest, '', [], [...Out, Trim<Cur>]>
     : SplitTop<Rest, `${Cur}${C}`, Depth, Out>
-    : Trim<Cur> extends '' ? Out
-    : [...Out, Trim<Cur>];
+  : C extends '[' | '(' ? SplitTop<Rest, `${Cur}${C}`, [...Depth, 0], Out>
+  : C extends ']' | ')' ? SplitTop<Rest, `${Cur}${C}`, Pop<Depth>, Out>
+  : SplitTop<Rest, `${Cur}${C}`, Depth, Out>
+  : Trim<Cur> extends '' ? Out
+  : [...Out, Trim<Cur>];
 
 /** `[arguments text, text after the closing parenthesis]` of `S`, which starts just after the opening one. */
-type TakeParens<S extends string, Cur extends string = '', Depth extends unknown[] = []> = S extends
+export type TakeParens<S extends string, Cur extends string = '', Depth extends unknown[] = []> = S extends
   `${infer C}${infer Rest}`
   ? C extends ')' ? Depth extends [] ? [Cur, Rest] : TakeParens<Rest, `${Cur}${C}`, Pop<Depth>>
   : C extends '(' ? TakeParens<Rest, `${Cur}${C}`, [...Depth, 0]>
@@ -84,9 +98,10 @@ type TakeParens<S extends string, Cur extends string = '', Depth extends unknown
   : never;
 
 /** Drops alias annotations: `Tensor(a!)` is `Tensor`, `Tensor(a)[]` is `Tensor[]`. */
-type NoAlias<T> = T extends `${infer B}(${string})${infer After}` ? `${B}${After}` : T;
+export type NoAlias<T> = T extends `${infer B}(${string})${infer After}` ? `${B}${After}` : T;
 
-type BaseType<T, Call extends boolean, V extends SchemaValueTypes> = T extends 'Tensor' ? V['Tensor']
+/** The TypeScript type of a base schema type (`never` for one not known here). Part of the schema-type machinery (Note [Schema types]). */
+export type BaseType<T, Call extends boolean, V extends SchemaValueTypes> = T extends 'Tensor' ? V['Tensor']
   : T extends 'int' | 'SymInt' ? Call extends true ? number | bigint : number
   : T extends 'float' ? number
   : T extends 'bool' ? boolean
@@ -100,57 +115,62 @@ type BaseType<T, Call extends boolean, V extends SchemaValueTypes> = T extends '
   : never;
 
 /** The TypeScript type of a schema type (`never` for one not known here). */
-type ArgType<T, Call extends boolean, V extends SchemaValueTypes> = NoAlias<T> extends `${infer E}[]`
+export type ArgType<T, Call extends boolean, V extends SchemaValueTypes> = NoAlias<T> extends `${infer E}[]`
   ? ArgType<E, Call, V>[]
   : NoAlias<T> extends `${infer E}[${number}]` ? ArgType<E, Call, V>[]
   : NoAlias<T> extends `${infer E}?` ? ArgType<E, Call, V> | null
   : BaseType<NoAlias<T>, Call, V>;
 
 /** One argument's `[type text, has a default]`; `*` is not an argument. */
-type ParseArg<A extends string> = A extends `${infer Decl}=${string}` ? [ArgTypeText<Trim<Decl>>, true]
+export type ParseArg<A extends string> = A extends `${infer Decl}=${string}` ? [ArgTypeText<Trim<Decl>>, true]
   : [ArgTypeText<A>, false];
-type ArgTypeText<D> = D extends `${infer T} ${string}` ? T : D;
+/** The type part of an argument declaration (`Tensor(a!) self` gives `Tensor(a!)`). Part of the schema-type machinery (Note [Schema types]). */
+export type ArgTypeText<D> = D extends `${infer T} ${string}` ? T : D;
 
-type ParsedArgs<L extends string[], Out extends [string, boolean][] = []> = L extends
+/** `[type text, has a default]` for each argument of a list, the `*` separator dropped. Part of the schema-type machinery (Note [Schema types]). */
+export type ParsedArgs<L extends string[], Out extends [string, boolean][] = []> = L extends
   [infer H extends string, ...infer R extends string[]] ? H extends '*' ? ParsedArgs<R, Out>
   : ParsedArgs<R, [...Out, ParseArg<H>]>
   : Out;
 
 /** Every argument, required (what kernels receive). */
-type AllArgs<P extends [string, boolean][], Call extends boolean, V extends SchemaValueTypes> = {
+export type AllArgs<P extends [string, boolean][], Call extends boolean, V extends SchemaValueTypes> = {
   [I in keyof P]: ArgType<P[I][0], Call, V>;
 };
 
 /** The arguments of a call: the trailing ones with defaults may be left out. */
-type CallArgsOf<P extends [string, boolean][], V extends SchemaValueTypes> = P extends
+export type CallArgsOf<P extends [string, boolean][], V extends SchemaValueTypes> = P extends
   [...infer Init extends [string, boolean][], infer Last]
   ? Last extends [infer T extends string, true] ? [...CallArgsOf<Init, V>, ArgType<T, true, V>?] : AllArgs<P, true, V>
   : [];
 
-type ReturnType1<R, V extends SchemaValueTypes> = R extends string ? ReturnTypeOf<R, V> : never;
-type ReturnTypeOf<R extends string, V extends SchemaValueTypes> = Trim<R> extends '()' ? void
+/** The return type of a returns text (never for one not known here). Part of the schema-type machinery (Note [Schema types]). */
+export type ReturnType1<R, V extends SchemaValueTypes> = R extends string ? ReturnTypeOf<R, V> : never;
+/** The return type of a returns text: one type, `void` for `()`, a tuple for several. Part of the schema-type machinery (Note [Schema types]). */
+export type ReturnTypeOf<R extends string, V extends SchemaValueTypes> = Trim<R> extends '()' ? void
   : Trim<R> extends `(${infer Inner})` ? ReturnList<SplitTop<Inner>, V>
   : ArgType<Trim<R>, false, V>;
 
 /** The types of a parenthesised list of returns, named (`Tensor values`) or not. */
-type ReturnList<L extends string[], V extends SchemaValueTypes, Out extends unknown[] = []> = L extends
+export type ReturnList<L extends string[], V extends SchemaValueTypes, Out extends unknown[] = []> = L extends
   [infer H extends string, ...infer Rest extends string[]]
   ? ReturnList<Rest, V, [...Out, ArgType<ArgTypeText<H>, false, V>]>
   : Out;
 
 /** `[argument list, returns text]` of a schema, or never when it is not one. */
-type Parts<S extends string> = S extends `${string}(${infer Rest}`
+export type Parts<S extends string> = S extends `${string}(${infer Rest}`
   ? TakeParens<Rest> extends [infer Args extends string, infer After extends string]
     ? Trim<After> extends `->${infer Ret}` ? [Args, Ret] : never
   : never
   : never;
 
-type HasNever<T extends readonly unknown[]> = true extends
+/** Whether a tuple holds `never` (a schema type these types cannot read). Part of the schema-type machinery (Note [Schema types]). */
+export type HasNever<T extends readonly unknown[]> = true extends
   { [I in keyof T]: [T[I]] extends [never] ? true : false }[number] ? true
   : false;
 
 /** The parsed arguments of `S`, or never when a type is not one of those listed in Note [Schema types]. */
-type KnownArgs<S extends string> = ParsedArgs<SplitTop<Parts<S>[0]>> extends infer P extends [string, boolean][]
+export type KnownArgs<S extends string> = ParsedArgs<SplitTop<Parts<S>[0]>> extends infer P extends [string, boolean][]
   ? HasNever<AllArgs<P, false, UntypedSchemaValues>> extends true ? never : P
   : never;
 

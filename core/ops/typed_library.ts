@@ -26,9 +26,13 @@ import type { Tensor } from '../tensor/tensor.ts';
  * ```
  */
 export interface TensorValueTypes extends SchemaValueTypes {
+  /** A runtime tensor. */
   readonly Tensor: Tensor;
+  /** A dtype. */
   readonly ScalarType: DType;
+  /** A device. */
   readonly Device: Device;
+  /** A random generator. */
   readonly Generator: Generator;
 }
 
@@ -52,6 +56,7 @@ export type Library = DispatchLibrary<TensorValueTypes>;
 export interface LibraryConstructor {
   /** Opens a block; a DEF block claims the namespace. */
   new (ns: string, kind: LibraryKind, dispatchKey?: DispatchKey | string, options?: LibraryOptions): Library;
+  /** The prototype every Library shares. */
   readonly prototype: Library;
 }
 

@@ -87,7 +87,9 @@ export function serveExample(port = 8000): Promise<{ server: Server; url: string
   });
 }
 
-if (import.meta.main) {
+if (import.meta.main && process.argv.includes('--help')) {
+  console.log('usage: deno run -A examples/web/serve.ts [--port N]  (serves the browser example on 127.0.0.1)');
+} else if (import.meta.main) {
   const at = process.argv.indexOf('--port');
   const { url } = await serveExample(at < 0 ? 8000 : Number(process.argv[at + 1]));
   console.log(`Switchyard browser example: ${url}/web/ (not isolated), ${url}/isolated/web/ (cross-origin isolated)`);

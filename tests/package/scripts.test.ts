@@ -41,6 +41,8 @@ const DRY: Record<string, { args: string[]; expect: RegExp }> = {
   bench: { args: ['--list'], expect: /bench\/dispatch\.bench\.ts/ },
   'gen:ops': { args: ['--check'], expect: /fresh|up to date|matches|^$/i },
   'demo:dispatch': { args: [], expect: /dispatch/i },
+  'bench:figures': { args: ['--check'], expect: /^$/ },
+  'demo:web': { args: ['--help'], expect: /usage: .*examples\/web\/serve\.ts/ },
 };
 
 describe('package manifests', () => {
