@@ -22,3 +22,5 @@ import '../init.ts'; // usable without the root module: registers the CPU backen
 export { Optimizer, type ParamGroup, type ParamGroupInput, type ParamsInput, type ParamState } from './optimizer.ts';
 export { SGD, type SGDGroupOptions, type SGDOptions, type SGDState } from './sgd.ts';
 export { Adam, type AdamGroupOptions, type AdamOptions, type AdamState, AdamW } from './adam.ts';
+export { RMSprop, type RMSpropGroupOptions, type RMSpropOptions, type RMSpropState } from './rmsprop.ts';
+export { Adagrad, type AdagradGroupOptions, type AdagradOptions, type AdagradState } from './adagrad.ts';
