@@ -24,3 +24,16 @@ export { SGD, type SGDGroupOptions, type SGDOptions, type SGDState } from './sgd
 export { Adam, type AdamGroupOptions, type AdamOptions, type AdamState, AdamW } from './adam.ts';
 export { RMSprop, type RMSpropGroupOptions, type RMSpropOptions, type RMSpropState } from './rmsprop.ts';
 export { Adagrad, type AdagradGroupOptions, type AdagradOptions, type AdagradState } from './adagrad.ts';
+export {
+  CosineAnnealingLR,
+  ExponentialLR,
+  LambdaLR,
+  LRScheduler,
+  MultiStepLR,
+  OneCycleLR,
+  type OneCycleLROptions,
+  ReduceLROnPlateau,
+  type ReduceLROnPlateauOptions,
+  type SchedulerStateDict,
+  StepLR,
+} from './lr_scheduler.ts';
