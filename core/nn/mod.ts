@@ -45,3 +45,4 @@ export {
   type Reduction,
 } from './loss.ts';
 export * as init from './init.ts';
+export * as utils from './utils.ts';
