@@ -20,6 +20,7 @@ export * from './core/ops/generated_api.ts';
 export * from './core/autograd/mod.ts';
 export * as nn from './core/nn/mod.ts';
 export * as optim from './core/optim/mod.ts';
+export * as safetensors from './core/nn/safetensors.ts';
 export { tensor, type TensorData, type TensorOptions } from './core/ops/creation.ts';
 export { registerOperators } from './core/ops/registry.ts';
 export { configureCpu } from './core/cpu/runtime.ts';
