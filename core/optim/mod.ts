@@ -20,6 +20,7 @@
  */
 import '../init.ts'; // usable without the root module: registers the CPU backend and Tensor methods
 export { Optimizer, type ParamGroup, type ParamGroupInput, type ParamsInput, type ParamState } from './optimizer.ts';
+export { type OptimizerStateDict } from './state_dict.ts';
 export { SGD, type SGDGroupOptions, type SGDOptions, type SGDState } from './sgd.ts';
 export { Adam, type AdamGroupOptions, type AdamOptions, type AdamState, AdamW } from './adam.ts';
 export { RMSprop, type RMSpropGroupOptions, type RMSpropOptions, type RMSpropState } from './rmsprop.ts';
