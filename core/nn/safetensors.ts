@@ -429,3 +429,5 @@ export function loadFile(path: string): Map<string, Tensor> {
   checkPath(what, path);
   return load(fileSystem(what).readFileSync(path));
 }
+
+export { loadModel, saveModel } from './state_dict.ts';
