@@ -629,6 +629,34 @@ export class OneCycleLR extends LRScheduler {
     this.initialStep();
   }
 
+  /** The state, with the phases as PyTorch writes them (`end_step`, `start_lr: 'initial_lr'`, ...). */
+  override stateDict(): SchedulerStateDict {
+    const state = super.stateDict();
+    state.schedule_phases = this.schedulePhases.map((phase) =>
+      Object.fromEntries(
+        Object.entries(phase).map(([k, v]) => [snakeCase(k), typeof v === 'string' ? snakeCase(v) : v]),
+      )
+    );
+    return state;
+  }
+
+  /** Restores phases written by {@linkcode stateDict} or by PyTorch. */
+  protected override specialKeys(): Record<string, (value: unknown) => void> {
+    return {
+      ...super.specialKeys(),
+      schedule_phases: (value) => {
+        if (!Array.isArray(value) || !value.every(isOptions)) {
+          throw new TypeError('OneCycleLR.loadStateDict(): schedule_phases must be a list of dicts');
+        }
+        this.schedulePhases = value.map((phase) =>
+          Object.fromEntries(
+            Object.entries(phase).map(([k, v]) => [camelCase(k), typeof v === 'string' ? camelCase(v) : v]),
+          ) as Phase
+        );
+      },
+    };
+  }
+
   #anneal(start: number, end: number, pct: number): number {
     if (this.annealStrategy === 'linear') return (end - start) * pct + start;
     const cosOut = Math.cos(Math.PI * pct) + 1;

@@ -344,6 +344,28 @@ describe('OneCycleLR follows PyTorch 1.13', () => {
       assertClose(scheduler.getLastLr(), [lrs[i]], `lr at ${i}`);
       assertClose([optimizer.paramGroups[0].momentum], [momenta[i]], `momentum at ${i}`);
     }
+    const state = scheduler.stateDict();
+    assert.deepEqual(state.schedule_phases, [
+      {
+        end_step: 2,
+        start_lr: 'initial_lr',
+        end_lr: 'max_lr',
+        start_momentum: 'max_momentum',
+        end_momentum: 'base_momentum',
+      },
+      {
+        end_step: 9,
+        start_lr: 'max_lr',
+        end_lr: 'min_lr',
+        start_momentum: 'base_momentum',
+        end_momentum: 'max_momentum',
+      },
+    ]);
+    assert.equal(state.total_steps, 10);
+    assert.deepEqual(optimizer.stateDict().param_groups[0].max_lr, 0.1);
+    const resumed = new OneCycleLR(optimizer, 0.1, { totalSteps: 10, lastEpoch: 9 });
+    resumed.loadStateDict(state);
+    assert.deepEqual(resumed.stateDict(), state);
     assert.throws(() => {
       scheduler.step();
       scheduler.step();
