@@ -48,3 +48,4 @@ export { GELU, type GELUOptions, Identity, LogSoftmax, Sigmoid, SiLU, Softmax, T
 export { ModuleDict, ModuleList } from './containers.ts';
 export * as init from './init.ts';
 export * as utils from './utils.ts';
+export * as safetensors from './safetensors.ts';

@@ -127,17 +127,14 @@ function checkMetadata(what: string, metadata: unknown): SafetensorsMetadata | u
   return metadata as SafetensorsMetadata;
 }
 
-/** The elements of `t` as contiguous little-endian bytes (a copy). */
-function elementBytes(t: Tensor): Uint8Array {
+/** `t` as a contiguous CPU tensor: `t` itself when it is one, else a copy the caller disposes. */
+function denseOnCpu(t: Tensor): Tensor {
   return noGrad(() => {
     const onCpu = t.device.type === 'cpu' ? t : t.cpu();
-    const dense = onCpu.isContiguous() ? onCpu : onCpu.contiguous();
-    try {
-      return contiguousHostBytes(dense).slice();
-    } finally {
-      if (dense !== t) dense.dispose();
-      if (onCpu !== t && onCpu !== dense) onCpu.dispose();
-    }
+    if (onCpu.isContiguous()) return onCpu;
+    const dense = onCpu.contiguous();
+    if (onCpu !== t) onCpu.dispose();
+    return dense;
   });
 }
 
@@ -165,17 +162,11 @@ export function save(tensors: NamedTensors, metadata?: SafetensorsMetadata): Uin
   entries.sort(([a, ta], [b, tb]) => tb.dtype.itemSize - ta.dtype.itemSize || (a < b ? -1 : a > b ? 1 : 0));
   const header: Record<string, unknown> = {};
   if (meta !== undefined) header[METADATA_KEY] = meta;
-  const chunks: Uint8Array[] = [];
   let offset = 0;
   for (const [name, t] of entries) {
-    const bytes = elementBytes(t);
-    header[name] = {
-      dtype: FROM_DTYPE[t.dtype.name],
-      shape: [...t.shape],
-      data_offsets: [offset, offset + bytes.length],
-    };
-    chunks.push(bytes);
-    offset += bytes.length;
+    const size = t.numel * t.dtype.itemSize;
+    header[name] = { dtype: FROM_DTYPE[t.dtype.name], shape: [...t.shape], data_offsets: [offset, offset + size] };
+    offset += size;
   }
   const json = new TextEncoder().encode(JSON.stringify(header));
   const headerLength = Math.ceil(json.length / 8) * 8;
@@ -183,10 +174,17 @@ export function save(tensors: NamedTensors, metadata?: SafetensorsMetadata): Uin
   new DataView(out.buffer).setBigUint64(0, BigInt(headerLength), true);
   out.set(json, 8);
   out.fill(0x20, 8 + json.length, 8 + headerLength);
+  // Each tensor's bytes go straight into the output; only views and non-CPU tensors are copied first.
   let at = 8 + headerLength;
-  for (const chunk of chunks) {
-    out.set(chunk, at);
-    at += chunk.length;
+  for (const [, t] of entries) {
+    const dense = denseOnCpu(t);
+    try {
+      const bytes = contiguousHostBytes(dense);
+      out.set(bytes, at);
+      at += bytes.length;
+    } finally {
+      if (dense !== t) dense.dispose();
+    }
   }
   return out;
 }
