@@ -189,6 +189,35 @@ export function save(tensors: NamedTensors, metadata?: SafetensorsMetadata): Uin
   return out;
 }
 
+/**
+ * {@linkcode save} for tensors on any device: GPU tensors are read back first (WebGPU has no synchronous
+ * readback, so the synchronous `save` raises for them, naming `cpuAsync`).
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '../../mod.ts';
+ * import { load, saveAsync } from './safetensors.ts';
+ * const bytes = await saveAsync({ w: tensor([1, 2], { dtype: 'float32' }) }); // a webgpu tensor works too
+ * load(bytes).get('w')!.toArray(); // [1, 2]
+ * ```
+ */
+export async function saveAsync(tensors: NamedTensors, metadata?: SafetensorsMetadata): Promise<Uint8Array> {
+  const entries = entriesOf('safetensors.saveAsync()', tensors);
+  checkMetadata('safetensors.saveAsync()', metadata);
+  const onCpu = new Map<string, Tensor>();
+  const copies: Tensor[] = [];
+  try {
+    for (const [name, t] of entries) {
+      const copy = await t.cpuAsync();
+      if (copy !== t) copies.push(copy);
+      onCpu.set(name, copy);
+    }
+    return save(onCpu, metadata);
+  } finally {
+    for (const copy of copies) copy.dispose();
+  }
+}
+
 interface TensorEntry {
   name: string;
   dtype: SafetensorsDType;
@@ -410,6 +439,28 @@ export function saveFile(tensors: NamedTensors, path: string, metadata?: Safeten
   const what = 'safetensors.saveFile()';
   checkPath(what, path);
   const bytes = save(tensors, metadata);
+  fileSystem(what).writeFileSync(path, bytes);
+}
+
+/**
+ * {@linkcode saveFile} for tensors on any device (GPU tensors are read back first; see {@linkcode saveAsync}).
+ *
+ * @example
+ * ```ts
+ * import { nn } from '../../mod.ts';
+ * import { saveFileAsync } from './safetensors.ts';
+ * const model = new nn.Linear(4, 2); // or a model moved to { device: 'webgpu' }
+ * await saveFileAsync(model.stateDict(), '/tmp/linear.safetensors');
+ * ```
+ */
+export async function saveFileAsync(
+  tensors: NamedTensors,
+  path: string,
+  metadata?: SafetensorsMetadata,
+): Promise<void> {
+  const what = 'safetensors.saveFileAsync()';
+  checkPath(what, path);
+  const bytes = await saveAsync(tensors, metadata);
   fileSystem(what).writeFileSync(path, bytes);
 }
 

@@ -204,6 +204,25 @@ describe('safetensors.save', () => {
     base.dispose();
   });
 
+  it('saveAsync and saveFileAsync give the bytes save() gives (CPU tensors here; GPU ones are read back first)', async () => {
+    const a = tensor([[1, 2], [3, 4]], { dtype: 'float32' });
+    const view = a.t();
+    const expected = save({ a, view }, { format: 'pt' });
+    const live = memoryStats().liveTensors;
+    assert.deepEqual(await safetensors.saveAsync({ a, view }, { format: 'pt' }), expected);
+    const dir = mkdtempSync(join(tmpdir(), 'switchyard-st-'));
+    try {
+      const path = join(dir, 'a.safetensors');
+      await safetensors.saveFileAsync(new Map([['a', a], ['view', view]]), path, { format: 'pt' });
+      assert.deepEqual(new Uint8Array(readFileSync(path)), expected);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    assert.equal(memoryStats().liveTensors, live);
+    await assert.rejects(() => safetensors.saveAsync({ a: 3 } as never), /'a' must be a Tensor, not int/);
+    a.dispose();
+  });
+
   it('checks its arguments', () => {
     const t = tensor([1]);
     assert.throws(() => save(t as never), /expected a Map or an object of tensors by name, got Tensor/);
