@@ -47,8 +47,14 @@ function pyFloat(x: number): string {
   return Number.isInteger(x) ? `${x}.0` : String(x);
 }
 
-/** The p-norm of all elements of `t`, a 0-d tensor of `t`'s dtype (`torch.norm(t, p)`). */
+const isReduced = (t: Tensor) => t.dtype.name === 'float16' || t.dtype.name === 'bfloat16';
+
+/**
+ * The p-norm of all elements of `t` (`torch.norm(t, p)`), a 0-d tensor of `t`'s dtype, except that float16 and
+ * bfloat16 are reduced in float32 (as PyTorch accumulates them) and their norm stays float32 here.
+ */
 function vectorNorm(t: Tensor, p: number): Tensor {
+  if (isReduced(t)) return vectorNorm(t.to({ dtype: 'float32' }), p);
   if (p === Infinity) return amax(t.abs());
   if (p === -Infinity) return amin(t.abs());
   if (p === 0) return sum(t.ne(0)).to({ dtype: t.dtype });
@@ -119,6 +125,9 @@ export function clipGradNorm_(
       const denominator = total.add(1e-6);
       const coefficient = clampMax(fullLike(denominator, maxNorm).div(denominator), 1);
       for (const g of grads) g.mul_(coefficient.dtype === g.dtype ? coefficient : coefficient.to({ dtype: g.dtype }));
+      // Gradients all float16 (or all bfloat16): the norm in their dtype, as PyTorch returns it.
+      const dtype = grads[0].dtype;
+      if (isReduced(grads[0]) && grads.every((g) => g.dtype === dtype)) return keep(total.to({ dtype }));
       return keep(total);
     })
   );
@@ -142,7 +151,15 @@ export function clipGradValue_(parameters: Iterable<Tensor> | Tensor, clipValue:
   if (typeof clipValue !== 'number' || Number.isNaN(clipValue)) {
     throw new TypeError(`${what}: argument 'clipValue' must be float, not ${pyTypeName(clipValue)}`);
   }
-  noGrad(() => {
-    for (const p of params) p.grad?.clamp_(-clipValue, clipValue);
-  });
+  noGrad(() =>
+    scope(() => {
+      for (const p of params) {
+        const g = p.grad;
+        if (g === null) continue;
+        // The CPU kernels have no float16 clamp (as PyTorch 1.13's); clamping in float32 rounds the same.
+        if (g.dtype.name === 'float16') g.copy_(g.to({ dtype: 'float32' }).clamp(-clipValue, clipValue));
+        else g.clamp_(-clipValue, clipValue);
+      }
+    })
+  );
 }

@@ -78,6 +78,38 @@ describe('clipGradNorm_', () => {
     base.dispose();
   });
 
+  it('float16 and bfloat16 gradients are reduced in float32; mixed float32/float64 give a float64 norm', () => {
+    for (const dtype of ['float16', 'bfloat16'] as const) {
+      const p = tensor([1, 2, 3], { dtype }).requiresGrad_();
+      p.grad = tensor([3, -4, 0], { dtype });
+      const total = clipGradNorm_([p], 1);
+      assert.equal(total.dtype.name, dtype);
+      assert.equal(total.item(), 5);
+      // Within two rounding steps of the format (the scale is rounded to it, then the product).
+      const ulp = dtype === 'float16' ? 2 ** -10 : 2 ** -7;
+      (p.grad.toArray() as number[]).forEach((v, i) => {
+        const want = [3, -4, 0][i] / (5 + 1e-6);
+        assert.ok(Math.abs(v - want) <= ulp * Math.abs(want), `${dtype}[${i}]: ${v} vs ${want}`);
+      });
+      total.dispose();
+      clipGradValue_([p], 0.5);
+      assert.deepEqual(p.grad.toArray(), [0.5, -0.5, 0]);
+      disposeAll([p]);
+    }
+    const a = tensor([0], { dtype: 'float32' }).requiresGrad_();
+    const b = tensor([0], { dtype: 'float64' }).requiresGrad_();
+    a.grad = tensor([3], { dtype: 'float32' });
+    b.grad = tensor([4], { dtype: 'float64' });
+    const total = clipGradNorm_([a, b], 1);
+    assert.equal(total.dtype.name, 'float64');
+    assert.equal(total.item(), 5);
+    assert.equal(a.grad.dtype.name, 'float32');
+    assert.deepEqual(a.grad.toArray(), [Math.fround(3 / (5 + 1e-6))]);
+    assert.ok(Math.abs((b.grad.item() as number) - 4 / (5 + 1e-6)) < 1e-15);
+    total.dispose();
+    disposeAll([a, b]);
+  });
+
   it('no gradients at all: the norm is 0 and nothing changes', () => {
     const p = tensor([1], { dtype: 'float32' }).requiresGrad_();
     const total = clipGradNorm_([p], 1);
