@@ -258,6 +258,27 @@ describe('epoch schedulers follow PyTorch 1.13', () => {
     });
   }
 
+  it('the optimizer steps with the scheduled rate, and two schedulers on one optimizer chain', () => {
+    const p = tensor([0], { dtype: 'float64' }).requiresGrad_();
+    p.grad = tensor([1], { dtype: 'float64' });
+    const sgd = new SGD([p], 0.1);
+    const exp = new ExponentialLR(sgd, 0.9);
+    const step = new StepLR(sgd, 2, { gamma: 0.5 });
+    let expected = 0;
+    for (let epoch = 0; epoch < 6; epoch++) {
+      const lr = 0.1 * 0.9 ** epoch * 0.5 ** Math.floor(epoch / 2);
+      assertClose([sgd.paramGroups[0].lr], [lr], `lr at epoch ${epoch}`);
+      sgd.step();
+      expected -= sgd.paramGroups[0].lr;
+      assert.equal(p.item(), expected);
+      exp.step();
+      step.step();
+    }
+    assert.deepEqual(step.getLastLr(), sgd.paramGroups.map((g) => g.lr));
+    p.grad.dispose();
+    p.dispose();
+  });
+
   it('step(epoch) jumps with the closed form', () => {
     const step = new StepLR(new SGD([param()], 0.1), 3, { gamma: 0.5 });
     step.step(7);
