@@ -17,6 +17,7 @@
 import { noGrad } from '../autograd/grad_mode.ts';
 import { pyTypeName } from '../ops/arg_names.ts';
 import { empty } from '../ops/generated_api.ts';
+import { type DeviceLike, toDevice } from '../tensor/device.ts';
 import type { DTypeName } from '../tensor/dtype.ts';
 import { contiguousHostBytes, Tensor } from '../tensor/tensor.ts';
 
@@ -351,6 +352,23 @@ function tensorEntry(name: string, info: unknown): TensorEntry {
   return { name, dtype: dtype as SafetensorsDType, shape: shape as number[], begin, end };
 }
 
+/** Options of {@linkcode load} and {@linkcode loadFile}. */
+export interface LoadOptions {
+  /** Where the tensors go (default cpu; uploads to WebGPU are synchronous). */
+  device?: DeviceLike;
+}
+
+function checkLoadOptions(what: string, options: unknown): DeviceLike | undefined {
+  if (typeof options !== 'object' || options === null) {
+    throw new TypeError(`${what}: expected an options object, got ${pyTypeName(options)}`);
+  }
+  for (const key of Object.keys(options)) {
+    if (key !== 'device') throw new TypeError(`${what} got an unexpected keyword argument '${key}'`);
+  }
+  const device = (options as LoadOptions).device;
+  return device === undefined ? undefined : toDevice(device);
+}
+
 function asBytes(what: string, data: unknown): Uint8Array {
   if (data instanceof Uint8Array) return data;
   if (data instanceof ArrayBuffer) return new Uint8Array(data);
@@ -358,8 +376,8 @@ function asBytes(what: string, data: unknown): Uint8Array {
 }
 
 /**
- * Reads safetensors bytes into new CPU tensors by name, in the header's order (checking the whole header
- * first; Note [Safetensors layout]).
+ * Reads safetensors bytes into new tensors by name (on the CPU unless `device` says otherwise), in the
+ * header's order, checking the whole header first (Note [Safetensors layout]).
  *
  * @example
  * ```ts
@@ -369,8 +387,10 @@ function asBytes(what: string, data: unknown): Uint8Array {
  * restored.get('bias')!.dtype.name; // 'float64'
  * ```
  */
-export function load(data: Uint8Array | ArrayBuffer): Map<string, Tensor> {
-  const bytes = asBytes('safetensors.load()', data);
+export function load(data: Uint8Array | ArrayBuffer, options: LoadOptions = {}): Map<string, Tensor> {
+  const what = 'safetensors.load()';
+  const bytes = asBytes(what, data);
+  const device = checkLoadOptions(what, options);
   const { tensors, dataStart } = parseHeader(bytes);
   const out = new Map<string, Tensor>();
   try {
@@ -381,6 +401,13 @@ export function load(data: Uint8Array | ArrayBuffer): Map<string, Tensor> {
       target.set(bytes.subarray(dataStart + entry.begin, dataStart + entry.end));
       // A bool byte is 0 or 1 in Switchyard's kernels; PyTorch reads any non-zero byte as true.
       if (entry.dtype === 'BOOL') { for (let i = 0; i < target.length; i++) target[i] = target[i] === 0 ? 0 : 1; }
+      if (device !== undefined) {
+        const moved = t.to({ device });
+        if (moved !== t) {
+          out.set(entry.name, moved);
+          t.dispose();
+        }
+      }
     }
   } catch (e) {
     for (const t of out.values()) t.dispose();
@@ -465,7 +492,8 @@ export async function saveFileAsync(
 }
 
 /**
- * Reads a safetensors file into new CPU tensors by name (Deno, Bun, Node).
+ * Reads a safetensors file into new tensors by name, on the CPU unless `device` says otherwise (Deno, Bun,
+ * Node).
  *
  * @example
  * ```ts
@@ -473,10 +501,11 @@ export async function saveFileAsync(
  * // const weights = loadFile('model.safetensors'); // Map { 'fc.weight' => Tensor, ... }
  * ```
  */
-export function loadFile(path: string): Map<string, Tensor> {
+export function loadFile(path: string, options: LoadOptions = {}): Map<string, Tensor> {
   const what = 'safetensors.loadFile()';
   checkPath(what, path);
-  return load(fileSystem(what).readFileSync(path));
+  checkLoadOptions(what, options);
+  return load(fileSystem(what).readFileSync(path), options);
 }
 
 export { loadModel, saveModel } from './state_dict.ts';

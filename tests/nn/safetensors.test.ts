@@ -223,6 +223,24 @@ describe('safetensors.save', () => {
     a.dispose();
   });
 
+  it('load({ device }) puts the tensors there (meta here: shapes and dtypes, no data), and checks the device', () => {
+    const bytes = writeSafetensors({ w: FILE['encoder.weight'], m: FILE.mask });
+    const live = memoryStats().liveTensors;
+    const onMeta = load(bytes, { device: 'meta' });
+    assert.equal(onMeta.get('w')!.device.type, 'meta');
+    assert.deepEqual(onMeta.get('w')!.shape, [2, 3]);
+    assert.equal(onMeta.get('m')!.dtype.name, 'bool');
+    for (const t of onMeta.values()) t.dispose();
+    const onCpu = load(bytes, { device: 'cpu' });
+    assert.deepEqual(onCpu.get('m')!.toArray(), [true, false, false, true]);
+    for (const t of onCpu.values()) t.dispose();
+    assert.equal(memoryStats().liveTensors, live);
+    assert.throws(() => load(bytes, { device: 'cuda' as never }), /Expected one of cpu, meta, webgpu device type/);
+    assert.throws(() => load(bytes, { dtype: 'float32' } as never), /unexpected keyword argument 'dtype'/);
+    assert.throws(() => loadFile('/nonexistent/x.safetensors', { device: 'tpu' as never }), /Expected one of cpu/);
+    assert.equal(memoryStats().liveTensors, live);
+  });
+
   it('checks its arguments', () => {
     const t = tensor([1]);
     assert.throws(() => save(t as never), /expected a Map or an object of tensors by name, got Tensor/);
