@@ -873,6 +873,14 @@ export class ReduceLROnPlateau {
 
   /** Restores a state from {@linkcode stateDict} (or PyTorch's `state_dict()`). */
   loadStateDict(state: SchedulerStateDict): void {
-    loadState(this, 'ReduceLROnPlateau', state, { _last_lr: (v) => (this.#lastLr = v as number[]) });
+    // JSON has no infinities: a state that went through JSON.stringify holds null for ±inf.
+    const infinity = (v: unknown, sign: number) => v === null ? sign * Infinity : v;
+    const mode = (state as { mode?: unknown }).mode ?? this.mode;
+    const worse = mode === 'max' ? -1 : 1;
+    loadState(this, 'ReduceLROnPlateau', state, {
+      _last_lr: (v) => (this.#lastLr = v as number[]),
+      best: (v) => (this.best = infinity(v, worse) as number),
+      mode_worse: (v) => (this.modeWorse = infinity(v, worse) as number),
+    });
   }
 }

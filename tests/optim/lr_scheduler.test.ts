@@ -470,6 +470,19 @@ describe('ReduceLROnPlateau follows PyTorch 1.13', () => {
     assertClose(got, EXPECTED['plateau max abs'] as unknown as number[], 'plateau max abs');
   });
 
+  it('a state dict survives JSON (infinities become null)', () => {
+    const scheduler = new ReduceLROnPlateau(new SGD([param()], 0.1), { mode: 'max', patience: 0 });
+    const json = JSON.parse(JSON.stringify(scheduler.stateDict()));
+    assert.equal(json.best, null);
+    const copy = new ReduceLROnPlateau(new SGD([param()], 0.1), { mode: 'max', patience: 0 });
+    copy.loadStateDict(json);
+    assert.equal(copy.best, -Infinity);
+    assert.equal(copy.modeWorse, -Infinity);
+    copy.step(-5);
+    assert.equal(copy.best, -5);
+    assert.deepEqual(copy.getLastLr(), [0.1]);
+  });
+
   it("rejects bad arguments with PyTorch's messages", () => {
     const sgd = new SGD([param()], 0.1);
     assert.throws(() => new ReduceLROnPlateau(sgd, { factor: 1 }), /Factor should be < 1.0./);
