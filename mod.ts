@@ -20,6 +20,7 @@ export * from './core/ops/generated_api.ts';
 export * from './core/autograd/mod.ts';
 export * as nn from './core/nn/mod.ts';
 export * as optim from './core/optim/mod.ts';
+export * as safetensors from './core/nn/safetensors.ts';
 export { tensor, type TensorData, type TensorOptions } from './core/ops/creation.ts';
 export { type OpHandles, registerOperators } from './core/ops/registry.ts';
 // Shadows the dispatcher's `Library` exported above: the same class, typed with the runtime's Tensor.

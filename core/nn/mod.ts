@@ -46,4 +46,8 @@ export {
   type NLLLossOptions,
   type Reduction,
 } from './loss.ts';
+export { GELU, type GELUOptions, Identity, LogSoftmax, Sigmoid, SiLU, Softmax, Tanh } from './activations.ts';
+export { ModuleDict, ModuleList } from './containers.ts';
 export * as init from './init.ts';
+export * as utils from './utils.ts';
+export * as safetensors from './safetensors.ts';

@@ -119,6 +119,8 @@ export abstract class Module<In extends unknown[] = [Tensor], Out = Tensor> exte
   readonly #parameters = this.#registry.parameters;
   readonly #buffers = this.#registry.buffers;
   readonly #modules = this.#registry.modules as Map<string, AnyModule | null>;
+  // Buffers registered with `persistent: false`: left out of `stateDict()`.
+  readonly #nonPersistent = new Set<string>();
   #training = true;
 
   /** The computation; call the module with {@linkcode call}. */
@@ -144,9 +146,26 @@ export abstract class Module<In extends unknown[] = [Tensor], Out = Tensor> exte
     return param;
   }
 
-  /** Registers a buffer (state saved in `stateDict` but not trained) under `name`; returns it. */
-  registerBuffer<T extends Tensor | null>(name: string, buffer: T): T {
+  /**
+   * Registers a buffer (state that is not trained) under `name`; returns it. A buffer is saved in `stateDict`
+   * unless `persistent` is false (PyTorch's `register_buffer(name, tensor, persistent=False)`).
+   *
+   * @example
+   * ```ts
+   * import { zeros } from '../../mod.ts';
+   * import { Linear } from './mod.ts';
+   * const layer = new Linear(2, 2);
+   * layer.registerBuffer('cache', zeros([2]), { persistent: false });
+   * [...layer.stateDict().keys()]; // ['weight', 'bias']
+   * ```
+   */
+  registerBuffer<T extends Tensor | null>(name: string, buffer: T, options: { persistent?: boolean } = {}): T {
+    if (typeof options !== 'object' || options === null || typeof (options.persistent ?? true) !== 'boolean') {
+      throw new TypeError(`registerBuffer(): argument 'persistent' must be bool`);
+    }
     registry(this, 'buffer').registerBuffer(name, buffer);
+    if (options.persistent === false) this.#nonPersistent.add(name);
+    else this.#nonPersistent.delete(name);
     return buffer;
   }
 
@@ -290,16 +309,15 @@ export abstract class Module<In extends unknown[] = [Tensor], Out = Tensor> exte
   }
 
   /**
-   * Parameters and buffers by dotted name: this module's, then each child's under its name, as PyTorch's
-   * `state_dict` (a module registered under two names appears under both). The tensors are the module's own
+   * Parameters and persistent buffers by dotted name: this module's, then each child's under its name, as
+   * PyTorch's `state_dict` (a module registered under two names appears under both). The tensors are the module's own
    * (not copies): read them or pass them to `loadStateDict`, do not dispose them.
    */
   stateDict(): Map<string, Tensor> {
     const out = new Map<string, Tensor>();
     const visit = (m: AnyModule, prefix: string, ancestors: Set<AnyModule>) => {
-      for (const map of [m.#parameters, m.#buffers]) {
-        for (const [name, t] of map) if (t !== null) out.set(prefix + name, t);
-      }
+      for (const [name, t] of m.#parameters) if (t !== null) out.set(prefix + name, t);
+      for (const [name, t] of m.#buffers) if (t !== null && !m.#nonPersistent.has(name)) out.set(prefix + name, t);
       ancestors.add(m);
       for (const [name, child] of m.#modules) {
         if (child !== null && !ancestors.has(child)) visit(child, `${prefix}${name}.`, ancestors);

@@ -21,5 +21,21 @@
 import '../init.ts'; // usable without the root module: registers the CPU backend and Tensor methods
 export type { OptionKind, OptionKinds } from './options.ts';
 export { Optimizer, type ParamGroup, type ParamGroupInput, type ParamsInput, type ParamState } from './optimizer.ts';
+export { type OptimizerStateDict } from './state_dict.ts';
 export { SGD, type SGDGroupOptions, type SGDOptions, type SGDState } from './sgd.ts';
 export { Adam, type AdamGroupOptions, type AdamOptions, type AdamState, AdamW } from './adam.ts';
+export { RMSprop, type RMSpropGroupOptions, type RMSpropOptions, type RMSpropState } from './rmsprop.ts';
+export { Adagrad, type AdagradGroupOptions, type AdagradOptions, type AdagradState } from './adagrad.ts';
+export {
+  CosineAnnealingLR,
+  ExponentialLR,
+  LambdaLR,
+  LRScheduler,
+  MultiStepLR,
+  OneCycleLR,
+  type OneCycleLROptions,
+  ReduceLROnPlateau,
+  type ReduceLROnPlateauOptions,
+  type SchedulerStateDict,
+  StepLR,
+} from './lr_scheduler.ts';

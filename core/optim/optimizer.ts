@@ -17,6 +17,7 @@ import { keep, scope } from '../tensor/lifetime.ts';
 import { Tensor } from '../tensor/tensor.ts';
 import { zeroGradients, type ZeroGradOptions } from '../nn/module.ts';
 import { checkOptionTypes, type OptionKinds } from './options.ts';
+import { loadOptimizerStateDict, type OptimizerStateDict, optimizerStateDict } from './state_dict.ts';
 
 /** A parameter group as given to a constructor: its parameters and any hyperparameters to override. */
 export type ParamGroupInput<O> = { params: Iterable<Tensor> | Tensor } & Partial<O>;
@@ -166,6 +167,36 @@ export abstract class Optimizer<O extends object, S extends ParamState = ParamSt
     }
     checkOptionTypes('zeroGrad', { setToNone: 'bool' }, options);
     zeroGradients(this.paramGroups.flatMap((g) => g.params), options);
+  }
+
+  /**
+   * The optimizer's state as PyTorch structures it: `{ state, param_groups }`, state by parameter index,
+   * under PyTorch's key names (see core/optim/state_dict.ts). Its tensors are the optimizer's own.
+   *
+   * @example
+   * ```ts
+   * import { tensor } from '../../mod.ts';
+   * import { Adam } from './mod.ts';
+   * const p = tensor([1], { dtype: 'float32' }).requiresGrad_();
+   * const adam = new Adam([p], { lr: 0.01 });
+   * adam.stateDict().param_groups[0].weight_decay; // 0
+   * ```
+   */
+  stateDict(): OptimizerStateDict {
+    return optimizerStateDict(this as unknown as Parameters<typeof optimizerStateDict>[0]);
+  }
+
+  /**
+   * Loads a state dict (this optimizer's, another's of the same kind, or PyTorch's) as PyTorch's
+   * `load_state_dict`: groups must match in number and sizes; state tensors are copied (cast to their
+   * parameter's floating dtype and device) and the old state is freed.
+   */
+  loadStateDict(stateDict: OptimizerStateDict): void {
+    const name = this.constructor.name;
+    loadOptimizerStateDict(this as unknown as Parameters<typeof optimizerStateDict>[0], stateDict, (group) => {
+      checkOptionTypes(name, this.optionKinds(), group, true);
+      this.validate(group as unknown as ParamGroup<O>);
+    });
   }
 
   /** Frees the state tensors (the parameters belong to the model). Idempotent. */
