@@ -7,11 +7,10 @@
  */
 import { KeyError, NotImplementedError } from '../dispatch/errors.ts';
 import { pyTypeName } from '../ops/arg_names.ts';
-import { Module } from './module.ts';
+import { type AnyModule, Module } from './module.ts';
 import { isModule } from './module_registry.ts';
 
 // deno-lint-ignore no-explicit-any
-type AnyModule = Module<any, any>;
 
 function checkModule(what: string, value: unknown): AnyModule {
   if (!isModule(value)) throw new TypeError(`${what}: ${pyTypeName(value)} is not a Module subclass`);

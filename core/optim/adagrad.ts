@@ -85,7 +85,10 @@ export class Adagrad extends Optimizer<AdagradGroupOptions, AdagradState> {
     for (const param of added.params) this.initState(param, added.initialAccumulatorValue);
   }
 
-  // Not a #private method: the base constructor calls addParamGroup before this class's members exist.
+  /**
+   * Creates a parameter's state (its step and sum of squared gradients). Not a #private method: the base
+   * constructor calls addParamGroup before this class's members exist.
+   */
   private initState(param: Tensor, initialValue: number): AdagradState {
     const state = this.stateOf(param);
     if (state.step === undefined) {

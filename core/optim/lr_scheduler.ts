@@ -24,8 +24,10 @@ import { Tensor } from '../tensor/tensor.ts';
 import { Optimizer } from './optimizer.ts';
 
 // deno-lint-ignore no-explicit-any
-type AnyOptimizer = Optimizer<any, any>;
-type Group = Record<string, unknown> & { lr: number };
+/** Any optimizer, whatever its options and state (what a scheduler drives). */
+export type AnyOptimizer = Optimizer<any, any>;
+/** A parameter group as a scheduler sees it: its options, `lr` among them. */
+export type Group = Record<string, unknown> & { lr: number };
 
 /** A scheduler's state as PyTorch's `state_dict()` structures it (Note [Scheduler state dicts]). */
 export type SchedulerStateDict = Record<string, unknown>;
@@ -498,7 +500,8 @@ export interface OneCycleLROptions {
   lastEpoch?: number;
 }
 
-type Phase = { endStep: number; startLr: string; endLr: string; startMomentum: string; endMomentum: string };
+/** One phase of a OneCycleLR schedule: where it ends and which option values it anneals between. */
+export type Phase = { endStep: number; startLr: string; endLr: string; startMomentum: string; endMomentum: string };
 
 function perGroup(name: string, optimizer: AnyOptimizer, value: unknown): number[] {
   const n = optimizer.paramGroups.length;

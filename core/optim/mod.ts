@@ -27,13 +27,16 @@ export { Adam, type AdamGroupOptions, type AdamOptions, type AdamState, AdamW } 
 export { RMSprop, type RMSpropGroupOptions, type RMSpropOptions, type RMSpropState } from './rmsprop.ts';
 export { Adagrad, type AdagradGroupOptions, type AdagradOptions, type AdagradState } from './adagrad.ts';
 export {
+  type AnyOptimizer,
   CosineAnnealingLR,
   ExponentialLR,
+  type Group,
   LambdaLR,
   LRScheduler,
   MultiStepLR,
   OneCycleLR,
   type OneCycleLROptions,
+  type Phase,
   ReduceLROnPlateau,
   type ReduceLROnPlateauOptions,
   type SchedulerStateDict,
