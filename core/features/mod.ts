@@ -1,0 +1,36 @@
+/**
+ * Seeing inside the dispatcher: cross-cutting features that are dispatch keys with fallbacks.
+ *
+ * - the profiler (the `Profiler` key): `profile(fn)` / `using p = profiler()`, `keyAverages().table()`,
+ *   `exportChromeTrace(path)`.
+ *
+ * @example
+ * ```ts
+ * import { profile, randn } from '../../mod.ts';
+ * const a = randn(32, 32);
+ * console.log(profile(() => a.mm(a).relu()).keyAverages().table({ sortBy: 'cpu_time_total' }));
+ * ```
+ *
+ * @module
+ */
+export {
+  keyPathOf,
+  profile,
+  Profiler,
+  profiler,
+  type ProfilerEvent,
+  type ProfilerOptions,
+  registerProfilerFallback,
+} from './profiler.ts';
+export {
+  chromeTrace,
+  type ChromeTraceEvent,
+  EventList,
+  formatMemory,
+  formatTime,
+  type FunctionEventAvg,
+  keyAverages,
+  type SortBy,
+  type TableOptions,
+  writeChromeTrace,
+} from './profiler_report.ts';
