@@ -34,3 +34,27 @@ export {
   type TableOptions,
   writeChromeTrace,
 } from './profiler_report.ts';
+export {
+  callOp,
+  currentDispatchMode,
+  type DispatchKwargs,
+  DispatchMode,
+  dispatchModeStack,
+  enablePythonKey,
+  NotImplemented,
+  popMode,
+  pushMode,
+  registerPythonFallback,
+  type TorchDispatchClass,
+} from './dispatch_mode.ts';
+export { type WrapperGeometry, WrapperTensor } from './wrapper_tensor.ts';
+export { FakeTensorMode } from './fake_tensor.ts';
+export {
+  bmmFlop,
+  FLOP_FORMULAS,
+  FlopCounterMode,
+  type FlopCounterOptions,
+  type FlopFormula,
+  formatFlops,
+  mmFlop,
+} from './flop_counter.ts';
