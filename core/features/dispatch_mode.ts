@@ -266,8 +266,17 @@ export function callOp(op: OperatorHandle, args: readonly unknown[], kwargs: Dis
   return op.call(...full);
 }
 
-/** Splits a call's boxed arguments into positional values and keyword-only values. */
-function splitArguments(op: OperatorHandle, stack: Stack, n: number): [unknown[], DispatchKwargs] {
+/**
+ * Splits the top `n` boxed arguments of a call into positional values and keyword-only values (by name), as a
+ * dispatch handler receives them; the stack is left as it is.
+ *
+ * @example
+ * ```ts
+ * import { splitArguments } from './dispatch_mode.ts';
+ * // inside a boxed fallback: const [args, kwargs] = splitArguments(op, stack, op.schema!.arguments.length);
+ * ```
+ */
+export function splitArguments(op: OperatorHandle, stack: Stack, n: number): [unknown[], DispatchKwargs] {
   const schema = op.schema;
   const first = stack.length - n;
   const args: unknown[] = [];

@@ -58,3 +58,18 @@ export {
   formatFlops,
   mmFlop,
 } from './flop_counter.ts';
+export { splitArguments } from './dispatch_mode.ts';
+export {
+  Graph,
+  type GraphJSON,
+  type GraphNode,
+  isMutating,
+  isNondeterministic,
+  metaOf,
+  type NodeMeta,
+  type NodeOp,
+  type RunOptions,
+  type TensorMeta,
+  ValueRef,
+} from './graph.ts';
+export { makeFx, registerTracerFallback, trace, type TraceOptions } from './tracer.ts';
