@@ -130,14 +130,6 @@ export interface RunOptions {
   readonly belowAutograd?: boolean;
 }
 
-/** One compiled call: the operator's call stub, an argument template, and where each reference goes. */
-interface Step {
-  readonly stub: (...args: unknown[]) => unknown;
-  readonly values: unknown[];
-  readonly fills: ReadonlyArray<readonly [number, number, number | undefined, number[] | undefined]>;
-  readonly slot: number;
-}
-
 function findOperator(target: string): OperatorHandle {
   registerOperators();
   const dot = target.indexOf('.', target.indexOf('::') + 2);
@@ -169,7 +161,7 @@ export class Graph {
   /** Whether the captured function returned one value (run gives it unwrapped) rather than a list. */
   singleOutput = false;
   readonly #names = new Map<string, number>();
-  #compiled: { steps: Step[]; slots: Map<string, number>; device: string } | undefined;
+  #compiled: { replay: (inputs: readonly unknown[]) => unknown; device: string } | undefined;
 
   /** An empty graph; `trace()` fills one. */
   constructor(options: { postAutograd?: boolean } = {}) {
@@ -243,113 +235,92 @@ export class Graph {
    * inputs' device. Returns what the captured function returned (one value or a list).
    */
   run(inputs: readonly unknown[], options: RunOptions = {}): unknown {
-    const placeholders = this.placeholders;
     if (!Array.isArray(inputs)) {
       throw new TypeError(`Graph.run(): argument 'inputs' must be an array, not ${typeof inputs}`);
     }
+    const placeholders = this.placeholders;
     if (inputs.length !== placeholders.length) {
       throw new TypeError(`Graph.run(): expected ${placeholders.length} inputs, got ${inputs.length}`);
     }
     for (let i = 0; i < inputs.length; i++) {
-      const meta = placeholders[i].meta;
-      if (meta !== null && !Array.isArray(meta) && !Tensor.isLive(inputs[i])) {
+      if (!Tensor.isLive(inputs[i])) {
         throw new TypeError(`Graph.run(): input ${i} (${placeholders[i].name}) must be a live Tensor`);
       }
     }
-    const first = inputs.find((v) => Tensor.isTensor(v)) as Tensor | undefined;
-    const device = options.device === undefined ? (first?.device ?? Device.cpu) : toDevice(options.device);
-    const compiled = this.#compile(device);
-    const env = new Array<unknown>(compiled.slots.size);
-    for (let i = 0; i < inputs.length; i++) env[i] = inputs[i];
-    const below = options.belowAutograd ?? this.postAutograd;
-    const execute = () => {
-      const steps = compiled.steps;
-      for (let s = 0; s < steps.length; s++) {
-        const step = steps[s];
-        const values = step.values;
-        const fills = step.fills;
-        for (let f = 0; f < fills.length; f++) {
-          const [position, slot, index, path] = fills[f];
-          const v = index === undefined ? env[slot] : (env[slot] as unknown[])[index];
-          if (path === undefined) values[position] = v;
-          else (values[position] as unknown[])[path[0]] = v;
-        }
-        env[step.slot] = step.stub(...values);
-      }
-    };
-    if (below) withExcludedKeys(AUTOGRAD_DISPATCH_KEYSET, execute);
-    else execute();
-    const resolve = (v: unknown): unknown => {
-      if (v instanceof ValueRef) {
-        const value = env[compiled.slots.get(v.node)!];
-        return v.index === undefined ? value : (value as unknown[])[v.index];
-      }
-      return Array.isArray(v) ? v.map(resolve) : v;
-    };
-    return resolve(this.output.args[0]);
+    const device = options.device === undefined
+      ? (inputs[0] as Tensor | undefined)?.device ?? Device.cpu
+      : toDevice(options.device);
+    const replay = this.#compile(device);
+    if (options.belowAutograd ?? this.postAutograd) {
+      return withExcludedKeys(AUTOGRAD_DISPATCH_KEYSET, () => replay(inputs));
+    }
+    return replay(inputs);
   }
 
-  #compile(device: Device): { steps: Step[]; slots: Map<string, number>; device: string } {
+  /**
+   * Note [Replay as generated code]
+   * A replay interpreter pays per node for reading an argument template and spreading it into the call. Like
+   * FX's GraphModule, the graph is instead compiled once per device into one straight-line function: a local
+   * per node, each operator's `callUnchecked` stub called with fixed arguments (so every call site sees one
+   * kernel), literals inlined, and opaque values (dtypes, devices, constants) passed in as closure values.
+   * The arguments were checked when they were recorded; `run` checks the inputs.
+   */
+  #compile(device: Device): (inputs: readonly unknown[]) => unknown {
     const key = String(device);
-    if (this.#compiled !== undefined && this.#compiled.device === key) return this.#compiled;
-    const slots = new Map<string, number>();
-    for (const p of this.placeholders) slots.set(p.name, slots.size);
-    const steps: Step[] = [];
-    const constants = new Map<string, Tensor>();
+    if (this.#compiled !== undefined && this.#compiled.device === key) return this.#compiled.replay;
+    const closure: unknown[] = [];
+    const vars = new Map<string, string>();
+    const capture = (v: unknown): string => {
+      closure.push(v);
+      return `K[${closure.length - 1}]`;
+    };
+    const expr = (v: unknown, user: string): string => {
+      if (v instanceof ValueRef) {
+        const name = vars.get(v.node);
+        if (name === undefined) throw new RuntimeError(`Graph: ${user} uses ${v.node} before it is defined`);
+        return v.index === undefined ? name : `${name}[${v.index}]`;
+      }
+      if (Array.isArray(v)) return `[${v.map((e) => expr(e, user)).join(', ')}]`;
+      if (v === null) return 'null';
+      if (v === undefined) return 'undefined';
+      if (typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v) && !Object.is(v, -0))) {
+        return String(v);
+      }
+      if (typeof v === 'string') return JSON.stringify(v);
+      if (v instanceof Device && v.type !== 'meta' && String(v) !== key) return capture(device);
+      return capture(v);
+    };
+    const lines: string[] = [];
+    this.placeholders.forEach((p, i) => {
+      vars.set(p.name, `v${vars.size}`);
+      lines.push(`const ${vars.get(p.name)} = inputs[${i}];`);
+    });
     for (const n of this.nodes) {
       if (n.op === 'get_attr') {
         const c = this.constants.get(n.target);
         if (c === undefined) throw new RuntimeError(`Graph: missing constant ${n.target}`);
         const moved = String(c.device) === key ? c : (c as unknown as { to(d: Device): Tensor }).to(device);
-        constants.set(n.name, moved);
-        const slot = slots.size;
-        slots.set(n.name, slot);
-        // A constant is an operator-free step: its value is filled once per run by an identity stub.
-        steps.push({ stub: (v: unknown) => v, values: [moved], fills: [], slot });
+        vars.set(n.name, capture(moved));
       } else if (n.op === 'call_function') {
         const op = findOperator(n.target);
         const schema = op.schema!;
-        const values: unknown[] = [];
-        const fills: Array<[number, number, number | undefined, number[] | undefined]> = [];
-        const place = (v: unknown, position: number): unknown => {
-          if (v instanceof ValueRef) {
-            const slot = slots.get(v.node);
-            if (slot === undefined) throw new RuntimeError(`Graph: ${n.name} uses ${v.node} before it is defined`);
-            fills.push([position, slot, v.index, undefined]);
-            return undefined;
-          }
-          if (Array.isArray(v)) {
-            return v.map((e, i) => {
-              if (e instanceof ValueRef) {
-                const slot = slots.get(e.node);
-                if (slot === undefined) throw new RuntimeError(`Graph: ${n.name} uses ${e.node} before it is defined`);
-                fills.push([position, slot, e.index, [i]]);
-                return undefined;
-              }
-              return e;
-            });
-          }
-          if (v instanceof Device && String(v) !== key && v.type !== 'meta') return device;
-          return v;
-        };
+        const args: string[] = [];
         let positional = 0;
-        for (let i = 0; i < schema.arguments.length; i++) {
-          const a = schema.arguments[i];
-          const v = a.kwargOnly ? n.kwargs[a.name] : n.args[positional++];
-          values.push(place(v, i));
+        for (const a of schema.arguments) {
+          args.push(expr(a.kwargOnly ? n.kwargs[a.name] : n.args[positional++], n.name));
         }
-        while (
-          values.length > 0 && values[values.length - 1] === undefined && !fills.some((f) => f[0] === values.length - 1)
-        ) {
-          values.pop();
-        }
-        const slot = slots.size;
-        slots.set(n.name, slot);
-        steps.push({ stub: op.callUnchecked, values, fills, slot });
+        while (args.length > 0 && args[args.length - 1] === 'undefined') args.pop();
+        const local = `v${vars.size}`;
+        vars.set(n.name, local);
+        lines.push(`const ${local} = ${capture(op.callUnchecked)}(${args.join(', ')});`);
       }
     }
-    this.#compiled = { steps, slots, device: key };
-    return this.#compiled;
+    lines.push(`return ${expr(this.output.args[0], 'output')};`);
+    const replay = new Function('K', `return function replay(inputs) {\n${lines.join('\n')}\n};`)(closure) as (
+      inputs: readonly unknown[],
+    ) => unknown;
+    this.#compiled = { replay, device: key };
+    return replay;
   }
 
   /** The names of the nodes that use `name`. */

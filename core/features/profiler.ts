@@ -91,7 +91,7 @@ interface OpenEvent {
   readonly inputShapes: number[][];
   readonly inputDtypes: string[];
   readonly device: string;
-  readonly keyPath: string[];
+  readonly keyPath: readonly string[];
   childUs: number;
   childBytes: number;
 }
@@ -125,8 +125,22 @@ function profilerFallback(op: OperatorHandle, ks: DispatchKeySet, stack: Stack):
   p.run(op, ks, below, stack);
 }
 
-/** The runtime keys of a keyset from its highest down, with per-backend ones resolved to its backend. */
-export function keyPathOf(ks: DispatchKeySet): string[] {
+const keyPaths = new Map<number, readonly string[]>();
+
+/**
+ * The runtime keys of a keyset from its highest down, with per-backend ones resolved to its highest backend.
+ *
+ * @example
+ * ```ts
+ * import { DispatchKey, DispatchKeySet, keyPathOf } from '../../mod.ts';
+ * keyPathOf(DispatchKeySet.of(DispatchKey.Profiler, DispatchKey.CPU)); // ['Profiler', 'CPU']
+ * ```
+ */
+export function keyPathOf(ks: DispatchKeySet): readonly string[] {
+  // hi has 18 functionality bits and lo 6 backend bits: one exact number per keyset.
+  const id = ks.hi * 64 + ks.lo;
+  const cached = keyPaths.get(id);
+  if (cached !== undefined) return cached;
   const path: string[] = [];
   const backend = ks.highestBackendKey();
   for (let f = DispatchKey.EndOfFunctionalityKeys - 1; f >= 1; f--) {
@@ -135,6 +149,8 @@ export function keyPathOf(ks: DispatchKeySet): string[] {
       f === DispatchKey.AutogradFunctionality;
     path.push(dispatchKeyName(perBackend ? toRuntimePerBackendFunctionalityKey(f, backend) : f));
   }
+  Object.freeze(path);
+  keyPaths.set(id, path);
   return path;
 }
 
