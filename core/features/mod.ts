@@ -73,3 +73,11 @@ export {
   ValueRef,
 } from './graph.ts';
 export { makeFx, registerTracerFallback, trace, type TraceOptions } from './tracer.ts';
+export {
+  dispatchPath,
+  dispatchPathSvg,
+  dispatchPictureHtml,
+  dispatchTableSvg,
+  type PathOptions,
+  type PathStep,
+} from './dispatch_picture.ts';
