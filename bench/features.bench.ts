@@ -1,9 +1,8 @@
 /**
  * Cost of the dispatcher features (core/features): off and on.
  *
- * - Off: the same small operator calls are measured in fresh processes of the same runtime, alternately without
- *   the Profiler, Python and Tracer fallbacks and with them registered but none of their keys in any keyset
- *   (medians of the per-process medians); the ratio must be 1 within noise.
+ * - Off: 100,000 small operator calls, alternately without and with fallbacks at Profiler, Python and Tracer
+ *   (none of their keys in any keyset), ten rounds in one process; the ratio of the medians must be 1 within noise.
  * - On: 100 small calls under a profiler, under a transparent dispatch mode, under FlopCounterMode, against
  *   the same 100 calls with everything off; capture of a 20-operator function; replay of that graph against
  *   running it eagerly.
@@ -12,12 +11,13 @@
  *
  * @module
  */
-import { bench, do_not_optimize, group, measure, summary } from 'mitata';
-import { spawnSync } from 'node:child_process';
-import process from 'node:process';
+import { bench, do_not_optimize, group, summary } from 'mitata';
 import {
+  DispatchKey,
+  DispatchKeySet,
   DispatchMode,
   FlopCounterMode,
+  Library,
   profiler,
   randn,
   registerProfilerFallback,
@@ -32,9 +32,6 @@ import { type BenchFigure, runAndReport } from './_report.ts';
 const a = randn(1), b = randn(1);
 const m = randn(4, 4);
 
-function addOnce(): void {
-  a.add(b).dispose();
-}
 function hundredAdds(): void {
   for (let i = 0; i < 100; i++) a.add(b).dispose();
 }
@@ -49,19 +46,14 @@ function chain(x: Tensor, y: Tensor): Tensor {
   return z.neg();
 }
 
-// ---- off: separate processes, without and with the fallbacks registered ---------------------------------
-const PHASE_ENV = 'SY_FEATURES_BENCH_PHASE';
-const phase = process.env[PHASE_ENV];
-if (phase !== undefined) {
-  if (phase === 'registered') {
-    registerProfilerFallback();
-    registerPythonFallback();
-    registerTracerFallback();
-  }
-  const add = (await measure(addOnce)).p50;
-  const hundred = (await measure(hundredAdds)).p50;
-  console.log(JSON.stringify({ add, hundred }));
-  process.exit(0);
+// ---- off: in-process A/B, before the features register anything -------------------------------------------
+// The same 100,000 adds, alternately without and with a boxed fallback at Profiler, Python and Tracer (stand-ins
+// registered and deregistered through Library: the same change to every operator's table as the features'
+// fallbacks), none of the keys in any keyset. Alternating in one process cancels JIT and heap drift.
+function nsPerAdd(n: number): number {
+  const t0 = performance.now();
+  for (let i = 0; i < n; i++) a.add(b).dispose();
+  return ((performance.now() - t0) / n) * 1e6;
 }
 
 function median(xs: number[]): number {
@@ -69,31 +61,20 @@ function median(xs: number[]): number {
   return s.length % 2 === 1 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 }
 
-function measurePhase(which: 'baseline' | 'registered'): { add: number; hundred: number } {
-  const script = new URL(import.meta.url).pathname;
-  const isDeno = (globalThis as { Deno?: unknown }).Deno !== undefined;
-  const args = isDeno ? ['run', '-A', '--no-check', script] : [script];
-  const out = spawnSync(process.execPath, args, { env: { ...process.env, [PHASE_ENV]: which }, encoding: 'utf8' });
-  if (out.status !== 0) throw new Error(`features bench phase ${which} failed: ${out.stderr}`);
-  return JSON.parse(out.stdout.trim().split('\n').pop()!);
-}
-
-const ROUNDS = 4;
-const phases: Record<'baseline' | 'registered', Array<{ add: number; hundred: number }>> = {
-  baseline: [],
-  registered: [],
-};
+const ROUNDS = 10, ADDS = 100_000;
+nsPerAdd(2 * ADDS); // warm-up
+const offRuns = { without: [] as number[], registered: [] as number[] };
 for (let r = 0; r < ROUNDS; r++) {
-  for (const which of r % 2 === 0 ? ['baseline', 'registered'] as const : ['registered', 'baseline'] as const) {
-    phases[which].push(measurePhase(which));
-  }
+  offRuns.without.push(nsPerAdd(ADDS));
+  const libs = [DispatchKey.Profiler, DispatchKey.Python, DispatchKey.Tracer].map((k) => {
+    const below = DispatchKeySet.fullAfter(k);
+    return new Library('_', 'IMPL', k, { location: 'bench/features.bench.ts' })
+      .fallback((op, ks, stack) => op.redispatchBoxed(ks.and(below), stack));
+  });
+  offRuns.registered.push(nsPerAdd(ADDS));
+  for (const lib of libs) lib.dispose();
 }
-const off = {
-  baselineAdd: median(phases.baseline.map((p) => p.add)),
-  registeredAdd: median(phases.registered.map((p) => p.add)),
-  baselineHundred: median(phases.baseline.map((p) => p.hundred)),
-  registeredHundred: median(phases.registered.map((p) => p.hundred)),
-};
+const off = { without: median(offRuns.without), registered: median(offRuns.registered) };
 
 registerProfilerFallback();
 registerPythonFallback();
@@ -132,11 +113,10 @@ await runAndReport('features', (f: Map<string, BenchFigure>) => {
   const get = (name: string) => f.get(name)!.p50_ns;
   const off100 = get(OFF_100);
   return {
-    off_processes_per_phase: ROUNDS,
-    baseline_add_p50_ns: off.baselineAdd,
-    registered_off_add_p50_ns: off.registeredAdd,
-    off_over_baseline_add: Number((off.registeredAdd / off.baselineAdd).toFixed(3)),
-    off_over_baseline_100_adds: Number((off.registeredHundred / off.baselineHundred).toFixed(3)),
+    off_rounds: ROUNDS,
+    off_without_fallbacks_ns_per_add: Number(off.without.toFixed(1)),
+    off_with_fallbacks_ns_per_add: Number(off.registered.toFixed(1)),
+    off_registered_over_without: Number((off.registered / off.without).toFixed(3)),
     profiler_on_ns_per_call: Number(((get('100 adds under a profiler') - off100) / 100).toFixed(1)),
     mode_on_ns_per_call: Number(((get('100 adds under a transparent dispatch mode') - off100) / 100).toFixed(1)),
     flop_counter_on_ns_per_call: Number(((get('100 mm under FlopCounterMode') - get('100 mm, off')) / 100).toFixed(1)),
