@@ -2,8 +2,8 @@
  * A tensor subclass that intercepts its own operators (PyTorch's `LoggingTensor` from
  * `torch/testing/_internal/logging_tensor.py`): a wrapper holding an inner tensor, whose static
  * `torchDispatch` logs every operator, unwraps the arguments, runs the operator on the inner tensors and wraps
- * the results again. Autograd runs above the Python key, so `backward()` through a LoggingTensor logs the
- * backward operators too.
+ * the results again. Autograd runs above the Python key: the wrapper records history, autograd saves
+ * LoggingTensors (`aliasForAutograd`), and the backward operators that read them are logged too.
  *
  * Run: `deno run -A examples/logging_tensor.ts`.
  *
@@ -12,10 +12,12 @@
 import {
   callOp,
   type DispatchKwargs,
+  keep,
   type OperatorHandle,
   randn,
   Tensor,
   type TorchDispatchClass,
+  type VersionCounter,
   WrapperTensor,
 } from '../mod.ts';
 
@@ -45,11 +47,16 @@ export class LoggingTensor extends WrapperTensor {
   /** The tensor holding the data. */
   readonly inner: Tensor;
 
-  /** Wraps `inner`. */
-  constructor(inner: Tensor) {
+  /** Wraps `inner` (sharing `version` when it is an alias). */
+  constructor(inner: Tensor, options: { version?: VersionCounter } = {}) {
     if (!Tensor.isTensor(inner)) throw new TypeError('LoggingTensor: expected a Tensor to wrap');
-    super(inner);
+    super(inner, options);
     this.inner = inner;
+  }
+
+  /** What autograd saves: a LoggingTensor over the same inner tensor and version counter. */
+  override aliasForAutograd(): LoggingTensor {
+    return new LoggingTensor(this.inner, { version: this.versionCounter });
   }
 
   /** Logs the call, runs it on the inner tensors, and wraps the tensors it returns. */
@@ -64,8 +71,14 @@ export class LoggingTensor extends WrapperTensor {
     const unwrappedKwargs: DispatchKwargs = {};
     for (const [k, v] of Object.entries(kwargs)) unwrappedKwargs[k] = unwrap(v);
     const result = callOp(op, args.map(unwrap), unwrappedKwargs);
+    // The inner result leaves the scope() it was made in (autograd's backward runs in one): the wrapper owns it,
+    // and the garbage collector frees both (aliases of a wrapper share its inner tensor, so dispose() cannot).
     const wrap = (v: unknown): unknown =>
-      Tensor.isTensor(v) && !(v instanceof LoggingTensor) ? new LoggingTensor(v) : Array.isArray(v) ? v.map(wrap) : v;
+      Tensor.isTensor(v) && !(v instanceof LoggingTensor)
+        ? new LoggingTensor(keep(v))
+        : Array.isArray(v)
+        ? v.map(wrap)
+        : v;
     return wrap(result);
   }
 

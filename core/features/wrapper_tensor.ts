@@ -12,7 +12,8 @@
 import { type Device, type DeviceLike, toDevice } from '../tensor/device.ts';
 import { type DType, type DTypeLike, toDType } from '../tensor/dtype.ts';
 import { Storage } from '../tensor/storage.ts';
-import { Tensor, tensorKeySet } from '../tensor/tensor.ts';
+import { Tensor, tensorKeySet, type VersionCounter } from '../tensor/tensor.ts';
+import { ALIAS_FOR_AUTOGRAD } from '../autograd/saved_variable.ts';
 import { Device as DeviceClass } from '../tensor/device.ts';
 import { enablePythonKey } from './dispatch_mode.ts';
 
@@ -43,8 +44,11 @@ export interface WrapperGeometry {
 export abstract class WrapperTensor extends Tensor {
   readonly #device: Device;
 
-  /** A wrapper presenting `like`'s geometry (a tensor, or sizes, strides, dtype and device). */
-  constructor(like: Tensor | WrapperGeometry) {
+  /**
+   * A wrapper presenting `like`'s geometry (a tensor, or sizes, strides, dtype and device); `version` shares a
+   * version counter (an alias's, see {@linkcode aliasForAutograd}).
+   */
+  constructor(like: Tensor | WrapperGeometry, options: { version?: VersionCounter } = {}) {
     if (like === null || typeof like !== 'object') {
       throw new TypeError(
         `WrapperTensor(): expected a Tensor or a geometry object, got ${like === null ? 'null' : typeof like}`,
@@ -54,7 +58,7 @@ export abstract class WrapperTensor extends Tensor {
     const strides = Tensor.isTensor(like) ? like.stride() : like.strides;
     const dtype = Tensor.isTensor(like) ? like.dtype : toDType(like.dtype);
     const device = Tensor.isTensor(like) ? like.device : toDevice(like.device);
-    super({ storage: Storage.allocate(DeviceClass.meta, 0), shape, strides, dtype });
+    super({ storage: Storage.allocate(DeviceClass.meta, 0), shape, strides, dtype, version: options.version });
     this.#device = device;
     const ks = tensorKeySet(device, false);
     this.keySetHi = ks.hi;
@@ -65,5 +69,22 @@ export abstract class WrapperTensor extends Tensor {
   /** The device the wrapper presents. */
   override get device(): Device {
     return this.#device;
+  }
+
+  /**
+   * A new wrapper of the same class over the same contents, sharing this one's version counter: what autograd
+   * saves for backward and what `detach()` returns (PyTorch's alias of a subclass keeps the subclass). A
+   * subclass that can be saved for backward overrides it; the default refuses with a clear error.
+   */
+  aliasForAutograd(): Tensor {
+    throw new TypeError(
+      `${this.constructor.name} must override aliasForAutograd() to be saved for backward or detached ` +
+        '(return a new wrapper of the same contents, passing { version: this.versionCounter })',
+    );
+  }
+
+  /** The hook autograd's `aliasOf` calls. */
+  [ALIAS_FOR_AUTOGRAD](): Tensor {
+    return this.aliasForAutograd();
   }
 }

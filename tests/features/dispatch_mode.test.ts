@@ -188,6 +188,33 @@ describe('tensor subclasses with torchDispatch', () => {
     ]);
   });
 
+  it('LoggingTensor works under autograd: saved wrappers stay wrappers and the backward is logged', () => {
+    manualSeed(8);
+    loggingLog.length = 0;
+    const xi = randn(2, 3), wi = randn(3, 4);
+    const x = new LoggingTensor(xi).requiresGrad_();
+    const w = new LoggingTensor(wi);
+    x.mm(w).sum().backward();
+    assert.deepEqual(loggingLog, [
+      'aten::mm(LoggingTensor[2, 3], LoggingTensor[3, 4])',
+      'aten::sum.dim_IntList(LoggingTensor[2, 4], None, false)',
+      'aten::t(LoggingTensor[3, 4])', // backward of mm reads the saved weight
+      'aten::mm(Tensor[2, 4], LoggingTensor[4, 3])',
+    ]);
+    assert.ok(x.grad instanceof LoggingTensor);
+    const xe = xi.clone().requiresGrad_();
+    xe.mm(wi).sum().backward();
+    close((x.grad as LoggingTensor).inner.toArray() as number[], xe.grad!.toArray() as number[]);
+    const d = x.detach();
+    assert.ok(d instanceof LoggingTensor && d.inner === xi && !d.requiresGrad);
+    class NoAlias extends WrapperTensor {
+      static torchDispatch(op: OperatorHandle, _t: readonly TorchDispatchClass[], args: unknown[], kw: DispatchKwargs) {
+        return callOp(op, args.map((a) => (a instanceof NoAlias ? randn(2) : a)), kw);
+      }
+    }
+    assert.throws(() => new NoAlias(randn(2)).detach(), /NoAlias must override aliasForAutograd\(\)/);
+  });
+
   it('a mode sees subclass calls first, with the subclass in types', () => {
     loggingLog.length = 0;
     let types: readonly TorchDispatchClass[] = [];
