@@ -28,8 +28,10 @@ import type { Stack } from '../dispatch/ivalue.ts';
 import { KernelFunction } from '../dispatch/kernel_function.ts';
 import { includeKeys, withExcludedKeys } from '../dispatch/local_dispatch_key_set.ts';
 import type { OperatorHandle } from '../dispatch/operator_handle.ts';
+import { Device } from '../tensor/device.ts';
 import { Tensor } from '../tensor/tensor.ts';
 import { callOp, type DispatchKwargs, DispatchMode, splitArguments, type TorchDispatchClass } from './dispatch_mode.ts';
+import { FakeTensorMode } from './fake_tensor.ts';
 import { Graph, metaOf, ValueRef } from './graph.ts';
 
 /** Options of {@linkcode trace}. */
@@ -38,6 +40,12 @@ export interface TraceOptions {
   readonly level?: 'aten' | 'pre-autograd';
   /** Names of the placeholders (default `arg0`, `arg1`, ...). */
   readonly inputNames?: readonly string[];
+  /**
+   * `'fake'` runs `fn` under a {@linkcode FakeTensorMode} below the capture (PyTorch's `make_fx(...,
+   * tracing_mode="fake")`): the graph is recorded from shapes and dtypes alone, nothing is computed and the
+   * inputs are not modified. Only with `level: 'aten'`. Default `'real'`.
+   */
+  readonly tracingMode?: 'real' | 'fake';
 }
 
 function geometryKey(t: Tensor): string {
@@ -50,9 +58,12 @@ class GraphRecorder {
   readonly #values = new Map<Tensor, ValueRef>();
   readonly #aliases = new WeakMap<object, Map<string, ValueRef>>();
   #constants = 0;
+  readonly #metaStandsFor: Device | undefined;
 
-  constructor(postAutograd: boolean) {
+  /** `metaStandsFor`: in fake tracing, the device that recorded `meta` device arguments stand for. */
+  constructor(postAutograd: boolean, metaStandsFor?: Device) {
     this.graph = new Graph({ postAutograd });
+    this.#metaStandsFor = metaStandsFor;
   }
 
   #remember(t: Tensor, ref: ValueRef): void {
@@ -95,6 +106,7 @@ class GraphRecorder {
   #arg(v: unknown): unknown {
     if (Tensor.isTensor(v)) return this.refOf(v);
     if (Array.isArray(v)) return v.map((e) => this.#arg(e));
+    if (v instanceof Device && v.type === 'meta' && this.#metaStandsFor !== undefined) return this.#metaStandsFor;
     return v;
   }
 
@@ -213,11 +225,24 @@ export function trace(
   if (names.length > exampleInputs.length || names.some((n) => typeof n !== 'string' || !/^[A-Za-z_]\w*$/.test(n))) {
     throw new TypeError('trace(): inputNames must be identifiers, at most one per input');
   }
-  const recorder = new GraphRecorder(level === 'aten');
+  const tracingMode = options.tracingMode ?? 'real';
+  if (tracingMode !== 'real' && tracingMode !== 'fake') {
+    throw new TypeError(`trace(): tracingMode must be 'real' or 'fake', got ${String(tracingMode)}`);
+  }
+  if (tracingMode === 'fake' && level !== 'aten') {
+    throw new TypeError("trace(): tracingMode 'fake' needs level 'aten'");
+  }
+  const recorder = new GraphRecorder(
+    level === 'aten',
+    tracingMode === 'fake' ? (exampleInputs[0]?.device ?? Device.cpu) : undefined,
+  );
   exampleInputs.forEach((t, i) => recorder.input(t, names[i] ?? `arg${i}`));
   let result: unknown;
   if (level === 'aten') {
-    result = new GraphCaptureMode(recorder).run(() => fn(...exampleInputs));
+    const capture = new GraphCaptureMode(recorder);
+    result = tracingMode === 'fake'
+      ? new FakeTensorMode().run(() => capture.run(() => fn(...exampleInputs)))
+      : capture.run(() => fn(...exampleInputs));
   } else {
     if (activeTracer !== undefined) throw new RuntimeError('trace(): a pre-autograd trace is already running');
     registerTracerFallback();
@@ -248,8 +273,9 @@ export function trace(
 export function makeFx(
   // deno-lint-ignore no-explicit-any
   fn: (...inputs: any[]) => unknown,
-  options: { inputNames?: readonly string[] } = {},
+  options: { inputNames?: readonly string[]; tracingMode?: 'real' | 'fake' } = {},
 ): (...inputs: Tensor[]) => Graph {
   if (typeof fn !== 'function') throw new TypeError(`makeFx(): argument 'fn' must be a function, not ${typeof fn}`);
-  return (...inputs: Tensor[]) => trace(fn, inputs, { level: 'aten', inputNames: options.inputNames });
+  return (...inputs: Tensor[]) =>
+    trace(fn, inputs, { level: 'aten', inputNames: options.inputNames, tracingMode: options.tracingMode });
 }

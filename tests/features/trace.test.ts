@@ -128,6 +128,31 @@ describe('trace', () => {
     close(br, be.detach());
   });
 
+  it('captures from shapes alone in fake mode, leaving the inputs untouched', () => {
+    manualSeed(15);
+    const x = randn(6, 3), target = randn(6, 2), w0 = randn(2, 3), b0 = randn(2);
+    const step = (w: Tensor, b: Tensor, x: Tensor, t: Tensor) => {
+      const loss = nn.mseLoss(linear(x, w, b), t);
+      loss.backward();
+      noGrad(() => w.sub_(w.grad!.mul(0.5)));
+      w.grad = null;
+      b.grad = null;
+      return loss;
+    };
+    const w = w0.clone().requiresGrad_(), b = b0.clone().requiresGrad_();
+    const fake = makeFx(step, { tracingMode: 'fake' })(w, b, x, target);
+    const real = makeFx(step)(w0.clone().requiresGrad_(), b0.clone().requiresGrad_(), x, target);
+    assert.deepEqual(targets(fake), targets(real));
+    assert.deepEqual(fake.calls.map((n) => n.meta), real.calls.map((n) => n.meta));
+    assert.deepEqual(w.toArray(), w0.toArray(), 'the fake step did not update the real parameter');
+    assert.equal(w.grad, null);
+    const wr = w0.clone(), we = w0.clone().requiresGrad_(), be = b0.clone().requiresGrad_();
+    fake.run([wr, b0.clone(), x, target]);
+    step(we, be, x, target);
+    close(wr, we.detach());
+    assert.throws(() => trace((x) => x, [x], { tracingMode: 'fake', level: 'pre-autograd' }), TypeError);
+  });
+
   it('round-trips through JSON', () => {
     manualSeed(14);
     const scale = tensor([2, -1, 0.5], { dtype: 'float64' });
