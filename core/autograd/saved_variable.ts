@@ -93,6 +93,12 @@ export class SavedVariable {
 /**
  * The method by which a tensor subclass makes its own aliases (`core/features/wrapper_tensor.ts`): a plain
  * Tensor over a wrapper's storage would lose the subclass and the keys its operators dispatch by.
+ *
+ * @example
+ * ```ts
+ * import { ALIAS_FOR_AUTOGRAD } from './saved_variable.ts';
+ * // class MyWrapper extends Tensor { [ALIAS_FOR_AUTOGRAD]() { return new MyWrapper(...); } }
+ * ```
  */
 export const ALIAS_FOR_AUTOGRAD: unique symbol = Symbol.for('switchyard.aliasForAutograd');
 

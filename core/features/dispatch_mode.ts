@@ -34,7 +34,20 @@ import { localKeys } from '../dispatch/local_dispatch_key_set.ts';
 import type { OperatorHandle } from '../dispatch/operator_handle.ts';
 import { Tensor } from '../tensor/tensor.ts';
 
-/** The value a subclass's `torchDispatch` returns to let the next class handle the call. */
+/**
+ * The value a subclass's `torchDispatch` returns to let the next class handle the call (Python's
+ * `NotImplemented`).
+ *
+ * @example
+ * ```ts
+ * import { NotImplemented, WrapperTensor } from '../../mod.ts';
+ * class Picky extends WrapperTensor {
+ *   static torchDispatch(op) {
+ *     return op.name === 'aten::neg' ? NotImplemented : undefined;
+ *   }
+ * }
+ * ```
+ */
 export const NotImplemented: unique symbol = Symbol('NotImplemented');
 
 /** Keyword arguments of an intercepted call: the schema's keyword-only arguments by name. */

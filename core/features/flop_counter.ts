@@ -116,6 +116,12 @@ const ELEMENTWISE = new Set([
 /**
  * The FLOP formulas by operator name without overload (`aten::mm`), PyTorch's `flop_registry` plus the
  * products listed in the module note.
+ *
+ * @example
+ * ```ts
+ * import { FLOP_FORMULAS, randn } from '../../mod.ts';
+ * FLOP_FORMULAS['aten::mm']([randn(2, 3), randn(3, 4)], {}, undefined); // 48
+ * ```
  */
 export const FLOP_FORMULAS: Readonly<Record<string, FlopFormula>> = {
   'aten::mm': (args) => mmFlop(shapeOf(args[0], 'mm self'), shapeOf(args[1], 'mm mat2')),

@@ -22,7 +22,15 @@ import { type DType, type DTypeName, toDType } from '../tensor/dtype.ts';
 import { FloatScalar } from '../tensor/float_scalar.ts';
 import { Tensor } from '../tensor/tensor.ts';
 
-/** A use of a node's value (element `index` of a node with several results). */
+/**
+ * A use of a node's value (element `index` of a node with several results).
+ *
+ * @example
+ * ```ts
+ * import { ValueRef } from './graph.ts';
+ * String(new ValueRef('max', 1)); // 'max[1]'
+ * ```
+ */
 export class ValueRef {
   /** The node's name. */
   readonly node: string;
@@ -87,7 +95,15 @@ function metaText(meta: NodeMeta): string {
   return `${SHORT_DTYPES[m.dtype] ?? m.dtype}[${m.shape.join(', ')}]`;
 }
 
-/** The shape and dtype of a value, a list of values, or null. */
+/**
+ * The shape and dtype of a value, a list of values, or null.
+ *
+ * @example
+ * ```ts
+ * import { metaOf, randn } from '../../mod.ts';
+ * metaOf(randn(2, 3)); // { shape: [2, 3], dtype: 'float32' }
+ * ```
+ */
 export function metaOf(value: unknown): NodeMeta {
   if (Tensor.isTensor(value)) return { shape: value.shape.slice(), dtype: value.dtype.name };
   if (Array.isArray(value)) return value.map((v) => (Tensor.isTensor(v) ? metaOf(v) as TensorMeta : null));
@@ -106,7 +122,15 @@ function argText(v: unknown): string {
   return String(v);
 }
 
-/** Whether an operator's schema writes one of its arguments (`Tensor(a!)`). */
+/**
+ * Whether an operator's schema writes one of its arguments (`Tensor(a!)`).
+ *
+ * @example
+ * ```ts
+ * import { isMutating, parseSchema } from '../../mod.ts';
+ * isMutating(parseSchema('aten::relu_(Tensor(a!) self) -> Tensor(a!)')); // true
+ * ```
+ */
 export function isMutating(schema: FunctionSchema | undefined): boolean {
   return schema?.arguments.some((a) => a.aliasInfo?.isWrite === true) ?? false;
 }
@@ -114,7 +138,15 @@ export function isMutating(schema: FunctionSchema | undefined): boolean {
 const NONDETERMINISTIC =
   /^aten::(rand|randn|randint|randperm|bernoulli|dropout|normal|uniform|multinomial|native_dropout)/;
 
-/** Whether calling the operator twice with equal arguments may give different results (random operators). */
+/**
+ * Whether calling the operator twice with equal arguments may give different results (random operators).
+ *
+ * @example
+ * ```ts
+ * import { isNondeterministic } from './graph.ts';
+ * isNondeterministic('aten::randn'); // true
+ * ```
+ */
 export function isNondeterministic(target: string): boolean {
   return NONDETERMINISTIC.test(target);
 }

@@ -1,6 +1,11 @@
 // Pictures of dispatch: the table grid marks each key's kernel source, and the path of a call follows the keys.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import process from 'node:process';
 import {
   allRuntimeKeys,
   Dispatcher,
@@ -66,5 +71,28 @@ describe('dispatch pictures', () => {
     assert.match(html, /^<!DOCTYPE html>/);
     assert.match(html, /aten::relu\(Tensor self\) -&gt; Tensor/);
     assert.equal((html.match(/<svg /g) ?? []).length, 5, 'the table and four paths');
+  });
+
+  it('are written by the CLI, which names a bad operator and exits non-zero', () => {
+    const tool = new URL('../../tools/dispatch_picture.ts', import.meta.url).pathname;
+    const isDeno = (globalThis as { Deno?: unknown }).Deno !== undefined;
+    const run = (...args: string[]) =>
+      spawnSync(process.execPath, isDeno ? ['run', '-A', '--no-check', tool, ...args] : [tool, ...args], {
+        encoding: 'utf8',
+      });
+    const dir = mkdtempSync(join(tmpdir(), 'sy-picture-'));
+    try {
+      const svg = join(dir, 'mm.svg');
+      const ok = run('aten::mm', '--svg', 'path', '--include', 'Profiler', '--out', svg);
+      assert.equal(ok.status, 0, ok.stderr);
+      const text = readFileSync(svg, 'utf8');
+      assert.match(text, /^<svg/);
+      assert.match(text, /Profiler {2}\[backend fallback\] {2}redispatch/);
+      const bad = run('aten::no_such_op', '--out', join(dir, 'x.html'));
+      assert.equal(bad.status, 2);
+      assert.match(bad.stderr, /unknown operator aten::no_such_op/);
+    } finally {
+      rmSync(dir, { recursive: true });
+    }
   });
 });
