@@ -51,7 +51,7 @@ export interface ProfilerEvent {
   readonly inputShapes: ReadonlyArray<readonly number[]>;
   /** ScalarType name of each tensor argument (`Float`), empty for a non-tensor (PyTorch's `Input type`). */
   readonly inputDtypes: readonly string[];
-  /** Device of the first tensor argument (`cpu`, `meta`, `webgpu:0`), `''` for none. */
+  /** Device of the first tensor argument (`cpu`, `meta`, `webgpu:0`), else the device argument, else `''`. */
   readonly device: string;
   /** Start time. */
   readonly startUs: number;
@@ -155,7 +155,7 @@ export function keyPathOf(ks: DispatchKeySet): readonly string[] {
 }
 
 function describeArguments(args: readonly IValue[], shapes: number[][], dtypes: string[]): string {
-  let device = '';
+  let device = '', deviceArg = '';
   for (const v of args) {
     const t = v.payload;
     if (Tensor.isTensor(t)) {
@@ -169,10 +169,12 @@ function describeArguments(args: readonly IValue[], shapes: number[][], dtypes: 
       dtypes.push('TensorList');
     } else {
       shapes.push([]);
-      dtypes.push(v.tag === 'None' ? '' : v.tag === 'Double' ? 'Scalar' : v.tag === 'Int' ? 'Scalar' : '');
+      dtypes.push(v.tag === 'Double' || v.tag === 'Int' || v.tag === 'Scalar' ? 'Scalar' : '');
+      // A factory has no tensor argument: its device argument says where it runs.
+      if (v.tag === 'Device' && deviceArg === '') deviceArg = String(v.payload);
     }
   }
-  return device;
+  return device === '' ? deviceArg : device;
 }
 
 /** Bytes of the storages in `outputs` that are not an input's and that no nested call was credited with. */

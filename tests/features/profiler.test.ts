@@ -19,6 +19,7 @@ import {
   randn,
   RuntimeError,
   ValueError,
+  zeros,
 } from '../../mod.ts';
 
 function includesProfiler(): boolean {
@@ -43,8 +44,10 @@ describe('profiler', () => {
     assert.deepEqual(mm.keyPath, ['Profiler', 'CPU']);
     assert.deepEqual(add.inputShapes, [[5, 7], [7], []]);
     assert.equal(add.depth, 0);
-    // A factory has no tensor argument: BackendSelect picks the backend below the profiler.
+    // A factory has no tensor argument: BackendSelect picks the backend below the profiler; its device argument
+    // (here the default, None) is the device recorded.
     assert.equal(rnd.device, '');
+    assert.equal(profile(() => zeros(2, { device: 'meta' })).events()[0].device, 'meta');
     assert.deepEqual(rnd.keyPath, ['Profiler', 'BackendSelect']);
     // mm's output is 5x7 float32: 140 bytes, credited to mm itself.
     assert.equal(mm.bytesAllocated, 5 * 7 * 4);
