@@ -82,18 +82,14 @@ export interface ProfilerOptions {
   readonly profileMemory?: boolean;
 }
 
+/** A call being recorded; becomes its ProfilerEvent when it returns. */
 interface OpenEvent {
-  readonly op: OperatorHandle;
   readonly start: number;
-  readonly depth: number;
-  readonly parent: number;
   readonly id: number;
-  readonly inputShapes: number[][];
-  readonly inputDtypes: string[];
-  readonly device: string;
-  readonly keyPath: readonly string[];
   childUs: number;
   childBytes: number;
+  /** Storages the nested calls returned (credited to them, not to this call); made on first use. */
+  childStorages: object[] | undefined;
 }
 
 let active: Profiler | undefined;
@@ -154,21 +150,26 @@ export function keyPathOf(ks: DispatchKeySet): readonly string[] {
   return path;
 }
 
-function describeArguments(args: readonly IValue[], shapes: number[][], dtypes: string[]): string {
+function describeArguments(
+  stack: Stack,
+  first: number,
+  shapes: Array<readonly number[]>,
+  dtypes: string[],
+): string {
   let device = '', deviceArg = '';
-  for (const v of args) {
+  for (let i = first; i < stack.length; i++) {
+    const v = stack[i];
     const t = v.payload;
     if (Tensor.isTensor(t)) {
-      shapes.push(t.shape.slice());
+      shapes.push(t.shape); // a tensor's sizes never change: no copy needed
       dtypes.push(t.dtype.scalarTypeName);
       if (device === '') device = String(t.device);
     } else if (v.tag === 'GenericList' && (v.payload as IValue[]).some((e) => Tensor.isTensor(e.payload))) {
-      const items = v.payload as IValue[];
-      // PyTorch flattens a TensorList's shapes into one list of lists; dtypes read `TensorList`.
-      shapes.push(...items.map((e) => (Tensor.isTensor(e.payload) ? e.payload.shape.slice() : [])));
+      // PyTorch flattens a TensorList's shapes into the list of shapes; its dtype reads `TensorList`.
+      for (const e of v.payload as IValue[]) shapes.push(Tensor.isTensor(e.payload) ? e.payload.shape : []);
       dtypes.push('TensorList');
     } else {
-      shapes.push([]);
+      shapes.push(NO_SHAPE);
       dtypes.push(v.tag === 'Double' || v.tag === 'Int' || v.tag === 'Scalar' ? 'Scalar' : '');
       // A factory has no tensor argument: its device argument says where it runs.
       if (v.tag === 'Device' && deviceArg === '') deviceArg = String(v.payload);
@@ -177,23 +178,44 @@ function describeArguments(args: readonly IValue[], shapes: number[][], dtypes: 
   return device === '' ? deviceArg : device;
 }
 
-/** Bytes of the storages in `outputs` that are not an input's and that no nested call was credited with. */
-function newStorageBytes(inputs: readonly IValue[], outputs: readonly IValue[], credited: WeakSet<object>): number {
-  const seen = new Set<unknown>();
-  for (const v of inputs) {
-    if (Tensor.isTensor(v.payload)) seen.add(v.payload.storage);
-    else if (v.tag === 'GenericList') {
-      for (const e of v.payload as IValue[]) if (Tensor.isTensor(e.payload)) seen.add(e.payload.storage);
+const NO_SHAPE: readonly number[] = Object.freeze([]);
+
+function hasStorage(values: readonly IValue[], from: number, to: number, storage: object): boolean {
+  for (let i = from; i < to; i++) {
+    const v = values[i], t = v.payload;
+    if (Tensor.isTensor(t)) {
+      if (t.storage === storage) return true;
+    } else if (v.tag === 'GenericList') {
+      for (const e of v.payload as IValue[]) {
+        if (Tensor.isTensor(e.payload) && e.payload.storage === storage) return true;
+      }
     }
   }
+  return false;
+}
+
+/**
+ * Credits a call with the storages it returned that are neither an input's nor a nested call's; returns their
+ * bytes and adds them to `credited`.
+ */
+function creditOutputs(
+  inputs: readonly IValue[],
+  outputs: readonly IValue[],
+  outputsFrom: number,
+  childStorages: readonly object[] | undefined,
+  credited: object[],
+): number {
   let bytes = 0;
   const count = (t: unknown) => {
-    if (!Tensor.isTensor(t) || seen.has(t.storage) || credited.has(t.storage)) return;
-    seen.add(t.storage);
-    credited.add(t.storage);
-    bytes += t.storage.nbytes;
+    if (!Tensor.isTensor(t)) return;
+    const storage = t.storage;
+    if (childStorages?.includes(storage) || credited.includes(storage)) return;
+    if (hasStorage(inputs, 0, inputs.length, storage)) return;
+    credited.push(storage);
+    bytes += storage.nbytes;
   };
-  for (const v of outputs) {
+  for (let i = outputsFrom; i < outputs.length; i++) {
+    const v = outputs[i];
     if (v.tag === 'GenericList' || v.tag === 'Tuple') { for (const e of v.payload as IValue[]) count(e.payload); }
     else count(v.payload);
   }
@@ -220,7 +242,6 @@ export class Profiler implements Disposable {
   readonly #options: Required<ProfilerOptions>;
   readonly #events: Array<ProfilerEvent | undefined> = [];
   readonly #open: OpenEvent[] = [];
-  readonly #credited = new WeakSet<object>();
   #origin = 0;
   #guard: Disposable | undefined;
   #stopped = false;
@@ -291,58 +312,61 @@ export class Profiler implements Disposable {
   /** @internal Runs one call under the profiler (called by the fallback). */
   run(op: OperatorHandle, ks: DispatchKeySet, below: DispatchKeySet, stack: Stack): void {
     const n = op.schema?.arguments.length ?? stack.length;
-    const args = stack.slice(stack.length - n);
-    const shapes: number[][] = [], dtypes: string[] = [];
-    const device = describeArguments(args, shapes, dtypes);
-    const parent = this.#open.length === 0 ? undefined : this.#open[this.#open.length - 1];
+    const first = stack.length - n;
+    const record = this.#options.recordShapes;
+    const shapes: Array<readonly number[]> = [], dtypes: string[] = [];
+    const device = describeArguments(stack, first, shapes, dtypes);
+    const inputs = this.#options.profileMemory ? stack.slice(first) : [];
+    const depth = this.#open.length;
+    const parent = depth === 0 ? undefined : this.#open[depth - 1];
     const id = this.#events.length;
     this.#events.push(undefined); // reserves the id: events are listed in start order
-    const open: OpenEvent = {
-      op,
-      start: performance.now(),
-      depth: this.#open.length,
-      parent: parent?.id ?? -1,
-      id,
-      inputShapes: this.#options.recordShapes ? shapes : [],
-      inputDtypes: this.#options.recordShapes ? dtypes : [],
-      device,
-      keyPath: keyPathOf(ks),
-      childUs: 0,
-      childBytes: 0,
-    };
+    const open: OpenEvent = { start: performance.now(), id, childUs: 0, childBytes: 0, childStorages: undefined };
     this.#open.push(open);
-    const before = stack.length - n;
     try {
       op.redispatchBoxed(below, stack);
     } finally {
       const end = performance.now();
       this.#open.pop();
       const total = (end - open.start) * 1000;
-      const own = this.#options.profileMemory ? newStorageBytes(args, stack.slice(before), this.#credited) : 0;
+      let own = 0;
+      let credited: object[] | undefined;
+      if (this.#options.profileMemory) {
+        credited = [];
+        own = creditOutputs(inputs, stack, first, open.childStorages, credited);
+      }
       const allBytes = own + open.childBytes;
       this.#events[id] = {
         id,
         name: nameWithoutOverload(op),
         overload: op.overloadName,
-        inputShapes: open.inputShapes,
-        inputDtypes: open.inputDtypes,
+        inputShapes: record ? shapes : NO_SHAPES,
+        inputDtypes: record ? dtypes : NO_DTYPES,
         device,
         startUs: (open.start - this.#origin) * 1000,
         totalUs: total,
         selfUs: Math.max(0, total - open.childUs),
-        depth: open.depth,
-        parent: open.parent,
-        keyPath: open.keyPath,
+        depth,
+        parent: parent === undefined ? -1 : parent.id,
+        keyPath: keyPathOf(ks),
         bytesAllocated: allBytes,
         selfBytesAllocated: own,
       };
       if (parent !== undefined) {
         parent.childUs += total;
         parent.childBytes += allBytes;
+        if (credited !== undefined && (credited.length > 0 || open.childStorages !== undefined)) {
+          const up = parent.childStorages ??= [];
+          up.push(...credited);
+          if (open.childStorages !== undefined) up.push(...open.childStorages);
+        }
       }
     }
   }
 }
+
+const NO_SHAPES: ReadonlyArray<readonly number[]> = Object.freeze([]);
+const NO_DTYPES: readonly string[] = Object.freeze([]);
 
 function nameWithoutOverload(op: OperatorHandle): string {
   const overload = op.overloadName;
