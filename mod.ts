@@ -18,6 +18,7 @@ export * from './core/dispatch/mod.ts';
 export * from './core/tensor/mod.ts';
 export * from './core/ops/generated_api.ts';
 export * from './core/autograd/mod.ts';
+export * from './core/features/mod.ts';
 export * as nn from './core/nn/mod.ts';
 export * as optim from './core/optim/mod.ts';
 export * as safetensors from './core/nn/safetensors.ts';

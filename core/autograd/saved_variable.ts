@@ -91,7 +91,20 @@ export class SavedVariable {
 }
 
 /**
- * A new Tensor object over the same storage, layout and version counter (a detached alias).
+ * The method by which a tensor subclass makes its own aliases (`core/features/wrapper_tensor.ts`): a plain
+ * Tensor over a wrapper's storage would lose the subclass and the keys its operators dispatch by.
+ *
+ * @example
+ * ```ts
+ * import { ALIAS_FOR_AUTOGRAD } from './saved_variable.ts';
+ * // class MyWrapper extends Tensor { [ALIAS_FOR_AUTOGRAD]() { return new MyWrapper(...); } }
+ * ```
+ */
+export const ALIAS_FOR_AUTOGRAD: unique symbol = Symbol.for('switchyard.aliasForAutograd');
+
+/**
+ * A new Tensor object over the same storage, layout and version counter (a detached alias); a tensor subclass
+ * with an {@linkcode ALIAS_FOR_AUTOGRAD} method makes its own.
  *
  * @example
  * ```ts
@@ -102,6 +115,8 @@ export class SavedVariable {
  * ```
  */
 export function aliasOf(t: Tensor): Tensor {
+  const own = (t as { [ALIAS_FOR_AUTOGRAD]?: () => Tensor })[ALIAS_FOR_AUTOGRAD];
+  if (own !== undefined) return own.call(t);
   t.storage.retain();
   return new Tensor({
     storage: t.storage,

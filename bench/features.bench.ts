@@ -1,0 +1,126 @@
+/**
+ * Cost of the dispatcher features (core/features): off and on.
+ *
+ * - Off: 100,000 small operator calls, alternately without and with fallbacks at Profiler, Python and Tracer
+ *   (none of their keys in any keyset), ten rounds in one process; the ratio of the medians must be 1 within noise.
+ * - On: 100 small calls under a profiler, under a transparent dispatch mode, under FlopCounterMode, against
+ *   the same 100 calls with everything off; capture of a 20-operator function; replay of that graph against
+ *   running it eagerly.
+ *
+ * Run: `deno run -A bench/features.bench.ts` or `bun bench/features.bench.ts`.
+ *
+ * @module
+ */
+import { bench, do_not_optimize, group, summary } from 'mitata';
+import {
+  DispatchKey,
+  DispatchKeySet,
+  DispatchMode,
+  FlopCounterMode,
+  Library,
+  profiler,
+  randn,
+  registerProfilerFallback,
+  registerPythonFallback,
+  registerTracerFallback,
+  scope,
+  type Tensor,
+  trace,
+} from '../mod.ts';
+import { type BenchFigure, runAndReport } from './_report.ts';
+
+const a = randn(1), b = randn(1);
+const m = randn(4, 4);
+
+function hundredAdds(): void {
+  for (let i = 0; i < 100; i++) a.add(b).dispose();
+}
+function hundredMms(): void {
+  for (let i = 0; i < 100; i++) m.mm(m).dispose();
+}
+
+// A chain of 20 small operators: the replay benchmark's function.
+function chain(x: Tensor, y: Tensor): Tensor {
+  let z = x.add(y);
+  for (let i = 0; i < 6; i++) z = z.mul(y).add(x).relu();
+  return z.neg();
+}
+
+// ---- off: in-process A/B, before the features register anything -------------------------------------------
+// The same 100,000 adds, alternately without and with a boxed fallback at Profiler, Python and Tracer (stand-ins
+// registered and deregistered through Library: the same change to every operator's table as the features'
+// fallbacks), none of the keys in any keyset. Alternating in one process cancels JIT and heap drift.
+function nsPerAdd(n: number): number {
+  const t0 = performance.now();
+  for (let i = 0; i < n; i++) a.add(b).dispose();
+  return ((performance.now() - t0) / n) * 1e6;
+}
+
+function median(xs: number[]): number {
+  const s = xs.slice().sort((p, q) => p - q);
+  return s.length % 2 === 1 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+}
+
+const ROUNDS = 10, ADDS = 100_000;
+nsPerAdd(2 * ADDS); // warm-up
+const offRuns = { without: [] as number[], registered: [] as number[] };
+for (let r = 0; r < ROUNDS; r++) {
+  offRuns.without.push(nsPerAdd(ADDS));
+  const libs = [DispatchKey.Profiler, DispatchKey.Python, DispatchKey.Tracer].map((k) => {
+    const below = DispatchKeySet.fullAfter(k);
+    return new Library('_', 'IMPL', k, { location: 'bench/features.bench.ts' })
+      .fallback((op, ks, stack) => op.redispatchBoxed(ks.and(below), stack));
+  });
+  offRuns.registered.push(nsPerAdd(ADDS));
+  for (const lib of libs) lib.dispose();
+}
+const off = { without: median(offRuns.without), registered: median(offRuns.registered) };
+
+registerProfilerFallback();
+registerPythonFallback();
+registerTracerFallback();
+
+const x = randn(16), y = randn(16);
+const graph = trace(chain, [x, y]);
+
+const OFF_100 = '100 adds, all features off';
+summary(() => {
+  group('100 adds of 1-element tensors', () => {
+    bench(OFF_100, () => hundredAdds());
+    bench('100 adds under a profiler', () => {
+      using _p = profiler();
+      hundredAdds();
+    });
+    const transparent = new (class extends DispatchMode {})();
+    bench('100 adds under a transparent dispatch mode', () => transparent.run(hundredAdds));
+  });
+});
+summary(() => {
+  group('100 mm of 4x4', () => {
+    bench('100 mm, off', () => hundredMms());
+    bench('100 mm under FlopCounterMode', () => new FlopCounterMode().run(hundredMms));
+  });
+});
+bench('trace() of a 20-operator function', () => do_not_optimize(trace(chain, [x, y])));
+summary(() => {
+  group('a 20-operator function on 16-element tensors', () => {
+    bench('eager', () => scope(() => do_not_optimize(chain(x, y))));
+    bench('graph replay', () => scope(() => do_not_optimize(graph.run([x, y]))));
+  });
+});
+
+await runAndReport('features', (f: Map<string, BenchFigure>) => {
+  const get = (name: string) => f.get(name)!.p50_ns;
+  const off100 = get(OFF_100);
+  return {
+    off_rounds: ROUNDS,
+    off_without_fallbacks_ns_per_add: Number(off.without.toFixed(1)),
+    off_with_fallbacks_ns_per_add: Number(off.registered.toFixed(1)),
+    off_registered_over_without: Number((off.registered / off.without).toFixed(3)),
+    profiler_on_ns_per_call: Number(((get('100 adds under a profiler') - off100) / 100).toFixed(1)),
+    mode_on_ns_per_call: Number(((get('100 adds under a transparent dispatch mode') - off100) / 100).toFixed(1)),
+    flop_counter_on_ns_per_call: Number(((get('100 mm under FlopCounterMode') - get('100 mm, off')) / 100).toFixed(1)),
+    trace_20_ops_us: Number((get('trace() of a 20-operator function') / 1000).toFixed(2)),
+    replay_over_eager: Number((get('graph replay') / get('eager')).toFixed(3)),
+  };
+});
