@@ -26,3 +26,6 @@ export { registerOperators } from './core/ops/registry.ts';
 export { Library, type LibraryConstructor, type TensorValueTypes } from './core/ops/typed_library.ts';
 export { configureCpu } from './core/cpu/runtime.ts';
 export { emptyGpuCache, gpuInfo, gpuMemoryStats, initWebGPU, synchronizeWebGPU } from './gpu/mod.ts';
+export { type InDims, type OutDims, registerVmap, vmap, type VmapOptions } from './core/features/vmap.ts';
+export { BatchedTensor, isBatchedTensor, type Randomness } from './core/features/vmap_batched.ts';
+export { setVmapFallbackWarningHandler } from './core/features/vmap_fallback.ts';
