@@ -19,6 +19,7 @@ import { DispatchKey } from '../dispatch/dispatch_key.ts';
 import { DispatchKeySet } from '../dispatch/dispatch_key_set.ts';
 import { RuntimeError } from '../dispatch/errors.ts';
 import { Device } from '../tensor/device.ts';
+import { heldTensors } from '../tensor/held_tensors.ts';
 import { Storage } from '../tensor/storage.ts';
 import { Tensor } from '../tensor/tensor.ts';
 import { aten } from '../ops/aten_call.ts';
@@ -102,6 +103,11 @@ export class BatchedTensor extends Tensor {
     this.keySetLo = physical.keySetLo;
   }
 
+  /** What the wrapper owns: `scope()` keeps the physical tensor of a batched tensor it keeps. */
+  [heldTensors](): Iterable<unknown> {
+    return [this.physical];
+  }
+
   /** The physical tensor's device. */
   override get device(): Device {
     return this.physical.device;
@@ -127,13 +133,6 @@ export class BatchedTensor extends Tensor {
   /** Not available inside vmap (PyTorch's error). */
   override tolist(): unknown {
     throw new RuntimeError(ITEM_MESSAGE);
-  }
-
-  /** Releases the wrapper and its hold on the physical tensor. */
-  override dispose(): void {
-    if (this.isDisposed) return;
-    super.dispose();
-    this.physical.dispose();
   }
 }
 
