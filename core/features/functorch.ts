@@ -230,7 +230,7 @@ export function vjp(
   if (!Array.isArray(primals)) throw new TypeError('vjp: expected the primals as an array of arguments');
   const trees = primals.map((p) => flattenTree(p));
   const all: Primal[] = [];
-  const call = primals.map((p, i) => {
+  const call = primals.map((_p, i) => {
     const leaves = trees[i].leaves.map((leaf) => {
       if (!(leaf instanceof Tensor)) return leaf;
       const primal = makePrimal(leaf);
@@ -287,7 +287,7 @@ export function vjp(
     try {
       const grads = enableGrad(() => backward(out.leaves as Tensor[], ct as Tensor[], all));
       let next = 0;
-      return primals.map((p, i) =>
+      return primals.map((_p, i) =>
         unflattenTree(trees[i].leaves.map((leaf) => (leaf instanceof Tensor ? grads[next++] : null)), trees[i].spec)
       );
     } finally {
