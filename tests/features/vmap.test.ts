@@ -172,7 +172,7 @@ describe('vmap errors (PyTorch messages)', () => {
       () => vmap((a: Tensor, _n: number) => a, { inDims: [0, 0] })(x, 3),
       /We cannot vmap over non-Tensor arguments, please use None as the respective in_dim/,
     );
-    assert.throws(() => vmap(named)(), /vmap\(named\)\(<inputs>\): got no inputs/);
+    assert.throws(() => (vmap(named) as () => Tensor)(), /vmap\(named\)\(<inputs>\): got no inputs/);
     assert.throws(
       () => vmap((a: Tensor, b: Tensor) => a.add(b))(x, randn([3, 3])),
       /vmap: Expected all tensors to have the same size in the mapped dimension, got sizes \[2, 3\] for the mapped dimension/,
@@ -240,7 +240,9 @@ describe('per-sample gradients', () => {
     const J = func.jacrev((a: Tensor) => a.sin().mul(a.sum()))(x);
     const s = 0.3 - 1.2 + 2;
     const ref = [0, 1, 2].map((i) =>
-      [0, 1, 2].map((j) => (i === j ? Math.cos(x.tolist()[i]) * s : 0) + Math.sin((x.tolist() as number[])[i]))
+      [0, 1, 2].map((j) =>
+        (i === j ? Math.cos((x.tolist() as number[])[i]) * s : 0) + Math.sin((x.tolist() as number[])[i])
+      )
     );
     close(J, tensor(ref, { dtype: float64 }), 1e-10);
     close(
