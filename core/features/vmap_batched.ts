@@ -113,6 +113,11 @@ export class BatchedTensor extends Tensor {
     return this.physical.device;
   }
 
+  /** The batched tensor of the physical tensor's detached alias (not a plain alias of the wrapper). */
+  detach(): Tensor {
+    return new BatchedTensor((this.physical as unknown as { detach(): Tensor }).detach(), this.levels);
+  }
+
   /** PyTorch's repr of a batched tensor: `BatchedTensor(lvl=1, bdim=0, value=...)`, outermost level outside. */
   override toString(): string {
     let text = String(this.physical);
