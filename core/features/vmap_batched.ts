@@ -114,7 +114,7 @@ export class BatchedTensor extends Tensor {
   }
 
   /** The batched tensor of the physical tensor's detached alias (not a plain alias of the wrapper). */
-  detach(): Tensor {
+  override detach(): Tensor {
     return new BatchedTensor((this.physical as unknown as { detach(): Tensor }).detach(), this.levels);
   }
 
