@@ -330,3 +330,101 @@ export function jacrev(
     return aten('reshape').call(rows, [...y.shape, ...x.shape]) as Tensor;
   };
 }
+
+/**
+ * The Jacobian-vector product (PyTorch's `torch.func.jvp`): `jvp(f, primals, tangents)` gives
+ * `[f(...primals), J·tangents]`. The engine has no forward mode, so it is the transpose of a vjp: the vjp
+ * `u -> Jᵀu` is linear in `u`, and its own vjp with cotangent `tangents` is `J·tangents` (the double-backward
+ * trick, which needs the derivatives' derivatives the engine records with `createGraph`).
+ *
+ * @example
+ * ```ts
+ * import { float64, func, tensor } from '../../mod.ts';
+ * const x = tensor([1, 2], { dtype: float64 });
+ * const [y, dy] = func.jvp((a) => a.mul(a), [x], [tensor([1, 0], { dtype: float64 })]);
+ * dy.tolist(); // [2, 0]
+ * ```
+ */
+export function jvp(
+  fn: (...args: any[]) => any,
+  primals: readonly Tensor[],
+  tangents: readonly Tensor[],
+): [Tensor, Tensor] {
+  checkFunction(fn, 'jvp');
+  if (!Array.isArray(primals) || !Array.isArray(tangents)) {
+    throw new TypeError('jvp(f, primals, tangents): Expected primals and tangents to be arrays of Tensors');
+  }
+  if (primals.length !== tangents.length) {
+    throw new RuntimeError(
+      `jvp(f, primals, tangents): Expected primals and tangents to have the same python structure. For example, ` +
+        `if primals is a tuple of 3 tensors, tangents also must be. Got primals with ${primals.length} tensors and ` +
+        `tangents with ${tangents.length} tensors`,
+    );
+  }
+  primals.forEach((p, i) => {
+    const t = tangents[i];
+    if (!(p instanceof Tensor) || !(t instanceof Tensor)) {
+      throw new RuntimeError('jvp(f, primals, tangents): Expected primals and tangents to only contain Tensors');
+    }
+    if (p.shape.join() !== t.shape.join()) {
+      throw new RuntimeError(
+        `jvp(f, primals, tangents): Expected primals and tangents to have the same shape, got [${
+          p.shape.join(', ')
+        }] ` +
+          `and [${t.shape.join(', ')}]`,
+      );
+    }
+  });
+  let output: Tensor | undefined;
+  const [, transposed] = vjp((u: Tensor) => {
+    const [out, vjpFn] = vjp(fn, primals);
+    if (!(out instanceof Tensor)) throw new RuntimeError('jvp(f, primals, tangents): Expected f to return a Tensor');
+    output = out;
+    return (vjpFn(u) as Tensor[]).map((g) => g);
+  }, [aten('zeros_like').call(primalsOutput(fn, primals), null, null, null, null, null) as Tensor]);
+  const [dy] = transposed([...tangents]) as Tensor[];
+  return [output!, dy];
+}
+
+/** The output of `fn` on detached primals, for its shape (no graph is kept). */
+function primalsOutput(fn: (...args: any[]) => any, primals: readonly Tensor[]): Tensor {
+  const out = fn(...primals.map((p) => p.detach()));
+  if (!(out instanceof Tensor)) throw new RuntimeError('jvp(f, primals, tangents): Expected f to return a Tensor');
+  return out.detach() as Tensor;
+}
+
+/**
+ * The Jacobian by forward products (PyTorch's `torch.func.jacfwd`): `jacfwd(f)(x)` has shape
+ * `[...f(x).shape, ...x.shape]`, one vmapped `jvp` over the columns of an identity matrix.
+ *
+ * @example
+ * ```ts
+ * import { func, randn } from '../../mod.ts';
+ * func.jacfwd((x) => x.exp())(randn([3])).shape; // [3, 3]
+ * ```
+ */
+export function jacfwd(
+  fn: (...args: any[]) => any,
+  options: { readonly argnums?: number } = {},
+): (...args: any[]) => Tensor {
+  checkFunction(fn, 'jacfwd');
+  const argnum = options.argnums ?? 0;
+  return (...args: unknown[]) => {
+    const [a] = argnumsOf(argnum, args.length, 'jacfwd');
+    const x = args[a];
+    if (!(x instanceof Tensor)) throw new RuntimeError(`jacfwd: argument ${a} must be a Tensor`);
+    const f = (v: Tensor) => {
+      const call = args.slice();
+      call[a] = v;
+      return fn(...call);
+    };
+    const n = x.numel;
+    const eye = aten('eye').call(n, x.dtype, null, x.device, null) as Tensor;
+    const basis = aten('reshape').call(eye, [n, ...x.shape]) as Tensor;
+    const columns = vmap((t: Tensor) => jvp(f, [x], [t])[1])(basis); // [n, ...out]
+    const outRank = columns.ndim - 1;
+    const moved = aten('permute').call(columns, [...Array(outRank).keys()].map((d) => d + 1).concat([0])) as Tensor;
+    const outShape = columns.shape.slice(1);
+    return aten('reshape').call(moved, [...outShape, ...x.shape]) as Tensor;
+  };
+}

@@ -197,4 +197,18 @@ describe('func transform options and errors', () => {
     const js = vmap(func.jacrev(f))(xs);
     close(js, loop((a) => func.jacrev(f)(a), [xs], [0]), 1e-10);
   });
+  it('jvp and jacfwd (forward products through double backward) agree with jacrev', () => {
+    manualSeed(26);
+    const m = randn([2, 3], { dtype: float64 }), z = randn([3], { dtype: float64 });
+    const g = (a: Tensor) => m.matmul(a).tanh().mul(a.sum());
+    const t = randn([3], { dtype: float64 });
+    const [y, dy] = func.jvp(g, [z], [t]);
+    close(y, g(z));
+    close(dy, func.jacrev(g)(z).matmul(t), 1e-10);
+    close(func.jacfwd(g)(z), func.jacrev(g)(z), 1e-10);
+    assert.throws(
+      () => func.jvp(g, [z], [randn([2], { dtype: float64 })]),
+      /Expected primals and tangents to have the same shape/,
+    );
+  });
 });
