@@ -50,10 +50,28 @@ export function batchedMatmul(a: Tensor, b: Tensor): Tensor {
   return wrapPhysical(out, levels);
 }
 
+/** The logical ranks `mm`, `bmm`, `mv` and `dot` accept. */
+const RANKS: Record<string, [number, number]> = { mm: [2, 2], bmm: [3, 3], mv: [2, 1], dot: [1, 1] };
+
+/** `run()`, and when it throws, `check()` first (which throws the logical error when there is one). */
+function onFailure<T>(run: () => T, check: () => void): T {
+  try {
+    return run();
+  } catch (e) {
+    check();
+    throw e;
+  }
+}
+
 function linalgRules(): Record<string, BatchRule> {
+  // The physical call runs first; only when it fails do the logical shapes get the operator's own checks, so
+  // that the error names the shapes the user wrote (and a success pays for no check twice).
   const checked = (name: string) => (_hi: number, _lo: number, a: Tensor, b: Tensor) => {
-    checkLogical(name, '', a, b);
-    return batchedMatmul(a, b);
+    const ranks = RANKS[name];
+    const suspicious = a.dtype !== b.dtype || (ranks !== undefined && (a.ndim !== ranks[0] || b.ndim !== ranks[1])) ||
+      (name === 'bmm' && a.shape[0] !== b.shape[0]);
+    if (suspicious) checkLogical(name, '', a, b);
+    return onFailure(() => batchedMatmul(a, b), () => checkLogical(name, '', a, b));
   };
   return {
     'matmul': checked('matmul'),
@@ -62,8 +80,8 @@ function linalgRules(): Record<string, BatchRule> {
     'mv': checked('mv'),
     'dot': checked('dot'),
     'addmm': (_hi, _lo, self: Tensor, m1: Tensor, m2: Tensor, beta: number, alpha: number) => {
-      checkLogical('addmm', '', self, m1, m2, beta, alpha);
-      let product = batchedMatmul(m1, m2);
+      if (m1.ndim !== 2 || m2.ndim !== 2 || self.ndim > 2) checkLogical('addmm', '', self, m1, m2, beta, alpha);
+      let product = onFailure(() => batchedMatmul(m1, m2), () => checkLogical('addmm', '', self, m1, m2, beta, alpha));
       if (Number(alpha) !== 1) product = call('mul', 'Scalar', product, alpha);
       if (Number(beta) === 0) return product;
       return call('add', 'Tensor', product, Number(beta) === 1 ? self : call('mul', 'Scalar', self, beta), 1);

@@ -7,8 +7,10 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   addmm,
+  bmm,
   cat,
   DispatchKey,
+  dot,
   embedding,
   float32,
   float64,
@@ -19,6 +21,7 @@ import {
   int32,
   Library,
   manualSeed,
+  mm,
   ones,
   randint,
   randintLike,
@@ -97,6 +100,24 @@ describe('vmap rules', () => {
     const v = (a: Tensor) =>
       a.diagonal().add(a.unsqueeze(0).expand([2, 3, 3]).sum(0).squeeze().clone().contiguous().sum(1));
     close(vmap(v)(sq), loop(v, [sq], [0]));
+  });
+  it('linear algebra errors name the logical shapes (PyTorch messages)', () => {
+    assert.throws(
+      () => vmap((a: Tensor, b: Tensor) => mm(a, b))(randn([2, 3, 4]), randn([2, 5, 6])),
+      /mat1 and mat2 shapes cannot be multiplied \(3x4 and 5x6\)/,
+    );
+    assert.throws(
+      () => vmap((a: Tensor, b: Tensor) => bmm(a, b))(randn([2, 1, 3, 4]), randn([2, 5, 4, 6])),
+      /Expected size for first two dimensions of batch2 tensor to be: \[1, 4\] but got: \[5, 4\]\./,
+    );
+    assert.throws(
+      () => vmap((a: Tensor, b: Tensor) => dot(a, b))(randn([2, 3]), randn([2, 3], { dtype: float64 })),
+      /dot : expected both vectors to have same dtype, but found Float and Double/,
+    );
+    assert.throws(
+      () => vmap((a: Tensor, b: Tensor) => mm(a, b))(randn([2, 3]), randn([2, 3, 3])),
+      /self must be a matrix/,
+    );
   });
   it('factories inside vmap are unbatched and broadcast', () => {
     const x = randn([4, 3]);
