@@ -42,6 +42,8 @@ export interface VmapOptions {
   readonly outDims?: OutDims;
   /** Random operators: `'error'` (default), `'different'` per sample, or `'same'` for the whole batch. */
   readonly randomness?: Randomness;
+  /** Map `chunkSize` samples at a time (PyTorch's `chunk_size`, less memory; 1 is a loop); default all at once. */
+  readonly chunkSize?: number | null;
 }
 
 let registered = false;
@@ -148,7 +150,7 @@ export function vmap<F extends (...args: any[]) => any>(
     throw new TypeError(`vmap: expected an options object, got ${typeOf(options)}`);
   }
   for (const key of Object.keys(options)) {
-    if (key !== 'inDims' && key !== 'outDims' && key !== 'randomness') {
+    if (key !== 'inDims' && key !== 'outDims' && key !== 'randomness' && key !== 'chunkSize') {
       throw new TypeError(`vmap() got an unexpected keyword argument '${key}'`);
     }
   }
@@ -160,6 +162,10 @@ export function vmap<F extends (...args: any[]) => any>(
     throw new RuntimeError(`Only allowed values for randomness are 'error', 'different', or 'same'. Got ${randomness}`);
   }
   checkOutDims(outDims, name);
+  const chunkSize = options.chunkSize ?? null;
+  if (chunkSize !== null && !(Number.isInteger(chunkSize) && chunkSize > 0)) {
+    throw new ValueError(`vmap: chunk_size should be None or greater than 0. (got ${chunkSize})`);
+  }
   // deno-lint-ignore no-explicit-any
   return (...args: any[]): any => {
     const head = `vmap(${name}, in_dims=${show(inDims)}, ...)(<inputs>): `;
@@ -216,18 +222,42 @@ export function vmap<F extends (...args: any[]) => any>(
       );
     }
     const size = sizes[0];
-    const level = pushLevel(size, randomness);
-    try {
-      using _mode = includeKeys(DispatchKey.VmapMode);
-      const batched = leaves.map((
-        arg,
-        i,
-      ) => (dims[i] === null ? arg : addBatchDim(arg as Tensor, dims[i] as number, level.level)));
-      const outputs = fn(...(unflattenTree(batched, spec) as unknown[]));
-      return unwrapOutputs(outputs, outDims, level.level, size, name);
-    } finally {
-      popLevel(level);
+    const runBatch = (inputs: unknown[], n: number) => {
+      const level = pushLevel(n, randomness);
+      try {
+        using _mode = includeKeys(DispatchKey.VmapMode);
+        const batched = inputs.map((arg, i) =>
+          dims[i] === null ? arg : addBatchDim(arg as Tensor, dims[i] as number, level.level)
+        );
+        const outputs = fn(...(unflattenTree(batched, spec) as unknown[]));
+        return unwrapOutputs(outputs, outDims, level.level, n, name);
+      } finally {
+        popLevel(level);
+      }
+    };
+    if (chunkSize === null || chunkSize >= size) return runBatch(leaves, size);
+    // Chunks: the mapped inputs narrowed to `chunkSize` samples at a time, the outputs concatenated along their
+    // out dims (an output with out dim null is taken from the first chunk).
+    const chunks: unknown[] = [];
+    for (let start = 0; start < size; start += chunkSize) {
+      const n = Math.min(chunkSize, size - start);
+      chunks.push(
+        runBatch(leaves.map((arg, i) => dims[i] === null ? arg : aten('narrow').call(arg, dims[i], start, n)), n),
+      );
     }
+    const flat = chunks.map((c) => flattenTree(c).leaves);
+    const outSpec = flattenTree(chunks[0]).spec;
+    const flatDims = chunks[0] instanceof Tensor
+      ? [Array.isArray(outDims) ? outDims[0] : outDims]
+      : broadcastInDims(outDims, chunks[0])!;
+    return unflattenTree(
+      flat[0].map((first, j) => {
+        const d = flatDims[j];
+        if (d === null || !(first instanceof Tensor)) return first;
+        return aten('cat').call(flat.map((leavesOfChunk) => leavesOfChunk[j]), d);
+      }),
+      outSpec,
+    );
   };
 }
 

@@ -112,6 +112,18 @@ describe('vmap equals a loop over the batch', () => {
     close(out[0], x.add(y).t());
     close(out[1].s, x.sum(1));
   });
+  it('chunkSize maps a few samples at a time and gives the same result', () => {
+    manualSeed(11);
+    const x = randn([7, 3]), w = randn([3]);
+    const f = (a: Tensor) => [a.mul(w).sum(), a.exp()];
+    const full = vmap(f, { outDims: [0, 1] })(x) as Tensor[];
+    for (const chunkSize of [1, 3, 7, 100]) {
+      const chunked = vmap(f, { outDims: [0, 1], chunkSize })(x) as Tensor[];
+      close(chunked[0], full[0]);
+      close(chunked[1], full[1]);
+    }
+    assert.throws(() => vmap(f, { chunkSize: 0 }), /vmap: chunk_size should be None or greater than 0\. \(got 0\)/);
+  });
   it('an unbatched output is expanded, outDims null passes it through', () => {
     const c = tensor([1, 2], { dtype: float32 });
     assert.deepEqual(vmap((_x: Tensor) => c)(randn([3, 5])).shape, [3, 2]);
