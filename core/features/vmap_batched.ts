@@ -118,6 +118,23 @@ export class BatchedTensor extends Tensor {
     return new BatchedTensor((this.physical as unknown as { detach(): Tensor }).detach(), this.levels);
   }
 
+  /** Not available inside vmap: differentiate with `func.grad` or `func.vjp` (PyTorch's error). */
+  override backward(): void {
+    throw new RuntimeError(
+      'backward() called inside a functorch transform. This is not supported, please use functorch.grad or ' +
+        'functorch.vjp instead or call backward() outside of functorch transforms.',
+    );
+  }
+
+  /** Not available inside vmap: a batched tensor's gradient is taken with `func.grad` or `func.vjp`. */
+  override requiresGrad_(requiresGrad = true): Tensor {
+    if (requiresGrad === false) return this;
+    throw new RuntimeError(
+      'vmap: requiresGrad_() on a BatchedTensor is not supported: use func.grad or func.vjp inside vmap, or set ' +
+        'requires_grad on the tensor before vmap',
+    );
+  }
+
   /** PyTorch's repr of a batched tensor: `BatchedTensor(lvl=1, bdim=0, value=...)`, outermost level outside. */
   override toString(): string {
     let text = String(this.physical);

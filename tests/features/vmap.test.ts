@@ -141,6 +141,7 @@ describe('vmap equals a loop over the batch', () => {
       assert.ok(isBatchedTensor(x) && x instanceof BatchedTensor);
       assert.deepEqual(x.shape, [3]);
       assert.equal(x.device.type, 'cpu');
+      assert.match(String(x), /^BatchedTensor\(lvl=\d+, bdim=0, value=\ntensor\(\[\[/);
       return x;
     })(randn([2, 3]));
   });
@@ -196,6 +197,14 @@ describe('vmap errors (PyTorch messages)', () => {
     );
     assert.throws(() => vmap((_a: Tensor) => 3)(x), /`<anonymous>` must only return Tensors, got type/);
     assert.throws(() => vmap((a: Tensor) => a.item())(x), /vmap: It looks like you're calling \.item\(\) on a Tensor/);
+    assert.throws(
+      () => vmap((a: Tensor) => (a.sum().backward(), a))(x),
+      /backward\(\) called inside a functorch transform/,
+    );
+    assert.throws(
+      () => vmap((a: Tensor) => a.requiresGrad_())(x),
+      /requiresGrad_\(\) on a BatchedTensor is not supported/,
+    );
     assert.throws(
       () => vmap(named, { randomness: 'sometimes' as 'same' }),
       /Only allowed values for randomness are 'error', 'different', or 'same'\. Got sometimes/,
