@@ -46,3 +46,7 @@ export {
   initWebGPU,
   synchronizeWebGPU,
 } from './gpu/mod.ts';
+export { type InDims, type OutDims, registerVmap, vmap, type VmapOptions } from './core/features/vmap.ts';
+export { BatchedTensor, isBatchedTensor, type Randomness } from './core/features/vmap_batched.ts';
+export { setVmapFallbackWarningHandler } from './core/features/vmap_fallback.ts';
+export * as func from './core/features/functorch.ts';

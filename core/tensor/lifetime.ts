@@ -26,7 +26,7 @@
  */
 import type { Storage } from './storage.ts';
 import { storageStats } from './storage.ts';
-import { forEachHeldTensor } from './held_tensors.ts';
+import { forEachHeldTensor, heldTensors } from './held_tensors.ts';
 
 /**
  * The slot of a tensor that names the scope frame owning it (see Note [Scope frames]).
@@ -180,6 +180,9 @@ function describe(value: unknown): string {
 function forEachKeptTensor(value: unknown, visit: (t: Tracked) => void): void {
   forEachHeldTensor(value, isTracked, (t) => {
     visit(t);
+    // A wrapper tensor (vmap's BatchedTensor) lists the tensor it wraps: keeping the wrapper keeps it.
+    const inner = (t as { [heldTensors]?: () => Iterable<unknown> })[heldTensors];
+    if (typeof inner === 'function') { for (const held of inner.call(t)) if (isTracked(held)) visit(held); }
     const grad = t.autograd?.grad;
     if (isTracked(grad)) visit(grad);
   });

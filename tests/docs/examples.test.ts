@@ -18,6 +18,7 @@ const isBun = typeof (globalThis as { Bun?: unknown }).Bun !== 'undefined';
 const EXPECTED: Record<string, { readonly args?: readonly string[]; readonly prints: RegExp }> = {
   'digits.ts': { prints: /test accuracy/i },
   'dispatch_tour.ts': { prints: /CPU: registered at/ },
+  'per_sample_grads.ts': { prints: /largest difference from the loop/ },
 };
 
 function runExample(file: string, args: readonly string[]) {

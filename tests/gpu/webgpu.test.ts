@@ -6,3 +6,4 @@ import './elementwise_suite.ts';
 import './training_suite.ts';
 import './factories_copies_suite.ts';
 import './differential_suite.ts';
+import './vmap_suite.ts';
