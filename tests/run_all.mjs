@@ -69,7 +69,7 @@ function check(label, command, args) {
   }
 }
 
-const sourceDirs = ['mod.ts', 'core', 'gpu', 'bench', 'tests', 'examples', 'scripts'].filter((p) =>
+const sourceDirs = ['mod.ts', 'core', 'gpu', 'bench', 'tests', 'examples', 'scripts', 'tools'].filter((p) =>
   existsSync(join(root, p))
 );
 const testTargets = extraArgs.length > 0 ? extraArgs : ['tests/'];

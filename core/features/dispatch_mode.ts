@@ -55,6 +55,7 @@ export type DispatchKwargs = Record<string, unknown>;
 
 /** A class that intercepts its instances' operators (PyTorch's `__torch_dispatch__` classmethod). */
 export interface TorchDispatchClass {
+  /** Handles an operator called with one of this class's instances among its arguments. */
   torchDispatch(
     op: OperatorHandle,
     types: readonly TorchDispatchClass[],

@@ -76,6 +76,7 @@ export class FakeTensorMode extends DispatchMode {
     return this.#devices.get(t) ?? t.device;
   }
 
+  /** Runs `op` on Meta with its fake arguments, producing fake results (and converting real inputs). */
   override dispatch(
     op: OperatorHandle,
     _types: readonly TorchDispatchClass[],

@@ -203,6 +203,7 @@ export class FlopCounterMode extends DispatchMode {
     this.#display = options.display ?? false;
   }
 
+  /** Counts the FLOPs of `op` (PyTorch's formulas), then runs it. */
   override dispatch(
     op: OperatorHandle,
     _types: readonly TorchDispatchClass[],
@@ -221,6 +222,7 @@ export class FlopCounterMode extends DispatchMode {
     return result;
   }
 
+  /** Leaves the mode and, when asked to, prints the per-operator table. */
   override exit(): void {
     super.exit();
     if (this.#display) console.log(this.getTable());

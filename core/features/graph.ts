@@ -49,7 +49,9 @@ export class ValueRef {
 
 /** Shape and dtype of a tensor value. */
 export interface TensorMeta {
+  /** Sizes. */
   readonly shape: readonly number[];
+  /** dtype name. */
   readonly dtype: DTypeName;
 }
 
@@ -512,9 +514,13 @@ export class Graph {
 
 /** The JSON form of a graph. */
 export interface GraphJSON {
+  /** Format tag and version. */
   readonly format: 'switchyard.graph/1';
+  /** Whether the graph was captured after autograd and decompositions (aten level). */
   readonly postAutograd: boolean;
+  /** Whether the traced function returned one value rather than a list. */
   readonly singleOutput?: boolean;
+  /** The nodes in order, their arguments referring to earlier nodes by name. */
   readonly nodes: ReadonlyArray<{
     readonly name: string;
     readonly op: NodeOp;
@@ -523,6 +529,7 @@ export interface GraphJSON {
     readonly kwargs: Record<string, unknown>;
     readonly meta: NodeMeta;
   }>;
+  /** Tensors the graph holds (captured constants), with their data unless they are meta tensors. */
   readonly constants: Record<string, { dtype: DTypeName; shape: number[]; device?: 'meta'; data?: unknown[] }>;
 }
 

@@ -401,6 +401,7 @@ export function profiler(options: ProfilerOptions = {}): Profiler {
  * ```
  */
 export function profile(fn: () => unknown, options?: ProfilerOptions): Profiler;
+/** Profiles an async function: resolves to the profile once its promise settles. */
 export function profile(fn: () => Promise<unknown>, options?: ProfilerOptions): Promise<Profiler>;
 export function profile(fn: () => unknown, options: ProfilerOptions = {}): Profiler | Promise<Profiler> {
   if (typeof fn !== 'function') {

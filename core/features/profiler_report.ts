@@ -239,13 +239,21 @@ export function keyAverages(events: readonly ProfilerEvent[], groupByInputShape 
 
 /** One complete event of the Chrome trace format. */
 export interface ChromeTraceEvent {
+  /** Phase: a complete event. */
   readonly ph: 'X';
+  /** Category. */
   readonly cat: 'cpu_op';
+  /** The operator's name. */
   readonly name: string;
+  /** Process id. */
   readonly pid: number;
+  /** Thread (agent) id. */
   readonly tid: number;
+  /** Start, in microseconds. */
   readonly ts: number;
+  /** Duration, in microseconds. */
   readonly dur: number;
+  /** Shapes, dtypes, device and the other recorded details. */
   readonly args: Readonly<Record<string, unknown>>;
 }
 

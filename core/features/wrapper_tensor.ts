@@ -19,9 +19,13 @@ import { enablePythonKey } from './dispatch_mode.ts';
 
 /** What a wrapper presents: sizes, strides, dtype, device. */
 export interface WrapperGeometry {
+  /** Sizes. */
   readonly shape: readonly number[];
+  /** Strides (default: contiguous). */
   readonly strides?: readonly number[];
+  /** dtype. */
   readonly dtype: DType | DTypeLike;
+  /** Device. */
   readonly device: Device | DeviceLike;
 }
 
