@@ -11,7 +11,6 @@
  *
  * @module
  */
-import { bench, do_not_optimize, group, summary } from 'mitata';
 import {
   DispatchKey,
   DispatchKeySet,
@@ -27,7 +26,7 @@ import {
   type Tensor,
   trace,
 } from '../mod.ts';
-import { type BenchFigure, runAndReport } from './_report.ts';
+import { bench, type BenchFigure, do_not_optimize, group, runAndReport, smokeSize, summary } from './_report.ts';
 
 const a = randn(1), b = randn(1);
 const m = randn(4, 4);
@@ -61,7 +60,7 @@ function median(xs: number[]): number {
   return s.length % 2 === 1 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 }
 
-const ROUNDS = 10, ADDS = 100_000;
+const ROUNDS = smokeSize(10, 1), ADDS = smokeSize(100_000, 100);
 nsPerAdd(2 * ADDS); // warm-up
 const offRuns = { without: [] as number[], registered: [] as number[] };
 for (let r = 0; r < ROUNDS; r++) {

@@ -9,11 +9,10 @@
  *
  * @module
  */
-import { bench, do_not_optimize, group, summary } from 'mitata';
 import { manualSeed, randn, safetensors, type Tensor } from '../mod.ts';
 import { Linear, ReLU, Sequential, utils } from '../core/nn/mod.ts';
 import { Adagrad, Adam, type Optimizer, RMSprop, SGD } from '../core/optim/mod.ts';
-import { runAndReport } from './_report.ts';
+import { bench, do_not_optimize, group, runAndReport, summary } from './_report.ts';
 
 manualSeed(0);
 const model = new Sequential(new Linear(784, 256), new ReLU(), new Linear(256, 10));

@@ -7,11 +7,10 @@
  *
  * @module
  */
-import { bench, do_not_optimize, group } from 'mitata';
 import { add, func, localDispatchKeySet, manualSeed, randn, scope, stack, type Tensor, tensor, vmap } from '../mod.ts';
 import { BATCHED_HI } from '../core/features/vmap_batched.ts';
 import { DispatchKey, DispatchKeySet } from '../mod.ts';
-import { runAndReport } from './_report.ts';
+import { bench, do_not_optimize, group, runAndReport } from './_report.ts';
 
 const N = 64;
 manualSeed(0);

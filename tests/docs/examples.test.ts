@@ -18,6 +18,8 @@ const isBun = typeof (globalThis as { Bun?: unknown }).Bun !== 'undefined';
 const EXPECTED: Record<string, { readonly args?: readonly string[]; readonly prints: RegExp }> = {
   'digits.ts': { prints: /test accuracy/i },
   'dispatch_tour.ts': { prints: /CPU: registered at/ },
+  'features_tour.ts': { prints: /step 4: loss/ },
+  'logging_tensor.ts': { prints: /aten::mm/ },
   'per_sample_grads.ts': { prints: /largest difference from the loop/ },
 };
 
