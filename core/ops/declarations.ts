@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { ACTIVATION_OPS, type ActivationCompositeOpName } from './decl_activations.ts';
 import { ELEMENTWISE_OPS, type ElementwiseOpName } from './decl_elementwise.ts';
 import { ELEMENTWISE_COMPOSITE_OPS, type ElementwiseCompositeOpName } from './decl_elementwise_composite.ts';
 import { FACTORY_OPS, type FactoryOpName } from './decl_factories.ts';
@@ -13,6 +14,7 @@ import { LINALG_OPS, type LinalgBackendOpName, type LinalgCompositeOpName } from
 import { NN_OPS, type NnBackendOpName, type NnCompositeOpName } from './decl_nn.ts';
 import { RANDOM_OPS, type RandomBackendOpName, type RandomCompositeOpName } from './decl_random.ts';
 import { REDUCTION_OPS, type ReductionBackendOpName, type ReductionCompositeOpName } from './decl_reductions.ts';
+import { REDUCTION2_OPS, type Reduction2CompositeOpName } from './decl_reductions2.ts';
 import { VIEW_OPS, type ViewBackendOpName, type ViewCompositeOpName } from './decl_views.ts';
 import type { OpDecl } from './op_decl.ts';
 
@@ -35,7 +37,9 @@ export type CompositeOpName =
   | LinalgCompositeOpName
   | NnCompositeOpName
   | RandomCompositeOpName
-  | IndexingCompositeOpName;
+  | IndexingCompositeOpName
+  | ActivationCompositeOpName
+  | Reduction2CompositeOpName;
 
 /** Names of all declared operators. */
 export type OpName = BackendOpName | CompositeOpName;
@@ -51,4 +55,6 @@ export const OPS: { readonly [K in OpName]: OpDecl } = {
   ...NN_OPS,
   ...RANDOM_OPS,
   ...INDEXING_OPS,
+  ...ACTIVATION_OPS,
+  ...REDUCTION2_OPS,
 };

@@ -8056,6 +8056,2085 @@ export function maskedFill(p0?: any, p1?: any, p2?: any, p3?: any): any {
   return callParsed(F_maskedFill, ops(), undefined, arguments);
 }
 
+const F_leakyRelu: OverloadGroup = {
+  name: 'leaky_relu',
+  method: false,
+  overloads: [{ key: 'leaky_relu', schema: 'leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor' }],
+};
+const F_leakyRelu_K0: readonly string[] = ['negativeSlope'];
+const F_leakyRelu_K1: readonly string[] = [];
+/**
+ * Leaky ReLU: `x > 0 ? x : negative_slope * x`.
+ *
+ * Schemas:
+ * - `aten::leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = leakyRelu(x);
+ * ```
+ */
+export function leakyRelu(input: Tensor, options?: { negativeSlope?: Scalar }): Tensor;
+/** Leaky ReLU: `x > 0 ? x : negative_slope * x`. */
+export function leakyRelu(input: Tensor, negativeSlope: Scalar): Tensor;
+export function leakyRelu(p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['leaky_relu'].callUnchecked(p0, 0.01);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['leaky_relu'].callUnchecked(p0, scalarArg(p1));
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_leakyRelu_K0) && isLiveTensor(p0) &&
+      (o.negativeSlope === undefined || isScalarArg(o.negativeSlope))
+    ) return ops()['leaky_relu'].callUnchecked(p0, o.negativeSlope === undefined ? 0.01 : scalarArg(o.negativeSlope));
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_leakyRelu_K1) && isLiveTensor(p0) && isScalarArg(p1)) {
+      return ops()['leaky_relu'].callUnchecked(p0, scalarArg(p1));
+    }
+  }
+  return callParsed(F_leakyRelu, ops(), undefined, arguments);
+}
+
+const F_elu: OverloadGroup = {
+  name: 'elu',
+  method: false,
+  overloads: [{
+    key: 'elu',
+    schema: 'elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor',
+  }],
+};
+const F_elu_K0: readonly string[] = ['alpha', 'scale', 'inputScale'];
+const F_elu_K1: readonly string[] = ['scale', 'inputScale'];
+const F_elu_K2: readonly string[] = ['inputScale'];
+const F_elu_K3: readonly string[] = [];
+/**
+ * ELU: `x > 0 ? scale * x : alpha * scale * (exp(input_scale * x) - 1)`.
+ *
+ * Schemas:
+ * - `aten::elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = elu(x);
+ * ```
+ */
+export function elu(input: Tensor, options?: { alpha?: Scalar; scale?: Scalar; inputScale?: Scalar }): Tensor;
+/** ELU: `x > 0 ? scale * x : alpha * scale * (exp(input_scale * x) - 1)`. */
+export function elu(input: Tensor, alpha: Scalar, options?: { scale?: Scalar; inputScale?: Scalar }): Tensor;
+/** ELU: `x > 0 ? scale * x : alpha * scale * (exp(input_scale * x) - 1)`. */
+export function elu(input: Tensor, alpha: Scalar, scale: Scalar, options?: { inputScale?: Scalar }): Tensor;
+/** ELU: `x > 0 ? scale * x : alpha * scale * (exp(input_scale * x) - 1)`. */
+export function elu(input: Tensor, alpha: Scalar, scale: Scalar, inputScale: Scalar): Tensor;
+export function elu(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['elu'].callUnchecked(p0, 1, 1, 1);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['elu'].callUnchecked(p0, scalarArg(p1), 1, 1);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isScalarArg(p1) && isScalarArg(p2)) {
+      return ops()['elu'].callUnchecked(p0, scalarArg(p1), scalarArg(p2), 1);
+    }
+  }
+  if (n === 4) {
+    if (isLiveTensor(p0) && isScalarArg(p1) && isScalarArg(p2) && isScalarArg(p3)) {
+      return ops()['elu'].callUnchecked(p0, scalarArg(p1), scalarArg(p2), scalarArg(p3));
+    }
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_elu_K0) && isLiveTensor(p0) && (o.alpha === undefined || isScalarArg(o.alpha)) &&
+      (o.scale === undefined || isScalarArg(o.scale)) && (o.inputScale === undefined || isScalarArg(o.inputScale))
+    ) {
+      return ops()['elu'].callUnchecked(
+        p0,
+        o.alpha === undefined ? 1 : scalarArg(o.alpha),
+        o.scale === undefined ? 1 : scalarArg(o.scale),
+        o.inputScale === undefined ? 1 : scalarArg(o.inputScale),
+      );
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_elu_K1) && isLiveTensor(p0) && isScalarArg(p1) &&
+      (o.scale === undefined || isScalarArg(o.scale)) && (o.inputScale === undefined || isScalarArg(o.inputScale))
+    ) {
+      return ops()['elu'].callUnchecked(
+        p0,
+        scalarArg(p1),
+        o.scale === undefined ? 1 : scalarArg(o.scale),
+        o.inputScale === undefined ? 1 : scalarArg(o.inputScale),
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_elu_K2) && isLiveTensor(p0) && isScalarArg(p1) && isScalarArg(p2) &&
+      (o.inputScale === undefined || isScalarArg(o.inputScale))
+    ) {
+      return ops()['elu'].callUnchecked(
+        p0,
+        scalarArg(p1),
+        scalarArg(p2),
+        o.inputScale === undefined ? 1 : scalarArg(o.inputScale),
+      );
+    }
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (optionsWithin(o, F_elu_K3) && isLiveTensor(p0) && isScalarArg(p1) && isScalarArg(p2) && isScalarArg(p3)) {
+      return ops()['elu'].callUnchecked(p0, scalarArg(p1), scalarArg(p2), scalarArg(p3));
+    }
+  }
+  return callParsed(F_elu, ops(), undefined, arguments);
+}
+
+const F_selu: OverloadGroup = {
+  name: 'selu',
+  method: false,
+  overloads: [{ key: 'selu', schema: 'selu(Tensor self) -> Tensor' }],
+};
+const F_selu_K0: readonly string[] = [];
+/**
+ * SELU: ELU with alpha 1.6732632423543772, scale 1.0507009873554805.
+ *
+ * Schemas:
+ * - `aten::selu(Tensor self) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = selu(x);
+ * ```
+ */
+export function selu(input: Tensor): Tensor;
+export function selu(p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['selu'].callUnchecked(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_selu_K0) && isLiveTensor(p0)) return ops()['selu'].callUnchecked(p0);
+  }
+  return callParsed(F_selu, ops(), undefined, arguments);
+}
+
+const F_softplus: OverloadGroup = {
+  name: 'softplus',
+  method: false,
+  overloads: [{ key: 'softplus', schema: 'softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor' }],
+};
+const F_softplus_K0: readonly string[] = ['beta', 'threshold'];
+const F_softplus_K1: readonly string[] = ['threshold'];
+const F_softplus_K2: readonly string[] = [];
+/**
+ * Softplus: `log(1 + exp(beta * x)) / beta`, or `x` where `beta * x > threshold`.
+ *
+ * Schemas:
+ * - `aten::softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = softplus(x);
+ * ```
+ */
+export function softplus(input: Tensor, options?: { beta?: Scalar; threshold?: Scalar }): Tensor;
+/** Softplus: `log(1 + exp(beta * x)) / beta`, or `x` where `beta * x > threshold`. */
+export function softplus(input: Tensor, beta: Scalar, options?: { threshold?: Scalar }): Tensor;
+/** Softplus: `log(1 + exp(beta * x)) / beta`, or `x` where `beta * x > threshold`. */
+export function softplus(input: Tensor, beta: Scalar, threshold: Scalar): Tensor;
+export function softplus(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['softplus'].callUnchecked(p0, 1, 20);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['softplus'].callUnchecked(p0, scalarArg(p1), 20);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isScalarArg(p1) && isScalarArg(p2)) {
+      return ops()['softplus'].callUnchecked(p0, scalarArg(p1), scalarArg(p2));
+    }
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_softplus_K0) && isLiveTensor(p0) && (o.beta === undefined || isScalarArg(o.beta)) &&
+      (o.threshold === undefined || isScalarArg(o.threshold))
+    ) {
+      return ops()['softplus'].callUnchecked(
+        p0,
+        o.beta === undefined ? 1 : scalarArg(o.beta),
+        o.threshold === undefined ? 20 : scalarArg(o.threshold),
+      );
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_softplus_K1) && isLiveTensor(p0) && isScalarArg(p1) &&
+      (o.threshold === undefined || isScalarArg(o.threshold))
+    ) {
+      return ops()['softplus'].callUnchecked(
+        p0,
+        scalarArg(p1),
+        o.threshold === undefined ? 20 : scalarArg(o.threshold),
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_softplus_K2) && isLiveTensor(p0) && isScalarArg(p1) && isScalarArg(p2)) {
+      return ops()['softplus'].callUnchecked(p0, scalarArg(p1), scalarArg(p2));
+    }
+  }
+  return callParsed(F_softplus, ops(), undefined, arguments);
+}
+
+const F_mish: OverloadGroup = {
+  name: 'mish',
+  method: false,
+  overloads: [{ key: 'mish', schema: 'mish(Tensor self) -> Tensor' }],
+};
+const F_mish_K0: readonly string[] = [];
+/**
+ * Mish: `x * tanh(softplus(x))`.
+ *
+ * Schemas:
+ * - `aten::mish(Tensor self) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = mish(x);
+ * ```
+ */
+export function mish(input: Tensor): Tensor;
+export function mish(p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['mish'].callUnchecked(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_mish_K0) && isLiveTensor(p0)) return ops()['mish'].callUnchecked(p0);
+  }
+  return callParsed(F_mish, ops(), undefined, arguments);
+}
+
+const F_hardtanh: OverloadGroup = {
+  name: 'hardtanh',
+  method: false,
+  overloads: [{ key: 'hardtanh', schema: 'hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor' }],
+};
+const F_hardtanh_K0: readonly string[] = ['minVal', 'maxVal'];
+const F_hardtanh_K1: readonly string[] = ['maxVal'];
+const F_hardtanh_K2: readonly string[] = [];
+/**
+ * HardTanh: `x` clamped to `[min_val, max_val]`.
+ *
+ * Schemas:
+ * - `aten::hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = hardtanh(x);
+ * ```
+ */
+export function hardtanh(input: Tensor, options?: { minVal?: Scalar; maxVal?: Scalar }): Tensor;
+/** HardTanh: `x` clamped to `[min_val, max_val]`. */
+export function hardtanh(input: Tensor, minVal: Scalar, options?: { maxVal?: Scalar }): Tensor;
+/** HardTanh: `x` clamped to `[min_val, max_val]`. */
+export function hardtanh(input: Tensor, minVal: Scalar, maxVal: Scalar): Tensor;
+export function hardtanh(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['hardtanh'].callUnchecked(p0, -1, 1);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['hardtanh'].callUnchecked(p0, scalarArg(p1), 1);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isScalarArg(p1) && isScalarArg(p2)) {
+      return ops()['hardtanh'].callUnchecked(p0, scalarArg(p1), scalarArg(p2));
+    }
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_hardtanh_K0) && isLiveTensor(p0) && (o.minVal === undefined || isScalarArg(o.minVal)) &&
+      (o.maxVal === undefined || isScalarArg(o.maxVal))
+    ) {
+      return ops()['hardtanh'].callUnchecked(
+        p0,
+        o.minVal === undefined ? -1 : scalarArg(o.minVal),
+        o.maxVal === undefined ? 1 : scalarArg(o.maxVal),
+      );
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_hardtanh_K1) && isLiveTensor(p0) && isScalarArg(p1) &&
+      (o.maxVal === undefined || isScalarArg(o.maxVal))
+    ) return ops()['hardtanh'].callUnchecked(p0, scalarArg(p1), o.maxVal === undefined ? 1 : scalarArg(o.maxVal));
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_hardtanh_K2) && isLiveTensor(p0) && isScalarArg(p1) && isScalarArg(p2)) {
+      return ops()['hardtanh'].callUnchecked(p0, scalarArg(p1), scalarArg(p2));
+    }
+  }
+  return callParsed(F_hardtanh, ops(), undefined, arguments);
+}
+
+const F_logSigmoid: OverloadGroup = {
+  name: 'log_sigmoid',
+  method: false,
+  overloads: [{ key: 'log_sigmoid', schema: 'log_sigmoid(Tensor self) -> Tensor' }],
+};
+const F_logSigmoid_K0: readonly string[] = [];
+/**
+ * Log-sigmoid: `log(1 / (1 + exp(-x)))`, computed stably.
+ *
+ * Schemas:
+ * - `aten::log_sigmoid(Tensor self) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = logSigmoid(x);
+ * ```
+ */
+export function logSigmoid(input: Tensor): Tensor;
+export function logSigmoid(p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['log_sigmoid'].callUnchecked(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_logSigmoid_K0) && isLiveTensor(p0)) return ops()['log_sigmoid'].callUnchecked(p0);
+  }
+  return callParsed(F_logSigmoid, ops(), undefined, arguments);
+}
+
+const F_binaryCrossEntropy: OverloadGroup = {
+  name: 'binary_cross_entropy',
+  method: false,
+  overloads: [{
+    key: 'binary_cross_entropy',
+    schema: 'binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor',
+  }],
+};
+const F_binaryCrossEntropy_K0: readonly string[] = ['weight', 'reduction'];
+const F_binaryCrossEntropy_K1: readonly string[] = ['reduction'];
+const F_binaryCrossEntropy_K2: readonly string[] = [];
+/**
+ * Binary cross-entropy of probabilities in [0, 1] against targets, logs clamped at -100.
+ *
+ * Schemas:
+ * - `aten::binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = binaryCrossEntropy(x, x);
+ * ```
+ */
+export function binaryCrossEntropy(
+  input: Tensor,
+  target: Tensor,
+  options?: { weight?: Tensor | null; reduction?: 'none' | 'mean' | 'sum' },
+): Tensor;
+/** Binary cross-entropy of probabilities in [0, 1] against targets, logs clamped at -100. */
+export function binaryCrossEntropy(
+  input: Tensor,
+  target: Tensor,
+  weight: Tensor | null,
+  options?: { reduction?: 'none' | 'mean' | 'sum' },
+): Tensor;
+/** Binary cross-entropy of probabilities in [0, 1] against targets, logs clamped at -100. */
+export function binaryCrossEntropy(
+  input: Tensor,
+  target: Tensor,
+  weight: Tensor | null,
+  reduction: 'none' | 'mean' | 'sum',
+): Tensor;
+export function binaryCrossEntropy(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['binary_cross_entropy'].callUnchecked(p0, p1, null, 1);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2))) {
+      return ops()['binary_cross_entropy'].callUnchecked(p0, p1, p2 ?? null, 1);
+    }
+  }
+  if (n === 4) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && typeof p3 === 'string') {
+      return ops()['binary_cross_entropy'].callUnchecked(p0, p1, p2 ?? null, reductionArg(p3));
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_binaryCrossEntropy_K0) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (o.weight === undefined || (o.weight == null || isLiveTensor(o.weight))) &&
+      (o.reduction === undefined || typeof o.reduction === 'string')
+    ) {
+      return ops()['binary_cross_entropy'].callUnchecked(
+        p0,
+        p1,
+        o.weight ?? null,
+        o.reduction === undefined ? 1 : reductionArg(o.reduction),
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_binaryCrossEntropy_K1) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (p2 == null || isLiveTensor(p2)) && (o.reduction === undefined || typeof o.reduction === 'string')
+    ) {
+      return ops()['binary_cross_entropy'].callUnchecked(
+        p0,
+        p1,
+        p2 ?? null,
+        o.reduction === undefined ? 1 : reductionArg(o.reduction),
+      );
+    }
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      optionsWithin(o, F_binaryCrossEntropy_K2) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (p2 == null || isLiveTensor(p2)) && typeof p3 === 'string'
+    ) return ops()['binary_cross_entropy'].callUnchecked(p0, p1, p2 ?? null, reductionArg(p3));
+  }
+  return callParsed(F_binaryCrossEntropy, ops(), undefined, arguments);
+}
+
+const F_binaryCrossEntropyWithLogits: OverloadGroup = {
+  name: 'binary_cross_entropy_with_logits',
+  method: false,
+  overloads: [{
+    key: 'binary_cross_entropy_with_logits',
+    schema:
+      'binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor',
+  }],
+};
+const F_binaryCrossEntropyWithLogits_K0: readonly string[] = ['weight', 'posWeight', 'reduction'];
+const F_binaryCrossEntropyWithLogits_K1: readonly string[] = ['posWeight', 'reduction'];
+const F_binaryCrossEntropyWithLogits_K2: readonly string[] = ['reduction'];
+const F_binaryCrossEntropyWithLogits_K3: readonly string[] = [];
+/**
+ * Binary cross-entropy of logits (sigmoid and BCE in one stable formula), with an optional positive-class weight.
+ *
+ * Schemas:
+ * - `aten::binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=1) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = binaryCrossEntropyWithLogits(x, x);
+ * ```
+ */
+export function binaryCrossEntropyWithLogits(
+  input: Tensor,
+  target: Tensor,
+  options?: { weight?: Tensor | null; posWeight?: Tensor | null; reduction?: 'none' | 'mean' | 'sum' },
+): Tensor;
+/** Binary cross-entropy of logits (sigmoid and BCE in one stable formula), with an optional positive-class weight. */
+export function binaryCrossEntropyWithLogits(
+  input: Tensor,
+  target: Tensor,
+  weight: Tensor | null,
+  options?: { posWeight?: Tensor | null; reduction?: 'none' | 'mean' | 'sum' },
+): Tensor;
+/** Binary cross-entropy of logits (sigmoid and BCE in one stable formula), with an optional positive-class weight. */
+export function binaryCrossEntropyWithLogits(
+  input: Tensor,
+  target: Tensor,
+  weight: Tensor | null,
+  posWeight: Tensor | null,
+  options?: { reduction?: 'none' | 'mean' | 'sum' },
+): Tensor;
+/** Binary cross-entropy of logits (sigmoid and BCE in one stable formula), with an optional positive-class weight. */
+export function binaryCrossEntropyWithLogits(
+  input: Tensor,
+  target: Tensor,
+  weight: Tensor | null,
+  posWeight: Tensor | null,
+  reduction: 'none' | 'mean' | 'sum',
+): Tensor;
+export function binaryCrossEntropyWithLogits(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['binary_cross_entropy_with_logits'].callUnchecked(p0, p1, null, null, 1);
+    }
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2))) {
+      return ops()['binary_cross_entropy_with_logits'].callUnchecked(p0, p1, p2 ?? null, null, 1);
+    }
+  }
+  if (n === 4) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && (p3 == null || isLiveTensor(p3))) {
+      return ops()['binary_cross_entropy_with_logits'].callUnchecked(p0, p1, p2 ?? null, p3 ?? null, 1);
+    }
+  }
+  if (n === 5) {
+    if (
+      isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && (p3 == null || isLiveTensor(p3)) &&
+      typeof p4 === 'string'
+    ) return ops()['binary_cross_entropy_with_logits'].callUnchecked(p0, p1, p2 ?? null, p3 ?? null, reductionArg(p4));
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_binaryCrossEntropyWithLogits_K0) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (o.weight === undefined || (o.weight == null || isLiveTensor(o.weight))) &&
+      (o.posWeight === undefined || (o.posWeight == null || isLiveTensor(o.posWeight))) &&
+      (o.reduction === undefined || typeof o.reduction === 'string')
+    ) {
+      return ops()['binary_cross_entropy_with_logits'].callUnchecked(
+        p0,
+        p1,
+        o.weight ?? null,
+        o.posWeight ?? null,
+        o.reduction === undefined ? 1 : reductionArg(o.reduction),
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_binaryCrossEntropyWithLogits_K1) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (p2 == null || isLiveTensor(p2)) &&
+      (o.posWeight === undefined || (o.posWeight == null || isLiveTensor(o.posWeight))) &&
+      (o.reduction === undefined || typeof o.reduction === 'string')
+    ) {
+      return ops()['binary_cross_entropy_with_logits'].callUnchecked(
+        p0,
+        p1,
+        p2 ?? null,
+        o.posWeight ?? null,
+        o.reduction === undefined ? 1 : reductionArg(o.reduction),
+      );
+    }
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      optionsWithin(o, F_binaryCrossEntropyWithLogits_K2) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (p2 == null || isLiveTensor(p2)) && (p3 == null || isLiveTensor(p3)) &&
+      (o.reduction === undefined || typeof o.reduction === 'string')
+    ) {
+      return ops()['binary_cross_entropy_with_logits'].callUnchecked(
+        p0,
+        p1,
+        p2 ?? null,
+        p3 ?? null,
+        o.reduction === undefined ? 1 : reductionArg(o.reduction),
+      );
+    }
+  }
+  if (n === 6 && isOptions(p5)) {
+    const o: any = p5;
+    if (
+      optionsWithin(o, F_binaryCrossEntropyWithLogits_K3) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (p2 == null || isLiveTensor(p2)) && (p3 == null || isLiveTensor(p3)) && typeof p4 === 'string'
+    ) return ops()['binary_cross_entropy_with_logits'].callUnchecked(p0, p1, p2 ?? null, p3 ?? null, reductionArg(p4));
+  }
+  return callParsed(F_binaryCrossEntropyWithLogits, ops(), undefined, arguments);
+}
+
+const F_l1Loss: OverloadGroup = {
+  name: 'l1_loss',
+  method: false,
+  overloads: [{ key: 'l1_loss', schema: 'l1_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor' }],
+};
+const F_l1Loss_K0: readonly string[] = ['reduction'];
+const F_l1Loss_K1: readonly string[] = [];
+/**
+ * Mean (or summed) absolute error.
+ *
+ * Schemas:
+ * - `aten::l1_loss(Tensor self, Tensor target, int reduction=1) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = l1Loss(x, x);
+ * ```
+ */
+export function l1Loss(input: Tensor, target: Tensor, options?: { reduction?: 'none' | 'mean' | 'sum' }): Tensor;
+/** Mean (or summed) absolute error. */
+export function l1Loss(input: Tensor, target: Tensor, reduction: 'none' | 'mean' | 'sum'): Tensor;
+export function l1Loss(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['l1_loss'].callUnchecked(p0, p1, 1);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && typeof p2 === 'string') {
+      return ops()['l1_loss'].callUnchecked(p0, p1, reductionArg(p2));
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_l1Loss_K0) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (o.reduction === undefined || typeof o.reduction === 'string')
+    ) return ops()['l1_loss'].callUnchecked(p0, p1, o.reduction === undefined ? 1 : reductionArg(o.reduction));
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_l1Loss_K1) && isLiveTensor(p0) && isLiveTensor(p1) && typeof p2 === 'string') {
+      return ops()['l1_loss'].callUnchecked(p0, p1, reductionArg(p2));
+    }
+  }
+  return callParsed(F_l1Loss, ops(), undefined, arguments);
+}
+
+const F_smoothL1Loss: OverloadGroup = {
+  name: 'smooth_l1_loss',
+  method: false,
+  overloads: [{
+    key: 'smooth_l1_loss',
+    schema: 'smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor',
+  }],
+};
+const F_smoothL1Loss_K0: readonly string[] = ['reduction', 'beta'];
+const F_smoothL1Loss_K1: readonly string[] = ['beta'];
+const F_smoothL1Loss_K2: readonly string[] = [];
+/**
+ * Smooth L1 loss: `0.5 d^2 / beta` where `|d| < beta`, else `|d| - beta / 2`.
+ *
+ * Schemas:
+ * - `aten::smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = smoothL1Loss(x, x);
+ * ```
+ */
+export function smoothL1Loss(
+  input: Tensor,
+  target: Tensor,
+  options?: { reduction?: 'none' | 'mean' | 'sum'; beta?: number },
+): Tensor;
+/** Smooth L1 loss: `0.5 d^2 / beta` where `|d| < beta`, else `|d| - beta / 2`. */
+export function smoothL1Loss(
+  input: Tensor,
+  target: Tensor,
+  reduction: 'none' | 'mean' | 'sum',
+  options?: { beta?: number },
+): Tensor;
+/** Smooth L1 loss: `0.5 d^2 / beta` where `|d| < beta`, else `|d| - beta / 2`. */
+export function smoothL1Loss(input: Tensor, target: Tensor, reduction: 'none' | 'mean' | 'sum', beta: number): Tensor;
+export function smoothL1Loss(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['smooth_l1_loss'].callUnchecked(p0, p1, 1, 1);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && typeof p2 === 'string') {
+      return ops()['smooth_l1_loss'].callUnchecked(p0, p1, reductionArg(p2), 1);
+    }
+  }
+  if (n === 4) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && typeof p2 === 'string' && isFloatArg(p3)) {
+      return ops()['smooth_l1_loss'].callUnchecked(p0, p1, reductionArg(p2), floatArg(p3));
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_smoothL1Loss_K0) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (o.reduction === undefined || typeof o.reduction === 'string') && (o.beta === undefined || isFloatArg(o.beta))
+    ) {
+      return ops()['smooth_l1_loss'].callUnchecked(
+        p0,
+        p1,
+        o.reduction === undefined ? 1 : reductionArg(o.reduction),
+        o.beta === undefined ? 1 : floatArg(o.beta),
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_smoothL1Loss_K1) && isLiveTensor(p0) && isLiveTensor(p1) && typeof p2 === 'string' &&
+      (o.beta === undefined || isFloatArg(o.beta))
+    ) {
+      return ops()['smooth_l1_loss'].callUnchecked(
+        p0,
+        p1,
+        reductionArg(p2),
+        o.beta === undefined ? 1 : floatArg(o.beta),
+      );
+    }
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      optionsWithin(o, F_smoothL1Loss_K2) && isLiveTensor(p0) && isLiveTensor(p1) && typeof p2 === 'string' &&
+      isFloatArg(p3)
+    ) return ops()['smooth_l1_loss'].callUnchecked(p0, p1, reductionArg(p2), floatArg(p3));
+  }
+  return callParsed(F_smoothL1Loss, ops(), undefined, arguments);
+}
+
+const F_huberLoss: OverloadGroup = {
+  name: 'huber_loss',
+  method: false,
+  overloads: [{
+    key: 'huber_loss',
+    schema: 'huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor',
+  }],
+};
+const F_huberLoss_K0: readonly string[] = ['reduction', 'delta'];
+const F_huberLoss_K1: readonly string[] = ['delta'];
+const F_huberLoss_K2: readonly string[] = [];
+/**
+ * Huber loss: `0.5 d^2` where `|d| < delta`, else `delta * (|d| - delta / 2)`.
+ *
+ * Schemas:
+ * - `aten::huber_loss(Tensor self, Tensor target, int reduction=1, float delta=1.) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = huberLoss(x, x);
+ * ```
+ */
+export function huberLoss(
+  input: Tensor,
+  target: Tensor,
+  options?: { reduction?: 'none' | 'mean' | 'sum'; delta?: number },
+): Tensor;
+/** Huber loss: `0.5 d^2` where `|d| < delta`, else `delta * (|d| - delta / 2)`. */
+export function huberLoss(
+  input: Tensor,
+  target: Tensor,
+  reduction: 'none' | 'mean' | 'sum',
+  options?: { delta?: number },
+): Tensor;
+/** Huber loss: `0.5 d^2` where `|d| < delta`, else `delta * (|d| - delta / 2)`. */
+export function huberLoss(input: Tensor, target: Tensor, reduction: 'none' | 'mean' | 'sum', delta: number): Tensor;
+export function huberLoss(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['huber_loss'].callUnchecked(p0, p1, 1, 1);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && typeof p2 === 'string') {
+      return ops()['huber_loss'].callUnchecked(p0, p1, reductionArg(p2), 1);
+    }
+  }
+  if (n === 4) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && typeof p2 === 'string' && isFloatArg(p3)) {
+      return ops()['huber_loss'].callUnchecked(p0, p1, reductionArg(p2), floatArg(p3));
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_huberLoss_K0) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (o.reduction === undefined || typeof o.reduction === 'string') && (o.delta === undefined || isFloatArg(o.delta))
+    ) {
+      return ops()['huber_loss'].callUnchecked(
+        p0,
+        p1,
+        o.reduction === undefined ? 1 : reductionArg(o.reduction),
+        o.delta === undefined ? 1 : floatArg(o.delta),
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_huberLoss_K1) && isLiveTensor(p0) && isLiveTensor(p1) && typeof p2 === 'string' &&
+      (o.delta === undefined || isFloatArg(o.delta))
+    ) return ops()['huber_loss'].callUnchecked(p0, p1, reductionArg(p2), o.delta === undefined ? 1 : floatArg(o.delta));
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      optionsWithin(o, F_huberLoss_K2) && isLiveTensor(p0) && isLiveTensor(p1) && typeof p2 === 'string' &&
+      isFloatArg(p3)
+    ) return ops()['huber_loss'].callUnchecked(p0, p1, reductionArg(p2), floatArg(p3));
+  }
+  return callParsed(F_huberLoss, ops(), undefined, arguments);
+}
+
+const F_klDiv: OverloadGroup = {
+  name: 'kl_div',
+  method: false,
+  overloads: [{
+    key: 'kl_div',
+    schema: 'kl_div(Tensor self, Tensor target, int reduction=Mean, *, bool log_target=False) -> Tensor',
+  }],
+};
+const F_klDiv_K0: readonly string[] = ['reduction', 'logTarget'];
+const F_klDiv_K1: readonly string[] = ['logTarget'];
+/**
+ * Kullback-Leibler divergence of log-probabilities `self` from `target` (probabilities, or log-probabilities).
+ *
+ * Schemas:
+ * - `aten::kl_div(Tensor self, Tensor target, int reduction=1, *, bool log_target=False) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = klDiv(x, x);
+ * ```
+ */
+export function klDiv(
+  input: Tensor,
+  target: Tensor,
+  options?: { reduction?: 'none' | 'mean' | 'sum'; logTarget?: boolean },
+): Tensor;
+/** Kullback-Leibler divergence of log-probabilities `self` from `target` (probabilities, or log-probabilities). */
+export function klDiv(
+  input: Tensor,
+  target: Tensor,
+  reduction: 'none' | 'mean' | 'sum',
+  options?: { logTarget?: boolean },
+): Tensor;
+export function klDiv(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['kl_div'].callUnchecked(p0, p1, 1, false);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && typeof p2 === 'string') {
+      return ops()['kl_div'].callUnchecked(p0, p1, reductionArg(p2), false);
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_klDiv_K0) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (o.reduction === undefined || typeof o.reduction === 'string') &&
+      (o.logTarget === undefined || typeof o.logTarget === 'boolean')
+    ) {
+      return ops()['kl_div'].callUnchecked(
+        p0,
+        p1,
+        o.reduction === undefined ? 1 : reductionArg(o.reduction),
+        o.logTarget === undefined ? false : o.logTarget,
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_klDiv_K1) && isLiveTensor(p0) && isLiveTensor(p1) && typeof p2 === 'string' &&
+      (o.logTarget === undefined || typeof o.logTarget === 'boolean')
+    ) return ops()['kl_div'].callUnchecked(p0, p1, reductionArg(p2), o.logTarget === undefined ? false : o.logTarget);
+  }
+  return callParsed(F_klDiv, ops(), undefined, arguments);
+}
+
+const F_cosineSimilarity: OverloadGroup = {
+  name: 'cosine_similarity',
+  method: false,
+  overloads: [{
+    key: 'cosine_similarity',
+    schema: 'cosine_similarity(Tensor x1, Tensor x2, int dim=1, float eps=1e-08) -> Tensor',
+  }],
+};
+const F_cosineSimilarity_K0: readonly string[] = ['dim', 'eps'];
+const F_cosineSimilarity_K1: readonly string[] = ['eps'];
+const F_cosineSimilarity_K2: readonly string[] = [];
+/**
+ * Cosine similarity along `dim`: `x1 . x2 / max(|x1| |x2|, eps)`.
+ *
+ * Schemas:
+ * - `aten::cosine_similarity(Tensor x1, Tensor x2, int dim=1, float eps=1e-08) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = cosineSimilarity(x, x);
+ * ```
+ */
+export function cosineSimilarity(x1: Tensor, x2: Tensor, options?: { dim?: number; eps?: number }): Tensor;
+/** Cosine similarity along `dim`: `x1 . x2 / max(|x1| |x2|, eps)`. */
+export function cosineSimilarity(x1: Tensor, x2: Tensor, dim: number, options?: { eps?: number }): Tensor;
+/** Cosine similarity along `dim`: `x1 . x2 / max(|x1| |x2|, eps)`. */
+export function cosineSimilarity(x1: Tensor, x2: Tensor, dim: number, eps: number): Tensor;
+export function cosineSimilarity(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['cosine_similarity'].callUnchecked(p0, p1, 1, 1e-8);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && isIntArg(p2)) {
+      return ops()['cosine_similarity'].callUnchecked(p0, p1, intArg(p2), 1e-8);
+    }
+  }
+  if (n === 4) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && isIntArg(p2) && isFloatArg(p3)) {
+      return ops()['cosine_similarity'].callUnchecked(p0, p1, intArg(p2), floatArg(p3));
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_cosineSimilarity_K0) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (o.dim === undefined || isIntArg(o.dim)) && (o.eps === undefined || isFloatArg(o.eps))
+    ) {
+      return ops()['cosine_similarity'].callUnchecked(
+        p0,
+        p1,
+        o.dim === undefined ? 1 : intArg(o.dim),
+        o.eps === undefined ? 1e-8 : floatArg(o.eps),
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_cosineSimilarity_K1) && isLiveTensor(p0) && isLiveTensor(p1) && isIntArg(p2) &&
+      (o.eps === undefined || isFloatArg(o.eps))
+    ) return ops()['cosine_similarity'].callUnchecked(p0, p1, intArg(p2), o.eps === undefined ? 1e-8 : floatArg(o.eps));
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      optionsWithin(o, F_cosineSimilarity_K2) && isLiveTensor(p0) && isLiveTensor(p1) && isIntArg(p2) && isFloatArg(p3)
+    ) return ops()['cosine_similarity'].callUnchecked(p0, p1, intArg(p2), floatArg(p3));
+  }
+  return callParsed(F_cosineSimilarity, ops(), undefined, arguments);
+}
+
+const F_isinf: OverloadGroup = {
+  name: 'isinf',
+  method: false,
+  overloads: [{ key: 'isinf', schema: 'isinf(Tensor self) -> Tensor' }],
+};
+const F_isinf_K0: readonly string[] = [];
+/**
+ * Whether each element is +inf or -inf.
+ *
+ * Schemas:
+ * - `aten::isinf(Tensor self) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = isinf(x);
+ * ```
+ */
+export function isinf(input: Tensor): Tensor;
+export function isinf(p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['isinf'].callUnchecked(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_isinf_K0) && isLiveTensor(p0)) return ops()['isinf'].callUnchecked(p0);
+  }
+  return callParsed(F_isinf, ops(), undefined, arguments);
+}
+
+const F_isfinite: OverloadGroup = {
+  name: 'isfinite',
+  method: false,
+  overloads: [{ key: 'isfinite', schema: 'isfinite(Tensor self) -> Tensor' }],
+};
+const F_isfinite_K0: readonly string[] = [];
+/**
+ * Whether each element is finite.
+ *
+ * Schemas:
+ * - `aten::isfinite(Tensor self) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = isfinite(x);
+ * ```
+ */
+export function isfinite(input: Tensor): Tensor;
+export function isfinite(p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['isfinite'].callUnchecked(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_isfinite_K0) && isLiveTensor(p0)) return ops()['isfinite'].callUnchecked(p0);
+  }
+  return callParsed(F_isfinite, ops(), undefined, arguments);
+}
+
+const F_isclose: OverloadGroup = {
+  name: 'isclose',
+  method: false,
+  overloads: [{
+    key: 'isclose',
+    schema: 'isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor',
+  }],
+};
+const F_isclose_K0: readonly string[] = ['rtol', 'atol', 'equalNan'];
+const F_isclose_K1: readonly string[] = ['atol', 'equalNan'];
+const F_isclose_K2: readonly string[] = ['equalNan'];
+const F_isclose_K3: readonly string[] = [];
+/**
+ * Whether each pair is close: `|a - b| <= atol + rtol * |b|` (or equal).
+ *
+ * Schemas:
+ * - `aten::isclose(Tensor self, Tensor other, float rtol=1.0000000000000001e-05, float atol=1e-08, bool equal_nan=False) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = isclose(x, x);
+ * ```
+ */
+export function isclose(
+  input: Tensor,
+  other: Tensor,
+  options?: { rtol?: number; atol?: number; equalNan?: boolean },
+): Tensor;
+/** Whether each pair is close: `|a - b| <= atol + rtol * |b|` (or equal). */
+export function isclose(
+  input: Tensor,
+  other: Tensor,
+  rtol: number,
+  options?: { atol?: number; equalNan?: boolean },
+): Tensor;
+/** Whether each pair is close: `|a - b| <= atol + rtol * |b|` (or equal). */
+export function isclose(
+  input: Tensor,
+  other: Tensor,
+  rtol: number,
+  atol: number,
+  options?: { equalNan?: boolean },
+): Tensor;
+/** Whether each pair is close: `|a - b| <= atol + rtol * |b|` (or equal). */
+export function isclose(input: Tensor, other: Tensor, rtol: number, atol: number, equalNan: boolean): Tensor;
+export function isclose(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['isclose'].callUnchecked(p0, p1, 0.00001, 1e-8, false);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && isFloatArg(p2)) {
+      return ops()['isclose'].callUnchecked(p0, p1, floatArg(p2), 1e-8, false);
+    }
+  }
+  if (n === 4) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && isFloatArg(p2) && isFloatArg(p3)) {
+      return ops()['isclose'].callUnchecked(p0, p1, floatArg(p2), floatArg(p3), false);
+    }
+  }
+  if (n === 5) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && isFloatArg(p2) && isFloatArg(p3) && typeof p4 === 'boolean') {
+      return ops()['isclose'].callUnchecked(p0, p1, floatArg(p2), floatArg(p3), p4);
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_isclose_K0) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (o.rtol === undefined || isFloatArg(o.rtol)) && (o.atol === undefined || isFloatArg(o.atol)) &&
+      (o.equalNan === undefined || typeof o.equalNan === 'boolean')
+    ) {
+      return ops()['isclose'].callUnchecked(
+        p0,
+        p1,
+        o.rtol === undefined ? 0.00001 : floatArg(o.rtol),
+        o.atol === undefined ? 1e-8 : floatArg(o.atol),
+        o.equalNan === undefined ? false : o.equalNan,
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_isclose_K1) && isLiveTensor(p0) && isLiveTensor(p1) && isFloatArg(p2) &&
+      (o.atol === undefined || isFloatArg(o.atol)) && (o.equalNan === undefined || typeof o.equalNan === 'boolean')
+    ) {
+      return ops()['isclose'].callUnchecked(
+        p0,
+        p1,
+        floatArg(p2),
+        o.atol === undefined ? 1e-8 : floatArg(o.atol),
+        o.equalNan === undefined ? false : o.equalNan,
+      );
+    }
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      optionsWithin(o, F_isclose_K2) && isLiveTensor(p0) && isLiveTensor(p1) && isFloatArg(p2) && isFloatArg(p3) &&
+      (o.equalNan === undefined || typeof o.equalNan === 'boolean')
+    ) {
+      return ops()['isclose'].callUnchecked(
+        p0,
+        p1,
+        floatArg(p2),
+        floatArg(p3),
+        o.equalNan === undefined ? false : o.equalNan,
+      );
+    }
+  }
+  if (n === 6 && isOptions(p5)) {
+    const o: any = p5;
+    if (
+      optionsWithin(o, F_isclose_K3) && isLiveTensor(p0) && isLiveTensor(p1) && isFloatArg(p2) && isFloatArg(p3) &&
+      typeof p4 === 'boolean'
+    ) return ops()['isclose'].callUnchecked(p0, p1, floatArg(p2), floatArg(p3), p4);
+  }
+  return callParsed(F_isclose, ops(), undefined, arguments);
+}
+
+const F_allclose: OverloadGroup = {
+  name: 'allclose',
+  method: false,
+  overloads: [{
+    key: 'allclose',
+    schema: 'allclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> bool',
+  }],
+};
+const F_allclose_K0: readonly string[] = ['rtol', 'atol', 'equalNan'];
+const F_allclose_K1: readonly string[] = ['atol', 'equalNan'];
+const F_allclose_K2: readonly string[] = ['equalNan'];
+const F_allclose_K3: readonly string[] = [];
+/**
+ * Whether `isclose` holds for every pair.
+ *
+ * Schemas:
+ * - `aten::allclose(Tensor self, Tensor other, float rtol=1.0000000000000001e-05, float atol=1e-08, bool equal_nan=False) -> bool`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = allclose(x, x);
+ * ```
+ */
+export function allclose(
+  input: Tensor,
+  other: Tensor,
+  options?: { rtol?: number; atol?: number; equalNan?: boolean },
+): boolean;
+/** Whether `isclose` holds for every pair. */
+export function allclose(
+  input: Tensor,
+  other: Tensor,
+  rtol: number,
+  options?: { atol?: number; equalNan?: boolean },
+): boolean;
+/** Whether `isclose` holds for every pair. */
+export function allclose(
+  input: Tensor,
+  other: Tensor,
+  rtol: number,
+  atol: number,
+  options?: { equalNan?: boolean },
+): boolean;
+/** Whether `isclose` holds for every pair. */
+export function allclose(input: Tensor, other: Tensor, rtol: number, atol: number, equalNan: boolean): boolean;
+export function allclose(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['allclose'].callUnchecked(p0, p1, 0.00001, 1e-8, false);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && isFloatArg(p2)) {
+      return ops()['allclose'].callUnchecked(p0, p1, floatArg(p2), 1e-8, false);
+    }
+  }
+  if (n === 4) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && isFloatArg(p2) && isFloatArg(p3)) {
+      return ops()['allclose'].callUnchecked(p0, p1, floatArg(p2), floatArg(p3), false);
+    }
+  }
+  if (n === 5) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && isFloatArg(p2) && isFloatArg(p3) && typeof p4 === 'boolean') {
+      return ops()['allclose'].callUnchecked(p0, p1, floatArg(p2), floatArg(p3), p4);
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_allclose_K0) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (o.rtol === undefined || isFloatArg(o.rtol)) && (o.atol === undefined || isFloatArg(o.atol)) &&
+      (o.equalNan === undefined || typeof o.equalNan === 'boolean')
+    ) {
+      return ops()['allclose'].callUnchecked(
+        p0,
+        p1,
+        o.rtol === undefined ? 0.00001 : floatArg(o.rtol),
+        o.atol === undefined ? 1e-8 : floatArg(o.atol),
+        o.equalNan === undefined ? false : o.equalNan,
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_allclose_K1) && isLiveTensor(p0) && isLiveTensor(p1) && isFloatArg(p2) &&
+      (o.atol === undefined || isFloatArg(o.atol)) && (o.equalNan === undefined || typeof o.equalNan === 'boolean')
+    ) {
+      return ops()['allclose'].callUnchecked(
+        p0,
+        p1,
+        floatArg(p2),
+        o.atol === undefined ? 1e-8 : floatArg(o.atol),
+        o.equalNan === undefined ? false : o.equalNan,
+      );
+    }
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      optionsWithin(o, F_allclose_K2) && isLiveTensor(p0) && isLiveTensor(p1) && isFloatArg(p2) && isFloatArg(p3) &&
+      (o.equalNan === undefined || typeof o.equalNan === 'boolean')
+    ) {
+      return ops()['allclose'].callUnchecked(
+        p0,
+        p1,
+        floatArg(p2),
+        floatArg(p3),
+        o.equalNan === undefined ? false : o.equalNan,
+      );
+    }
+  }
+  if (n === 6 && isOptions(p5)) {
+    const o: any = p5;
+    if (
+      optionsWithin(o, F_allclose_K3) && isLiveTensor(p0) && isLiveTensor(p1) && isFloatArg(p2) && isFloatArg(p3) &&
+      typeof p4 === 'boolean'
+    ) return ops()['allclose'].callUnchecked(p0, p1, floatArg(p2), floatArg(p3), p4);
+  }
+  return callParsed(F_allclose, ops(), undefined, arguments);
+}
+
+const F_equal: OverloadGroup = {
+  name: 'equal',
+  method: false,
+  overloads: [{ key: 'equal', schema: 'equal(Tensor self, Tensor other) -> bool' }],
+};
+const F_equal_K0: readonly string[] = [];
+/**
+ * Whether the two tensors have the same shape and elements.
+ *
+ * Schemas:
+ * - `aten::equal(Tensor self, Tensor other) -> bool`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = equal(x, x);
+ * ```
+ */
+export function equal(input: Tensor, other: Tensor): boolean;
+export function equal(p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['equal'].callUnchecked(p0, p1);
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_equal_K0) && isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['equal'].callUnchecked(p0, p1);
+    }
+  }
+  return callParsed(F_equal, ops(), undefined, arguments);
+}
+
+const F_all: OverloadGroup = {
+  name: 'all',
+  method: false,
+  overloads: [{ key: 'all', schema: 'all(Tensor self) -> Tensor' }, {
+    key: 'all.dim',
+    schema: 'all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor',
+  }],
+};
+const F_all_K0: readonly string[] = [];
+const F_all_K1: readonly string[] = ['keepdim'];
+const F_all_K2: readonly string[] = [];
+/**
+ * Whether every element is non-zero.
+ *
+ * Schemas:
+ * - `aten::all(Tensor self) -> Tensor`
+ * - `aten::all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = all(x);
+ * ```
+ */
+export function all(input: Tensor): Tensor;
+/** Whether every element along `dim` is non-zero (uint8 result for uint8 input, else bool). */
+export function all(input: Tensor, dim: number, options?: { keepdim?: boolean }): Tensor;
+/** Whether every element along `dim` is non-zero (uint8 result for uint8 input, else bool). */
+export function all(input: Tensor, dim: number, keepdim: boolean): Tensor;
+/** Whether every element is non-zero. (any overload) */
+export function all(input: Tensor, dim?: number, keepdim?: boolean, options?: { keepdim?: boolean }): Tensor;
+export function all(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['all'].callUnchecked(p0);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['all.dim'].callUnchecked(p0, intArg(p1), false);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntArg(p1) && typeof p2 === 'boolean') {
+      return ops()['all.dim'].callUnchecked(p0, intArg(p1), p2);
+    }
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_all_K0) && isLiveTensor(p0)) return ops()['all'].callUnchecked(p0);
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_all_K1) && isLiveTensor(p0) && isIntArg(p1) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) return ops()['all.dim'].callUnchecked(p0, intArg(p1), o.keepdim === undefined ? false : o.keepdim);
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_all_K2) && isLiveTensor(p0) && isIntArg(p1) && typeof p2 === 'boolean') {
+      return ops()['all.dim'].callUnchecked(p0, intArg(p1), p2);
+    }
+  }
+  return callParsed(F_all, ops(), undefined, arguments);
+}
+
+const F_any: OverloadGroup = {
+  name: 'any',
+  method: false,
+  overloads: [{ key: 'any', schema: 'any(Tensor self) -> Tensor' }, {
+    key: 'any.dim',
+    schema: 'any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor',
+  }],
+};
+const F_any_K0: readonly string[] = [];
+const F_any_K1: readonly string[] = ['keepdim'];
+const F_any_K2: readonly string[] = [];
+/**
+ * Whether some element is non-zero.
+ *
+ * Schemas:
+ * - `aten::any(Tensor self) -> Tensor`
+ * - `aten::any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = any(x);
+ * ```
+ */
+export function any(input: Tensor): Tensor;
+/** Whether some element along `dim` is non-zero (uint8 result for uint8 input, else bool). */
+export function any(input: Tensor, dim: number, options?: { keepdim?: boolean }): Tensor;
+/** Whether some element along `dim` is non-zero (uint8 result for uint8 input, else bool). */
+export function any(input: Tensor, dim: number, keepdim: boolean): Tensor;
+/** Whether some element is non-zero. (any overload) */
+export function any(input: Tensor, dim?: number, keepdim?: boolean, options?: { keepdim?: boolean }): Tensor;
+export function any(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['any'].callUnchecked(p0);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['any.dim'].callUnchecked(p0, intArg(p1), false);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntArg(p1) && typeof p2 === 'boolean') {
+      return ops()['any.dim'].callUnchecked(p0, intArg(p1), p2);
+    }
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_any_K0) && isLiveTensor(p0)) return ops()['any'].callUnchecked(p0);
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_any_K1) && isLiveTensor(p0) && isIntArg(p1) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) return ops()['any.dim'].callUnchecked(p0, intArg(p1), o.keepdim === undefined ? false : o.keepdim);
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_any_K2) && isLiveTensor(p0) && isIntArg(p1) && typeof p2 === 'boolean') {
+      return ops()['any.dim'].callUnchecked(p0, intArg(p1), p2);
+    }
+  }
+  return callParsed(F_any, ops(), undefined, arguments);
+}
+
+const F_variance: OverloadGroup = {
+  name: 'var',
+  method: false,
+  overloads: [{
+    key: 'var.correction',
+    schema: 'var.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> Tensor',
+  }],
+};
+const F_variance_K0: readonly string[] = ['dim', 'correction', 'keepdim'];
+const F_variance_K1: readonly string[] = ['correction', 'keepdim'];
+/**
+ * Variance over `dim` (every dim when null): `sum((x - mean)^2) / (N - correction)`, correction 1 by default.
+ *
+ * Schemas:
+ * - `aten::var.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = variance(x);
+ * ```
+ */
+export function variance(
+  input: Tensor,
+  options?: { dim?: number | readonly number[] | null; correction?: number | null; keepdim?: boolean },
+): Tensor;
+/** Variance over `dim` (every dim when null): `sum((x - mean)^2) / (N - correction)`, correction 1 by default. */
+export function variance(
+  input: Tensor,
+  dim: number | readonly number[] | null,
+  options?: { correction?: number | null; keepdim?: boolean },
+): Tensor;
+export function variance(p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['var.correction'].callUnchecked(p0, null, null, false);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1))) {
+      return ops()['var.correction'].callUnchecked(p0, p1 == null ? null : intListArg(p1, 1), null, false);
+    }
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_variance_K0) && isLiveTensor(p0) &&
+      (o.dim === undefined || (o.dim == null || isIntListArg(o.dim, 1))) &&
+      (o.correction === undefined || (o.correction == null || isIntArg(o.correction))) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['var.correction'].callUnchecked(
+        p0,
+        o.dim == null ? null : intListArg(o.dim, 1),
+        o.correction == null ? null : intArg(o.correction),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_variance_K1) && isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1)) &&
+      (o.correction === undefined || (o.correction == null || isIntArg(o.correction))) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['var.correction'].callUnchecked(
+        p0,
+        p1 == null ? null : intListArg(p1, 1),
+        o.correction == null ? null : intArg(o.correction),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  return callParsed(F_variance, ops(), undefined, arguments);
+}
+
+const F_std: OverloadGroup = {
+  name: 'std',
+  method: false,
+  overloads: [{
+    key: 'std.correction',
+    schema: 'std.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> Tensor',
+  }],
+};
+const F_std_K0: readonly string[] = ['dim', 'correction', 'keepdim'];
+const F_std_K1: readonly string[] = ['correction', 'keepdim'];
+/**
+ * Standard deviation over `dim` (every dim when null), the square root of `var`.
+ *
+ * Schemas:
+ * - `aten::std.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = std(x);
+ * ```
+ */
+export function std(
+  input: Tensor,
+  options?: { dim?: number | readonly number[] | null; correction?: number | null; keepdim?: boolean },
+): Tensor;
+/** Standard deviation over `dim` (every dim when null), the square root of `var`. */
+export function std(
+  input: Tensor,
+  dim: number | readonly number[] | null,
+  options?: { correction?: number | null; keepdim?: boolean },
+): Tensor;
+export function std(p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['std.correction'].callUnchecked(p0, null, null, false);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1))) {
+      return ops()['std.correction'].callUnchecked(p0, p1 == null ? null : intListArg(p1, 1), null, false);
+    }
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_std_K0) && isLiveTensor(p0) &&
+      (o.dim === undefined || (o.dim == null || isIntListArg(o.dim, 1))) &&
+      (o.correction === undefined || (o.correction == null || isIntArg(o.correction))) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['std.correction'].callUnchecked(
+        p0,
+        o.dim == null ? null : intListArg(o.dim, 1),
+        o.correction == null ? null : intArg(o.correction),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_std_K1) && isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1)) &&
+      (o.correction === undefined || (o.correction == null || isIntArg(o.correction))) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['std.correction'].callUnchecked(
+        p0,
+        p1 == null ? null : intListArg(p1, 1),
+        o.correction == null ? null : intArg(o.correction),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  return callParsed(F_std, ops(), undefined, arguments);
+}
+
+const F_varMean: OverloadGroup = {
+  name: 'var_mean',
+  method: false,
+  overloads: [{
+    key: 'var_mean.correction',
+    schema:
+      'var_mean.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> (Tensor, Tensor)',
+  }],
+};
+const F_varMean_K0: readonly string[] = ['dim', 'correction', 'keepdim'];
+const F_varMean_K1: readonly string[] = ['correction', 'keepdim'];
+/**
+ * Variance and mean over `dim`.
+ *
+ * Schemas:
+ * - `aten::var_mean.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> (Tensor, Tensor)`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = varMean(x);
+ * ```
+ */
+export function varMean(
+  input: Tensor,
+  options?: { dim?: number | readonly number[] | null; correction?: number | null; keepdim?: boolean },
+): [Tensor, Tensor];
+/** Variance and mean over `dim`. */
+export function varMean(
+  input: Tensor,
+  dim: number | readonly number[] | null,
+  options?: { correction?: number | null; keepdim?: boolean },
+): [Tensor, Tensor];
+export function varMean(p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['var_mean.correction'].callUnchecked(p0, null, null, false);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1))) {
+      return ops()['var_mean.correction'].callUnchecked(p0, p1 == null ? null : intListArg(p1, 1), null, false);
+    }
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_varMean_K0) && isLiveTensor(p0) &&
+      (o.dim === undefined || (o.dim == null || isIntListArg(o.dim, 1))) &&
+      (o.correction === undefined || (o.correction == null || isIntArg(o.correction))) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['var_mean.correction'].callUnchecked(
+        p0,
+        o.dim == null ? null : intListArg(o.dim, 1),
+        o.correction == null ? null : intArg(o.correction),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_varMean_K1) && isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1)) &&
+      (o.correction === undefined || (o.correction == null || isIntArg(o.correction))) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['var_mean.correction'].callUnchecked(
+        p0,
+        p1 == null ? null : intListArg(p1, 1),
+        o.correction == null ? null : intArg(o.correction),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  return callParsed(F_varMean, ops(), undefined, arguments);
+}
+
+const F_stdMean: OverloadGroup = {
+  name: 'std_mean',
+  method: false,
+  overloads: [{
+    key: 'std_mean.correction',
+    schema:
+      'std_mean.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> (Tensor, Tensor)',
+  }],
+};
+const F_stdMean_K0: readonly string[] = ['dim', 'correction', 'keepdim'];
+const F_stdMean_K1: readonly string[] = ['correction', 'keepdim'];
+/**
+ * Standard deviation and mean over `dim`.
+ *
+ * Schemas:
+ * - `aten::std_mean.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> (Tensor, Tensor)`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = stdMean(x);
+ * ```
+ */
+export function stdMean(
+  input: Tensor,
+  options?: { dim?: number | readonly number[] | null; correction?: number | null; keepdim?: boolean },
+): [Tensor, Tensor];
+/** Standard deviation and mean over `dim`. */
+export function stdMean(
+  input: Tensor,
+  dim: number | readonly number[] | null,
+  options?: { correction?: number | null; keepdim?: boolean },
+): [Tensor, Tensor];
+export function stdMean(p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['std_mean.correction'].callUnchecked(p0, null, null, false);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1))) {
+      return ops()['std_mean.correction'].callUnchecked(p0, p1 == null ? null : intListArg(p1, 1), null, false);
+    }
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_stdMean_K0) && isLiveTensor(p0) &&
+      (o.dim === undefined || (o.dim == null || isIntListArg(o.dim, 1))) &&
+      (o.correction === undefined || (o.correction == null || isIntArg(o.correction))) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['std_mean.correction'].callUnchecked(
+        p0,
+        o.dim == null ? null : intListArg(o.dim, 1),
+        o.correction == null ? null : intArg(o.correction),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_stdMean_K1) && isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1)) &&
+      (o.correction === undefined || (o.correction == null || isIntArg(o.correction))) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['std_mean.correction'].callUnchecked(
+        p0,
+        p1 == null ? null : intListArg(p1, 1),
+        o.correction == null ? null : intArg(o.correction),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  return callParsed(F_stdMean, ops(), undefined, arguments);
+}
+
+const F_logsumexp: OverloadGroup = {
+  name: 'logsumexp',
+  method: false,
+  overloads: [{ key: 'logsumexp', schema: 'logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor' }],
+};
+const F_logsumexp_K0: readonly string[] = ['keepdim'];
+const F_logsumexp_K1: readonly string[] = [];
+/**
+ * `log(sum(exp(x)))` over `dim`, computed stably.
+ *
+ * Schemas:
+ * - `aten::logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = logsumexp(x, [2, 3]);
+ * ```
+ */
+export function logsumexp(input: Tensor, dim: number | readonly number[], options?: { keepdim?: boolean }): Tensor;
+/** `log(sum(exp(x)))` over `dim`, computed stably. */
+export function logsumexp(input: Tensor, dim: number | readonly number[], keepdim: boolean): Tensor;
+export function logsumexp(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntListArg(p1, 1)) return ops()['logsumexp'].callUnchecked(p0, intListArg(p1, 1), false);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntListArg(p1, 1) && typeof p2 === 'boolean') {
+      return ops()['logsumexp'].callUnchecked(p0, intListArg(p1, 1), p2);
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_logsumexp_K0) && isLiveTensor(p0) && isIntListArg(p1, 1) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) return ops()['logsumexp'].callUnchecked(p0, intListArg(p1, 1), o.keepdim === undefined ? false : o.keepdim);
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_logsumexp_K1) && isLiveTensor(p0) && isIntListArg(p1, 1) && typeof p2 === 'boolean') {
+      return ops()['logsumexp'].callUnchecked(p0, intListArg(p1, 1), p2);
+    }
+  }
+  return callParsed(F_logsumexp, ops(), undefined, arguments);
+}
+
+const F_linalgVectorNorm: OverloadGroup = {
+  name: 'linalg_vector_norm',
+  method: false,
+  overloads: [{
+    key: 'linalg_vector_norm',
+    schema:
+      'linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
+  }],
+};
+const F_linalgVectorNorm_K0: readonly string[] = ['ord', 'dim', 'keepdim', 'dtype'];
+const F_linalgVectorNorm_K1: readonly string[] = ['dim', 'keepdim', 'dtype'];
+const F_linalgVectorNorm_K2: readonly string[] = ['keepdim', 'dtype'];
+const F_linalgVectorNorm_K3: readonly string[] = ['dtype'];
+/**
+ * Vector `ord`-norm over `dim` (every dim when null): `sum(|x|^ord)^(1/ord)`, max / min `|x|` for inf / -inf.
+ *
+ * Schemas:
+ * - `aten::linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = linalgVectorNorm(x);
+ * ```
+ */
+export function linalgVectorNorm(
+  input: Tensor,
+  options?: { ord?: Scalar; dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DTypeLike | null },
+): Tensor;
+/** Vector `ord`-norm over `dim` (every dim when null): `sum(|x|^ord)^(1/ord)`, max / min `|x|` for inf / -inf. */
+export function linalgVectorNorm(
+  input: Tensor,
+  ord: Scalar,
+  options?: { dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DTypeLike | null },
+): Tensor;
+/** Vector `ord`-norm over `dim` (every dim when null): `sum(|x|^ord)^(1/ord)`, max / min `|x|` for inf / -inf. */
+export function linalgVectorNorm(
+  input: Tensor,
+  ord: Scalar,
+  dim: number | readonly number[] | null,
+  options?: { keepdim?: boolean; dtype?: DTypeLike | null },
+): Tensor;
+/** Vector `ord`-norm over `dim` (every dim when null): `sum(|x|^ord)^(1/ord)`, max / min `|x|` for inf / -inf. */
+export function linalgVectorNorm(
+  input: Tensor,
+  ord: Scalar,
+  dim: number | readonly number[] | null,
+  keepdim: boolean,
+  options?: { dtype?: DTypeLike | null },
+): Tensor;
+export function linalgVectorNorm(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['linalg_vector_norm'].callUnchecked(p0, 2, null, false, null);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && isScalarArg(p1)) {
+      return ops()['linalg_vector_norm'].callUnchecked(p0, scalarArg(p1), null, false, null);
+    }
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isScalarArg(p1) && (p2 == null || isIntListArg(p2, 1))) {
+      return ops()['linalg_vector_norm'].callUnchecked(
+        p0,
+        scalarArg(p1),
+        p2 == null ? null : intListArg(p2, 1),
+        false,
+        null,
+      );
+    }
+  }
+  if (n === 4) {
+    if (isLiveTensor(p0) && isScalarArg(p1) && (p2 == null || isIntListArg(p2, 1)) && typeof p3 === 'boolean') {
+      return ops()['linalg_vector_norm'].callUnchecked(
+        p0,
+        scalarArg(p1),
+        p2 == null ? null : intListArg(p2, 1),
+        p3,
+        null,
+      );
+    }
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_linalgVectorNorm_K0) && isLiveTensor(p0) && (o.ord === undefined || isScalarArg(o.ord)) &&
+      (o.dim === undefined || (o.dim == null || isIntListArg(o.dim, 1))) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean') &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
+    ) {
+      return ops()['linalg_vector_norm'].callUnchecked(
+        p0,
+        o.ord === undefined ? 2 : scalarArg(o.ord),
+        o.dim == null ? null : intListArg(o.dim, 1),
+        o.keepdim === undefined ? false : o.keepdim,
+        o.dtype == null ? null : dtypeArg(o.dtype),
+      );
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_linalgVectorNorm_K1) && isLiveTensor(p0) && isScalarArg(p1) &&
+      (o.dim === undefined || (o.dim == null || isIntListArg(o.dim, 1))) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean') &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
+    ) {
+      return ops()['linalg_vector_norm'].callUnchecked(
+        p0,
+        scalarArg(p1),
+        o.dim == null ? null : intListArg(o.dim, 1),
+        o.keepdim === undefined ? false : o.keepdim,
+        o.dtype == null ? null : dtypeArg(o.dtype),
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_linalgVectorNorm_K2) && isLiveTensor(p0) && isScalarArg(p1) &&
+      (p2 == null || isIntListArg(p2, 1)) && (o.keepdim === undefined || typeof o.keepdim === 'boolean') &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
+    ) {
+      return ops()['linalg_vector_norm'].callUnchecked(
+        p0,
+        scalarArg(p1),
+        p2 == null ? null : intListArg(p2, 1),
+        o.keepdim === undefined ? false : o.keepdim,
+        o.dtype == null ? null : dtypeArg(o.dtype),
+      );
+    }
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      optionsWithin(o, F_linalgVectorNorm_K3) && isLiveTensor(p0) && isScalarArg(p1) &&
+      (p2 == null || isIntListArg(p2, 1)) && typeof p3 === 'boolean' &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
+    ) {
+      return ops()['linalg_vector_norm'].callUnchecked(
+        p0,
+        scalarArg(p1),
+        p2 == null ? null : intListArg(p2, 1),
+        p3,
+        o.dtype == null ? null : dtypeArg(o.dtype),
+      );
+    }
+  }
+  return callParsed(F_linalgVectorNorm, ops(), undefined, arguments);
+}
+
+const F_norm: OverloadGroup = {
+  name: 'norm',
+  method: false,
+  overloads: [{ key: 'norm.Scalar', schema: 'norm.Scalar(Tensor self, Scalar p=2) -> Tensor' }, {
+    key: 'norm.ScalarOpt_dim',
+    schema: 'norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor',
+  }],
+};
+const F_norm_K0: readonly string[] = ['p'];
+const F_norm_K1: readonly string[] = [];
+const F_norm_K2: readonly string[] = ['keepdim'];
+const F_norm_K3: readonly string[] = [];
+/**
+ * The `p`-norm of all elements (2 by default); with `dim`, over those dims.
+ *
+ * Schemas:
+ * - `aten::norm.Scalar(Tensor self, Scalar p=2) -> Tensor`
+ * - `aten::norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = norm(x);
+ * ```
+ */
+export function norm(input: Tensor, options?: { p?: Scalar }): Tensor;
+/** The `p`-norm of all elements (2 by default); with `dim`, over those dims. */
+export function norm(input: Tensor, p: Scalar): Tensor;
+/** The `p`-norm over `dim`. */
+export function norm(
+  input: Tensor,
+  p: Scalar | null,
+  options?: { dim?: number | readonly number[]; keepdim?: boolean },
+): Tensor;
+/** The `p`-norm over `dim`. */
+export function norm(
+  input: Tensor,
+  p: Scalar | null,
+  dim: number | readonly number[],
+  options?: { keepdim?: boolean },
+): Tensor;
+/** The `p`-norm over `dim`. */
+export function norm(input: Tensor, p: Scalar | null, dim: number | readonly number[], keepdim: boolean): Tensor;
+/** The `p`-norm of all elements (2 by default); with `dim`, over those dims. (any overload) */
+export function norm(
+  input: Tensor,
+  p?: Scalar | null,
+  dim?: number | readonly number[],
+  keepdim?: boolean,
+  options?: { p?: Scalar | null; keepdim?: boolean },
+): Tensor;
+export function norm(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['norm.Scalar'].callUnchecked(p0, 2);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['norm.Scalar'].callUnchecked(p0, scalarArg(p1));
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && (p1 == null || isScalarArg(p1)) && isIntListArg(p2, 1)) {
+      return ops()['norm.ScalarOpt_dim'].callUnchecked(p0, p1 == null ? null : scalarArg(p1), intListArg(p2, 1), false);
+    }
+  }
+  if (n === 4) {
+    if (isLiveTensor(p0) && (p1 == null || isScalarArg(p1)) && isIntListArg(p2, 1) && typeof p3 === 'boolean') {
+      return ops()['norm.ScalarOpt_dim'].callUnchecked(p0, p1 == null ? null : scalarArg(p1), intListArg(p2, 1), p3);
+    }
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_norm_K0) && isLiveTensor(p0) && (o.p === undefined || isScalarArg(o.p))) {
+      return ops()['norm.Scalar'].callUnchecked(p0, o.p === undefined ? 2 : scalarArg(o.p));
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_norm_K1) && isLiveTensor(p0) && isScalarArg(p1)) {
+      return ops()['norm.Scalar'].callUnchecked(p0, scalarArg(p1));
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_norm_K2) && isLiveTensor(p0) && (p1 == null || isScalarArg(p1)) && isIntListArg(p2, 1) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['norm.ScalarOpt_dim'].callUnchecked(
+        p0,
+        p1 == null ? null : scalarArg(p1),
+        intListArg(p2, 1),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      optionsWithin(o, F_norm_K3) && isLiveTensor(p0) && (p1 == null || isScalarArg(p1)) && isIntListArg(p2, 1) &&
+      typeof p3 === 'boolean'
+    ) return ops()['norm.ScalarOpt_dim'].callUnchecked(p0, p1 == null ? null : scalarArg(p1), intListArg(p2, 1), p3);
+  }
+  return callParsed(F_norm, ops(), undefined, arguments);
+}
+
 /** Methods every Tensor has, generated from the operator declarations. */
 export interface TensorMethods {
   /** Adds `other`, scaled by `alpha`, to `self`, with broadcasting and type promotion. */
@@ -8630,6 +10709,96 @@ export interface TensorMethods {
   maskedFill(this: Tensor, mask: Tensor, value: Scalar): Tensor;
   /** In-place `masked_fill`. */
   maskedFill_(this: Tensor, mask: Tensor, value: Scalar): Tensor;
+  /** Whether each element is +inf or -inf. */
+  isinf(this: Tensor): Tensor;
+  /** Whether each element is finite. */
+  isfinite(this: Tensor): Tensor;
+  /** Whether each pair is close: `|a - b| <= atol + rtol * |b|` (or equal). */
+  isclose(this: Tensor, other: Tensor, options?: { rtol?: number; atol?: number; equalNan?: boolean }): Tensor;
+  /** Whether each pair is close: `|a - b| <= atol + rtol * |b|` (or equal). */
+  isclose(this: Tensor, other: Tensor, rtol: number, options?: { atol?: number; equalNan?: boolean }): Tensor;
+  /** Whether each pair is close: `|a - b| <= atol + rtol * |b|` (or equal). */
+  isclose(this: Tensor, other: Tensor, rtol: number, atol: number, options?: { equalNan?: boolean }): Tensor;
+  /** Whether each pair is close: `|a - b| <= atol + rtol * |b|` (or equal). */
+  isclose(this: Tensor, other: Tensor, rtol: number, atol: number, equalNan: boolean): Tensor;
+  /** Whether `isclose` holds for every pair. */
+  allclose(this: Tensor, other: Tensor, options?: { rtol?: number; atol?: number; equalNan?: boolean }): boolean;
+  /** Whether `isclose` holds for every pair. */
+  allclose(this: Tensor, other: Tensor, rtol: number, options?: { atol?: number; equalNan?: boolean }): boolean;
+  /** Whether `isclose` holds for every pair. */
+  allclose(this: Tensor, other: Tensor, rtol: number, atol: number, options?: { equalNan?: boolean }): boolean;
+  /** Whether `isclose` holds for every pair. */
+  allclose(this: Tensor, other: Tensor, rtol: number, atol: number, equalNan: boolean): boolean;
+  /** Whether the two tensors have the same shape and elements. */
+  equal(this: Tensor, other: Tensor): boolean;
+  /** Whether every element is non-zero. */
+  all(this: Tensor): Tensor;
+  /** Whether every element along `dim` is non-zero (uint8 result for uint8 input, else bool). */
+  all(this: Tensor, dim: number, options?: { keepdim?: boolean }): Tensor;
+  /** Whether every element along `dim` is non-zero (uint8 result for uint8 input, else bool). */
+  all(this: Tensor, dim: number, keepdim: boolean): Tensor;
+  /** Whether every element is non-zero. (any overload) */
+  all(this: Tensor, dim?: number, keepdim?: boolean, options?: { keepdim?: boolean }): Tensor;
+  /** Whether some element is non-zero. */
+  any(this: Tensor): Tensor;
+  /** Whether some element along `dim` is non-zero (uint8 result for uint8 input, else bool). */
+  any(this: Tensor, dim: number, options?: { keepdim?: boolean }): Tensor;
+  /** Whether some element along `dim` is non-zero (uint8 result for uint8 input, else bool). */
+  any(this: Tensor, dim: number, keepdim: boolean): Tensor;
+  /** Whether some element is non-zero. (any overload) */
+  any(this: Tensor, dim?: number, keepdim?: boolean, options?: { keepdim?: boolean }): Tensor;
+  /** Variance over `dim` (every dim when null): `sum((x - mean)^2) / (N - correction)`, correction 1 by default. */
+  var(
+    this: Tensor,
+    options?: { dim?: number | readonly number[] | null; correction?: number | null; keepdim?: boolean },
+  ): Tensor;
+  /** Variance over `dim` (every dim when null): `sum((x - mean)^2) / (N - correction)`, correction 1 by default. */
+  var(
+    this: Tensor,
+    dim: number | readonly number[] | null,
+    options?: { correction?: number | null; keepdim?: boolean },
+  ): Tensor;
+  /** Variance over `dim` (every dim when null): `sum((x - mean)^2) / (N - correction)`, correction 1 by default. */
+  var(this: Tensor, ...dim: number[]): Tensor;
+  /** Variance over `dim` (every dim when null): `sum((x - mean)^2) / (N - correction)`, correction 1 by default. */
+  var(this: Tensor, ...args: [...dim: number[], options: { correction?: number | null; keepdim?: boolean }]): Tensor;
+  /** Standard deviation over `dim` (every dim when null), the square root of `var`. */
+  std(
+    this: Tensor,
+    options?: { dim?: number | readonly number[] | null; correction?: number | null; keepdim?: boolean },
+  ): Tensor;
+  /** Standard deviation over `dim` (every dim when null), the square root of `var`. */
+  std(
+    this: Tensor,
+    dim: number | readonly number[] | null,
+    options?: { correction?: number | null; keepdim?: boolean },
+  ): Tensor;
+  /** Standard deviation over `dim` (every dim when null), the square root of `var`. */
+  std(this: Tensor, ...dim: number[]): Tensor;
+  /** Standard deviation over `dim` (every dim when null), the square root of `var`. */
+  std(this: Tensor, ...args: [...dim: number[], options: { correction?: number | null; keepdim?: boolean }]): Tensor;
+  /** `log(sum(exp(x)))` over `dim`, computed stably. */
+  logsumexp(this: Tensor, dim: number | readonly number[], options?: { keepdim?: boolean }): Tensor;
+  /** `log(sum(exp(x)))` over `dim`, computed stably. */
+  logsumexp(this: Tensor, dim: number | readonly number[], keepdim: boolean): Tensor;
+  /** The `p`-norm of all elements (2 by default); with `dim`, over those dims. */
+  norm(this: Tensor, options?: { p?: Scalar }): Tensor;
+  /** The `p`-norm of all elements (2 by default); with `dim`, over those dims. */
+  norm(this: Tensor, p: Scalar): Tensor;
+  /** The `p`-norm over `dim`. */
+  norm(this: Tensor, p: Scalar | null, options?: { dim?: number | readonly number[]; keepdim?: boolean }): Tensor;
+  /** The `p`-norm over `dim`. */
+  norm(this: Tensor, p: Scalar | null, dim: number | readonly number[], options?: { keepdim?: boolean }): Tensor;
+  /** The `p`-norm over `dim`. */
+  norm(this: Tensor, p: Scalar | null, dim: number | readonly number[], keepdim: boolean): Tensor;
+  /** The `p`-norm of all elements (2 by default); with `dim`, over those dims. (any overload) */
+  norm(
+    this: Tensor,
+    p?: Scalar | null,
+    dim?: number | readonly number[],
+    keepdim?: boolean,
+    options?: { p?: Scalar | null; keepdim?: boolean },
+  ): Tensor;
 }
 
 // The method implementations (typed by TensorMethods above).
@@ -12161,6 +14330,633 @@ function method_maskedFill_(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   return callParsed(M_maskedFill_, ops(), this, arguments);
 }
 
+const M_isinf: OverloadGroup = {
+  name: 'isinf',
+  method: true,
+  overloads: [{ key: 'isinf', schema: 'isinf(Tensor self) -> Tensor' }],
+};
+function method_isinf(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['isinf'].callUnchecked(this);
+  }
+  return callParsed(M_isinf, ops(), this, arguments);
+}
+
+const M_isfinite: OverloadGroup = {
+  name: 'isfinite',
+  method: true,
+  overloads: [{ key: 'isfinite', schema: 'isfinite(Tensor self) -> Tensor' }],
+};
+function method_isfinite(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['isfinite'].callUnchecked(this);
+  }
+  return callParsed(M_isfinite, ops(), this, arguments);
+}
+
+const M_isclose: OverloadGroup = {
+  name: 'isclose',
+  method: true,
+  overloads: [{
+    key: 'isclose',
+    schema: 'isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor',
+  }],
+};
+const M_isclose_K0: readonly string[] = ['rtol', 'atol', 'equalNan'];
+const M_isclose_K1: readonly string[] = ['atol', 'equalNan'];
+const M_isclose_K2: readonly string[] = ['equalNan'];
+const M_isclose_K3: readonly string[] = [];
+function method_isclose(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['isclose'].callUnchecked(this, p0, 0.00001, 1e-8, false);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isLiveTensor(p0) && isFloatArg(p1)) return ops()['isclose'].callUnchecked(this, p0, floatArg(p1), 1e-8, false);
+  }
+  if (n === 3 && isLiveTensor(this)) {
+    if (isLiveTensor(p0) && isFloatArg(p1) && isFloatArg(p2)) {
+      return ops()['isclose'].callUnchecked(this, p0, floatArg(p1), floatArg(p2), false);
+    }
+  }
+  if (n === 4 && isLiveTensor(this)) {
+    if (isLiveTensor(p0) && isFloatArg(p1) && isFloatArg(p2) && typeof p3 === 'boolean') {
+      return ops()['isclose'].callUnchecked(this, p0, floatArg(p1), floatArg(p2), p3);
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_isclose_K0) && isLiveTensor(p0) && (o.rtol === undefined || isFloatArg(o.rtol)) &&
+      (o.atol === undefined || isFloatArg(o.atol)) && (o.equalNan === undefined || typeof o.equalNan === 'boolean')
+    ) {
+      return ops()['isclose'].callUnchecked(
+        this,
+        p0,
+        o.rtol === undefined ? 0.00001 : floatArg(o.rtol),
+        o.atol === undefined ? 1e-8 : floatArg(o.atol),
+        o.equalNan === undefined ? false : o.equalNan,
+      );
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, M_isclose_K1) && isLiveTensor(p0) && isFloatArg(p1) &&
+      (o.atol === undefined || isFloatArg(o.atol)) && (o.equalNan === undefined || typeof o.equalNan === 'boolean')
+    ) {
+      return ops()['isclose'].callUnchecked(
+        this,
+        p0,
+        floatArg(p1),
+        o.atol === undefined ? 1e-8 : floatArg(o.atol),
+        o.equalNan === undefined ? false : o.equalNan,
+      );
+    }
+  }
+  if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, M_isclose_K2) && isLiveTensor(p0) && isFloatArg(p1) && isFloatArg(p2) &&
+      (o.equalNan === undefined || typeof o.equalNan === 'boolean')
+    ) {
+      return ops()['isclose'].callUnchecked(
+        this,
+        p0,
+        floatArg(p1),
+        floatArg(p2),
+        o.equalNan === undefined ? false : o.equalNan,
+      );
+    }
+  }
+  if (n === 5 && isLiveTensor(this) && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      optionsWithin(o, M_isclose_K3) && isLiveTensor(p0) && isFloatArg(p1) && isFloatArg(p2) && typeof p3 === 'boolean'
+    ) return ops()['isclose'].callUnchecked(this, p0, floatArg(p1), floatArg(p2), p3);
+  }
+  return callParsed(M_isclose, ops(), this, arguments);
+}
+
+const M_allclose: OverloadGroup = {
+  name: 'allclose',
+  method: true,
+  overloads: [{
+    key: 'allclose',
+    schema: 'allclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> bool',
+  }],
+};
+const M_allclose_K0: readonly string[] = ['rtol', 'atol', 'equalNan'];
+const M_allclose_K1: readonly string[] = ['atol', 'equalNan'];
+const M_allclose_K2: readonly string[] = ['equalNan'];
+const M_allclose_K3: readonly string[] = [];
+function method_allclose(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['allclose'].callUnchecked(this, p0, 0.00001, 1e-8, false);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isLiveTensor(p0) && isFloatArg(p1)) return ops()['allclose'].callUnchecked(this, p0, floatArg(p1), 1e-8, false);
+  }
+  if (n === 3 && isLiveTensor(this)) {
+    if (isLiveTensor(p0) && isFloatArg(p1) && isFloatArg(p2)) {
+      return ops()['allclose'].callUnchecked(this, p0, floatArg(p1), floatArg(p2), false);
+    }
+  }
+  if (n === 4 && isLiveTensor(this)) {
+    if (isLiveTensor(p0) && isFloatArg(p1) && isFloatArg(p2) && typeof p3 === 'boolean') {
+      return ops()['allclose'].callUnchecked(this, p0, floatArg(p1), floatArg(p2), p3);
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_allclose_K0) && isLiveTensor(p0) && (o.rtol === undefined || isFloatArg(o.rtol)) &&
+      (o.atol === undefined || isFloatArg(o.atol)) && (o.equalNan === undefined || typeof o.equalNan === 'boolean')
+    ) {
+      return ops()['allclose'].callUnchecked(
+        this,
+        p0,
+        o.rtol === undefined ? 0.00001 : floatArg(o.rtol),
+        o.atol === undefined ? 1e-8 : floatArg(o.atol),
+        o.equalNan === undefined ? false : o.equalNan,
+      );
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, M_allclose_K1) && isLiveTensor(p0) && isFloatArg(p1) &&
+      (o.atol === undefined || isFloatArg(o.atol)) && (o.equalNan === undefined || typeof o.equalNan === 'boolean')
+    ) {
+      return ops()['allclose'].callUnchecked(
+        this,
+        p0,
+        floatArg(p1),
+        o.atol === undefined ? 1e-8 : floatArg(o.atol),
+        o.equalNan === undefined ? false : o.equalNan,
+      );
+    }
+  }
+  if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, M_allclose_K2) && isLiveTensor(p0) && isFloatArg(p1) && isFloatArg(p2) &&
+      (o.equalNan === undefined || typeof o.equalNan === 'boolean')
+    ) {
+      return ops()['allclose'].callUnchecked(
+        this,
+        p0,
+        floatArg(p1),
+        floatArg(p2),
+        o.equalNan === undefined ? false : o.equalNan,
+      );
+    }
+  }
+  if (n === 5 && isLiveTensor(this) && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      optionsWithin(o, M_allclose_K3) && isLiveTensor(p0) && isFloatArg(p1) && isFloatArg(p2) && typeof p3 === 'boolean'
+    ) return ops()['allclose'].callUnchecked(this, p0, floatArg(p1), floatArg(p2), p3);
+  }
+  return callParsed(M_allclose, ops(), this, arguments);
+}
+
+const M_equal: OverloadGroup = {
+  name: 'equal',
+  method: true,
+  overloads: [{ key: 'equal', schema: 'equal(Tensor self, Tensor other) -> bool' }],
+};
+const M_equal_K0: readonly string[] = [];
+function method_equal(this: Tensor, p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['equal'].callUnchecked(this, p0);
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_equal_K0) && isLiveTensor(p0)) return ops()['equal'].callUnchecked(this, p0);
+  }
+  return callParsed(M_equal, ops(), this, arguments);
+}
+
+const M_all: OverloadGroup = {
+  name: 'all',
+  method: true,
+  overloads: [{ key: 'all', schema: 'all(Tensor self) -> Tensor' }, {
+    key: 'all.dim',
+    schema: 'all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor',
+  }],
+};
+const M_all_K0: readonly string[] = [];
+const M_all_K1: readonly string[] = ['keepdim'];
+const M_all_K2: readonly string[] = [];
+function method_all(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['all'].callUnchecked(this);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntArg(p0)) return ops()['all.dim'].callUnchecked(this, intArg(p0), false);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && typeof p1 === 'boolean') return ops()['all.dim'].callUnchecked(this, intArg(p0), p1);
+  }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (optionsWithin(o, M_all_K0)) return ops()['all'].callUnchecked(this);
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_all_K1) && isIntArg(p0) && (o.keepdim === undefined || typeof o.keepdim === 'boolean')) {
+      return ops()['all.dim'].callUnchecked(this, intArg(p0), o.keepdim === undefined ? false : o.keepdim);
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_all_K2) && isIntArg(p0) && typeof p1 === 'boolean') {
+      return ops()['all.dim'].callUnchecked(this, intArg(p0), p1);
+    }
+  }
+  return callParsed(M_all, ops(), this, arguments);
+}
+
+const M_any: OverloadGroup = {
+  name: 'any',
+  method: true,
+  overloads: [{ key: 'any', schema: 'any(Tensor self) -> Tensor' }, {
+    key: 'any.dim',
+    schema: 'any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor',
+  }],
+};
+const M_any_K0: readonly string[] = [];
+const M_any_K1: readonly string[] = ['keepdim'];
+const M_any_K2: readonly string[] = [];
+function method_any(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['any'].callUnchecked(this);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntArg(p0)) return ops()['any.dim'].callUnchecked(this, intArg(p0), false);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && typeof p1 === 'boolean') return ops()['any.dim'].callUnchecked(this, intArg(p0), p1);
+  }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (optionsWithin(o, M_any_K0)) return ops()['any'].callUnchecked(this);
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_any_K1) && isIntArg(p0) && (o.keepdim === undefined || typeof o.keepdim === 'boolean')) {
+      return ops()['any.dim'].callUnchecked(this, intArg(p0), o.keepdim === undefined ? false : o.keepdim);
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_any_K2) && isIntArg(p0) && typeof p1 === 'boolean') {
+      return ops()['any.dim'].callUnchecked(this, intArg(p0), p1);
+    }
+  }
+  return callParsed(M_any, ops(), this, arguments);
+}
+
+const M_var: OverloadGroup = {
+  name: 'var',
+  method: true,
+  overloads: [{
+    key: 'var.correction',
+    schema: 'var.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> Tensor',
+  }],
+};
+const M_var_K0: readonly string[] = ['dim', 'correction', 'keepdim'];
+const M_var_K1: readonly string[] = ['correction', 'keepdim'];
+const M_var_K2: readonly string[] = ['correction', 'keepdim'];
+const M_var_K3: readonly string[] = ['correction', 'keepdim'];
+const M_var_K4: readonly string[] = ['correction', 'keepdim'];
+function method_var(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest: any[]): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['var.correction'].callUnchecked(this, null, null, false);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if ((Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
+      return ops()['var.correction'].callUnchecked(this, intListArg(p0, 0), null, false);
+    }
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1)) {
+      return ops()['var.correction'].callUnchecked(this, [intArg(p0), intArg(p1)], null, false);
+    }
+  }
+  if (n === 3 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['var.correction'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2)], null, false);
+    }
+  }
+  if (n === 4 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
+      return ops()['var.correction'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2), intArg(p3)], null, false);
+    }
+  }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (
+      optionsWithin(o, M_var_K0) && (o.dim === undefined || (o.dim == null || isIntListArg(o.dim, 1))) &&
+      (o.correction === undefined || (o.correction == null || isIntArg(o.correction))) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['var.correction'].callUnchecked(
+        this,
+        o.dim == null ? null : intListArg(o.dim, 1),
+        o.correction == null ? null : intArg(o.correction),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_var_K1) && (Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0)) &&
+      (o.correction === undefined || (o.correction == null || isIntArg(o.correction))) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['var.correction'].callUnchecked(
+        this,
+        intListArg(p0, 0),
+        o.correction == null ? null : intArg(o.correction),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      isIntArg(p0) && isIntArg(p1) && optionsWithin(o, M_var_K2) &&
+      (o.correction === undefined || (o.correction == null || isIntArg(o.correction))) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['var.correction'].callUnchecked(
+        this,
+        [intArg(p0), intArg(p1)],
+        o.correction == null ? null : intArg(o.correction),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && optionsWithin(o, M_var_K3) &&
+      (o.correction === undefined || (o.correction == null || isIntArg(o.correction))) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['var.correction'].callUnchecked(
+        this,
+        [intArg(p0), intArg(p1), intArg(p2)],
+        o.correction == null ? null : intArg(o.correction),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  if (n === 5 && isLiveTensor(this) && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3) && optionsWithin(o, M_var_K4) &&
+      (o.correction === undefined || (o.correction == null || isIntArg(o.correction))) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['var.correction'].callUnchecked(
+        this,
+        [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
+        o.correction == null ? null : intArg(o.correction),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  return callParsed(M_var, ops(), this, arguments);
+}
+
+const M_std: OverloadGroup = {
+  name: 'std',
+  method: true,
+  overloads: [{
+    key: 'std.correction',
+    schema: 'std.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> Tensor',
+  }],
+};
+const M_std_K0: readonly string[] = ['dim', 'correction', 'keepdim'];
+const M_std_K1: readonly string[] = ['correction', 'keepdim'];
+const M_std_K2: readonly string[] = ['correction', 'keepdim'];
+const M_std_K3: readonly string[] = ['correction', 'keepdim'];
+const M_std_K4: readonly string[] = ['correction', 'keepdim'];
+function method_std(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest: any[]): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['std.correction'].callUnchecked(this, null, null, false);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if ((Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
+      return ops()['std.correction'].callUnchecked(this, intListArg(p0, 0), null, false);
+    }
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1)) {
+      return ops()['std.correction'].callUnchecked(this, [intArg(p0), intArg(p1)], null, false);
+    }
+  }
+  if (n === 3 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['std.correction'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2)], null, false);
+    }
+  }
+  if (n === 4 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
+      return ops()['std.correction'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2), intArg(p3)], null, false);
+    }
+  }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (
+      optionsWithin(o, M_std_K0) && (o.dim === undefined || (o.dim == null || isIntListArg(o.dim, 1))) &&
+      (o.correction === undefined || (o.correction == null || isIntArg(o.correction))) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['std.correction'].callUnchecked(
+        this,
+        o.dim == null ? null : intListArg(o.dim, 1),
+        o.correction == null ? null : intArg(o.correction),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_std_K1) && (Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0)) &&
+      (o.correction === undefined || (o.correction == null || isIntArg(o.correction))) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['std.correction'].callUnchecked(
+        this,
+        intListArg(p0, 0),
+        o.correction == null ? null : intArg(o.correction),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      isIntArg(p0) && isIntArg(p1) && optionsWithin(o, M_std_K2) &&
+      (o.correction === undefined || (o.correction == null || isIntArg(o.correction))) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['std.correction'].callUnchecked(
+        this,
+        [intArg(p0), intArg(p1)],
+        o.correction == null ? null : intArg(o.correction),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && optionsWithin(o, M_std_K3) &&
+      (o.correction === undefined || (o.correction == null || isIntArg(o.correction))) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['std.correction'].callUnchecked(
+        this,
+        [intArg(p0), intArg(p1), intArg(p2)],
+        o.correction == null ? null : intArg(o.correction),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  if (n === 5 && isLiveTensor(this) && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3) && optionsWithin(o, M_std_K4) &&
+      (o.correction === undefined || (o.correction == null || isIntArg(o.correction))) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['std.correction'].callUnchecked(
+        this,
+        [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
+        o.correction == null ? null : intArg(o.correction),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  return callParsed(M_std, ops(), this, arguments);
+}
+
+const M_logsumexp: OverloadGroup = {
+  name: 'logsumexp',
+  method: true,
+  overloads: [{ key: 'logsumexp', schema: 'logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor' }],
+};
+const M_logsumexp_K0: readonly string[] = ['keepdim'];
+const M_logsumexp_K1: readonly string[] = [];
+function method_logsumexp(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntListArg(p0, 1)) return ops()['logsumexp'].callUnchecked(this, intListArg(p0, 1), false);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntListArg(p0, 1) && typeof p1 === 'boolean') {
+      return ops()['logsumexp'].callUnchecked(this, intListArg(p0, 1), p1);
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_logsumexp_K0) && isIntListArg(p0, 1) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) return ops()['logsumexp'].callUnchecked(this, intListArg(p0, 1), o.keepdim === undefined ? false : o.keepdim);
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_logsumexp_K1) && isIntListArg(p0, 1) && typeof p1 === 'boolean') {
+      return ops()['logsumexp'].callUnchecked(this, intListArg(p0, 1), p1);
+    }
+  }
+  return callParsed(M_logsumexp, ops(), this, arguments);
+}
+
+const M_norm: OverloadGroup = {
+  name: 'norm',
+  method: true,
+  overloads: [{ key: 'norm.Scalar', schema: 'norm.Scalar(Tensor self, Scalar p=2) -> Tensor' }, {
+    key: 'norm.ScalarOpt_dim',
+    schema: 'norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor',
+  }],
+};
+const M_norm_K0: readonly string[] = ['p'];
+const M_norm_K1: readonly string[] = [];
+const M_norm_K2: readonly string[] = ['keepdim'];
+const M_norm_K3: readonly string[] = [];
+function method_norm(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['norm.Scalar'].callUnchecked(this, 2);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if (isScalarArg(p0)) return ops()['norm.Scalar'].callUnchecked(this, scalarArg(p0));
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if ((p0 == null || isScalarArg(p0)) && isIntListArg(p1, 1)) {
+      return ops()['norm.ScalarOpt_dim'].callUnchecked(
+        this,
+        p0 == null ? null : scalarArg(p0),
+        intListArg(p1, 1),
+        false,
+      );
+    }
+  }
+  if (n === 3 && isLiveTensor(this)) {
+    if ((p0 == null || isScalarArg(p0)) && isIntListArg(p1, 1) && typeof p2 === 'boolean') {
+      return ops()['norm.ScalarOpt_dim'].callUnchecked(this, p0 == null ? null : scalarArg(p0), intListArg(p1, 1), p2);
+    }
+  }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (optionsWithin(o, M_norm_K0) && (o.p === undefined || isScalarArg(o.p))) {
+      return ops()['norm.Scalar'].callUnchecked(this, o.p === undefined ? 2 : scalarArg(o.p));
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_norm_K1) && isScalarArg(p0)) return ops()['norm.Scalar'].callUnchecked(this, scalarArg(p0));
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, M_norm_K2) && (p0 == null || isScalarArg(p0)) && isIntListArg(p1, 1) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['norm.ScalarOpt_dim'].callUnchecked(
+        this,
+        p0 == null ? null : scalarArg(p0),
+        intListArg(p1, 1),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, M_norm_K3) && (p0 == null || isScalarArg(p0)) && isIntListArg(p1, 1) && typeof p2 === 'boolean'
+    ) return ops()['norm.ScalarOpt_dim'].callUnchecked(this, p0 == null ? null : scalarArg(p0), intListArg(p1, 1), p2);
+  }
+  return callParsed(M_norm, ops(), this, arguments);
+}
+
 /**
  * Installs the generated methods on Tensor.prototype (idempotent).
  *
@@ -12286,5 +15082,16 @@ export function installTensorMethods(): void {
     scatterAdd: method_scatterAdd,
     maskedFill: method_maskedFill,
     maskedFill_: method_maskedFill_,
+    isinf: method_isinf,
+    isfinite: method_isfinite,
+    isclose: method_isclose,
+    allclose: method_allclose,
+    equal: method_equal,
+    all: method_all,
+    any: method_any,
+    var: method_var,
+    std: method_std,
+    logsumexp: method_logsumexp,
+    norm: method_norm,
   });
 }
