@@ -18,6 +18,7 @@ import { GPU_LINALG_KERNELS } from './kernels/linalg.ts';
 import { GPU_NN_KERNELS } from './kernels/nn.ts';
 import { GPU_RANDOM_KERNELS } from './kernels/random.ts';
 import { GPU_REDUCTION_KERNELS } from './kernels/reductions.ts';
+import { GPU_SCAN_SORT_KERNELS } from './kernels/scan_sort.ts';
 
 type Kernel = (hi: number, lo: number, ...args: never[]) => unknown;
 
@@ -39,6 +40,7 @@ export const GPU_KERNELS: { readonly [K in BackendOpName]: Kernel } = {
   ...GPU_NN_KERNELS,
   ...GPU_RANDOM_KERNELS,
   ...GPU_INDEXING_KERNELS,
+  ...GPU_SCAN_SORT_KERNELS,
 };
 
 let library: Library | undefined;

@@ -15,6 +15,7 @@ import { NN_OPS, type NnBackendOpName, type NnCompositeOpName } from './decl_nn.
 import { RANDOM_OPS, type RandomBackendOpName, type RandomCompositeOpName } from './decl_random.ts';
 import { REDUCTION_OPS, type ReductionBackendOpName, type ReductionCompositeOpName } from './decl_reductions.ts';
 import { REDUCTION2_OPS, type Reduction2CompositeOpName } from './decl_reductions2.ts';
+import { SCAN_SORT_OPS, type ScanSortBackendOpName, type ScanSortCompositeOpName } from './decl_scan_sort.ts';
 import { VIEW_OPS, type ViewBackendOpName, type ViewCompositeOpName } from './decl_views.ts';
 import type { OpDecl } from './op_decl.ts';
 
@@ -27,7 +28,8 @@ export type BackendOpName =
   | LinalgBackendOpName
   | NnBackendOpName
   | RandomBackendOpName
-  | IndexingBackendOpName;
+  | IndexingBackendOpName
+  | ScanSortBackendOpName;
 
 /** Names of operators implemented once for all backends (composites and views). */
 export type CompositeOpName =
@@ -39,7 +41,8 @@ export type CompositeOpName =
   | RandomCompositeOpName
   | IndexingCompositeOpName
   | ActivationCompositeOpName
-  | Reduction2CompositeOpName;
+  | Reduction2CompositeOpName
+  | ScanSortCompositeOpName;
 
 /** Names of all declared operators. */
 export type OpName = BackendOpName | CompositeOpName;
@@ -57,4 +60,5 @@ export const OPS: { readonly [K in OpName]: OpDecl } = {
   ...INDEXING_OPS,
   ...ACTIVATION_OPS,
   ...REDUCTION2_OPS,
+  ...SCAN_SORT_OPS,
 };

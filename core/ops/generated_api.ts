@@ -10135,6 +10135,531 @@ export function norm(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any {
   return callParsed(F_norm, ops(), undefined, arguments);
 }
 
+const F_cumsum: OverloadGroup = {
+  name: 'cumsum',
+  method: false,
+  overloads: [{ key: 'cumsum', schema: 'cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor' }],
+};
+const F_cumsum_K0: readonly string[] = ['dtype'];
+/**
+ * Cumulative sum along `dim`; integral and bool inputs sum to int64 unless `dtype` says otherwise.
+ *
+ * Schemas:
+ * - `aten::cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = cumsum(x, 2);
+ * ```
+ */
+export function cumsum(input: Tensor, dim: number, options?: { dtype?: DTypeLike | null }): Tensor;
+export function cumsum(p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['cumsum'].callUnchecked(p0, intArg(p1), null);
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_cumsum_K0) && isLiveTensor(p0) && isIntArg(p1) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
+    ) return ops()['cumsum'].callUnchecked(p0, intArg(p1), o.dtype == null ? null : dtypeArg(o.dtype));
+  }
+  return callParsed(F_cumsum, ops(), undefined, arguments);
+}
+
+const F_cumprod: OverloadGroup = {
+  name: 'cumprod',
+  method: false,
+  overloads: [{ key: 'cumprod', schema: 'cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor' }],
+};
+const F_cumprod_K0: readonly string[] = ['dtype'];
+/**
+ * Cumulative product along `dim`; integral and bool inputs multiply to int64 unless `dtype` says otherwise.
+ *
+ * Schemas:
+ * - `aten::cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = cumprod(x, 2);
+ * ```
+ */
+export function cumprod(input: Tensor, dim: number, options?: { dtype?: DTypeLike | null }): Tensor;
+export function cumprod(p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['cumprod'].callUnchecked(p0, intArg(p1), null);
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_cumprod_K0) && isLiveTensor(p0) && isIntArg(p1) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
+    ) return ops()['cumprod'].callUnchecked(p0, intArg(p1), o.dtype == null ? null : dtypeArg(o.dtype));
+  }
+  return callParsed(F_cumprod, ops(), undefined, arguments);
+}
+
+const F_sort: OverloadGroup = {
+  name: 'sort',
+  method: false,
+  overloads: [{
+    key: 'sort.stable',
+    schema:
+      'sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)',
+  }, {
+    key: 'sort',
+    schema: 'sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)',
+  }],
+};
+const F_sort_K0: readonly string[] = ['stable', 'dim', 'descending'];
+const F_sort_K1: readonly string[] = ['dim', 'descending'];
+const F_sort_K2: readonly string[] = ['descending'];
+const F_sort_K3: readonly string[] = [];
+/**
+ * Sorts along `dim` (stably: equal elements keep their order), NaN as the largest value; values and indices.
+ *
+ * Schemas:
+ * - `aten::sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)`
+ * - `aten::sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = sort(x);
+ * ```
+ */
+export function sort(
+  input: Tensor,
+  options: { stable: boolean | null; dim?: number; descending?: boolean },
+): [Tensor, Tensor];
+/** Sorted values along `dim` and their indices (NaN sorts as the largest value). */
+export function sort(input: Tensor, options?: { dim?: number; descending?: boolean }): [Tensor, Tensor];
+/** Sorted values along `dim` and their indices (NaN sorts as the largest value). */
+export function sort(input: Tensor, dim: number, options?: { descending?: boolean }): [Tensor, Tensor];
+/** Sorted values along `dim` and their indices (NaN sorts as the largest value). */
+export function sort(input: Tensor, dim: number, descending: boolean): [Tensor, Tensor];
+/** Sorts along `dim` (stably: equal elements keep their order), NaN as the largest value; values and indices. (any overload) */
+export function sort(
+  input: Tensor,
+  dim?: number,
+  descending?: boolean,
+  options?: { stable?: boolean | null; dim?: number; descending?: boolean },
+): [Tensor, Tensor];
+export function sort(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['sort'].callUnchecked(p0, -1, false);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['sort'].callUnchecked(p0, intArg(p1), false);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntArg(p1) && typeof p2 === 'boolean') {
+      return ops()['sort'].callUnchecked(p0, intArg(p1), p2);
+    }
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_sort_K0) && isLiveTensor(p0) && o.stable !== undefined &&
+      (o.stable == null || typeof o.stable === 'boolean') && (o.dim === undefined || isIntArg(o.dim)) &&
+      (o.descending === undefined || typeof o.descending === 'boolean')
+    ) {
+      return ops()['sort.stable'].callUnchecked(
+        p0,
+        o.stable ?? null,
+        o.dim === undefined ? -1 : intArg(o.dim),
+        o.descending === undefined ? false : o.descending,
+      );
+    }
+    if (
+      optionsWithin(o, F_sort_K1) && isLiveTensor(p0) && (o.dim === undefined || isIntArg(o.dim)) &&
+      (o.descending === undefined || typeof o.descending === 'boolean')
+    ) {
+      return ops()['sort'].callUnchecked(
+        p0,
+        o.dim === undefined ? -1 : intArg(o.dim),
+        o.descending === undefined ? false : o.descending,
+      );
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_sort_K2) && isLiveTensor(p0) && isIntArg(p1) &&
+      (o.descending === undefined || typeof o.descending === 'boolean')
+    ) return ops()['sort'].callUnchecked(p0, intArg(p1), o.descending === undefined ? false : o.descending);
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_sort_K3) && isLiveTensor(p0) && isIntArg(p1) && typeof p2 === 'boolean') {
+      return ops()['sort'].callUnchecked(p0, intArg(p1), p2);
+    }
+  }
+  return callParsed(F_sort, ops(), undefined, arguments);
+}
+
+const F_argsort: OverloadGroup = {
+  name: 'argsort',
+  method: false,
+  overloads: [{
+    key: 'argsort.stable',
+    schema: 'argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor',
+  }, { key: 'argsort', schema: 'argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor' }],
+};
+const F_argsort_K0: readonly string[] = ['stable', 'dim', 'descending'];
+const F_argsort_K1: readonly string[] = ['dim', 'descending'];
+const F_argsort_K2: readonly string[] = ['descending'];
+const F_argsort_K3: readonly string[] = [];
+/**
+ * The indices that sort `self` along `dim`.
+ *
+ * Schemas:
+ * - `aten::argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor`
+ * - `aten::argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = argsort(x);
+ * ```
+ */
+export function argsort(input: Tensor, options: { stable: boolean; dim?: number; descending?: boolean }): Tensor;
+/** The indices that sort `self` along `dim`. */
+export function argsort(input: Tensor, options?: { dim?: number; descending?: boolean }): Tensor;
+/** The indices that sort `self` along `dim`. */
+export function argsort(input: Tensor, dim: number, options?: { descending?: boolean }): Tensor;
+/** The indices that sort `self` along `dim`. */
+export function argsort(input: Tensor, dim: number, descending: boolean): Tensor;
+/** The indices that sort `self` along `dim`, equal elements in their order when `stable`. (any overload) */
+export function argsort(
+  input: Tensor,
+  dim?: number,
+  descending?: boolean,
+  options?: { stable?: boolean; dim?: number; descending?: boolean },
+): Tensor;
+export function argsort(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['argsort'].callUnchecked(p0, -1, false);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['argsort'].callUnchecked(p0, intArg(p1), false);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntArg(p1) && typeof p2 === 'boolean') {
+      return ops()['argsort'].callUnchecked(p0, intArg(p1), p2);
+    }
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_argsort_K0) && isLiveTensor(p0) && o.stable !== undefined && typeof o.stable === 'boolean' &&
+      (o.dim === undefined || isIntArg(o.dim)) && (o.descending === undefined || typeof o.descending === 'boolean')
+    ) {
+      return ops()['argsort.stable'].callUnchecked(
+        p0,
+        o.stable,
+        o.dim === undefined ? -1 : intArg(o.dim),
+        o.descending === undefined ? false : o.descending,
+      );
+    }
+    if (
+      optionsWithin(o, F_argsort_K1) && isLiveTensor(p0) && (o.dim === undefined || isIntArg(o.dim)) &&
+      (o.descending === undefined || typeof o.descending === 'boolean')
+    ) {
+      return ops()['argsort'].callUnchecked(
+        p0,
+        o.dim === undefined ? -1 : intArg(o.dim),
+        o.descending === undefined ? false : o.descending,
+      );
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_argsort_K2) && isLiveTensor(p0) && isIntArg(p1) &&
+      (o.descending === undefined || typeof o.descending === 'boolean')
+    ) return ops()['argsort'].callUnchecked(p0, intArg(p1), o.descending === undefined ? false : o.descending);
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_argsort_K3) && isLiveTensor(p0) && isIntArg(p1) && typeof p2 === 'boolean') {
+      return ops()['argsort'].callUnchecked(p0, intArg(p1), p2);
+    }
+  }
+  return callParsed(F_argsort, ops(), undefined, arguments);
+}
+
+const F_topk: OverloadGroup = {
+  name: 'topk',
+  method: false,
+  overloads: [{
+    key: 'topk',
+    schema:
+      'topk(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)',
+  }],
+};
+const F_topk_K0: readonly string[] = ['dim', 'largest', 'sorted'];
+const F_topk_K1: readonly string[] = ['largest', 'sorted'];
+const F_topk_K2: readonly string[] = ['sorted'];
+const F_topk_K3: readonly string[] = [];
+/**
+ * The `k` largest (or smallest) elements along `dim` and their indices.
+ *
+ * Schemas:
+ * - `aten::topk(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = topk(x, 2);
+ * ```
+ */
+export function topk(
+  input: Tensor,
+  k: number,
+  options?: { dim?: number; largest?: boolean; sorted?: boolean },
+): [Tensor, Tensor];
+/** The `k` largest (or smallest) elements along `dim` and their indices. */
+export function topk(
+  input: Tensor,
+  k: number,
+  dim: number,
+  options?: { largest?: boolean; sorted?: boolean },
+): [Tensor, Tensor];
+/** The `k` largest (or smallest) elements along `dim` and their indices. */
+export function topk(
+  input: Tensor,
+  k: number,
+  dim: number,
+  largest: boolean,
+  options?: { sorted?: boolean },
+): [Tensor, Tensor];
+/** The `k` largest (or smallest) elements along `dim` and their indices. */
+export function topk(input: Tensor, k: number, dim: number, largest: boolean, sorted: boolean): [Tensor, Tensor];
+export function topk(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['topk'].callUnchecked(p0, intArg(p1), -1, true, true);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['topk'].callUnchecked(p0, intArg(p1), intArg(p2), true, true);
+    }
+  }
+  if (n === 4) {
+    if (isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2) && typeof p3 === 'boolean') {
+      return ops()['topk'].callUnchecked(p0, intArg(p1), intArg(p2), p3, true);
+    }
+  }
+  if (n === 5) {
+    if (isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2) && typeof p3 === 'boolean' && typeof p4 === 'boolean') {
+      return ops()['topk'].callUnchecked(p0, intArg(p1), intArg(p2), p3, p4);
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_topk_K0) && isLiveTensor(p0) && isIntArg(p1) && (o.dim === undefined || isIntArg(o.dim)) &&
+      (o.largest === undefined || typeof o.largest === 'boolean') &&
+      (o.sorted === undefined || typeof o.sorted === 'boolean')
+    ) {
+      return ops()['topk'].callUnchecked(
+        p0,
+        intArg(p1),
+        o.dim === undefined ? -1 : intArg(o.dim),
+        o.largest === undefined ? true : o.largest,
+        o.sorted === undefined ? true : o.sorted,
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_topk_K1) && isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2) &&
+      (o.largest === undefined || typeof o.largest === 'boolean') &&
+      (o.sorted === undefined || typeof o.sorted === 'boolean')
+    ) {
+      return ops()['topk'].callUnchecked(
+        p0,
+        intArg(p1),
+        intArg(p2),
+        o.largest === undefined ? true : o.largest,
+        o.sorted === undefined ? true : o.sorted,
+      );
+    }
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      optionsWithin(o, F_topk_K2) && isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2) && typeof p3 === 'boolean' &&
+      (o.sorted === undefined || typeof o.sorted === 'boolean')
+    ) return ops()['topk'].callUnchecked(p0, intArg(p1), intArg(p2), p3, o.sorted === undefined ? true : o.sorted);
+  }
+  if (n === 6 && isOptions(p5)) {
+    const o: any = p5;
+    if (
+      optionsWithin(o, F_topk_K3) && isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2) && typeof p3 === 'boolean' &&
+      typeof p4 === 'boolean'
+    ) return ops()['topk'].callUnchecked(p0, intArg(p1), intArg(p2), p3, p4);
+  }
+  return callParsed(F_topk, ops(), undefined, arguments);
+}
+
+const F_kthvalue: OverloadGroup = {
+  name: 'kthvalue',
+  method: false,
+  overloads: [{
+    key: 'kthvalue',
+    schema: 'kthvalue(Tensor self, int k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)',
+  }],
+};
+const F_kthvalue_K0: readonly string[] = ['dim', 'keepdim'];
+const F_kthvalue_K1: readonly string[] = ['keepdim'];
+const F_kthvalue_K2: readonly string[] = [];
+/**
+ * The `k`-th smallest element along `dim` (1-based) and its index.
+ *
+ * Schemas:
+ * - `aten::kthvalue(Tensor self, int k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = kthvalue(x, 2);
+ * ```
+ */
+export function kthvalue(input: Tensor, k: number, options?: { dim?: number; keepdim?: boolean }): [Tensor, Tensor];
+/** The `k`-th smallest element along `dim` (1-based) and its index. */
+export function kthvalue(input: Tensor, k: number, dim: number, options?: { keepdim?: boolean }): [Tensor, Tensor];
+/** The `k`-th smallest element along `dim` (1-based) and its index. */
+export function kthvalue(input: Tensor, k: number, dim: number, keepdim: boolean): [Tensor, Tensor];
+export function kthvalue(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['kthvalue'].callUnchecked(p0, intArg(p1), -1, false);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['kthvalue'].callUnchecked(p0, intArg(p1), intArg(p2), false);
+    }
+  }
+  if (n === 4) {
+    if (isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2) && typeof p3 === 'boolean') {
+      return ops()['kthvalue'].callUnchecked(p0, intArg(p1), intArg(p2), p3);
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_kthvalue_K0) && isLiveTensor(p0) && isIntArg(p1) && (o.dim === undefined || isIntArg(o.dim)) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['kthvalue'].callUnchecked(
+        p0,
+        intArg(p1),
+        o.dim === undefined ? -1 : intArg(o.dim),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_kthvalue_K1) && isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) return ops()['kthvalue'].callUnchecked(p0, intArg(p1), intArg(p2), o.keepdim === undefined ? false : o.keepdim);
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      optionsWithin(o, F_kthvalue_K2) && isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2) && typeof p3 === 'boolean'
+    ) return ops()['kthvalue'].callUnchecked(p0, intArg(p1), intArg(p2), p3);
+  }
+  return callParsed(F_kthvalue, ops(), undefined, arguments);
+}
+
+const F_median: OverloadGroup = {
+  name: 'median',
+  method: false,
+  overloads: [{ key: 'median', schema: 'median(Tensor self) -> Tensor' }, {
+    key: 'median.dim',
+    schema: 'median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)',
+  }],
+};
+const F_median_K0: readonly string[] = [];
+const F_median_K1: readonly string[] = ['keepdim'];
+const F_median_K2: readonly string[] = [];
+/**
+ * The lower median of every element (NaN if any is NaN); with `dim`, values and indices along it.
+ *
+ * Schemas:
+ * - `aten::median(Tensor self) -> Tensor`
+ * - `aten::median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = median(x);
+ * ```
+ */
+export function median(input: Tensor): Tensor;
+/** The lower median along `dim` and its index (NaN and the first NaN index where the slice holds one). */
+export function median(input: Tensor, dim: number, options?: { keepdim?: boolean }): [Tensor, Tensor];
+/** The lower median along `dim` and its index (NaN and the first NaN index where the slice holds one). */
+export function median(input: Tensor, dim: number, keepdim: boolean): [Tensor, Tensor];
+/** The lower median of every element (NaN if any is NaN); with `dim`, values and indices along it. (any overload) */
+export function median(
+  input: Tensor,
+  dim?: number,
+  keepdim?: boolean,
+  options?: { keepdim?: boolean },
+): Tensor | [Tensor, Tensor];
+export function median(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['median'].callUnchecked(p0);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['median.dim'].callUnchecked(p0, intArg(p1), false);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntArg(p1) && typeof p2 === 'boolean') {
+      return ops()['median.dim'].callUnchecked(p0, intArg(p1), p2);
+    }
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_median_K0) && isLiveTensor(p0)) return ops()['median'].callUnchecked(p0);
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_median_K1) && isLiveTensor(p0) && isIntArg(p1) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) return ops()['median.dim'].callUnchecked(p0, intArg(p1), o.keepdim === undefined ? false : o.keepdim);
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_median_K2) && isLiveTensor(p0) && isIntArg(p1) && typeof p2 === 'boolean') {
+      return ops()['median.dim'].callUnchecked(p0, intArg(p1), p2);
+    }
+  }
+  return callParsed(F_median, ops(), undefined, arguments);
+}
+
 /** Methods every Tensor has, generated from the operator declarations. */
 export interface TensorMethods {
   /** Adds `other`, scaled by `alpha`, to `self`, with broadcasting and type promotion. */
@@ -10799,6 +11324,62 @@ export interface TensorMethods {
     keepdim?: boolean,
     options?: { p?: Scalar | null; keepdim?: boolean },
   ): Tensor;
+  /** Cumulative sum along `dim`; integral and bool inputs sum to int64 unless `dtype` says otherwise. */
+  cumsum(this: Tensor, dim: number, options?: { dtype?: DTypeLike | null }): Tensor;
+  /** Cumulative product along `dim`; integral and bool inputs multiply to int64 unless `dtype` says otherwise. */
+  cumprod(this: Tensor, dim: number, options?: { dtype?: DTypeLike | null }): Tensor;
+  /** Sorts along `dim` (stably: equal elements keep their order), NaN as the largest value; values and indices. */
+  sort(this: Tensor, options: { stable: boolean | null; dim?: number; descending?: boolean }): [Tensor, Tensor];
+  /** Sorted values along `dim` and their indices (NaN sorts as the largest value). */
+  sort(this: Tensor, options?: { dim?: number; descending?: boolean }): [Tensor, Tensor];
+  /** Sorted values along `dim` and their indices (NaN sorts as the largest value). */
+  sort(this: Tensor, dim: number, options?: { descending?: boolean }): [Tensor, Tensor];
+  /** Sorted values along `dim` and their indices (NaN sorts as the largest value). */
+  sort(this: Tensor, dim: number, descending: boolean): [Tensor, Tensor];
+  /** Sorts along `dim` (stably: equal elements keep their order), NaN as the largest value; values and indices. (any overload) */
+  sort(
+    this: Tensor,
+    dim?: number,
+    descending?: boolean,
+    options?: { stable?: boolean | null; dim?: number; descending?: boolean },
+  ): [Tensor, Tensor];
+  /** The indices that sort `self` along `dim`, equal elements in their order when `stable`. */
+  argsort(this: Tensor, options: { stable: boolean; dim?: number; descending?: boolean }): Tensor;
+  /** The indices that sort `self` along `dim`. */
+  argsort(this: Tensor, options?: { dim?: number; descending?: boolean }): Tensor;
+  /** The indices that sort `self` along `dim`. */
+  argsort(this: Tensor, dim: number, options?: { descending?: boolean }): Tensor;
+  /** The indices that sort `self` along `dim`. */
+  argsort(this: Tensor, dim: number, descending: boolean): Tensor;
+  /** The indices that sort `self` along `dim`, equal elements in their order when `stable`. (any overload) */
+  argsort(
+    this: Tensor,
+    dim?: number,
+    descending?: boolean,
+    options?: { stable?: boolean; dim?: number; descending?: boolean },
+  ): Tensor;
+  /** The `k` largest (or smallest) elements along `dim` and their indices. */
+  topk(this: Tensor, k: number, options?: { dim?: number; largest?: boolean; sorted?: boolean }): [Tensor, Tensor];
+  /** The `k` largest (or smallest) elements along `dim` and their indices. */
+  topk(this: Tensor, k: number, dim: number, options?: { largest?: boolean; sorted?: boolean }): [Tensor, Tensor];
+  /** The `k` largest (or smallest) elements along `dim` and their indices. */
+  topk(this: Tensor, k: number, dim: number, largest: boolean, options?: { sorted?: boolean }): [Tensor, Tensor];
+  /** The `k` largest (or smallest) elements along `dim` and their indices. */
+  topk(this: Tensor, k: number, dim: number, largest: boolean, sorted: boolean): [Tensor, Tensor];
+  /** The `k`-th smallest element along `dim` (1-based) and its index. */
+  kthvalue(this: Tensor, k: number, options?: { dim?: number; keepdim?: boolean }): [Tensor, Tensor];
+  /** The `k`-th smallest element along `dim` (1-based) and its index. */
+  kthvalue(this: Tensor, k: number, dim: number, options?: { keepdim?: boolean }): [Tensor, Tensor];
+  /** The `k`-th smallest element along `dim` (1-based) and its index. */
+  kthvalue(this: Tensor, k: number, dim: number, keepdim: boolean): [Tensor, Tensor];
+  /** The lower median of every element (NaN if any is NaN); with `dim`, values and indices along it. */
+  median(this: Tensor): Tensor;
+  /** The lower median along `dim` and its index (NaN and the first NaN index where the slice holds one). */
+  median(this: Tensor, dim: number, options?: { keepdim?: boolean }): [Tensor, Tensor];
+  /** The lower median along `dim` and its index (NaN and the first NaN index where the slice holds one). */
+  median(this: Tensor, dim: number, keepdim: boolean): [Tensor, Tensor];
+  /** The lower median of every element (NaN if any is NaN); with `dim`, values and indices along it. (any overload) */
+  median(this: Tensor, dim?: number, keepdim?: boolean, options?: { keepdim?: boolean }): Tensor | [Tensor, Tensor];
 }
 
 // The method implementations (typed by TensorMethods above).
@@ -14957,6 +15538,351 @@ function method_norm(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any): any 
   return callParsed(M_norm, ops(), this, arguments);
 }
 
+const M_cumsum: OverloadGroup = {
+  name: 'cumsum',
+  method: true,
+  overloads: [{ key: 'cumsum', schema: 'cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor' }],
+};
+const M_cumsum_K0: readonly string[] = ['dtype'];
+function method_cumsum(this: Tensor, p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntArg(p0)) return ops()['cumsum'].callUnchecked(this, intArg(p0), null);
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_cumsum_K0) && isIntArg(p0) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
+    ) return ops()['cumsum'].callUnchecked(this, intArg(p0), o.dtype == null ? null : dtypeArg(o.dtype));
+  }
+  return callParsed(M_cumsum, ops(), this, arguments);
+}
+
+const M_cumprod: OverloadGroup = {
+  name: 'cumprod',
+  method: true,
+  overloads: [{ key: 'cumprod', schema: 'cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor' }],
+};
+const M_cumprod_K0: readonly string[] = ['dtype'];
+function method_cumprod(this: Tensor, p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntArg(p0)) return ops()['cumprod'].callUnchecked(this, intArg(p0), null);
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_cumprod_K0) && isIntArg(p0) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
+    ) return ops()['cumprod'].callUnchecked(this, intArg(p0), o.dtype == null ? null : dtypeArg(o.dtype));
+  }
+  return callParsed(M_cumprod, ops(), this, arguments);
+}
+
+const M_sort: OverloadGroup = {
+  name: 'sort',
+  method: true,
+  overloads: [{
+    key: 'sort.stable',
+    schema:
+      'sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)',
+  }, {
+    key: 'sort',
+    schema: 'sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)',
+  }],
+};
+const M_sort_K0: readonly string[] = ['stable', 'dim', 'descending'];
+const M_sort_K1: readonly string[] = ['dim', 'descending'];
+const M_sort_K2: readonly string[] = ['descending'];
+const M_sort_K3: readonly string[] = [];
+function method_sort(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['sort'].callUnchecked(this, -1, false);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntArg(p0)) return ops()['sort'].callUnchecked(this, intArg(p0), false);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && typeof p1 === 'boolean') return ops()['sort'].callUnchecked(this, intArg(p0), p1);
+  }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (
+      optionsWithin(o, M_sort_K0) && o.stable !== undefined && (o.stable == null || typeof o.stable === 'boolean') &&
+      (o.dim === undefined || isIntArg(o.dim)) && (o.descending === undefined || typeof o.descending === 'boolean')
+    ) {
+      return ops()['sort.stable'].callUnchecked(
+        this,
+        o.stable ?? null,
+        o.dim === undefined ? -1 : intArg(o.dim),
+        o.descending === undefined ? false : o.descending,
+      );
+    }
+    if (
+      optionsWithin(o, M_sort_K1) && (o.dim === undefined || isIntArg(o.dim)) &&
+      (o.descending === undefined || typeof o.descending === 'boolean')
+    ) {
+      return ops()['sort'].callUnchecked(
+        this,
+        o.dim === undefined ? -1 : intArg(o.dim),
+        o.descending === undefined ? false : o.descending,
+      );
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_sort_K2) && isIntArg(p0) && (o.descending === undefined || typeof o.descending === 'boolean')
+    ) return ops()['sort'].callUnchecked(this, intArg(p0), o.descending === undefined ? false : o.descending);
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_sort_K3) && isIntArg(p0) && typeof p1 === 'boolean') {
+      return ops()['sort'].callUnchecked(this, intArg(p0), p1);
+    }
+  }
+  return callParsed(M_sort, ops(), this, arguments);
+}
+
+const M_argsort: OverloadGroup = {
+  name: 'argsort',
+  method: true,
+  overloads: [{
+    key: 'argsort.stable',
+    schema: 'argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor',
+  }, { key: 'argsort', schema: 'argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor' }],
+};
+const M_argsort_K0: readonly string[] = ['stable', 'dim', 'descending'];
+const M_argsort_K1: readonly string[] = ['dim', 'descending'];
+const M_argsort_K2: readonly string[] = ['descending'];
+const M_argsort_K3: readonly string[] = [];
+function method_argsort(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['argsort'].callUnchecked(this, -1, false);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntArg(p0)) return ops()['argsort'].callUnchecked(this, intArg(p0), false);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && typeof p1 === 'boolean') return ops()['argsort'].callUnchecked(this, intArg(p0), p1);
+  }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (
+      optionsWithin(o, M_argsort_K0) && o.stable !== undefined && typeof o.stable === 'boolean' &&
+      (o.dim === undefined || isIntArg(o.dim)) && (o.descending === undefined || typeof o.descending === 'boolean')
+    ) {
+      return ops()['argsort.stable'].callUnchecked(
+        this,
+        o.stable,
+        o.dim === undefined ? -1 : intArg(o.dim),
+        o.descending === undefined ? false : o.descending,
+      );
+    }
+    if (
+      optionsWithin(o, M_argsort_K1) && (o.dim === undefined || isIntArg(o.dim)) &&
+      (o.descending === undefined || typeof o.descending === 'boolean')
+    ) {
+      return ops()['argsort'].callUnchecked(
+        this,
+        o.dim === undefined ? -1 : intArg(o.dim),
+        o.descending === undefined ? false : o.descending,
+      );
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_argsort_K2) && isIntArg(p0) &&
+      (o.descending === undefined || typeof o.descending === 'boolean')
+    ) return ops()['argsort'].callUnchecked(this, intArg(p0), o.descending === undefined ? false : o.descending);
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_argsort_K3) && isIntArg(p0) && typeof p1 === 'boolean') {
+      return ops()['argsort'].callUnchecked(this, intArg(p0), p1);
+    }
+  }
+  return callParsed(M_argsort, ops(), this, arguments);
+}
+
+const M_topk: OverloadGroup = {
+  name: 'topk',
+  method: true,
+  overloads: [{
+    key: 'topk',
+    schema:
+      'topk(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)',
+  }],
+};
+const M_topk_K0: readonly string[] = ['dim', 'largest', 'sorted'];
+const M_topk_K1: readonly string[] = ['largest', 'sorted'];
+const M_topk_K2: readonly string[] = ['sorted'];
+const M_topk_K3: readonly string[] = [];
+function method_topk(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntArg(p0)) return ops()['topk'].callUnchecked(this, intArg(p0), -1, true, true);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1)) return ops()['topk'].callUnchecked(this, intArg(p0), intArg(p1), true, true);
+  }
+  if (n === 3 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1) && typeof p2 === 'boolean') {
+      return ops()['topk'].callUnchecked(this, intArg(p0), intArg(p1), p2, true);
+    }
+  }
+  if (n === 4 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1) && typeof p2 === 'boolean' && typeof p3 === 'boolean') {
+      return ops()['topk'].callUnchecked(this, intArg(p0), intArg(p1), p2, p3);
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_topk_K0) && isIntArg(p0) && (o.dim === undefined || isIntArg(o.dim)) &&
+      (o.largest === undefined || typeof o.largest === 'boolean') &&
+      (o.sorted === undefined || typeof o.sorted === 'boolean')
+    ) {
+      return ops()['topk'].callUnchecked(
+        this,
+        intArg(p0),
+        o.dim === undefined ? -1 : intArg(o.dim),
+        o.largest === undefined ? true : o.largest,
+        o.sorted === undefined ? true : o.sorted,
+      );
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, M_topk_K1) && isIntArg(p0) && isIntArg(p1) &&
+      (o.largest === undefined || typeof o.largest === 'boolean') &&
+      (o.sorted === undefined || typeof o.sorted === 'boolean')
+    ) {
+      return ops()['topk'].callUnchecked(
+        this,
+        intArg(p0),
+        intArg(p1),
+        o.largest === undefined ? true : o.largest,
+        o.sorted === undefined ? true : o.sorted,
+      );
+    }
+  }
+  if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, M_topk_K2) && isIntArg(p0) && isIntArg(p1) && typeof p2 === 'boolean' &&
+      (o.sorted === undefined || typeof o.sorted === 'boolean')
+    ) return ops()['topk'].callUnchecked(this, intArg(p0), intArg(p1), p2, o.sorted === undefined ? true : o.sorted);
+  }
+  if (n === 5 && isLiveTensor(this) && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      optionsWithin(o, M_topk_K3) && isIntArg(p0) && isIntArg(p1) && typeof p2 === 'boolean' && typeof p3 === 'boolean'
+    ) return ops()['topk'].callUnchecked(this, intArg(p0), intArg(p1), p2, p3);
+  }
+  return callParsed(M_topk, ops(), this, arguments);
+}
+
+const M_kthvalue: OverloadGroup = {
+  name: 'kthvalue',
+  method: true,
+  overloads: [{
+    key: 'kthvalue',
+    schema: 'kthvalue(Tensor self, int k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)',
+  }],
+};
+const M_kthvalue_K0: readonly string[] = ['dim', 'keepdim'];
+const M_kthvalue_K1: readonly string[] = ['keepdim'];
+const M_kthvalue_K2: readonly string[] = [];
+function method_kthvalue(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntArg(p0)) return ops()['kthvalue'].callUnchecked(this, intArg(p0), -1, false);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1)) return ops()['kthvalue'].callUnchecked(this, intArg(p0), intArg(p1), false);
+  }
+  if (n === 3 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1) && typeof p2 === 'boolean') {
+      return ops()['kthvalue'].callUnchecked(this, intArg(p0), intArg(p1), p2);
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_kthvalue_K0) && isIntArg(p0) && (o.dim === undefined || isIntArg(o.dim)) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['kthvalue'].callUnchecked(
+        this,
+        intArg(p0),
+        o.dim === undefined ? -1 : intArg(o.dim),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, M_kthvalue_K1) && isIntArg(p0) && isIntArg(p1) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) return ops()['kthvalue'].callUnchecked(this, intArg(p0), intArg(p1), o.keepdim === undefined ? false : o.keepdim);
+  }
+  if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, M_kthvalue_K2) && isIntArg(p0) && isIntArg(p1) && typeof p2 === 'boolean') {
+      return ops()['kthvalue'].callUnchecked(this, intArg(p0), intArg(p1), p2);
+    }
+  }
+  return callParsed(M_kthvalue, ops(), this, arguments);
+}
+
+const M_median: OverloadGroup = {
+  name: 'median',
+  method: true,
+  overloads: [{ key: 'median', schema: 'median(Tensor self) -> Tensor' }, {
+    key: 'median.dim',
+    schema: 'median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)',
+  }],
+};
+const M_median_K0: readonly string[] = [];
+const M_median_K1: readonly string[] = ['keepdim'];
+const M_median_K2: readonly string[] = [];
+function method_median(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['median'].callUnchecked(this);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntArg(p0)) return ops()['median.dim'].callUnchecked(this, intArg(p0), false);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && typeof p1 === 'boolean') return ops()['median.dim'].callUnchecked(this, intArg(p0), p1);
+  }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (optionsWithin(o, M_median_K0)) return ops()['median'].callUnchecked(this);
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_median_K1) && isIntArg(p0) && (o.keepdim === undefined || typeof o.keepdim === 'boolean')) {
+      return ops()['median.dim'].callUnchecked(this, intArg(p0), o.keepdim === undefined ? false : o.keepdim);
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_median_K2) && isIntArg(p0) && typeof p1 === 'boolean') {
+      return ops()['median.dim'].callUnchecked(this, intArg(p0), p1);
+    }
+  }
+  return callParsed(M_median, ops(), this, arguments);
+}
+
 /**
  * Installs the generated methods on Tensor.prototype (idempotent).
  *
@@ -15093,5 +16019,12 @@ export function installTensorMethods(): void {
     std: method_std,
     logsumexp: method_logsumexp,
     norm: method_norm,
+    cumsum: method_cumsum,
+    cumprod: method_cumprod,
+    sort: method_sort,
+    argsort: method_argsort,
+    topk: method_topk,
+    kthvalue: method_kthvalue,
+    median: method_median,
   });
 }
