@@ -19,6 +19,7 @@ import { GPU_NN_KERNELS } from './kernels/nn.ts';
 import { GPU_RANDOM_KERNELS } from './kernels/random.ts';
 import { GPU_REDUCTION_KERNELS } from './kernels/reductions.ts';
 import { GPU_SCAN_SORT_KERNELS } from './kernels/scan_sort.ts';
+import { GPU_SELECTION_KERNELS } from './kernels/selection.ts';
 
 type Kernel = (hi: number, lo: number, ...args: never[]) => unknown;
 
@@ -41,6 +42,7 @@ export const GPU_KERNELS: { readonly [K in BackendOpName]: Kernel } = {
   ...GPU_RANDOM_KERNELS,
   ...GPU_INDEXING_KERNELS,
   ...GPU_SCAN_SORT_KERNELS,
+  ...GPU_SELECTION_KERNELS,
 };
 
 let library: Library | undefined;

@@ -16,6 +16,7 @@ import { RANDOM_OPS, type RandomBackendOpName, type RandomCompositeOpName } from
 import { REDUCTION_OPS, type ReductionBackendOpName, type ReductionCompositeOpName } from './decl_reductions.ts';
 import { REDUCTION2_OPS, type Reduction2CompositeOpName } from './decl_reductions2.ts';
 import { SCAN_SORT_OPS, type ScanSortBackendOpName, type ScanSortCompositeOpName } from './decl_scan_sort.ts';
+import { SELECTION_OPS, type SelectionBackendOpName, type SelectionCompositeOpName } from './decl_selection.ts';
 import { VIEW_OPS, type ViewBackendOpName, type ViewCompositeOpName } from './decl_views.ts';
 import type { OpDecl } from './op_decl.ts';
 
@@ -29,7 +30,8 @@ export type BackendOpName =
   | NnBackendOpName
   | RandomBackendOpName
   | IndexingBackendOpName
-  | ScanSortBackendOpName;
+  | ScanSortBackendOpName
+  | SelectionBackendOpName;
 
 /** Names of operators implemented once for all backends (composites and views). */
 export type CompositeOpName =
@@ -42,7 +44,8 @@ export type CompositeOpName =
   | IndexingCompositeOpName
   | ActivationCompositeOpName
   | Reduction2CompositeOpName
-  | ScanSortCompositeOpName;
+  | ScanSortCompositeOpName
+  | SelectionCompositeOpName;
 
 /** Names of all declared operators. */
 export type OpName = BackendOpName | CompositeOpName;
@@ -61,4 +64,5 @@ export const OPS: { readonly [K in OpName]: OpDecl } = {
   ...ACTIVATION_OPS,
   ...REDUCTION2_OPS,
   ...SCAN_SORT_OPS,
+  ...SELECTION_OPS,
 };

@@ -716,6 +716,7 @@ export const NOT_DIFFERENTIABLE: ReadonlySet<string> = new Set([
   'bitwise_xor.Tensor',
   'bitwise_not',
   'isnan',
+  'nonzero',
   'argmax',
   'argmin',
   '_softmax_backward_data',

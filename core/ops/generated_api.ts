@@ -1823,6 +1823,7 @@ const F_where: OverloadGroup = {
   name: 'where',
   method: false,
   overloads: [
+    { key: 'where', schema: 'where(Tensor condition) -> Tensor[]' },
     { key: 'where.self', schema: 'where.self(Tensor condition, Tensor self, Tensor other) -> Tensor' },
     { key: 'where.ScalarSelf', schema: 'where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor' },
     { key: 'where.ScalarOther', schema: 'where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor' },
@@ -1833,6 +1834,7 @@ const F_where_K0: readonly string[] = [];
 const F_where_K1: readonly string[] = [];
 const F_where_K2: readonly string[] = [];
 const F_where_K3: readonly string[] = [];
+const F_where_K4: readonly string[] = [];
 /**
  * Chooses `self` where `condition` is true, else `other`.
  *
@@ -1841,6 +1843,7 @@ const F_where_K3: readonly string[] = [];
  * - `aten::where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor`
  * - `aten::where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor`
  * - `aten::where.Scalar(Tensor condition, Scalar self, Scalar other) -> Tensor`
+ * - `aten::where(Tensor condition) -> Tensor[]`
  *
  * @example
  * ```ts
@@ -1849,6 +1852,8 @@ const F_where_K3: readonly string[] = [];
  * const y = where(x.gt(0), x, x);
  * ```
  */
+export function where(condition: Tensor): Tensor[];
+/** Chooses `self` where `condition` is true, else `other`. */
 export function where(condition: Tensor, self: Tensor, other: Tensor): Tensor;
 /** Chooses the scalar `self` where `condition` is true, else `other`. */
 export function where(condition: Tensor, self: Scalar, other: Tensor): Tensor;
@@ -1856,10 +1861,13 @@ export function where(condition: Tensor, self: Scalar, other: Tensor): Tensor;
 export function where(condition: Tensor, self: Tensor, other: Scalar): Tensor;
 /** Chooses the scalar `self` where `condition` is true, else the scalar `other`. */
 export function where(condition: Tensor, self: Scalar, other: Scalar): Tensor;
-/** Chooses `self` where `condition` is true, else `other`. (any overload) */
-export function where(condition: Tensor, self: Tensor | Scalar, other: Tensor | Scalar): Tensor;
+/** Chooses `self` where `condition` is true, else `other`; with only `condition`, the indices of its non-zero elements per dim. (any overload) */
+export function where(condition: Tensor, self?: Tensor | Scalar, other?: Tensor | Scalar): Tensor[] | Tensor;
 export function where(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['where'].callUnchecked(p0);
+  }
   if (n === 3) {
     if (isLiveTensor(p0) && isLiveTensor(p1) && isLiveTensor(p2)) return ops()['where.self'].callUnchecked(p0, p1, p2);
     if (isLiveTensor(p0) && isScalarArg(p1) && isLiveTensor(p2)) {
@@ -1872,18 +1880,22 @@ export function where(p0?: any, p1?: any, p2?: any, p3?: any): any {
       return ops()['where.Scalar'].callUnchecked(p0, scalarArg(p1), scalarArg(p2));
     }
   }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_where_K0) && isLiveTensor(p0)) return ops()['where'].callUnchecked(p0);
+  }
   if (n === 4 && isOptions(p3)) {
     const o: any = p3;
-    if (optionsWithin(o, F_where_K0) && isLiveTensor(p0) && isLiveTensor(p1) && isLiveTensor(p2)) {
+    if (optionsWithin(o, F_where_K1) && isLiveTensor(p0) && isLiveTensor(p1) && isLiveTensor(p2)) {
       return ops()['where.self'].callUnchecked(p0, p1, p2);
     }
-    if (optionsWithin(o, F_where_K1) && isLiveTensor(p0) && isScalarArg(p1) && isLiveTensor(p2)) {
+    if (optionsWithin(o, F_where_K2) && isLiveTensor(p0) && isScalarArg(p1) && isLiveTensor(p2)) {
       return ops()['where.ScalarSelf'].callUnchecked(p0, scalarArg(p1), p2);
     }
-    if (optionsWithin(o, F_where_K2) && isLiveTensor(p0) && isLiveTensor(p1) && isScalarArg(p2)) {
+    if (optionsWithin(o, F_where_K3) && isLiveTensor(p0) && isLiveTensor(p1) && isScalarArg(p2)) {
       return ops()['where.ScalarOther'].callUnchecked(p0, p1, scalarArg(p2));
     }
-    if (optionsWithin(o, F_where_K3) && isLiveTensor(p0) && isScalarArg(p1) && isScalarArg(p2)) {
+    if (optionsWithin(o, F_where_K4) && isLiveTensor(p0) && isScalarArg(p1) && isScalarArg(p2)) {
       return ops()['where.Scalar'].callUnchecked(p0, scalarArg(p1), scalarArg(p2));
     }
   }
@@ -10660,6 +10672,617 @@ export function median(p0?: any, p1?: any, p2?: any, p3?: any): any {
   return callParsed(F_median, ops(), undefined, arguments);
 }
 
+const F_nonzero: OverloadGroup = {
+  name: 'nonzero',
+  method: false,
+  overloads: [{ key: 'nonzero', schema: 'nonzero(Tensor self) -> Tensor' }],
+};
+const F_nonzero_K0: readonly string[] = [];
+/**
+ * The indices of the non-zero elements, one row `[i0, i1, ...]` per element in row-major order (int64).
+ *
+ * Schemas:
+ * - `aten::nonzero(Tensor self) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = nonzero(x);
+ * ```
+ */
+export function nonzero(input: Tensor): Tensor;
+export function nonzero(p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['nonzero'].callUnchecked(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_nonzero_K0) && isLiveTensor(p0)) return ops()['nonzero'].callUnchecked(p0);
+  }
+  return callParsed(F_nonzero, ops(), undefined, arguments);
+}
+
+const F_maskedSelect: OverloadGroup = {
+  name: 'masked_select',
+  method: false,
+  overloads: [{ key: 'masked_select', schema: 'masked_select(Tensor self, Tensor mask) -> Tensor' }],
+};
+const F_maskedSelect_K0: readonly string[] = [];
+/**
+ * The elements where the (broadcast) bool `mask` is true, as a 1-d tensor.
+ *
+ * Schemas:
+ * - `aten::masked_select(Tensor self, Tensor mask) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = maskedSelect(x, x);
+ * ```
+ */
+export function maskedSelect(input: Tensor, mask: Tensor): Tensor;
+export function maskedSelect(p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['masked_select'].callUnchecked(p0, p1);
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_maskedSelect_K0) && isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['masked_select'].callUnchecked(p0, p1);
+    }
+  }
+  return callParsed(F_maskedSelect, ops(), undefined, arguments);
+}
+
+const F_tile: OverloadGroup = {
+  name: 'tile',
+  method: false,
+  overloads: [{ key: 'tile', schema: 'tile(Tensor self, int[] dims) -> Tensor' }],
+};
+const F_tile_K0: readonly string[] = [];
+/**
+ * `repeat` with `dims` padded by leading ones.
+ *
+ * Schemas:
+ * - `aten::tile(Tensor self, int[] dims) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = tile(x, [2, 3]);
+ * ```
+ */
+export function tile(input: Tensor, dims: readonly number[]): Tensor;
+export function tile(p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntListArg(p1, 0)) return ops()['tile'].callUnchecked(p0, intListArg(p1, 0));
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_tile_K0) && isLiveTensor(p0) && isIntListArg(p1, 0)) {
+      return ops()['tile'].callUnchecked(p0, intListArg(p1, 0));
+    }
+  }
+  return callParsed(F_tile, ops(), undefined, arguments);
+}
+
+const F_repeatInterleave: OverloadGroup = {
+  name: 'repeat_interleave',
+  method: false,
+  overloads: [{
+    key: 'repeat_interleave.self_Tensor',
+    schema:
+      'repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, int? output_size=None) -> Tensor',
+  }, {
+    key: 'repeat_interleave.Tensor',
+    schema: 'repeat_interleave.Tensor(Tensor repeats, *, int? output_size=None) -> Tensor',
+  }, {
+    key: 'repeat_interleave.self_int',
+    schema:
+      'repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, int? output_size=None) -> Tensor',
+  }],
+};
+const F_repeatInterleave_K0: readonly string[] = ['outputSize'];
+const F_repeatInterleave_K1: readonly string[] = ['dim', 'outputSize'];
+const F_repeatInterleave_K2: readonly string[] = ['dim', 'outputSize'];
+const F_repeatInterleave_K3: readonly string[] = ['outputSize'];
+const F_repeatInterleave_K4: readonly string[] = ['outputSize'];
+/**
+ * Each element repeated along `dim` (`repeats` times, or `repeats[i]` times); with only `repeats`, `i` repeated `repeats[i]` times.
+ *
+ * Schemas:
+ * - `aten::repeat_interleave.Tensor(Tensor repeats, *, int? output_size=None) -> Tensor`
+ * - `aten::repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, int? output_size=None) -> Tensor`
+ * - `aten::repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, int? output_size=None) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = repeatInterleave(x);
+ * ```
+ */
+export function repeatInterleave(
+  input: Tensor,
+  repeats: Tensor,
+  options?: { dim?: number | null; outputSize?: number | null },
+): Tensor;
+/** Element `i` along `dim` repeated `repeats[i]` times (the flattened input when `dim` is null). */
+export function repeatInterleave(
+  input: Tensor,
+  repeats: Tensor,
+  dim: number | null,
+  options?: { outputSize?: number | null },
+): Tensor;
+/** Each element repeated along `dim` (`repeats` times, or `repeats[i]` times); with only `repeats`, `i` repeated `repeats[i]` times. */
+export function repeatInterleave(repeats: Tensor, options?: { outputSize?: number | null }): Tensor;
+/** Each element repeated `repeats` times along `dim` (the flattened input when `dim` is null). */
+export function repeatInterleave(
+  input: Tensor,
+  repeats: number,
+  options?: { dim?: number | null; outputSize?: number | null },
+): Tensor;
+/** Each element repeated `repeats` times along `dim` (the flattened input when `dim` is null). */
+export function repeatInterleave(
+  input: Tensor,
+  repeats: number,
+  dim: number | null,
+  options?: { outputSize?: number | null },
+): Tensor;
+/** Element `i` along `dim` repeated `repeats[i]` times (the flattened input when `dim` is null). (any overload) */
+export function repeatInterleave(
+  input: Tensor,
+  repeats?: Tensor | number,
+  dim?: number | null,
+  options?: { dim?: number | null; outputSize?: number | null },
+): Tensor;
+export function repeatInterleave(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['repeat_interleave.Tensor'].callUnchecked(p0, null);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['repeat_interleave.self_Tensor'].callUnchecked(p0, p1, null, null);
+    }
+    if (isLiveTensor(p0) && isIntArg(p1)) {
+      return ops()['repeat_interleave.self_int'].callUnchecked(p0, intArg(p1), null, null);
+    }
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isIntArg(p2))) {
+      return ops()['repeat_interleave.self_Tensor'].callUnchecked(p0, p1, p2 == null ? null : intArg(p2), null);
+    }
+    if (isLiveTensor(p0) && isIntArg(p1) && (p2 == null || isIntArg(p2))) {
+      return ops()['repeat_interleave.self_int'].callUnchecked(p0, intArg(p1), p2 == null ? null : intArg(p2), null);
+    }
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_repeatInterleave_K0) && isLiveTensor(p0) &&
+      (o.outputSize === undefined || (o.outputSize == null || isIntArg(o.outputSize)))
+    ) return ops()['repeat_interleave.Tensor'].callUnchecked(p0, o.outputSize == null ? null : intArg(o.outputSize));
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_repeatInterleave_K1) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (o.dim === undefined || (o.dim == null || isIntArg(o.dim))) &&
+      (o.outputSize === undefined || (o.outputSize == null || isIntArg(o.outputSize)))
+    ) {
+      return ops()['repeat_interleave.self_Tensor'].callUnchecked(
+        p0,
+        p1,
+        o.dim == null ? null : intArg(o.dim),
+        o.outputSize == null ? null : intArg(o.outputSize),
+      );
+    }
+    if (
+      optionsWithin(o, F_repeatInterleave_K2) && isLiveTensor(p0) && isIntArg(p1) &&
+      (o.dim === undefined || (o.dim == null || isIntArg(o.dim))) &&
+      (o.outputSize === undefined || (o.outputSize == null || isIntArg(o.outputSize)))
+    ) {
+      return ops()['repeat_interleave.self_int'].callUnchecked(
+        p0,
+        intArg(p1),
+        o.dim == null ? null : intArg(o.dim),
+        o.outputSize == null ? null : intArg(o.outputSize),
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_repeatInterleave_K3) && isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isIntArg(p2)) &&
+      (o.outputSize === undefined || (o.outputSize == null || isIntArg(o.outputSize)))
+    ) {
+      return ops()['repeat_interleave.self_Tensor'].callUnchecked(
+        p0,
+        p1,
+        p2 == null ? null : intArg(p2),
+        o.outputSize == null ? null : intArg(o.outputSize),
+      );
+    }
+    if (
+      optionsWithin(o, F_repeatInterleave_K4) && isLiveTensor(p0) && isIntArg(p1) && (p2 == null || isIntArg(p2)) &&
+      (o.outputSize === undefined || (o.outputSize == null || isIntArg(o.outputSize)))
+    ) {
+      return ops()['repeat_interleave.self_int'].callUnchecked(
+        p0,
+        intArg(p1),
+        p2 == null ? null : intArg(p2),
+        o.outputSize == null ? null : intArg(o.outputSize),
+      );
+    }
+  }
+  return callParsed(F_repeatInterleave, ops(), undefined, arguments);
+}
+
+const F_tril: OverloadGroup = {
+  name: 'tril',
+  method: false,
+  overloads: [{ key: 'tril', schema: 'tril(Tensor self, int diagonal=0) -> Tensor' }],
+};
+const F_tril_K0: readonly string[] = ['diagonal'];
+const F_tril_K1: readonly string[] = [];
+/**
+ * The lower triangle of the last two dims (`j <= i + diagonal`), zeros elsewhere.
+ *
+ * Schemas:
+ * - `aten::tril(Tensor self, int diagonal=0) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = tril(x);
+ * ```
+ */
+export function tril(input: Tensor, options?: { diagonal?: number }): Tensor;
+/** The lower triangle of the last two dims (`j <= i + diagonal`), zeros elsewhere. */
+export function tril(input: Tensor, diagonal: number): Tensor;
+export function tril(p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['tril'].callUnchecked(p0, 0);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['tril'].callUnchecked(p0, intArg(p1));
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_tril_K0) && isLiveTensor(p0) && (o.diagonal === undefined || isIntArg(o.diagonal))) {
+      return ops()['tril'].callUnchecked(p0, o.diagonal === undefined ? 0 : intArg(o.diagonal));
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_tril_K1) && isLiveTensor(p0) && isIntArg(p1)) {
+      return ops()['tril'].callUnchecked(p0, intArg(p1));
+    }
+  }
+  return callParsed(F_tril, ops(), undefined, arguments);
+}
+
+const F_triu: OverloadGroup = {
+  name: 'triu',
+  method: false,
+  overloads: [{ key: 'triu', schema: 'triu(Tensor self, int diagonal=0) -> Tensor' }],
+};
+const F_triu_K0: readonly string[] = ['diagonal'];
+const F_triu_K1: readonly string[] = [];
+/**
+ * The upper triangle of the last two dims (`j >= i + diagonal`), zeros elsewhere.
+ *
+ * Schemas:
+ * - `aten::triu(Tensor self, int diagonal=0) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = triu(x);
+ * ```
+ */
+export function triu(input: Tensor, options?: { diagonal?: number }): Tensor;
+/** The upper triangle of the last two dims (`j >= i + diagonal`), zeros elsewhere. */
+export function triu(input: Tensor, diagonal: number): Tensor;
+export function triu(p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['triu'].callUnchecked(p0, 0);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['triu'].callUnchecked(p0, intArg(p1));
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_triu_K0) && isLiveTensor(p0) && (o.diagonal === undefined || isIntArg(o.diagonal))) {
+      return ops()['triu'].callUnchecked(p0, o.diagonal === undefined ? 0 : intArg(o.diagonal));
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_triu_K1) && isLiveTensor(p0) && isIntArg(p1)) {
+      return ops()['triu'].callUnchecked(p0, intArg(p1));
+    }
+  }
+  return callParsed(F_triu, ops(), undefined, arguments);
+}
+
+const F_roll: OverloadGroup = {
+  name: 'roll',
+  method: false,
+  overloads: [{ key: 'roll', schema: 'roll(Tensor self, int[1] shifts, int[1] dims=[]) -> Tensor' }],
+};
+const F_roll_K0: readonly string[] = ['dims'];
+const F_roll_K1: readonly string[] = [];
+/**
+ * Elements shifted cyclically by `shifts` along `dims` (the flattened tensor when `dims` is empty).
+ *
+ * Schemas:
+ * - `aten::roll(Tensor self, int[1] shifts, int[1] dims=[]) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = roll(x, [2, 3]);
+ * ```
+ */
+export function roll(
+  input: Tensor,
+  shifts: number | readonly number[],
+  options?: { dims?: number | readonly number[] },
+): Tensor;
+/** Elements shifted cyclically by `shifts` along `dims` (the flattened tensor when `dims` is empty). */
+export function roll(input: Tensor, shifts: number | readonly number[], dims: number | readonly number[]): Tensor;
+export function roll(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntListArg(p1, 1)) return ops()['roll'].callUnchecked(p0, intListArg(p1, 1), []);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntListArg(p1, 1) && isIntListArg(p2, 1)) {
+      return ops()['roll'].callUnchecked(p0, intListArg(p1, 1), intListArg(p2, 1));
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_roll_K0) && isLiveTensor(p0) && isIntListArg(p1, 1) &&
+      (o.dims === undefined || isIntListArg(o.dims, 1))
+    ) return ops()['roll'].callUnchecked(p0, intListArg(p1, 1), o.dims === undefined ? [] : intListArg(o.dims, 1));
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_roll_K1) && isLiveTensor(p0) && isIntListArg(p1, 1) && isIntListArg(p2, 1)) {
+      return ops()['roll'].callUnchecked(p0, intListArg(p1, 1), intListArg(p2, 1));
+    }
+  }
+  return callParsed(F_roll, ops(), undefined, arguments);
+}
+
+const F_movedim: OverloadGroup = {
+  name: 'movedim',
+  method: false,
+  overloads: [{ key: 'movedim.int', schema: 'movedim.int(Tensor self, int source, int destination) -> Tensor' }, {
+    key: 'movedim.intlist',
+    schema: 'movedim.intlist(Tensor self, int[] source, int[] destination) -> Tensor',
+  }],
+};
+const F_movedim_K0: readonly string[] = [];
+const F_movedim_K1: readonly string[] = [];
+/**
+ * A view with the dims `source` moved to the positions `destination`.
+ *
+ * Schemas:
+ * - `aten::movedim.intlist(Tensor self, int[] source, int[] destination) -> Tensor`
+ * - `aten::movedim.int(Tensor self, int source, int destination) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = movedim(x, [2, 3], [2, 3]);
+ * ```
+ */
+export function movedim(input: Tensor, source: number, destination: number): Tensor;
+/** A view with the dims `source` moved to the positions `destination`. */
+export function movedim(input: Tensor, source: readonly number[], destination: readonly number[]): Tensor;
+/** A view with dim `source` moved to position `destination`. (any overload) */
+export function movedim(
+  input: Tensor,
+  source: number | readonly number[],
+  destination: number | readonly number[],
+): Tensor;
+export function movedim(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n = arguments.length;
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['movedim.int'].callUnchecked(p0, intArg(p1), intArg(p2));
+    }
+    if (isLiveTensor(p0) && isIntListArg(p1, 0) && isIntListArg(p2, 0)) {
+      return ops()['movedim.intlist'].callUnchecked(p0, intListArg(p1, 0), intListArg(p2, 0));
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_movedim_K0) && isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['movedim.int'].callUnchecked(p0, intArg(p1), intArg(p2));
+    }
+    if (optionsWithin(o, F_movedim_K1) && isLiveTensor(p0) && isIntListArg(p1, 0) && isIntListArg(p2, 0)) {
+      return ops()['movedim.intlist'].callUnchecked(p0, intListArg(p1, 0), intListArg(p2, 0));
+    }
+  }
+  return callParsed(F_movedim, ops(), undefined, arguments);
+}
+
+const F_outer: OverloadGroup = {
+  name: 'outer',
+  method: false,
+  overloads: [{ key: 'outer', schema: 'outer(Tensor self, Tensor vec2) -> Tensor' }],
+};
+const F_outer_K0: readonly string[] = [];
+/**
+ * Outer product of two vectors: `self[i] * vec2[j]`.
+ *
+ * Schemas:
+ * - `aten::outer(Tensor self, Tensor vec2) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = outer(x, x);
+ * ```
+ */
+export function outer(input: Tensor, vec2: Tensor): Tensor;
+export function outer(p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['outer'].callUnchecked(p0, p1);
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_outer_K0) && isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['outer'].callUnchecked(p0, p1);
+    }
+  }
+  return callParsed(F_outer, ops(), undefined, arguments);
+}
+
+const F_pad: OverloadGroup = {
+  name: 'pad',
+  method: false,
+  overloads: [{
+    key: 'pad',
+    schema: 'pad(Tensor self, SymInt[] pad, str mode="constant", float? value=None) -> Tensor',
+  }],
+};
+const F_pad_K0: readonly string[] = ['mode', 'value'];
+const F_pad_K1: readonly string[] = ['value'];
+const F_pad_K2: readonly string[] = [];
+/**
+ * Pads the last dims by (left, right) pairs from the last dim backwards: constant, reflect or replicate.
+ *
+ * Schemas:
+ * - `aten::pad(Tensor self, SymInt[] pad, str mode="constant", float? value=None) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = pad(x, [2, 3]);
+ * ```
+ */
+export function pad(input: Tensor, pad: readonly number[], options?: { mode?: string; value?: number | null }): Tensor;
+/** Pads the last dims by (left, right) pairs from the last dim backwards: constant, reflect or replicate. */
+export function pad(input: Tensor, pad: readonly number[], mode: string, options?: { value?: number | null }): Tensor;
+/** Pads the last dims by (left, right) pairs from the last dim backwards: constant, reflect or replicate. */
+export function pad(input: Tensor, pad: readonly number[], mode: string, value: number | null): Tensor;
+export function pad(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntListArg(p1, 0)) {
+      return ops()['pad'].callUnchecked(p0, intListArg(p1, 0), 'constant', null);
+    }
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntListArg(p1, 0) && typeof p2 === 'string') {
+      return ops()['pad'].callUnchecked(p0, intListArg(p1, 0), p2, null);
+    }
+  }
+  if (n === 4) {
+    if (isLiveTensor(p0) && isIntListArg(p1, 0) && typeof p2 === 'string' && (p3 == null || isFloatArg(p3))) {
+      return ops()['pad'].callUnchecked(p0, intListArg(p1, 0), p2, p3 == null ? null : floatArg(p3));
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_pad_K0) && isLiveTensor(p0) && isIntListArg(p1, 0) &&
+      (o.mode === undefined || typeof o.mode === 'string') &&
+      (o.value === undefined || (o.value == null || isFloatArg(o.value)))
+    ) {
+      return ops()['pad'].callUnchecked(
+        p0,
+        intListArg(p1, 0),
+        o.mode === undefined ? 'constant' : o.mode,
+        o.value == null ? null : floatArg(o.value),
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_pad_K1) && isLiveTensor(p0) && isIntListArg(p1, 0) && typeof p2 === 'string' &&
+      (o.value === undefined || (o.value == null || isFloatArg(o.value)))
+    ) return ops()['pad'].callUnchecked(p0, intListArg(p1, 0), p2, o.value == null ? null : floatArg(o.value));
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      optionsWithin(o, F_pad_K2) && isLiveTensor(p0) && isIntListArg(p1, 0) && typeof p2 === 'string' &&
+      (p3 == null || isFloatArg(p3))
+    ) return ops()['pad'].callUnchecked(p0, intListArg(p1, 0), p2, p3 == null ? null : floatArg(p3));
+  }
+  return callParsed(F_pad, ops(), undefined, arguments);
+}
+
+const F_oneHot: OverloadGroup = {
+  name: 'one_hot',
+  method: false,
+  overloads: [{ key: 'one_hot', schema: 'one_hot(Tensor self, int num_classes=-1) -> Tensor' }],
+};
+const F_oneHot_K0: readonly string[] = ['numClasses'];
+const F_oneHot_K1: readonly string[] = [];
+/**
+ * One-hot int64 vectors of the class indices along a new last dim.
+ *
+ * Schemas:
+ * - `aten::one_hot(Tensor self, int num_classes=-1) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = oneHot(x);
+ * ```
+ */
+export function oneHot(input: Tensor, options?: { numClasses?: number }): Tensor;
+/** One-hot int64 vectors of the class indices along a new last dim. */
+export function oneHot(input: Tensor, numClasses: number): Tensor;
+export function oneHot(p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['one_hot'].callUnchecked(p0, -1);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['one_hot'].callUnchecked(p0, intArg(p1));
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_oneHot_K0) && isLiveTensor(p0) && (o.numClasses === undefined || isIntArg(o.numClasses))) {
+      return ops()['one_hot'].callUnchecked(p0, o.numClasses === undefined ? -1 : intArg(o.numClasses));
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_oneHot_K1) && isLiveTensor(p0) && isIntArg(p1)) {
+      return ops()['one_hot'].callUnchecked(p0, intArg(p1));
+    }
+  }
+  return callParsed(F_oneHot, ops(), undefined, arguments);
+}
+
 /** Methods every Tensor has, generated from the operator declarations. */
 export interface TensorMethods {
   /** Adds `other`, scaled by `alpha`, to `self`, with broadcasting and type promotion. */
@@ -11380,6 +12003,63 @@ export interface TensorMethods {
   median(this: Tensor, dim: number, keepdim: boolean): [Tensor, Tensor];
   /** The lower median of every element (NaN if any is NaN); with `dim`, values and indices along it. (any overload) */
   median(this: Tensor, dim?: number, keepdim?: boolean, options?: { keepdim?: boolean }): Tensor | [Tensor, Tensor];
+  /** The indices of the non-zero elements, one row `[i0, i1, ...]` per element in row-major order (int64). */
+  nonzero(this: Tensor): Tensor;
+  /** The elements where the (broadcast) bool `mask` is true, as a 1-d tensor. */
+  maskedSelect(this: Tensor, mask: Tensor): Tensor;
+  /** The tensor tiled `repeats[i]` times along each dim (extra leading repeats add dims). */
+  repeat(this: Tensor, repeats: readonly number[]): Tensor;
+  /** The tensor tiled `repeats[i]` times along each dim (extra leading repeats add dims). */
+  repeat(this: Tensor, ...repeats: number[]): Tensor;
+  /** `repeat` with `dims` padded by leading ones. */
+  tile(this: Tensor, dims: readonly number[]): Tensor;
+  /** `repeat` with `dims` padded by leading ones. */
+  tile(this: Tensor, ...dims: number[]): Tensor;
+  /** Each element repeated along `dim` (`repeats` times, or `repeats[i]` times); with only `repeats`, `i` repeated `repeats[i]` times. */
+  repeatInterleave(this: Tensor, options?: { outputSize?: number | null }): Tensor;
+  /** Element `i` along `dim` repeated `repeats[i]` times (the flattened input when `dim` is null). */
+  repeatInterleave(
+    this: Tensor,
+    repeats: Tensor,
+    options?: { dim?: number | null; outputSize?: number | null },
+  ): Tensor;
+  /** Element `i` along `dim` repeated `repeats[i]` times (the flattened input when `dim` is null). */
+  repeatInterleave(this: Tensor, repeats: Tensor, dim: number | null, options?: { outputSize?: number | null }): Tensor;
+  /** Each element repeated `repeats` times along `dim` (the flattened input when `dim` is null). */
+  repeatInterleave(
+    this: Tensor,
+    repeats: number,
+    options?: { dim?: number | null; outputSize?: number | null },
+  ): Tensor;
+  /** Each element repeated `repeats` times along `dim` (the flattened input when `dim` is null). */
+  repeatInterleave(this: Tensor, repeats: number, dim: number | null, options?: { outputSize?: number | null }): Tensor;
+  /** Each element repeated along `dim` (`repeats` times, or `repeats[i]` times); with only `repeats`, `i` repeated `repeats[i]` times. (any overload) */
+  repeatInterleave(
+    this: Tensor,
+    repeats?: Tensor | number,
+    dim?: number | null,
+    options?: { outputSize?: number | null; dim?: number | null },
+  ): Tensor;
+  /** The lower triangle of the last two dims (`j <= i + diagonal`), zeros elsewhere. */
+  tril(this: Tensor, options?: { diagonal?: number }): Tensor;
+  /** The lower triangle of the last two dims (`j <= i + diagonal`), zeros elsewhere. */
+  tril(this: Tensor, diagonal: number): Tensor;
+  /** The upper triangle of the last two dims (`j >= i + diagonal`), zeros elsewhere. */
+  triu(this: Tensor, options?: { diagonal?: number }): Tensor;
+  /** The upper triangle of the last two dims (`j >= i + diagonal`), zeros elsewhere. */
+  triu(this: Tensor, diagonal: number): Tensor;
+  /** Elements shifted cyclically by `shifts` along `dims` (the flattened tensor when `dims` is empty). */
+  roll(this: Tensor, shifts: number | readonly number[], options?: { dims?: number | readonly number[] }): Tensor;
+  /** Elements shifted cyclically by `shifts` along `dims` (the flattened tensor when `dims` is empty). */
+  roll(this: Tensor, shifts: number | readonly number[], dims: number | readonly number[]): Tensor;
+  /** A view with dim `source` moved to position `destination`. */
+  movedim(this: Tensor, source: number, destination: number): Tensor;
+  /** A view with the dims `source` moved to the positions `destination`. */
+  movedim(this: Tensor, source: readonly number[], destination: readonly number[]): Tensor;
+  /** A view with dim `source` moved to position `destination`. (any overload) */
+  movedim(this: Tensor, source: number | readonly number[], destination: number | readonly number[]): Tensor;
+  /** Outer product of two vectors: `self[i] * vec2[j]`. */
+  outer(this: Tensor, vec2: Tensor): Tensor;
 }
 
 // The method implementations (typed by TensorMethods above).
@@ -15883,6 +16563,385 @@ function method_median(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   return callParsed(M_median, ops(), this, arguments);
 }
 
+const M_nonzero: OverloadGroup = {
+  name: 'nonzero',
+  method: true,
+  overloads: [{ key: 'nonzero', schema: 'nonzero(Tensor self) -> Tensor' }],
+};
+function method_nonzero(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['nonzero'].callUnchecked(this);
+  }
+  return callParsed(M_nonzero, ops(), this, arguments);
+}
+
+const M_maskedSelect: OverloadGroup = {
+  name: 'masked_select',
+  method: true,
+  overloads: [{ key: 'masked_select', schema: 'masked_select(Tensor self, Tensor mask) -> Tensor' }],
+};
+const M_maskedSelect_K0: readonly string[] = [];
+function method_maskedSelect(this: Tensor, p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['masked_select'].callUnchecked(this, p0);
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_maskedSelect_K0) && isLiveTensor(p0)) return ops()['masked_select'].callUnchecked(this, p0);
+  }
+  return callParsed(M_maskedSelect, ops(), this, arguments);
+}
+
+const M_repeat: OverloadGroup = {
+  name: 'repeat',
+  method: true,
+  overloads: [{ key: 'repeat', schema: 'repeat(Tensor self, SymInt[] repeats) -> Tensor' }],
+};
+const M_repeat_K0: readonly string[] = [];
+const M_repeat_K1: readonly string[] = [];
+const M_repeat_K2: readonly string[] = [];
+const M_repeat_K3: readonly string[] = [];
+function method_repeat(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest: any[]): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if ((Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
+      return ops()['repeat'].callUnchecked(this, intListArg(p0, 0));
+    }
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1)) return ops()['repeat'].callUnchecked(this, [intArg(p0), intArg(p1)]);
+  }
+  if (n === 3 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['repeat'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2)]);
+    }
+  }
+  if (n === 4 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
+      return ops()['repeat'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2), intArg(p3)]);
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_repeat_K0) && (Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
+      return ops()['repeat'].callUnchecked(this, intListArg(p0, 0));
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (isIntArg(p0) && isIntArg(p1) && optionsWithin(o, M_repeat_K1)) {
+      return ops()['repeat'].callUnchecked(this, [intArg(p0), intArg(p1)]);
+    }
+  }
+  if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
+    const o: any = p3;
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && optionsWithin(o, M_repeat_K2)) {
+      return ops()['repeat'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2)]);
+    }
+  }
+  if (n === 5 && isLiveTensor(this) && isOptions(p4)) {
+    const o: any = p4;
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3) && optionsWithin(o, M_repeat_K3)) {
+      return ops()['repeat'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2), intArg(p3)]);
+    }
+  }
+  return callParsed(M_repeat, ops(), this, arguments);
+}
+
+const M_tile: OverloadGroup = {
+  name: 'tile',
+  method: true,
+  overloads: [{ key: 'tile', schema: 'tile(Tensor self, int[] dims) -> Tensor' }],
+};
+const M_tile_K0: readonly string[] = [];
+const M_tile_K1: readonly string[] = [];
+const M_tile_K2: readonly string[] = [];
+const M_tile_K3: readonly string[] = [];
+function method_tile(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest: any[]): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if ((Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
+      return ops()['tile'].callUnchecked(this, intListArg(p0, 0));
+    }
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1)) return ops()['tile'].callUnchecked(this, [intArg(p0), intArg(p1)]);
+  }
+  if (n === 3 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['tile'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2)]);
+    }
+  }
+  if (n === 4 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
+      return ops()['tile'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2), intArg(p3)]);
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_tile_K0) && (Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
+      return ops()['tile'].callUnchecked(this, intListArg(p0, 0));
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (isIntArg(p0) && isIntArg(p1) && optionsWithin(o, M_tile_K1)) {
+      return ops()['tile'].callUnchecked(this, [intArg(p0), intArg(p1)]);
+    }
+  }
+  if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
+    const o: any = p3;
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && optionsWithin(o, M_tile_K2)) {
+      return ops()['tile'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2)]);
+    }
+  }
+  if (n === 5 && isLiveTensor(this) && isOptions(p4)) {
+    const o: any = p4;
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3) && optionsWithin(o, M_tile_K3)) {
+      return ops()['tile'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2), intArg(p3)]);
+    }
+  }
+  return callParsed(M_tile, ops(), this, arguments);
+}
+
+const M_repeatInterleave: OverloadGroup = {
+  name: 'repeat_interleave',
+  method: true,
+  overloads: [{
+    key: 'repeat_interleave.Tensor',
+    schema: 'repeat_interleave.Tensor(Tensor repeats, *, int? output_size=None) -> Tensor',
+  }, {
+    key: 'repeat_interleave.self_Tensor',
+    schema:
+      'repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, int? output_size=None) -> Tensor',
+  }, {
+    key: 'repeat_interleave.self_int',
+    schema:
+      'repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, int? output_size=None) -> Tensor',
+  }],
+};
+const M_repeatInterleave_K0: readonly string[] = ['outputSize'];
+const M_repeatInterleave_K1: readonly string[] = ['dim', 'outputSize'];
+const M_repeatInterleave_K2: readonly string[] = ['dim', 'outputSize'];
+const M_repeatInterleave_K3: readonly string[] = ['outputSize'];
+const M_repeatInterleave_K4: readonly string[] = ['outputSize'];
+function method_repeatInterleave(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['repeat_interleave.Tensor'].callUnchecked(this, null);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['repeat_interleave.self_Tensor'].callUnchecked(this, p0, null, null);
+    if (isIntArg(p0)) return ops()['repeat_interleave.self_int'].callUnchecked(this, intArg(p0), null, null);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isLiveTensor(p0) && (p1 == null || isIntArg(p1))) {
+      return ops()['repeat_interleave.self_Tensor'].callUnchecked(this, p0, p1 == null ? null : intArg(p1), null);
+    }
+    if (isIntArg(p0) && (p1 == null || isIntArg(p1))) {
+      return ops()['repeat_interleave.self_int'].callUnchecked(this, intArg(p0), p1 == null ? null : intArg(p1), null);
+    }
+  }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (
+      optionsWithin(o, M_repeatInterleave_K0) &&
+      (o.outputSize === undefined || (o.outputSize == null || isIntArg(o.outputSize)))
+    ) return ops()['repeat_interleave.Tensor'].callUnchecked(this, o.outputSize == null ? null : intArg(o.outputSize));
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_repeatInterleave_K1) && isLiveTensor(p0) &&
+      (o.dim === undefined || (o.dim == null || isIntArg(o.dim))) &&
+      (o.outputSize === undefined || (o.outputSize == null || isIntArg(o.outputSize)))
+    ) {
+      return ops()['repeat_interleave.self_Tensor'].callUnchecked(
+        this,
+        p0,
+        o.dim == null ? null : intArg(o.dim),
+        o.outputSize == null ? null : intArg(o.outputSize),
+      );
+    }
+    if (
+      optionsWithin(o, M_repeatInterleave_K2) && isIntArg(p0) &&
+      (o.dim === undefined || (o.dim == null || isIntArg(o.dim))) &&
+      (o.outputSize === undefined || (o.outputSize == null || isIntArg(o.outputSize)))
+    ) {
+      return ops()['repeat_interleave.self_int'].callUnchecked(
+        this,
+        intArg(p0),
+        o.dim == null ? null : intArg(o.dim),
+        o.outputSize == null ? null : intArg(o.outputSize),
+      );
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, M_repeatInterleave_K3) && isLiveTensor(p0) && (p1 == null || isIntArg(p1)) &&
+      (o.outputSize === undefined || (o.outputSize == null || isIntArg(o.outputSize)))
+    ) {
+      return ops()['repeat_interleave.self_Tensor'].callUnchecked(
+        this,
+        p0,
+        p1 == null ? null : intArg(p1),
+        o.outputSize == null ? null : intArg(o.outputSize),
+      );
+    }
+    if (
+      optionsWithin(o, M_repeatInterleave_K4) && isIntArg(p0) && (p1 == null || isIntArg(p1)) &&
+      (o.outputSize === undefined || (o.outputSize == null || isIntArg(o.outputSize)))
+    ) {
+      return ops()['repeat_interleave.self_int'].callUnchecked(
+        this,
+        intArg(p0),
+        p1 == null ? null : intArg(p1),
+        o.outputSize == null ? null : intArg(o.outputSize),
+      );
+    }
+  }
+  return callParsed(M_repeatInterleave, ops(), this, arguments);
+}
+
+const M_tril: OverloadGroup = {
+  name: 'tril',
+  method: true,
+  overloads: [{ key: 'tril', schema: 'tril(Tensor self, int diagonal=0) -> Tensor' }],
+};
+const M_tril_K0: readonly string[] = ['diagonal'];
+const M_tril_K1: readonly string[] = [];
+function method_tril(this: Tensor, p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['tril'].callUnchecked(this, 0);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntArg(p0)) return ops()['tril'].callUnchecked(this, intArg(p0));
+  }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (optionsWithin(o, M_tril_K0) && (o.diagonal === undefined || isIntArg(o.diagonal))) {
+      return ops()['tril'].callUnchecked(this, o.diagonal === undefined ? 0 : intArg(o.diagonal));
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_tril_K1) && isIntArg(p0)) return ops()['tril'].callUnchecked(this, intArg(p0));
+  }
+  return callParsed(M_tril, ops(), this, arguments);
+}
+
+const M_triu: OverloadGroup = {
+  name: 'triu',
+  method: true,
+  overloads: [{ key: 'triu', schema: 'triu(Tensor self, int diagonal=0) -> Tensor' }],
+};
+const M_triu_K0: readonly string[] = ['diagonal'];
+const M_triu_K1: readonly string[] = [];
+function method_triu(this: Tensor, p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['triu'].callUnchecked(this, 0);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntArg(p0)) return ops()['triu'].callUnchecked(this, intArg(p0));
+  }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (optionsWithin(o, M_triu_K0) && (o.diagonal === undefined || isIntArg(o.diagonal))) {
+      return ops()['triu'].callUnchecked(this, o.diagonal === undefined ? 0 : intArg(o.diagonal));
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_triu_K1) && isIntArg(p0)) return ops()['triu'].callUnchecked(this, intArg(p0));
+  }
+  return callParsed(M_triu, ops(), this, arguments);
+}
+
+const M_roll: OverloadGroup = {
+  name: 'roll',
+  method: true,
+  overloads: [{ key: 'roll', schema: 'roll(Tensor self, int[1] shifts, int[1] dims=[]) -> Tensor' }],
+};
+const M_roll_K0: readonly string[] = ['dims'];
+const M_roll_K1: readonly string[] = [];
+function method_roll(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntListArg(p0, 1)) return ops()['roll'].callUnchecked(this, intListArg(p0, 1), []);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntListArg(p0, 1) && isIntListArg(p1, 1)) {
+      return ops()['roll'].callUnchecked(this, intListArg(p0, 1), intListArg(p1, 1));
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_roll_K0) && isIntListArg(p0, 1) && (o.dims === undefined || isIntListArg(o.dims, 1))) {
+      return ops()['roll'].callUnchecked(this, intListArg(p0, 1), o.dims === undefined ? [] : intListArg(o.dims, 1));
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_roll_K1) && isIntListArg(p0, 1) && isIntListArg(p1, 1)) {
+      return ops()['roll'].callUnchecked(this, intListArg(p0, 1), intListArg(p1, 1));
+    }
+  }
+  return callParsed(M_roll, ops(), this, arguments);
+}
+
+const M_movedim: OverloadGroup = {
+  name: 'movedim',
+  method: true,
+  overloads: [{ key: 'movedim.int', schema: 'movedim.int(Tensor self, int source, int destination) -> Tensor' }, {
+    key: 'movedim.intlist',
+    schema: 'movedim.intlist(Tensor self, int[] source, int[] destination) -> Tensor',
+  }],
+};
+const M_movedim_K0: readonly string[] = [];
+const M_movedim_K1: readonly string[] = [];
+function method_movedim(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1)) return ops()['movedim.int'].callUnchecked(this, intArg(p0), intArg(p1));
+    if (isIntListArg(p0, 0) && isIntListArg(p1, 0)) {
+      return ops()['movedim.intlist'].callUnchecked(this, intListArg(p0, 0), intListArg(p1, 0));
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_movedim_K0) && isIntArg(p0) && isIntArg(p1)) {
+      return ops()['movedim.int'].callUnchecked(this, intArg(p0), intArg(p1));
+    }
+    if (optionsWithin(o, M_movedim_K1) && isIntListArg(p0, 0) && isIntListArg(p1, 0)) {
+      return ops()['movedim.intlist'].callUnchecked(this, intListArg(p0, 0), intListArg(p1, 0));
+    }
+  }
+  return callParsed(M_movedim, ops(), this, arguments);
+}
+
+const M_outer: OverloadGroup = {
+  name: 'outer',
+  method: true,
+  overloads: [{ key: 'outer', schema: 'outer(Tensor self, Tensor vec2) -> Tensor' }],
+};
+const M_outer_K0: readonly string[] = [];
+function method_outer(this: Tensor, p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['outer'].callUnchecked(this, p0);
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_outer_K0) && isLiveTensor(p0)) return ops()['outer'].callUnchecked(this, p0);
+  }
+  return callParsed(M_outer, ops(), this, arguments);
+}
+
 /**
  * Installs the generated methods on Tensor.prototype (idempotent).
  *
@@ -16026,5 +17085,15 @@ export function installTensorMethods(): void {
     topk: method_topk,
     kthvalue: method_kthvalue,
     median: method_median,
+    nonzero: method_nonzero,
+    maskedSelect: method_maskedSelect,
+    repeat: method_repeat,
+    tile: method_tile,
+    repeatInterleave: method_repeatInterleave,
+    tril: method_tril,
+    triu: method_triu,
+    roll: method_roll,
+    movedim: method_movedim,
+    outer: method_outer,
   });
 }
