@@ -6,6 +6,7 @@
  * @module
  */
 import { ACTIVATION_OPS, type ActivationCompositeOpName } from './decl_activations.ts';
+import { CONVENIENCE_OPS, type ConvenienceCompositeOpName } from './decl_conveniences.ts';
 import { ELEMENTWISE_OPS, type ElementwiseOpName } from './decl_elementwise.ts';
 import { ELEMENTWISE_COMPOSITE_OPS, type ElementwiseCompositeOpName } from './decl_elementwise_composite.ts';
 import { FACTORY_OPS, type FactoryOpName } from './decl_factories.ts';
@@ -45,7 +46,8 @@ export type CompositeOpName =
   | ActivationCompositeOpName
   | Reduction2CompositeOpName
   | ScanSortCompositeOpName
-  | SelectionCompositeOpName;
+  | SelectionCompositeOpName
+  | ConvenienceCompositeOpName;
 
 /** Names of all declared operators. */
 export type OpName = BackendOpName | CompositeOpName;
@@ -65,4 +67,5 @@ export const OPS: { readonly [K in OpName]: OpDecl } = {
   ...REDUCTION2_OPS,
   ...SCAN_SORT_OPS,
   ...SELECTION_OPS,
+  ...CONVENIENCE_OPS,
 };

@@ -12060,6 +12060,96 @@ export interface TensorMethods {
   movedim(this: Tensor, source: number | readonly number[], destination: number | readonly number[]): Tensor;
   /** Outer product of two vectors: `self[i] * vec2[j]`. */
   outer(this: Tensor, vec2: Tensor): Tensor;
+  /** An uninitialised tensor of `size` with this tensor's dtype and device unless given. */
+  newEmpty(
+    this: Tensor,
+    size: readonly number[],
+    options?: {
+      dtype?: DTypeLike | null;
+      layout?: 'strided' | null;
+      device?: DeviceLike | null;
+      pinMemory?: boolean | null;
+    },
+  ): Tensor;
+  /** An uninitialised tensor of `size` with this tensor's dtype and device unless given. */
+  newEmpty(this: Tensor, ...size: number[]): Tensor;
+  /** An uninitialised tensor of `size` with this tensor's dtype and device unless given. */
+  newEmpty(
+    this: Tensor,
+    ...args: [
+      ...size: number[],
+      options: {
+        dtype?: DTypeLike | null;
+        layout?: 'strided' | null;
+        device?: DeviceLike | null;
+        pinMemory?: boolean | null;
+      },
+    ]
+  ): Tensor;
+  /** Zeros of `size` with this tensor's dtype and device unless given. */
+  newZeros(
+    this: Tensor,
+    size: readonly number[],
+    options?: {
+      dtype?: DTypeLike | null;
+      layout?: 'strided' | null;
+      device?: DeviceLike | null;
+      pinMemory?: boolean | null;
+    },
+  ): Tensor;
+  /** Zeros of `size` with this tensor's dtype and device unless given. */
+  newZeros(this: Tensor, ...size: number[]): Tensor;
+  /** Zeros of `size` with this tensor's dtype and device unless given. */
+  newZeros(
+    this: Tensor,
+    ...args: [
+      ...size: number[],
+      options: {
+        dtype?: DTypeLike | null;
+        layout?: 'strided' | null;
+        device?: DeviceLike | null;
+        pinMemory?: boolean | null;
+      },
+    ]
+  ): Tensor;
+  /** Ones of `size` with this tensor's dtype and device unless given. */
+  newOnes(
+    this: Tensor,
+    size: readonly number[],
+    options?: {
+      dtype?: DTypeLike | null;
+      layout?: 'strided' | null;
+      device?: DeviceLike | null;
+      pinMemory?: boolean | null;
+    },
+  ): Tensor;
+  /** Ones of `size` with this tensor's dtype and device unless given. */
+  newOnes(this: Tensor, ...size: number[]): Tensor;
+  /** Ones of `size` with this tensor's dtype and device unless given. */
+  newOnes(
+    this: Tensor,
+    ...args: [
+      ...size: number[],
+      options: {
+        dtype?: DTypeLike | null;
+        layout?: 'strided' | null;
+        device?: DeviceLike | null;
+        pinMemory?: boolean | null;
+      },
+    ]
+  ): Tensor;
+  /** `fill_value` in every element of `size`, this tensor's dtype and device unless given. */
+  newFull(
+    this: Tensor,
+    size: readonly number[],
+    fillValue: Scalar,
+    options?: {
+      dtype?: DTypeLike | null;
+      layout?: 'strided' | null;
+      device?: DeviceLike | null;
+      pinMemory?: boolean | null;
+    },
+  ): Tensor;
 }
 
 // The method implementations (typed by TensorMethods above).
@@ -16942,6 +17032,409 @@ function method_outer(this: Tensor, p0?: any, p1?: any): any {
   return callParsed(M_outer, ops(), this, arguments);
 }
 
+const M_newEmpty: OverloadGroup = {
+  name: 'new_empty',
+  method: true,
+  overloads: [{
+    key: 'new_empty',
+    schema:
+      'new_empty(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
+  }],
+};
+const M_newEmpty_K0: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory'];
+const M_newEmpty_K1: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory'];
+const M_newEmpty_K2: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory'];
+const M_newEmpty_K3: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory'];
+function method_newEmpty(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest: any[]): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if ((Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
+      return ops()['new_empty'].callUnchecked(this, intListArg(p0, 0), null, null, null, null);
+    }
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1)) {
+      return ops()['new_empty'].callUnchecked(this, [intArg(p0), intArg(p1)], null, null, null, null);
+    }
+  }
+  if (n === 3 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['new_empty'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2)], null, null, null, null);
+    }
+  }
+  if (n === 4 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
+      return ops()['new_empty'].callUnchecked(
+        this,
+        [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
+        null,
+        null,
+        null,
+        null,
+      );
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_newEmpty_K0) && (Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0)) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean'))
+    ) {
+      return ops()['new_empty'].callUnchecked(
+        this,
+        intListArg(p0, 0),
+        o.dtype == null ? null : dtypeArg(o.dtype),
+        o.layout ?? null,
+        o.device == null ? null : deviceArg(o.device),
+        o.pinMemory ?? null,
+      );
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      isIntArg(p0) && isIntArg(p1) && optionsWithin(o, M_newEmpty_K1) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean'))
+    ) {
+      return ops()['new_empty'].callUnchecked(
+        this,
+        [intArg(p0), intArg(p1)],
+        o.dtype == null ? null : dtypeArg(o.dtype),
+        o.layout ?? null,
+        o.device == null ? null : deviceArg(o.device),
+        o.pinMemory ?? null,
+      );
+    }
+  }
+  if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && optionsWithin(o, M_newEmpty_K2) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean'))
+    ) {
+      return ops()['new_empty'].callUnchecked(
+        this,
+        [intArg(p0), intArg(p1), intArg(p2)],
+        o.dtype == null ? null : dtypeArg(o.dtype),
+        o.layout ?? null,
+        o.device == null ? null : deviceArg(o.device),
+        o.pinMemory ?? null,
+      );
+    }
+  }
+  if (n === 5 && isLiveTensor(this) && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3) && optionsWithin(o, M_newEmpty_K3) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean'))
+    ) {
+      return ops()['new_empty'].callUnchecked(
+        this,
+        [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
+        o.dtype == null ? null : dtypeArg(o.dtype),
+        o.layout ?? null,
+        o.device == null ? null : deviceArg(o.device),
+        o.pinMemory ?? null,
+      );
+    }
+  }
+  return callParsed(M_newEmpty, ops(), this, arguments);
+}
+
+const M_newZeros: OverloadGroup = {
+  name: 'new_zeros',
+  method: true,
+  overloads: [{
+    key: 'new_zeros',
+    schema:
+      'new_zeros(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
+  }],
+};
+const M_newZeros_K0: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory'];
+const M_newZeros_K1: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory'];
+const M_newZeros_K2: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory'];
+const M_newZeros_K3: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory'];
+function method_newZeros(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest: any[]): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if ((Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
+      return ops()['new_zeros'].callUnchecked(this, intListArg(p0, 0), null, null, null, null);
+    }
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1)) {
+      return ops()['new_zeros'].callUnchecked(this, [intArg(p0), intArg(p1)], null, null, null, null);
+    }
+  }
+  if (n === 3 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['new_zeros'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2)], null, null, null, null);
+    }
+  }
+  if (n === 4 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
+      return ops()['new_zeros'].callUnchecked(
+        this,
+        [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
+        null,
+        null,
+        null,
+        null,
+      );
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_newZeros_K0) && (Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0)) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean'))
+    ) {
+      return ops()['new_zeros'].callUnchecked(
+        this,
+        intListArg(p0, 0),
+        o.dtype == null ? null : dtypeArg(o.dtype),
+        o.layout ?? null,
+        o.device == null ? null : deviceArg(o.device),
+        o.pinMemory ?? null,
+      );
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      isIntArg(p0) && isIntArg(p1) && optionsWithin(o, M_newZeros_K1) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean'))
+    ) {
+      return ops()['new_zeros'].callUnchecked(
+        this,
+        [intArg(p0), intArg(p1)],
+        o.dtype == null ? null : dtypeArg(o.dtype),
+        o.layout ?? null,
+        o.device == null ? null : deviceArg(o.device),
+        o.pinMemory ?? null,
+      );
+    }
+  }
+  if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && optionsWithin(o, M_newZeros_K2) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean'))
+    ) {
+      return ops()['new_zeros'].callUnchecked(
+        this,
+        [intArg(p0), intArg(p1), intArg(p2)],
+        o.dtype == null ? null : dtypeArg(o.dtype),
+        o.layout ?? null,
+        o.device == null ? null : deviceArg(o.device),
+        o.pinMemory ?? null,
+      );
+    }
+  }
+  if (n === 5 && isLiveTensor(this) && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3) && optionsWithin(o, M_newZeros_K3) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean'))
+    ) {
+      return ops()['new_zeros'].callUnchecked(
+        this,
+        [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
+        o.dtype == null ? null : dtypeArg(o.dtype),
+        o.layout ?? null,
+        o.device == null ? null : deviceArg(o.device),
+        o.pinMemory ?? null,
+      );
+    }
+  }
+  return callParsed(M_newZeros, ops(), this, arguments);
+}
+
+const M_newOnes: OverloadGroup = {
+  name: 'new_ones',
+  method: true,
+  overloads: [{
+    key: 'new_ones',
+    schema:
+      'new_ones(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
+  }],
+};
+const M_newOnes_K0: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory'];
+const M_newOnes_K1: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory'];
+const M_newOnes_K2: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory'];
+const M_newOnes_K3: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory'];
+function method_newOnes(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest: any[]): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if ((Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
+      return ops()['new_ones'].callUnchecked(this, intListArg(p0, 0), null, null, null, null);
+    }
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1)) {
+      return ops()['new_ones'].callUnchecked(this, [intArg(p0), intArg(p1)], null, null, null, null);
+    }
+  }
+  if (n === 3 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['new_ones'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2)], null, null, null, null);
+    }
+  }
+  if (n === 4 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
+      return ops()['new_ones'].callUnchecked(
+        this,
+        [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
+        null,
+        null,
+        null,
+        null,
+      );
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_newOnes_K0) && (Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0)) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean'))
+    ) {
+      return ops()['new_ones'].callUnchecked(
+        this,
+        intListArg(p0, 0),
+        o.dtype == null ? null : dtypeArg(o.dtype),
+        o.layout ?? null,
+        o.device == null ? null : deviceArg(o.device),
+        o.pinMemory ?? null,
+      );
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      isIntArg(p0) && isIntArg(p1) && optionsWithin(o, M_newOnes_K1) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean'))
+    ) {
+      return ops()['new_ones'].callUnchecked(
+        this,
+        [intArg(p0), intArg(p1)],
+        o.dtype == null ? null : dtypeArg(o.dtype),
+        o.layout ?? null,
+        o.device == null ? null : deviceArg(o.device),
+        o.pinMemory ?? null,
+      );
+    }
+  }
+  if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && optionsWithin(o, M_newOnes_K2) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean'))
+    ) {
+      return ops()['new_ones'].callUnchecked(
+        this,
+        [intArg(p0), intArg(p1), intArg(p2)],
+        o.dtype == null ? null : dtypeArg(o.dtype),
+        o.layout ?? null,
+        o.device == null ? null : deviceArg(o.device),
+        o.pinMemory ?? null,
+      );
+    }
+  }
+  if (n === 5 && isLiveTensor(this) && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3) && optionsWithin(o, M_newOnes_K3) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean'))
+    ) {
+      return ops()['new_ones'].callUnchecked(
+        this,
+        [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
+        o.dtype == null ? null : dtypeArg(o.dtype),
+        o.layout ?? null,
+        o.device == null ? null : deviceArg(o.device),
+        o.pinMemory ?? null,
+      );
+    }
+  }
+  return callParsed(M_newOnes, ops(), this, arguments);
+}
+
+const M_newFull: OverloadGroup = {
+  name: 'new_full',
+  method: true,
+  overloads: [{
+    key: 'new_full',
+    schema:
+      'new_full(Tensor self, SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
+  }],
+};
+const M_newFull_K0: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory'];
+function method_newFull(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntListArg(p0, 0) && isScalarArg(p1)) {
+      return ops()['new_full'].callUnchecked(this, intListArg(p0, 0), scalarArg(p1), null, null, null, null);
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, M_newFull_K0) && isIntListArg(p0, 0) && isScalarArg(p1) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean'))
+    ) {
+      return ops()['new_full'].callUnchecked(
+        this,
+        intListArg(p0, 0),
+        scalarArg(p1),
+        o.dtype == null ? null : dtypeArg(o.dtype),
+        o.layout ?? null,
+        o.device == null ? null : deviceArg(o.device),
+        o.pinMemory ?? null,
+      );
+    }
+  }
+  return callParsed(M_newFull, ops(), this, arguments);
+}
+
 /**
  * Installs the generated methods on Tensor.prototype (idempotent).
  *
@@ -17095,5 +17588,9 @@ export function installTensorMethods(): void {
     roll: method_roll,
     movedim: method_movedim,
     outer: method_outer,
+    newEmpty: method_newEmpty,
+    newZeros: method_newZeros,
+    newOnes: method_newOnes,
+    newFull: method_newFull,
   });
 }
