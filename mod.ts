@@ -22,5 +22,6 @@ export * as nn from './core/nn/mod.ts';
 export * as optim from './core/optim/mod.ts';
 export { tensor, type TensorData, type TensorOptions } from './core/ops/creation.ts';
 export { registerOperators } from './core/ops/registry.ts';
+export { unique } from './core/ops/unique.ts';
 export { configureCpu } from './core/cpu/runtime.ts';
 export { emptyGpuCache, gpuInfo, gpuMemoryStats, initWebGPU, synchronizeWebGPU } from './gpu/mod.ts';

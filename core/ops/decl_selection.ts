@@ -8,6 +8,8 @@
  */
 import { NotImplementedError } from '../dispatch/errors.ts';
 import type { Tensor } from '../tensor/tensor.ts';
+import { einsum } from './einsum.ts';
+import { unique2 } from './unique.ts';
 import type { OpDecl, OpImpl, TensorMeta } from './op_decl.ts';
 import {
   maskedSelect,
@@ -80,7 +82,9 @@ export type SelectionCompositeOpName =
   | 'movedim.int'
   | 'outer'
   | 'pad'
-  | 'one_hot';
+  | 'one_hot'
+  | 'einsum'
+  | '_unique2';
 
 /**
  * Declarations of the selection and shape operators.
@@ -174,5 +178,18 @@ export const SELECTION_OPS: { readonly [K in SelectionBackendOpName | SelectionC
     oneHot,
     'One-hot int64 vectors of the class indices along a new last dim.',
     { method: false },
+  ),
+  'einsum': composite(
+    'einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor',
+    einsum,
+    'Einstein summation: the product of the operands summed over the labels missing from the output.',
+    { method: false },
+  ),
+  '_unique2': composite(
+    '_unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> ' +
+      '(Tensor, Tensor, Tensor)',
+    unique2,
+    'The sorted unique values, the inverse indices and the counts (empty when not asked for); see `unique`.',
+    { function: false, method: false },
   ),
 };

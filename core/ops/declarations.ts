@@ -15,6 +15,7 @@ import { LINALG_OPS, type LinalgBackendOpName, type LinalgCompositeOpName } from
 import { NN_OPS, type NnBackendOpName, type NnCompositeOpName } from './decl_nn.ts';
 import { RANDOM_OPS, type RandomBackendOpName, type RandomCompositeOpName } from './decl_random.ts';
 import { REDUCTION_OPS, type ReductionBackendOpName, type ReductionCompositeOpName } from './decl_reductions.ts';
+import { RANDOM2_OPS, type Random2BackendOpName } from './decl_random2.ts';
 import { REDUCTION2_OPS, type Reduction2CompositeOpName } from './decl_reductions2.ts';
 import { SCAN_SORT_OPS, type ScanSortBackendOpName, type ScanSortCompositeOpName } from './decl_scan_sort.ts';
 import { SELECTION_OPS, type SelectionBackendOpName, type SelectionCompositeOpName } from './decl_selection.ts';
@@ -32,7 +33,8 @@ export type BackendOpName =
   | RandomBackendOpName
   | IndexingBackendOpName
   | ScanSortBackendOpName
-  | SelectionBackendOpName;
+  | SelectionBackendOpName
+  | Random2BackendOpName;
 
 /** Names of operators implemented once for all backends (composites and views). */
 export type CompositeOpName =
@@ -68,4 +70,5 @@ export const OPS: { readonly [K in OpName]: OpDecl } = {
   ...SCAN_SORT_OPS,
   ...SELECTION_OPS,
   ...CONVENIENCE_OPS,
+  ...RANDOM2_OPS,
 };

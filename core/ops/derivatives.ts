@@ -125,6 +125,9 @@ const wrap = (d: number, rank: number) => (d < 0 ? d + Math.max(rank, 1) : d);
 /** Derivatives of the differentiable operators, keyed like the operator table. */
 export const DERIVATIVES: { readonly [K in OpName]?: Derivative } = {
   ...SCAN_SORT_DERIVATIVES,
+  // bernoulli's samples do not depend smoothly on the probabilities: a zero gradient, as derivatives.yaml says.
+  'bernoulli': { name: 'BernoulliBackward0', grads: { self: (g) => g.mul(0) } },
+  'bernoulli.p': { name: 'BernoulliBackward1', grads: { self: (g) => g.mul(0) } },
   'add.Tensor': {
     name: 'AddBackward0',
     grads: { self: (g) => g, other: (g, s) => (n(s, 'alpha') === 1 ? g : g.mul(n(s, 'alpha'))) },
@@ -717,6 +720,7 @@ export const NOT_DIFFERENTIABLE: ReadonlySet<string> = new Set([
   'bitwise_not',
   'isnan',
   'nonzero',
+  'multinomial',
   'argmax',
   'argmin',
   '_softmax_backward_data',

@@ -11283,6 +11283,301 @@ export function oneHot(p0?: any, p1?: any, p2?: any): any {
   return callParsed(F_oneHot, ops(), undefined, arguments);
 }
 
+const F_einsum: OverloadGroup = {
+  name: 'einsum',
+  method: false,
+  overloads: [{ key: 'einsum', schema: 'einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor' }],
+};
+const F_einsum_K0: readonly string[] = ['path'];
+/**
+ * Einstein summation: the product of the operands summed over the labels missing from the output.
+ *
+ * Schemas:
+ * - `aten::einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = einsum('none', [x, x]);
+ * ```
+ */
+export function einsum(
+  equation: string,
+  tensors: readonly Tensor[],
+  options?: { path?: readonly number[] | null },
+): Tensor;
+export function einsum(p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (typeof p0 === 'string' && isTensorListArg(p1, 'einsum', 'tensors', 1)) {
+      return ops()['einsum'].callUnchecked(p0, p1, null);
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_einsum_K0) && typeof p0 === 'string' && isTensorListArg(p1, 'einsum', 'tensors', 1) &&
+      (o.path === undefined || (o.path == null || isIntListArg(o.path, 0)))
+    ) return ops()['einsum'].callUnchecked(p0, p1, o.path == null ? null : intListArg(o.path, 0));
+  }
+  return callParsed(F_einsum, ops(), undefined, arguments);
+}
+
+const F_randperm: OverloadGroup = {
+  name: 'randperm',
+  method: false,
+  requiresGrad: true,
+  overloads: [{
+    key: 'randperm.generator',
+    schema:
+      'randperm.generator(SymInt n, *, Generator? generator, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
+  }, {
+    key: 'randperm',
+    schema:
+      'randperm(SymInt n, *, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
+  }],
+};
+const F_randperm_K0: readonly string[] = ['generator', 'dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
+const F_randperm_K1: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
+/**
+ * A random permutation of 0..n-1, the one PyTorch draws for the same seed.
+ *
+ * Schemas:
+ * - `aten::randperm.generator(SymInt n, *, Generator? generator, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+ * - `aten::randperm(SymInt n, *, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = randperm(2);
+ * ```
+ */
+export function randperm(
+  n: number,
+  options: {
+    generator: Generator | null;
+    dtype?: DTypeLike | null;
+    layout?: 'strided' | null;
+    device?: DeviceLike | null;
+    pinMemory?: boolean | null;
+    requiresGrad?: boolean;
+  },
+): Tensor;
+/** A random permutation of 0..n-1, the one PyTorch draws for the same seed. */
+export function randperm(
+  n: number,
+  options?: {
+    dtype?: DTypeLike | null;
+    layout?: 'strided' | null;
+    device?: DeviceLike | null;
+    pinMemory?: boolean | null;
+    requiresGrad?: boolean;
+  },
+): Tensor;
+/** A random permutation of 0..n-1, the one PyTorch draws for the same seed. (any overload) */
+export function randperm(
+  n: number,
+  options?: {
+    generator?: Generator | null;
+    dtype?: DTypeLike | null;
+    layout?: 'strided' | null;
+    device?: DeviceLike | null;
+    pinMemory?: boolean | null;
+    requiresGrad?: boolean;
+  },
+): Tensor;
+export function randperm(p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isIntArg(p0)) return ops()['randperm'].callUnchecked(intArg(p0), dtypeArg(4), null, null, null);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_randperm_K0) && isIntArg(p0) && o.generator !== undefined &&
+      (o.generator == null || isGeneratorArg(o.generator)) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['randperm.generator'].callUnchecked(
+            intArg(p0),
+            o.generator ?? null,
+            o.dtype == null ? dtypeArg(4) : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['randperm.generator'].callUnchecked(
+          intArg(p0),
+          o.generator ?? null,
+          o.dtype == null ? dtypeArg(4) : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+    if (
+      optionsWithin(o, F_randperm_K1) && isIntArg(p0) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['randperm'].callUnchecked(
+            intArg(p0),
+            o.dtype == null ? dtypeArg(4) : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['randperm'].callUnchecked(
+          intArg(p0),
+          o.dtype == null ? dtypeArg(4) : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+  }
+  return callParsed(F_randperm, ops(), undefined, arguments);
+}
+
+const F_bernoulli: OverloadGroup = {
+  name: 'bernoulli',
+  method: false,
+  overloads: [{ key: 'bernoulli', schema: 'bernoulli(Tensor self, *, Generator? generator=None) -> Tensor' }, {
+    key: 'bernoulli.p',
+    schema: 'bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor',
+  }],
+};
+const F_bernoulli_K0: readonly string[] = ['generator'];
+const F_bernoulli_K1: readonly string[] = ['generator'];
+/**
+ * Samples 1 with probability `self` (or `p`), else 0, in `self`'s dtype.
+ *
+ * Schemas:
+ * - `aten::bernoulli(Tensor self, *, Generator? generator=None) -> Tensor`
+ * - `aten::bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = bernoulli(x);
+ * ```
+ */
+export function bernoulli(input: Tensor, options?: { generator?: Generator | null }): Tensor;
+/** Samples 1 with probability `p`, else 0, shaped and typed like `self`. */
+export function bernoulli(input: Tensor, p: number, options?: { generator?: Generator | null }): Tensor;
+/** Samples 1 with probability `self` (or `p`), else 0, in `self`'s dtype. (any overload) */
+export function bernoulli(input: Tensor, p?: number, options?: { generator?: Generator | null }): Tensor;
+export function bernoulli(p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['bernoulli'].callUnchecked(p0, null);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && isFloatArg(p1)) return ops()['bernoulli.p'].callUnchecked(p0, floatArg(p1), null);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_bernoulli_K0) && isLiveTensor(p0) &&
+      (o.generator === undefined || (o.generator == null || isGeneratorArg(o.generator)))
+    ) return ops()['bernoulli'].callUnchecked(p0, o.generator ?? null);
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_bernoulli_K1) && isLiveTensor(p0) && isFloatArg(p1) &&
+      (o.generator === undefined || (o.generator == null || isGeneratorArg(o.generator)))
+    ) return ops()['bernoulli.p'].callUnchecked(p0, floatArg(p1), o.generator ?? null);
+  }
+  return callParsed(F_bernoulli, ops(), undefined, arguments);
+}
+
+const F_multinomial: OverloadGroup = {
+  name: 'multinomial',
+  method: false,
+  overloads: [{
+    key: 'multinomial',
+    schema: 'multinomial(Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor',
+  }],
+};
+const F_multinomial_K0: readonly string[] = ['replacement', 'generator'];
+const F_multinomial_K1: readonly string[] = ['generator'];
+/**
+ * Category indices sampled from the rows of `self` (unnormalised probabilities), with or without replacement.
+ *
+ * Schemas:
+ * - `aten::multinomial(Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = multinomial(x, 2);
+ * ```
+ */
+export function multinomial(
+  input: Tensor,
+  numSamples: number,
+  options?: { replacement?: boolean; generator?: Generator | null },
+): Tensor;
+/** Category indices sampled from the rows of `self` (unnormalised probabilities), with or without replacement. */
+export function multinomial(
+  input: Tensor,
+  numSamples: number,
+  replacement: boolean,
+  options?: { generator?: Generator | null },
+): Tensor;
+export function multinomial(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['multinomial'].callUnchecked(p0, intArg(p1), false, null);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntArg(p1) && typeof p2 === 'boolean') {
+      return ops()['multinomial'].callUnchecked(p0, intArg(p1), p2, null);
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_multinomial_K0) && isLiveTensor(p0) && isIntArg(p1) &&
+      (o.replacement === undefined || typeof o.replacement === 'boolean') &&
+      (o.generator === undefined || (o.generator == null || isGeneratorArg(o.generator)))
+    ) {
+      return ops()['multinomial'].callUnchecked(
+        p0,
+        intArg(p1),
+        o.replacement === undefined ? false : o.replacement,
+        o.generator ?? null,
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_multinomial_K1) && isLiveTensor(p0) && isIntArg(p1) && typeof p2 === 'boolean' &&
+      (o.generator === undefined || (o.generator == null || isGeneratorArg(o.generator)))
+    ) return ops()['multinomial'].callUnchecked(p0, intArg(p1), p2, o.generator ?? null);
+  }
+  return callParsed(F_multinomial, ops(), undefined, arguments);
+}
+
 /** Methods every Tensor has, generated from the operator declarations. */
 export interface TensorMethods {
   /** Adds `other`, scaled by `alpha`, to `self`, with broadcasting and type promotion. */
@@ -12149,6 +12444,25 @@ export interface TensorMethods {
       device?: DeviceLike | null;
       pinMemory?: boolean | null;
     },
+  ): Tensor;
+  /** Samples 1 with probability `self` (or `p`), else 0, in `self`'s dtype. */
+  bernoulli(this: Tensor, options?: { generator?: Generator | null }): Tensor;
+  /** Samples 1 with probability `p`, else 0, shaped and typed like `self`. */
+  bernoulli(this: Tensor, p: number, options?: { generator?: Generator | null }): Tensor;
+  /** Samples 1 with probability `self` (or `p`), else 0, in `self`'s dtype. (any overload) */
+  bernoulli(this: Tensor, p?: number, options?: { generator?: Generator | null }): Tensor;
+  /** Category indices sampled from the rows of `self` (unnormalised probabilities), with or without replacement. */
+  multinomial(
+    this: Tensor,
+    numSamples: number,
+    options?: { replacement?: boolean; generator?: Generator | null },
+  ): Tensor;
+  /** Category indices sampled from the rows of `self` (unnormalised probabilities), with or without replacement. */
+  multinomial(
+    this: Tensor,
+    numSamples: number,
+    replacement: boolean,
+    options?: { generator?: Generator | null },
   ): Tensor;
 }
 
@@ -17435,6 +17749,84 @@ function method_newFull(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   return callParsed(M_newFull, ops(), this, arguments);
 }
 
+const M_bernoulli: OverloadGroup = {
+  name: 'bernoulli',
+  method: true,
+  overloads: [{ key: 'bernoulli', schema: 'bernoulli(Tensor self, *, Generator? generator=None) -> Tensor' }, {
+    key: 'bernoulli.p',
+    schema: 'bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor',
+  }],
+};
+const M_bernoulli_K0: readonly string[] = ['generator'];
+const M_bernoulli_K1: readonly string[] = ['generator'];
+function method_bernoulli(this: Tensor, p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['bernoulli'].callUnchecked(this, null);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if (isFloatArg(p0)) return ops()['bernoulli.p'].callUnchecked(this, floatArg(p0), null);
+  }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (
+      optionsWithin(o, M_bernoulli_K0) &&
+      (o.generator === undefined || (o.generator == null || isGeneratorArg(o.generator)))
+    ) return ops()['bernoulli'].callUnchecked(this, o.generator ?? null);
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_bernoulli_K1) && isFloatArg(p0) &&
+      (o.generator === undefined || (o.generator == null || isGeneratorArg(o.generator)))
+    ) return ops()['bernoulli.p'].callUnchecked(this, floatArg(p0), o.generator ?? null);
+  }
+  return callParsed(M_bernoulli, ops(), this, arguments);
+}
+
+const M_multinomial: OverloadGroup = {
+  name: 'multinomial',
+  method: true,
+  overloads: [{
+    key: 'multinomial',
+    schema: 'multinomial(Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor',
+  }],
+};
+const M_multinomial_K0: readonly string[] = ['replacement', 'generator'];
+const M_multinomial_K1: readonly string[] = ['generator'];
+function method_multinomial(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntArg(p0)) return ops()['multinomial'].callUnchecked(this, intArg(p0), false, null);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && typeof p1 === 'boolean') return ops()['multinomial'].callUnchecked(this, intArg(p0), p1, null);
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_multinomial_K0) && isIntArg(p0) &&
+      (o.replacement === undefined || typeof o.replacement === 'boolean') &&
+      (o.generator === undefined || (o.generator == null || isGeneratorArg(o.generator)))
+    ) {
+      return ops()['multinomial'].callUnchecked(
+        this,
+        intArg(p0),
+        o.replacement === undefined ? false : o.replacement,
+        o.generator ?? null,
+      );
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, M_multinomial_K1) && isIntArg(p0) && typeof p1 === 'boolean' &&
+      (o.generator === undefined || (o.generator == null || isGeneratorArg(o.generator)))
+    ) return ops()['multinomial'].callUnchecked(this, intArg(p0), p1, o.generator ?? null);
+  }
+  return callParsed(M_multinomial, ops(), this, arguments);
+}
+
 /**
  * Installs the generated methods on Tensor.prototype (idempotent).
  *
@@ -17592,5 +17984,7 @@ export function installTensorMethods(): void {
     newZeros: method_newZeros,
     newOnes: method_newOnes,
     newFull: method_newFull,
+    bernoulli: method_bernoulli,
+    multinomial: method_multinomial,
   });
 }
