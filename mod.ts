@@ -23,5 +23,6 @@ export * as optim from './core/optim/mod.ts';
 export { tensor, type TensorData, type TensorOptions } from './core/ops/creation.ts';
 export { registerOperators } from './core/ops/registry.ts';
 export { unique } from './core/ops/unique.ts';
+export { linalg } from './core/ops/linalg_namespace.ts';
 export { configureCpu } from './core/cpu/runtime.ts';
 export { emptyGpuCache, gpuInfo, gpuMemoryStats, initWebGPU, synchronizeWebGPU } from './gpu/mod.ts';

@@ -44,4 +44,13 @@ export {
   type NLLLossOptions,
   type Reduction,
 } from './loss.ts';
+export {
+  BCELoss,
+  BCEWithLogitsLoss,
+  CosineSimilarity,
+  HuberLoss,
+  KLDivLoss,
+  L1Loss,
+  SmoothL1Loss,
+} from './loss_modules.ts';
 export * as init from './init.ts';
