@@ -253,7 +253,7 @@ export function roll(self: Tensor, shifts: readonly number[], dims: readonly num
   if (dims.length === 0 && shifts.length === 1) {
     const flat = temps.track(self.reshape([-1]), self);
     const rolled = rollOne(flat, shifts[0], 0, temps);
-    return rolled.reshape(self.shape).clone();
+    return temps.track(rolled.reshape(self.shape)).clone();
   }
   if (shifts.length !== dims.length) {
     throw new RuntimeError(`shifts and dimensions must align. shifts: ${shifts.length}, dims:${dims.length}`);

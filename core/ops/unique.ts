@@ -50,7 +50,7 @@ export function unique2(
     const group = temps.track(temps.track(starts.cumsum(0)).sub(1));
     const zeros = temps.track(aten('zeros').call([n], int64, null, self.device, null) as Tensor);
     const scattered = temps.track(zeros.scatterAdd(0, perm, group));
-    inverse = scattered.reshape(self.shape).clone();
+    inverse = temps.track(scattered.reshape(self.shape)).clone();
   } else inverse = empty();
   if (returnCounts) {
     const positions = temps.track(temps.track(aten('nonzero').call(starts) as Tensor).reshape([-1]));

@@ -190,6 +190,9 @@ describe('losses against float64 references', () => {
       assert.throws(() => S.binaryCrossEntropy(tensor([1.5]), tensor([1])), {
         message: 'all elements of input should be between 0 and 1',
       });
+      assert.throws(() => S.binaryCrossEntropy(tensor([NaN]), tensor([1])), {
+        message: 'all elements of input should be between 0 and 1',
+      });
       assert.throws(() => S.binaryCrossEntropy(x, tensor([1, 0, 1])), {
         name: 'ValueError',
         message:
