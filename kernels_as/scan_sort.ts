@@ -10,13 +10,15 @@
 //       sorts each line (o, :, i) stably: values gets the sorted elements (same dtype as src), indices (int64)
 //       their positions in the line. NaN sorts after every number ascending and before every number
 //       descending, as PyTorch's comparators put it; equal keys keep their order (a stable merge sort).
-//       `work` is a scratch block of 8 * n bytes (two i32 permutations).
+//       `work` is a scratch block of 24 * n bytes (two arrays of the line's keys as f64, or i64 for int64,
+//       and two of i32 positions).
 //
 // Every dtype of Note [Dtype codes] is handled: AT_DISPATCH_ALL_TYPES_AND3(Half, BFloat16, Bool) for sort,
 // AT_DISPATCH_ALL_TYPES_AND2(Half, BFloat16) plus the bool-free integer path for the scans (a Bool scan is
 // never asked for: cumsum of Bool produces int64). Int64 keys compare as i64 (exact beyond 2^53).
 
-import { DT_BOOL, DT_I64, isFloatingDtype, isKnownDtype, itemSize, loadAsF64, storeFromF64 } from './common';
+import { DT_BOOL, DT_F32, DT_F64, DT_I32, DT_I64, isFloatingDtype, isKnownDtype, itemSize } from './common';
+import { loadAsF64, storeFromF64 } from './common';
 import { STATUS_BAD_ARGUMENT, STATUS_OK, STATUS_UNSUPPORTED } from './common';
 
 export const SCAN_SUM: i32 = 0;
@@ -45,10 +47,55 @@ function storeInt(dtype: i32, ptr: usize, v: i64): void {
   }
 }
 
+/** One scan over `outer * inner` lines of `n` elements of type T, accumulating in A (f64 or i64). */
+// @ts-ignore: decorator
+@inline
+function scanTyped<T, A>(op: i32, out: usize, src: usize, outer: i32, n: i32, inner: i32): void {
+  const size = <usize>sizeof<T>();
+  const step = <usize>inner * size;
+  for (let o = 0; o < outer; o++) {
+    for (let i = 0; i < inner; i++) {
+      const start = ((<usize>o * <usize>n) * <usize>inner + <usize>i) * size;
+      let ps = src + start, po = out + start;
+      let acc: A = op == SCAN_SUM ? <A>0 : <A>1;
+      if (op == SCAN_SUM) {
+        for (let j = 0; j < n; j++) {
+          acc += <A>load<T>(ps);
+          store<T>(po, <T>acc);
+          ps += step;
+          po += step;
+        }
+      } else {
+        for (let j = 0; j < n; j++) {
+          acc *= <A>load<T>(ps);
+          store<T>(po, <T>acc);
+          ps += step;
+          po += step;
+        }
+      }
+    }
+  }
+}
+
 export function scan_contig(op: i32, dtype: i32, out: usize, src: usize, outer: i32, n: i32, inner: i32): i32 {
   if (op != SCAN_SUM && op != SCAN_PROD) return STATUS_BAD_ARGUMENT;
   if (!isKnownDtype(dtype)) return STATUS_UNSUPPORTED;
   if (dtype == DT_BOOL) return STATUS_UNSUPPORTED;
+  switch (dtype) {
+    case DT_F32:
+      scanTyped<f32, f64>(op, out, src, outer, n, inner);
+      return STATUS_OK;
+    case DT_F64:
+      scanTyped<f64, f64>(op, out, src, outer, n, inner);
+      return STATUS_OK;
+    case DT_I64:
+      scanTyped<i64, i64>(op, out, src, outer, n, inner);
+      return STATUS_OK;
+    case DT_I32:
+      scanTyped<i32, i64>(op, out, src, outer, n, inner);
+      return STATUS_OK;
+  }
+  // The other dtypes (u8, i8, i16, f16, bf16) through the generic element access.
   const size = <usize>itemSize(dtype);
   const floating = isFloatingDtype(dtype);
   for (let o = 0; o < outer; o++) {
@@ -73,18 +120,60 @@ export function scan_contig(op: i32, dtype: i32, out: usize, src: usize, outer: 
   return STATUS_OK;
 }
 
-/** Whether the element at `a` must come before the one at `b` (strictly), NaN last ascending / first descending. */
+/** Whether key `x` must come before key `y` (strictly), NaN last ascending / first descending. */
 // @ts-ignore: decorator
 @inline
-function before(dtype: i32, a: usize, b: usize, descending: bool): bool {
-  if (dtype == DT_I64) {
-    const x = load<i64>(a), y = load<i64>(b);
-    return descending ? x > y : x < y;
-  }
-  const x = loadAsF64(dtype, a), y = loadAsF64(dtype, b);
+function beforeF(x: f64, y: f64, descending: bool): bool {
   const xn = x != x, yn = y != y;
   if (descending) return (xn && !yn) || x > y;
   return (!xn && yn) || x < y;
+}
+
+/**
+ * Stable bottom-up merge sort of (key, position) pairs kept in parallel arrays (keys `kA`, positions `pA`;
+ * `kB`, `pB` the scratch of the same sizes), so that every pass reads and writes sequentially. Returns 0 when
+ * the sorted pairs ended in the A arrays, 1 when in the B arrays.
+ */
+// @ts-ignore: decorator
+@inline
+function mergeSort<K>(kA: usize, pA: usize, kB: usize, pB: usize, n: i32, desc: bool): i32 {
+  let kf = kA, pf = pA, kt = kB, pt = pB, inB = 0;
+  for (let width = 1; width < n; width *= 2) {
+    for (let lo = 0; lo < n; lo += 2 * width) {
+      const mid = min(lo + width, n), hi = min(lo + 2 * width, n);
+      let l = lo, r = mid, k = lo;
+      while (l < mid && r < hi) {
+        const kl = load<K>(kf + (<usize>l << 3)), kr = load<K>(kf + (<usize>r << 3));
+        // Take the right run's element only when it is strictly before: equal keys stay in order.
+        let takeRight: bool;
+        if (isFloat<K>()) takeRight = beforeF(<f64>kr, <f64>kl, desc);
+        else takeRight = desc ? kr > kl : kr < kl;
+        if (takeRight) {
+          store<K>(kt + (<usize>k << 3), kr);
+          store<i32>(pt + (<usize>k << 2), load<i32>(pf + (<usize>r << 2)));
+          r++;
+        } else {
+          store<K>(kt + (<usize>k << 3), kl);
+          store<i32>(pt + (<usize>k << 2), load<i32>(pf + (<usize>l << 2)));
+          l++;
+        }
+        k++;
+      }
+      const from = l < mid ? l : r, count = l < mid ? mid - l : hi - r;
+      if (count > 0) {
+        memory.copy(kt + (<usize>k << 3), kf + (<usize>from << 3), <usize>count << 3);
+        memory.copy(pt + (<usize>k << 2), pf + (<usize>from << 2), <usize>count << 2);
+      }
+    }
+    let t = kf;
+    kf = kt;
+    kt = t;
+    t = pf;
+    pf = pt;
+    pt = t;
+    inB ^= 1;
+  }
+  return inB;
 }
 
 export function sort_contig(
@@ -103,39 +192,26 @@ export function sort_contig(
   const size = <usize>itemSize(dtype);
   const desc = descending != 0;
   const stride = <usize>inner * size;
-  const permA = work, permB = work + <usize>n * 4;
+  // work: keys A (8 bytes each: f64, or i64 for int64), keys B, positions A, positions B (i32).
+  const kA = work, kB = kA + (<usize>n << 3), pA = kB + (<usize>n << 3), pB = pA + (<usize>n << 2);
   for (let o = 0; o < outer; o++) {
     for (let i = 0; i < inner; i++) {
       const base = (<usize>o * <usize>n * <usize>inner + <usize>i) * size;
       const line = src + base;
-      for (let j = 0; j < n; j++) store<i32>(permA + <usize>j * 4, j);
-      // Bottom-up merge sort of the permutation by key; `from` holds the current runs.
-      let from = permA, to = permB;
-      for (let width = 1; width < n; width *= 2) {
-        for (let lo = 0; lo < n; lo += 2 * width) {
-          const mid = min(lo + width, n), hi = min(lo + 2 * width, n);
-          let l = lo, r = mid, k = lo;
-          while (l < mid && r < hi) {
-            const pl = load<i32>(from + <usize>l * 4), pr = load<i32>(from + <usize>r * 4);
-            // Take the right run's element only when it is strictly before: equal keys stay in order.
-            if (before(dtype, line + <usize>pr * stride, line + <usize>pl * stride, desc)) {
-              store<i32>(to + <usize>k * 4, pr);
-              r++;
-            } else {
-              store<i32>(to + <usize>k * 4, pl);
-              l++;
-            }
-            k++;
-          }
-          while (l < mid) store<i32>(to + <usize>(k++) * 4, load<i32>(from + <usize>(l++) * 4));
-          while (r < hi) store<i32>(to + <usize>(k++) * 4, load<i32>(from + <usize>(r++) * 4));
-        }
-        const t = from;
-        from = to;
-        to = t;
-      }
       for (let j = 0; j < n; j++) {
-        const p = load<i32>(from + <usize>j * 4);
+        const p = line + <usize>j * stride;
+        if (dtype == DT_I64) store<i64>(kA + (<usize>j << 3), load<i64>(p));
+        else if (dtype == DT_F32) store<f64>(kA + (<usize>j << 3), <f64>load<f32>(p));
+        else if (dtype == DT_F64) store<f64>(kA + (<usize>j << 3), load<f64>(p));
+        else store<f64>(kA + (<usize>j << 3), loadAsF64(dtype, p));
+        store<i32>(pA + (<usize>j << 2), j);
+      }
+      const inB = dtype == DT_I64
+        ? mergeSort<i64>(kA, pA, kB, pB, n, desc)
+        : mergeSort<f64>(kA, pA, kB, pB, n, desc);
+      const sorted = inB != 0 ? pB : pA;
+      for (let j = 0; j < n; j++) {
+        const p = load<i32>(sorted + (<usize>j << 2));
         memory.copy(values + base + <usize>j * stride, line + <usize>p * stride, size);
         store<i64>(indices + (base / size + <usize>j * <usize>inner) * 8, <i64>p);
       }

@@ -45,7 +45,7 @@ export interface ScanSortExports {
   ): KernelStatus;
   /**
    * Stable sort of each line of `src`: sorted elements into `values`, their positions into `indices` (int64);
-   * `work` is a scratch block of `8 * n` bytes.
+   * `work` is a scratch block of `24 * n` bytes.
    */
   sort_contig(
     dtype: number,

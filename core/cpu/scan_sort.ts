@@ -76,7 +76,7 @@ function sortStable(
   try {
     const [outer, n, inner] = lines(self.shape, wrapDim(dim, self.ndim));
     const code = self.dtype.scalarType, name = 'sort';
-    const status = withWorkspace(name, 8 * n, (work) =>
+    const status = withWorkspace(name, 24 * n, (work) =>
       kernels().sort_contig(
         code,
         contiguousAddress(values, name, numel),
