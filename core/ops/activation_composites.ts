@@ -9,9 +9,9 @@
  * Note [Composite activations]
  * Each composite checks its dtype with the dispatch list of PyTorch's CPU kernel (`"elu_cpu" not implemented for
  * 'Long'`) and then evaluates the kernel's formula with `where` selecting the branch, so values match PyTorch's
- * formulas; gradients are those of the formulas' parts, which equal PyTorch's derivative formulas everywhere
- * except on a branch boundary of measure zero (`hardtanh` at exactly `min_val` / `max_val` passes the gradient,
- * as `clamp` does, where PyTorch's `hardtanh_backward` gives 0).
+ * formulas; gradients are those of the formulas' parts, which equal PyTorch's derivative formulas (`hardtanh`
+ * routes its gradient through a `where` so that, as in PyTorch's `hardtanh_backward`, none passes at exactly
+ * `min_val` / `max_val`).
  *
  * @module
  */
@@ -158,7 +158,13 @@ export function hardtanh(self: Tensor, minVal: number | boolean, maxVal: number 
       throw new RuntimeError('cannot do hardtanh on an unsigned type with negative limits');
     }
   }
-  return aten('clamp').call(self, lo, hi) as Tensor;
+  if (!self.requiresGrad) return aten('clamp').call(self, lo, hi) as Tensor;
+  // PyTorch's hardtanh_backward passes the gradient only strictly inside (min_val, max_val); clamp's would pass
+  // it at the bounds too. The values are clamp's; the gradient flows through `self` where it is strictly inside.
+  using temps = new Temporaries();
+  const clamped = temps.track(temps.track(aten('clamp').call(self, lo, hi) as Tensor).detach());
+  const inside = temps.track(temps.track(self.gt(lo)).logicalAnd(temps.track(self.lt(hi))));
+  return where(inside, self, clamped);
 }
 
 /**

@@ -57,6 +57,15 @@ describe('activations against float64 references', () => {
       assertClose(S.softplus(x), [0, Math.log1p(Math.exp(-30)), 30, 800], [4]);
       assertClose(S.logSigmoid(x), [-800, -30 - Math.log1p(Math.exp(-30)), -Math.log1p(Math.exp(-30)), 0], [4]);
     }));
+  it('hardtanh passes no gradient at exactly min_val / max_val, as hardtanh_backward', () => {
+    const x = tensor([-1, -0.5, 1, 2], f64).requiresGrad_();
+    const y = S.hardtanh(x);
+    assert.deepEqual(y.tolist(), [-1, -0.5, 1, 1]);
+    y.sum().backward();
+    assert.deepEqual(x.grad!.tolist(), [0, 1, 0, 0]);
+    x.grad!.dispose();
+    x.dispose();
+  });
   it('hardtanh keeps integer dtypes with truncated bounds', () =>
     leakFree(() => {
       const x = tensor([-5, -1, 0, 2, 7]);
