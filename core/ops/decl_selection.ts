@@ -9,7 +9,7 @@
 import { NotImplementedError } from '../dispatch/errors.ts';
 import type { Tensor } from '../tensor/tensor.ts';
 import { einsum } from './einsum.ts';
-import { unique2 } from './unique.ts';
+import { unique2, uniqueDim } from './unique.ts';
 import type { OpDecl, OpImpl, TensorMeta } from './op_decl.ts';
 import {
   maskedSelect,
@@ -84,7 +84,8 @@ export type SelectionCompositeOpName =
   | 'pad'
   | 'one_hot'
   | 'einsum'
-  | '_unique2';
+  | '_unique2'
+  | 'unique_dim';
 
 /**
  * Declarations of the selection and shape operators.
@@ -190,6 +191,13 @@ export const SELECTION_OPS: { readonly [K in SelectionBackendOpName | SelectionC
       '(Tensor, Tensor, Tensor)',
     unique2,
     'The sorted unique values, the inverse indices and the counts (empty when not asked for); see `unique`.',
+    { function: false, method: false },
+  ),
+  'unique_dim': composite(
+    'unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> ' +
+      '(Tensor, Tensor, Tensor)',
+    uniqueDim,
+    'The unique slices along `dim` (sorted), the inverse indices and the counts; see `unique`.',
     { function: false, method: false },
   ),
 };

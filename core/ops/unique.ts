@@ -7,8 +7,8 @@
  *
  * @module
  */
-import { RuntimeError } from '../dispatch/errors.ts';
-import { int64 } from '../tensor/dtype.ts';
+import { bool, int64 } from '../tensor/dtype.ts';
+import { wrapDim } from '../tensor/shape.ts';
 import { Tensor } from '../tensor/tensor.ts';
 import { aten, Temporaries } from './aten_call.ts';
 
@@ -64,8 +64,78 @@ export function unique2(
 }
 
 /**
- * `torch.unique(input, sorted, return_inverse, return_counts)`: the unique values, sorted, plus the inverse
- * indices and/or counts when asked for (then an array `[values, inverse?, counts?]`, as PyTorch's tuple).
+ * `unique_dim(self, dim, sorted, return_inverse, return_counts)`: the unique slices along `dim`, sorted
+ * lexicographically (each slice compared in row-major order of its elements), the index of each input slice among
+ * them, and how often each occurs. The lexicographic order comes from stable sorts of the slices' elements from the
+ * last to the first (a least-significant-first radix order).
+ *
+ * @example
+ * ```ts
+ * import { tensor, unique } from '../../mod.ts';
+ * unique(tensor([[1, 2], [0, 5], [1, 2]]), { dim: 0 }).tolist(); // [[0, 5], [1, 2]]
+ * ```
+ */
+export function uniqueDim(
+  self: Tensor,
+  dim: number,
+  _sorted: boolean,
+  returnInverse: boolean,
+  returnCounts: boolean,
+): [Tensor, Tensor, Tensor] {
+  const d = wrapDim(dim, self.ndim);
+  using temps = new Temporaries();
+  const empty = () => aten('empty', 'memory_format').call([0], int64, null, self.device, null, null) as Tensor;
+  const x = temps.track(self.detach());
+  const n = self.ndim === 0 ? 1 : self.shape[d];
+  const moved = temps.track(aten('movedim', 'int').call(x, d, 0) as Tensor);
+  if (n === 0) {
+    return [x.clone(), returnInverse ? empty() : empty(), returnCounts ? empty() : empty()];
+  }
+  const rows = temps.track(moved.reshape([n, -1]));
+  const m = rows.shape[1];
+  let perm = temps.track(aten('arange').call(n, int64, null, self.device, null) as Tensor);
+  for (let j = m - 1; j >= 0; j--) {
+    const col = temps.track(temps.track(rows.select(1, j)).indexSelect(0, perm));
+    const order = temps.track(aten('argsort', 'stable').call(col, true, 0, false) as Tensor);
+    perm = temps.track(perm.indexSelect(0, order));
+  }
+  const sortedRows = temps.track(rows.indexSelect(0, perm));
+  let starts: Tensor;
+  const first = temps.track(aten('ones').call([1], bool, null, self.device, null) as Tensor);
+  if (n === 1) starts = first;
+  else {
+    const a = temps.track(sortedRows.narrow(0, 1, n - 1)), b = temps.track(sortedRows.narrow(0, 0, n - 1));
+    const differs = m === 0
+      ? temps.track(aten('zeros').call([n - 1], bool, null, self.device, null) as Tensor)
+      : temps.track(temps.track(a.ne(b)).any(1));
+    starts = temps.track(aten('cat').call([first, differs], 0) as Tensor);
+  }
+  const positions = temps.track(temps.track(aten('nonzero').call(starts) as Tensor).reshape([-1]));
+  const uniqueRows = temps.track(sortedRows.indexSelect(0, positions));
+  const shaped = temps.track(uniqueRows.reshape([positions.numel, ...moved.shape.slice(1)]));
+  const back = temps.track(aten('movedim', 'int').call(shaped, 0, d) as Tensor);
+  // contiguous() returns its input when already contiguous: then the tracked view itself is the result.
+  const values = back.isContiguous() ? temps.keep(back) : back.contiguous();
+  let inverse: Tensor, counts: Tensor;
+  if (returnInverse) {
+    const group = temps.track(temps.track(starts.cumsum(0)).sub(1));
+    const zeros = temps.track(aten('zeros').call([n], int64, null, self.device, null) as Tensor);
+    inverse = zeros.scatterAdd(0, perm, group);
+  } else inverse = empty();
+  if (returnCounts) {
+    const end = temps.track(aten('full').call([1], n, int64, null, self.device, null) as Tensor);
+    const after = temps.track(
+      aten('cat').call([temps.track(positions.narrow(0, 1, positions.numel - 1)), end], 0) as Tensor,
+    );
+    counts = after.sub(positions);
+  } else counts = empty();
+  return [values, inverse, counts];
+}
+
+/**
+ * `torch.unique(input, sorted, return_inverse, return_counts, dim)`: the unique values (or slices along `dim`),
+ * sorted, plus the inverse indices and/or counts when asked for (then an array `[values, inverse?, counts?]`, as
+ * PyTorch's tuple).
  *
  * @example
  * ```ts
@@ -78,11 +148,11 @@ export function unique2(
  */
 export function unique(
   input: Tensor,
-  options?: { sorted?: boolean; returnInverse?: false; returnCounts?: false; dim?: null },
+  options?: { sorted?: boolean; returnInverse?: false; returnCounts?: false; dim?: number | null },
 ): Tensor;
 export function unique(
   input: Tensor,
-  options: { sorted?: boolean; returnInverse?: boolean; returnCounts?: boolean; dim?: null },
+  options: { sorted?: boolean; returnInverse?: boolean; returnCounts?: boolean; dim?: number | null },
 ): Tensor[];
 export function unique(
   input: Tensor,
@@ -97,14 +167,18 @@ export function unique(
       throw new TypeError(`unique() got an unexpected keyword argument '${key}'`);
     }
   }
-  if (options.dim !== undefined && options.dim !== null) {
-    throw new RuntimeError('unique(): the dim argument is not supported yet (unique over the flattened input only)');
+  const dim = options.dim ?? null;
+  if (dim !== null && !Number.isInteger(dim)) {
+    throw new TypeError(`unique(): argument 'dim' must be int, not ${typeof dim}`);
   }
   const inv = options.returnInverse ?? false, cnt = options.returnCounts ?? false;
   for (const [k, v] of [['sorted', options.sorted ?? true], ['returnInverse', inv], ['returnCounts', cnt]] as const) {
     if (typeof v !== 'boolean') throw new TypeError(`unique(): argument '${k}' must be bool, not ${typeof v}`);
   }
-  const [values, inverse, counts] = aten('_unique2').call(input, options.sorted ?? true, inv, cnt) as Tensor[];
+  const [values, inverse, counts] =
+    (dim === null
+      ? aten('_unique2').call(input, options.sorted ?? true, inv, cnt)
+      : aten('unique_dim').call(input, dim, options.sorted ?? true, inv, cnt)) as Tensor[];
   if (!inv) inverse.dispose();
   if (!cnt) counts.dispose();
   if (!inv && !cnt) return values;

@@ -144,6 +144,28 @@ describe('unique', () => {
         assert.equal(c2.dtype.name, 'int64');
       }));
   }
+  for (const dim of [0, 1, -1]) {
+    it(`dim ${dim}: unique slices in lexicographic order, inverse, counts`, () =>
+      leakFree(() => {
+        // few distinct values so that slices repeat
+        const shape = [6, 3, 2];
+        const x = nonContiguousTensor(shape, 'int64', next).remainder(2);
+        const d = (dim + 3) % 3;
+        const slices = Array.from({ length: shape[d] }, (_, k) => values(x.select(d, k).contiguous()));
+        const key = (v: number[]) => v.join(',');
+        const distinct = [...new Map(slices.map((v) => [key(v), v])).values()];
+        distinct.sort((a, b) => {
+          for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return a[i] - b[i];
+          return 0;
+        });
+        const [v, inv, cnt] = S.unique(x, { dim, returnInverse: true, returnCounts: true });
+        const got = Array.from({ length: v.shape[d] }, (_, k) => values(v.select(d, k).contiguous()));
+        assert.deepEqual(got, distinct);
+        const keys = distinct.map(key);
+        assert.deepEqual(values(inv), slices.map((s) => keys.indexOf(key(s))));
+        assert.deepEqual(values(cnt), keys.map((k) => slices.filter((s) => key(s) === k).length));
+      }));
+  }
   it('NaN values are each unique; empty input; options checked', () =>
     leakFree(() => {
       const [v, c] = S.unique(tensor([NaN, 1, NaN], f64), { returnCounts: true });
@@ -152,8 +174,9 @@ describe('unique', () => {
       const [e, ei] = S.unique(tensor([], f64), { returnInverse: true });
       assert.deepEqual([...e.shape, ...ei.shape], [0, 0]);
       assert.throws(() => S.unique(tensor([1]), { returnInverse: 1 as unknown as boolean }), TypeError);
-      assert.throws(() => S.unique(tensor([1]), { dim: 0 as unknown as null }), {
-        message: 'unique(): the dim argument is not supported yet (unique over the flattened input only)',
+      assert.throws(() => S.unique(tensor([1]), { dim: 0.5 }), TypeError);
+      assert.throws(() => S.unique(tensor([1]), { dim: 1 }), {
+        message: 'Dimension out of range (expected to be in range of [-1, 0], but got 1)',
       });
     }));
 });

@@ -68,7 +68,18 @@ const CALLS: Array<[string, (x: Tensor, i: Tensor, m: Tensor, h: Helper) => unkn
     (x, _i, _m, h) => [S.einsum('ij,kj->ik', [x, x]), S.einsum('ij', [x]), S.einsum('ii', [h(x.narrow(1, 0, 2))])],
   ],
   ['einsum refused', (x, _i, _m, h) => S.einsum('ij,jk->ik', [x, h(x.narrow(1, 0, 1))])],
-  ['unique', (x, i) => [S.unique(i, { returnInverse: true, returnCounts: true }), S.unique(x)]],
+  [
+    'unique',
+    (
+      x,
+      i,
+    ) => [
+      S.unique(i, { returnInverse: true, returnCounts: true }),
+      S.unique(x),
+      S.unique(i, { dim: 0 }),
+      S.unique(i, { dim: 1, returnInverse: true, returnCounts: true }),
+    ],
+  ],
   [
     'sampling',
     (
