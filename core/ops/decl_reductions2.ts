@@ -27,7 +27,11 @@ export type Reduction2CompositeOpName =
   | 'any'
   | 'any.dim'
   | 'var.correction'
+  | 'var.dim'
+  | 'var'
   | 'std.correction'
+  | 'std.dim'
+  | 'std'
   | 'var_mean.correction'
   | 'std_mean.correction'
   | 'logsumexp'
@@ -62,6 +66,28 @@ export const REDUCTION2_OPS: { readonly [K in Reduction2CompositeOpName]: OpDecl
     variance,
     'Variance over `dim` (every dim when null): `sum((x - mean)^2) / (N - correction)`, correction 1 by default.',
     { function: 'variance', method: 'var' },
+  ),
+  'var.dim': composite(
+    'var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor',
+    (self, dim, unbiased, keepdim) => variance(self, dim, unbiased ? 1 : 0, keepdim),
+    "Variance over `dim` with Bessel's correction when `unbiased` (the older spelling of `correction`).",
+    { function: 'variance', method: 'var' },
+  ),
+  'var': composite(
+    'var(Tensor self, bool unbiased=True) -> Tensor',
+    (self, unbiased) => variance(self, null, unbiased ? 1 : 0, false),
+    "Variance of every element, with Bessel's correction when `unbiased`.",
+    { function: 'variance', method: 'var' },
+  ),
+  'std.dim': composite(
+    'std.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor',
+    (self, dim, unbiased, keepdim) => std(self, dim, unbiased ? 1 : 0, keepdim),
+    "Standard deviation over `dim` with Bessel's correction when `unbiased`.",
+  ),
+  'std': composite(
+    'std(Tensor self, bool unbiased=True) -> Tensor',
+    (self, unbiased) => std(self, null, unbiased ? 1 : 0, false),
+    "Standard deviation of every element, with Bessel's correction when `unbiased`.",
   ),
   'std.correction': composite(
     'std.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> Tensor',

@@ -9533,18 +9533,29 @@ export function any(p0?: any, p1?: any, p2?: any, p3?: any): any {
 const F_variance: OverloadGroup = {
   name: 'var',
   method: false,
-  overloads: [{
+  overloads: [{ key: 'var', schema: 'var(Tensor self, bool unbiased=True) -> Tensor' }, {
+    key: 'var.dim',
+    schema: 'var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor',
+  }, {
     key: 'var.correction',
     schema: 'var.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> Tensor',
   }],
 };
-const F_variance_K0: readonly string[] = ['dim', 'correction', 'keepdim'];
-const F_variance_K1: readonly string[] = ['correction', 'keepdim'];
+const F_variance_K0: readonly string[] = ['unbiased'];
+const F_variance_K1: readonly string[] = ['dim', 'unbiased', 'keepdim'];
+const F_variance_K2: readonly string[] = ['dim', 'correction', 'keepdim'];
+const F_variance_K3: readonly string[] = [];
+const F_variance_K4: readonly string[] = ['unbiased', 'keepdim'];
+const F_variance_K5: readonly string[] = ['correction', 'keepdim'];
+const F_variance_K6: readonly string[] = ['keepdim'];
+const F_variance_K7: readonly string[] = [];
 /**
  * Variance over `dim` (every dim when null): `sum((x - mean)^2) / (N - correction)`, correction 1 by default.
  *
  * Schemas:
  * - `aten::var.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> Tensor`
+ * - `aten::var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor`
+ * - `aten::var(Tensor self, bool unbiased=True) -> Tensor`
  *
  * @example
  * ```ts
@@ -9553,6 +9564,35 @@ const F_variance_K1: readonly string[] = ['correction', 'keepdim'];
  * const y = variance(x);
  * ```
  */
+export function variance(input: Tensor, options?: { unbiased?: boolean }): Tensor;
+/** Variance of every element, with Bessel's correction when `unbiased`. */
+export function variance(input: Tensor, unbiased: boolean): Tensor;
+/** Variance over `dim` with Bessel's correction when `unbiased` (the older spelling of `correction`). */
+export function variance(
+  input: Tensor,
+  options?: { dim?: number | readonly number[] | null; unbiased?: boolean; keepdim?: boolean },
+): Tensor;
+/** Variance over `dim` with Bessel's correction when `unbiased` (the older spelling of `correction`). */
+export function variance(
+  input: Tensor,
+  dim: number | readonly number[] | null,
+  options?: { unbiased?: boolean; keepdim?: boolean },
+): Tensor;
+/** Variance over `dim` with Bessel's correction when `unbiased` (the older spelling of `correction`). */
+export function variance(
+  input: Tensor,
+  dim: number | readonly number[] | null,
+  unbiased: boolean,
+  options?: { keepdim?: boolean },
+): Tensor;
+/** Variance over `dim` with Bessel's correction when `unbiased` (the older spelling of `correction`). */
+export function variance(
+  input: Tensor,
+  dim: number | readonly number[] | null,
+  unbiased: boolean,
+  keepdim: boolean,
+): Tensor;
+/** Variance over `dim` (every dim when null): `sum((x - mean)^2) / (N - correction)`, correction 1 by default. */
 export function variance(
   input: Tensor,
   options?: { dim?: number | readonly number[] | null; correction?: number | null; keepdim?: boolean },
@@ -9563,20 +9603,66 @@ export function variance(
   dim: number | readonly number[] | null,
   options?: { correction?: number | null; keepdim?: boolean },
 ): Tensor;
-export function variance(p0?: any, p1?: any, p2?: any): any {
+/** Variance of every element, with Bessel's correction when `unbiased`. (any overload) */
+export function variance(
+  input: Tensor,
+  unbiased?: boolean | number | readonly number[] | null,
+  arg2?: boolean,
+  keepdim?: boolean,
+  options?: {
+    unbiased?: boolean;
+    dim?: number | readonly number[] | null;
+    keepdim?: boolean;
+    correction?: number | null;
+  },
+): Tensor;
+export function variance(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any {
   const n = arguments.length;
   if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['var'].callUnchecked(p0, true);
+    if (isLiveTensor(p0)) return ops()['var.dim'].callUnchecked(p0, null, true, false);
     if (isLiveTensor(p0)) return ops()['var.correction'].callUnchecked(p0, null, null, false);
   }
   if (n === 2) {
+    if (isLiveTensor(p0) && typeof p1 === 'boolean') return ops()['var'].callUnchecked(p0, p1);
+    if (isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1))) {
+      return ops()['var.dim'].callUnchecked(p0, p1 == null ? null : intListArg(p1, 1), true, false);
+    }
     if (isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1))) {
       return ops()['var.correction'].callUnchecked(p0, p1 == null ? null : intListArg(p1, 1), null, false);
+    }
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1)) && typeof p2 === 'boolean') {
+      return ops()['var.dim'].callUnchecked(p0, p1 == null ? null : intListArg(p1, 1), p2, false);
+    }
+  }
+  if (n === 4) {
+    if (isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1)) && typeof p2 === 'boolean' && typeof p3 === 'boolean') {
+      return ops()['var.dim'].callUnchecked(p0, p1 == null ? null : intListArg(p1, 1), p2, p3);
     }
   }
   if (n === 2 && isOptions(p1)) {
     const o: any = p1;
     if (
       optionsWithin(o, F_variance_K0) && isLiveTensor(p0) &&
+      (o.unbiased === undefined || typeof o.unbiased === 'boolean')
+    ) return ops()['var'].callUnchecked(p0, o.unbiased === undefined ? true : o.unbiased);
+    if (
+      optionsWithin(o, F_variance_K1) && isLiveTensor(p0) &&
+      (o.dim === undefined || (o.dim == null || isIntListArg(o.dim, 1))) &&
+      (o.unbiased === undefined || typeof o.unbiased === 'boolean') &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['var.dim'].callUnchecked(
+        p0,
+        o.dim == null ? null : intListArg(o.dim, 1),
+        o.unbiased === undefined ? true : o.unbiased,
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+    if (
+      optionsWithin(o, F_variance_K2) && isLiveTensor(p0) &&
       (o.dim === undefined || (o.dim == null || isIntListArg(o.dim, 1))) &&
       (o.correction === undefined || (o.correction == null || isIntArg(o.correction))) &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
@@ -9591,8 +9677,23 @@ export function variance(p0?: any, p1?: any, p2?: any): any {
   }
   if (n === 3 && isOptions(p2)) {
     const o: any = p2;
+    if (optionsWithin(o, F_variance_K3) && isLiveTensor(p0) && typeof p1 === 'boolean') {
+      return ops()['var'].callUnchecked(p0, p1);
+    }
     if (
-      optionsWithin(o, F_variance_K1) && isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1)) &&
+      optionsWithin(o, F_variance_K4) && isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1)) &&
+      (o.unbiased === undefined || typeof o.unbiased === 'boolean') &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['var.dim'].callUnchecked(
+        p0,
+        p1 == null ? null : intListArg(p1, 1),
+        o.unbiased === undefined ? true : o.unbiased,
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+    if (
+      optionsWithin(o, F_variance_K5) && isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1)) &&
       (o.correction === undefined || (o.correction == null || isIntArg(o.correction))) &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
     ) {
@@ -9604,32 +9705,88 @@ export function variance(p0?: any, p1?: any, p2?: any): any {
       );
     }
   }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_variance_K6) && isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1)) &&
+      typeof p2 === 'boolean' && (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['var.dim'].callUnchecked(
+        p0,
+        p1 == null ? null : intListArg(p1, 1),
+        p2,
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      optionsWithin(o, F_variance_K7) && isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1)) &&
+      typeof p2 === 'boolean' && typeof p3 === 'boolean'
+    ) return ops()['var.dim'].callUnchecked(p0, p1 == null ? null : intListArg(p1, 1), p2, p3);
+  }
   return callParsed(F_variance, ops(), undefined, arguments);
 }
 
 const F_std: OverloadGroup = {
   name: 'std',
   method: false,
-  overloads: [{
+  overloads: [{ key: 'std', schema: 'std(Tensor self, bool unbiased=True) -> Tensor' }, {
+    key: 'std.dim',
+    schema: 'std.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor',
+  }, {
     key: 'std.correction',
     schema: 'std.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> Tensor',
   }],
 };
-const F_std_K0: readonly string[] = ['dim', 'correction', 'keepdim'];
-const F_std_K1: readonly string[] = ['correction', 'keepdim'];
+const F_std_K0: readonly string[] = ['unbiased'];
+const F_std_K1: readonly string[] = ['dim', 'unbiased', 'keepdim'];
+const F_std_K2: readonly string[] = ['dim', 'correction', 'keepdim'];
+const F_std_K3: readonly string[] = [];
+const F_std_K4: readonly string[] = ['unbiased', 'keepdim'];
+const F_std_K5: readonly string[] = ['correction', 'keepdim'];
+const F_std_K6: readonly string[] = ['keepdim'];
+const F_std_K7: readonly string[] = [];
 /**
- * Standard deviation over `dim` (every dim when null), the square root of `var`.
+ * Standard deviation over `dim` with Bessel's correction when `unbiased`.
  *
  * Schemas:
+ * - `aten::std.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor`
+ * - `aten::std(Tensor self, bool unbiased=True) -> Tensor`
  * - `aten::std.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> Tensor`
  *
  * @example
  * ```ts
  * import { tensor } from '@switchyard/switchyard';
  * const x = tensor([[1.5, -2], [3, 4]]);
- * const y = std(x);
+ * const y = std(x, [2, 3]);
  * ```
  */
+export function std(input: Tensor, options?: { unbiased?: boolean }): Tensor;
+/** Standard deviation of every element, with Bessel's correction when `unbiased`. */
+export function std(input: Tensor, unbiased: boolean): Tensor;
+/** Standard deviation over `dim` with Bessel's correction when `unbiased`. */
+export function std(
+  input: Tensor,
+  options?: { dim?: number | readonly number[] | null; unbiased?: boolean; keepdim?: boolean },
+): Tensor;
+/** Standard deviation over `dim` with Bessel's correction when `unbiased`. */
+export function std(
+  input: Tensor,
+  dim: number | readonly number[] | null,
+  options?: { unbiased?: boolean; keepdim?: boolean },
+): Tensor;
+/** Standard deviation over `dim` with Bessel's correction when `unbiased`. */
+export function std(
+  input: Tensor,
+  dim: number | readonly number[] | null,
+  unbiased: boolean,
+  options?: { keepdim?: boolean },
+): Tensor;
+/** Standard deviation over `dim` with Bessel's correction when `unbiased`. */
+export function std(input: Tensor, dim: number | readonly number[] | null, unbiased: boolean, keepdim: boolean): Tensor;
+/** Standard deviation over `dim` (every dim when null), the square root of `var`. */
 export function std(
   input: Tensor,
   options?: { dim?: number | readonly number[] | null; correction?: number | null; keepdim?: boolean },
@@ -9640,20 +9797,65 @@ export function std(
   dim: number | readonly number[] | null,
   options?: { correction?: number | null; keepdim?: boolean },
 ): Tensor;
-export function std(p0?: any, p1?: any, p2?: any): any {
+/** Standard deviation of every element, with Bessel's correction when `unbiased`. (any overload) */
+export function std(
+  input: Tensor,
+  unbiased?: boolean | number | readonly number[] | null,
+  arg2?: boolean,
+  keepdim?: boolean,
+  options?: {
+    unbiased?: boolean;
+    dim?: number | readonly number[] | null;
+    keepdim?: boolean;
+    correction?: number | null;
+  },
+): Tensor;
+export function std(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any {
   const n = arguments.length;
   if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['std'].callUnchecked(p0, true);
+    if (isLiveTensor(p0)) return ops()['std.dim'].callUnchecked(p0, null, true, false);
     if (isLiveTensor(p0)) return ops()['std.correction'].callUnchecked(p0, null, null, false);
   }
   if (n === 2) {
+    if (isLiveTensor(p0) && typeof p1 === 'boolean') return ops()['std'].callUnchecked(p0, p1);
+    if (isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1))) {
+      return ops()['std.dim'].callUnchecked(p0, p1 == null ? null : intListArg(p1, 1), true, false);
+    }
     if (isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1))) {
       return ops()['std.correction'].callUnchecked(p0, p1 == null ? null : intListArg(p1, 1), null, false);
+    }
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1)) && typeof p2 === 'boolean') {
+      return ops()['std.dim'].callUnchecked(p0, p1 == null ? null : intListArg(p1, 1), p2, false);
+    }
+  }
+  if (n === 4) {
+    if (isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1)) && typeof p2 === 'boolean' && typeof p3 === 'boolean') {
+      return ops()['std.dim'].callUnchecked(p0, p1 == null ? null : intListArg(p1, 1), p2, p3);
     }
   }
   if (n === 2 && isOptions(p1)) {
     const o: any = p1;
     if (
-      optionsWithin(o, F_std_K0) && isLiveTensor(p0) &&
+      optionsWithin(o, F_std_K0) && isLiveTensor(p0) && (o.unbiased === undefined || typeof o.unbiased === 'boolean')
+    ) return ops()['std'].callUnchecked(p0, o.unbiased === undefined ? true : o.unbiased);
+    if (
+      optionsWithin(o, F_std_K1) && isLiveTensor(p0) &&
+      (o.dim === undefined || (o.dim == null || isIntListArg(o.dim, 1))) &&
+      (o.unbiased === undefined || typeof o.unbiased === 'boolean') &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['std.dim'].callUnchecked(
+        p0,
+        o.dim == null ? null : intListArg(o.dim, 1),
+        o.unbiased === undefined ? true : o.unbiased,
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+    if (
+      optionsWithin(o, F_std_K2) && isLiveTensor(p0) &&
       (o.dim === undefined || (o.dim == null || isIntListArg(o.dim, 1))) &&
       (o.correction === undefined || (o.correction == null || isIntArg(o.correction))) &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
@@ -9668,8 +9870,23 @@ export function std(p0?: any, p1?: any, p2?: any): any {
   }
   if (n === 3 && isOptions(p2)) {
     const o: any = p2;
+    if (optionsWithin(o, F_std_K3) && isLiveTensor(p0) && typeof p1 === 'boolean') {
+      return ops()['std'].callUnchecked(p0, p1);
+    }
     if (
-      optionsWithin(o, F_std_K1) && isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1)) &&
+      optionsWithin(o, F_std_K4) && isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1)) &&
+      (o.unbiased === undefined || typeof o.unbiased === 'boolean') &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['std.dim'].callUnchecked(
+        p0,
+        p1 == null ? null : intListArg(p1, 1),
+        o.unbiased === undefined ? true : o.unbiased,
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+    if (
+      optionsWithin(o, F_std_K5) && isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1)) &&
       (o.correction === undefined || (o.correction == null || isIntArg(o.correction))) &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
     ) {
@@ -9680,6 +9897,27 @@ export function std(p0?: any, p1?: any, p2?: any): any {
         o.keepdim === undefined ? false : o.keepdim,
       );
     }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_std_K6) && isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1)) &&
+      typeof p2 === 'boolean' && (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['std.dim'].callUnchecked(
+        p0,
+        p1 == null ? null : intListArg(p1, 1),
+        p2,
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      optionsWithin(o, F_std_K7) && isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1)) &&
+      typeof p2 === 'boolean' && typeof p3 === 'boolean'
+    ) return ops()['std.dim'].callUnchecked(p0, p1 == null ? null : intListArg(p1, 1), p2, p3);
   }
   return callParsed(F_std, ops(), undefined, arguments);
 }
@@ -12190,6 +12428,25 @@ export interface TensorMethods {
   any(this: Tensor, dim: number, keepdim: boolean): Tensor;
   /** Whether some element is non-zero. (any overload) */
   any(this: Tensor, dim?: number, keepdim?: boolean, options?: { keepdim?: boolean }): Tensor;
+  /** Variance of every element, with Bessel's correction when `unbiased`. */
+  var(this: Tensor, options?: { unbiased?: boolean }): Tensor;
+  /** Variance of every element, with Bessel's correction when `unbiased`. */
+  var(this: Tensor, unbiased: boolean): Tensor;
+  /** Variance over `dim` with Bessel's correction when `unbiased` (the older spelling of `correction`). */
+  var(
+    this: Tensor,
+    options?: { dim?: number | readonly number[] | null; unbiased?: boolean; keepdim?: boolean },
+  ): Tensor;
+  /** Variance over `dim` with Bessel's correction when `unbiased` (the older spelling of `correction`). */
+  var(
+    this: Tensor,
+    dim: number | readonly number[] | null,
+    options?: { unbiased?: boolean; keepdim?: boolean },
+  ): Tensor;
+  /** Variance over `dim` with Bessel's correction when `unbiased` (the older spelling of `correction`). */
+  var(this: Tensor, dim: number | readonly number[] | null, unbiased: boolean, options?: { keepdim?: boolean }): Tensor;
+  /** Variance over `dim` with Bessel's correction when `unbiased` (the older spelling of `correction`). */
+  var(this: Tensor, dim: number | readonly number[] | null, unbiased: boolean, keepdim: boolean): Tensor;
   /** Variance over `dim` (every dim when null): `sum((x - mean)^2) / (N - correction)`, correction 1 by default. */
   var(
     this: Tensor,
@@ -12205,6 +12462,38 @@ export interface TensorMethods {
   var(this: Tensor, ...dim: number[]): Tensor;
   /** Variance over `dim` (every dim when null): `sum((x - mean)^2) / (N - correction)`, correction 1 by default. */
   var(this: Tensor, ...args: [...dim: number[], options: { correction?: number | null; keepdim?: boolean }]): Tensor;
+  /** Variance of every element, with Bessel's correction when `unbiased`. (any overload) */
+  var(
+    this: Tensor,
+    unbiased?: boolean | number | readonly number[] | null,
+    arg1?: boolean,
+    keepdim?: boolean,
+    options?: {
+      unbiased?: boolean;
+      dim?: number | readonly number[] | null;
+      keepdim?: boolean;
+      correction?: number | null;
+    },
+  ): Tensor;
+  /** Standard deviation of every element, with Bessel's correction when `unbiased`. */
+  std(this: Tensor, options?: { unbiased?: boolean }): Tensor;
+  /** Standard deviation of every element, with Bessel's correction when `unbiased`. */
+  std(this: Tensor, unbiased: boolean): Tensor;
+  /** Standard deviation over `dim` with Bessel's correction when `unbiased`. */
+  std(
+    this: Tensor,
+    options?: { dim?: number | readonly number[] | null; unbiased?: boolean; keepdim?: boolean },
+  ): Tensor;
+  /** Standard deviation over `dim` with Bessel's correction when `unbiased`. */
+  std(
+    this: Tensor,
+    dim: number | readonly number[] | null,
+    options?: { unbiased?: boolean; keepdim?: boolean },
+  ): Tensor;
+  /** Standard deviation over `dim` with Bessel's correction when `unbiased`. */
+  std(this: Tensor, dim: number | readonly number[] | null, unbiased: boolean, options?: { keepdim?: boolean }): Tensor;
+  /** Standard deviation over `dim` with Bessel's correction when `unbiased`. */
+  std(this: Tensor, dim: number | readonly number[] | null, unbiased: boolean, keepdim: boolean): Tensor;
   /** Standard deviation over `dim` (every dim when null), the square root of `var`. */
   std(
     this: Tensor,
@@ -12220,6 +12509,19 @@ export interface TensorMethods {
   std(this: Tensor, ...dim: number[]): Tensor;
   /** Standard deviation over `dim` (every dim when null), the square root of `var`. */
   std(this: Tensor, ...args: [...dim: number[], options: { correction?: number | null; keepdim?: boolean }]): Tensor;
+  /** Standard deviation of every element, with Bessel's correction when `unbiased`. (any overload) */
+  std(
+    this: Tensor,
+    unbiased?: boolean | number | readonly number[] | null,
+    arg1?: boolean,
+    keepdim?: boolean,
+    options?: {
+      unbiased?: boolean;
+      dim?: number | readonly number[] | null;
+      keepdim?: boolean;
+      correction?: number | null;
+    },
+  ): Tensor;
   /** `log(sum(exp(x)))` over `dim`, computed stably. */
   logsumexp(this: Tensor, dim: number | readonly number[], options?: { keepdim?: boolean }): Tensor;
   /** `log(sum(exp(x)))` over `dim`, computed stably. */
@@ -16292,32 +16594,51 @@ function method_any(this: Tensor, p0?: any, p1?: any, p2?: any): any {
 const M_var: OverloadGroup = {
   name: 'var',
   method: true,
-  overloads: [{
+  overloads: [{ key: 'var', schema: 'var(Tensor self, bool unbiased=True) -> Tensor' }, {
+    key: 'var.dim',
+    schema: 'var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor',
+  }, {
     key: 'var.correction',
     schema: 'var.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> Tensor',
   }],
 };
-const M_var_K0: readonly string[] = ['dim', 'correction', 'keepdim'];
-const M_var_K1: readonly string[] = ['correction', 'keepdim'];
-const M_var_K2: readonly string[] = ['correction', 'keepdim'];
-const M_var_K3: readonly string[] = ['correction', 'keepdim'];
-const M_var_K4: readonly string[] = ['correction', 'keepdim'];
+const M_var_K0: readonly string[] = ['unbiased'];
+const M_var_K1: readonly string[] = ['dim', 'unbiased', 'keepdim'];
+const M_var_K2: readonly string[] = ['dim', 'correction', 'keepdim'];
+const M_var_K3: readonly string[] = [];
+const M_var_K4: readonly string[] = ['unbiased', 'keepdim'];
+const M_var_K5: readonly string[] = ['correction', 'keepdim'];
+const M_var_K6: readonly string[] = ['keepdim'];
+const M_var_K7: readonly string[] = ['correction', 'keepdim'];
+const M_var_K8: readonly string[] = [];
+const M_var_K9: readonly string[] = ['correction', 'keepdim'];
+const M_var_K10: readonly string[] = ['correction', 'keepdim'];
 function method_var(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest: any[]): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
-    return ops()['var.correction'].callUnchecked(this, null, null, false);
+    return ops()['var'].callUnchecked(this, true);
   }
   if (n === 1 && isLiveTensor(this)) {
+    if (typeof p0 === 'boolean') return ops()['var'].callUnchecked(this, p0);
+    if ((p0 == null || isIntListArg(p0, 1))) {
+      return ops()['var.dim'].callUnchecked(this, p0 == null ? null : intListArg(p0, 1), true, false);
+    }
     if ((Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
       return ops()['var.correction'].callUnchecked(this, intListArg(p0, 0), null, false);
     }
   }
   if (n === 2 && isLiveTensor(this)) {
+    if ((p0 == null || isIntListArg(p0, 1)) && typeof p1 === 'boolean') {
+      return ops()['var.dim'].callUnchecked(this, p0 == null ? null : intListArg(p0, 1), p1, false);
+    }
     if (isIntArg(p0) && isIntArg(p1)) {
       return ops()['var.correction'].callUnchecked(this, [intArg(p0), intArg(p1)], null, false);
     }
   }
   if (n === 3 && isLiveTensor(this)) {
+    if ((p0 == null || isIntListArg(p0, 1)) && typeof p1 === 'boolean' && typeof p2 === 'boolean') {
+      return ops()['var.dim'].callUnchecked(this, p0 == null ? null : intListArg(p0, 1), p1, p2);
+    }
     if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
       return ops()['var.correction'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2)], null, false);
     }
@@ -16329,8 +16650,23 @@ function method_var(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: a
   }
   if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
     const o: any = p0;
+    if (optionsWithin(o, M_var_K0) && (o.unbiased === undefined || typeof o.unbiased === 'boolean')) {
+      return ops()['var'].callUnchecked(this, o.unbiased === undefined ? true : o.unbiased);
+    }
     if (
-      optionsWithin(o, M_var_K0) && (o.dim === undefined || (o.dim == null || isIntListArg(o.dim, 1))) &&
+      optionsWithin(o, M_var_K1) && (o.dim === undefined || (o.dim == null || isIntListArg(o.dim, 1))) &&
+      (o.unbiased === undefined || typeof o.unbiased === 'boolean') &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['var.dim'].callUnchecked(
+        this,
+        o.dim == null ? null : intListArg(o.dim, 1),
+        o.unbiased === undefined ? true : o.unbiased,
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+    if (
+      optionsWithin(o, M_var_K2) && (o.dim === undefined || (o.dim == null || isIntListArg(o.dim, 1))) &&
       (o.correction === undefined || (o.correction == null || isIntArg(o.correction))) &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
     ) {
@@ -16344,8 +16680,21 @@ function method_var(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: a
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o: any = p1;
+    if (optionsWithin(o, M_var_K3) && typeof p0 === 'boolean') return ops()['var'].callUnchecked(this, p0);
     if (
-      optionsWithin(o, M_var_K1) && (Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0)) &&
+      optionsWithin(o, M_var_K4) && (p0 == null || isIntListArg(p0, 1)) &&
+      (o.unbiased === undefined || typeof o.unbiased === 'boolean') &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['var.dim'].callUnchecked(
+        this,
+        p0 == null ? null : intListArg(p0, 1),
+        o.unbiased === undefined ? true : o.unbiased,
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+    if (
+      optionsWithin(o, M_var_K5) && (Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0)) &&
       (o.correction === undefined || (o.correction == null || isIntArg(o.correction))) &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
     ) {
@@ -16360,7 +16709,18 @@ function method_var(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: a
   if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
     const o: any = p2;
     if (
-      isIntArg(p0) && isIntArg(p1) && optionsWithin(o, M_var_K2) &&
+      optionsWithin(o, M_var_K6) && (p0 == null || isIntListArg(p0, 1)) && typeof p1 === 'boolean' &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['var.dim'].callUnchecked(
+        this,
+        p0 == null ? null : intListArg(p0, 1),
+        p1,
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+    if (
+      isIntArg(p0) && isIntArg(p1) && optionsWithin(o, M_var_K7) &&
       (o.correction === undefined || (o.correction == null || isIntArg(o.correction))) &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
     ) {
@@ -16375,7 +16735,11 @@ function method_var(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: a
   if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
     const o: any = p3;
     if (
-      isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && optionsWithin(o, M_var_K3) &&
+      optionsWithin(o, M_var_K8) && (p0 == null || isIntListArg(p0, 1)) && typeof p1 === 'boolean' &&
+      typeof p2 === 'boolean'
+    ) return ops()['var.dim'].callUnchecked(this, p0 == null ? null : intListArg(p0, 1), p1, p2);
+    if (
+      isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && optionsWithin(o, M_var_K9) &&
       (o.correction === undefined || (o.correction == null || isIntArg(o.correction))) &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
     ) {
@@ -16390,7 +16754,7 @@ function method_var(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: a
   if (n === 5 && isLiveTensor(this) && isOptions(p4)) {
     const o: any = p4;
     if (
-      isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3) && optionsWithin(o, M_var_K4) &&
+      isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3) && optionsWithin(o, M_var_K10) &&
       (o.correction === undefined || (o.correction == null || isIntArg(o.correction))) &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
     ) {
@@ -16408,32 +16772,51 @@ function method_var(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: a
 const M_std: OverloadGroup = {
   name: 'std',
   method: true,
-  overloads: [{
+  overloads: [{ key: 'std', schema: 'std(Tensor self, bool unbiased=True) -> Tensor' }, {
+    key: 'std.dim',
+    schema: 'std.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor',
+  }, {
     key: 'std.correction',
     schema: 'std.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> Tensor',
   }],
 };
-const M_std_K0: readonly string[] = ['dim', 'correction', 'keepdim'];
-const M_std_K1: readonly string[] = ['correction', 'keepdim'];
-const M_std_K2: readonly string[] = ['correction', 'keepdim'];
-const M_std_K3: readonly string[] = ['correction', 'keepdim'];
-const M_std_K4: readonly string[] = ['correction', 'keepdim'];
+const M_std_K0: readonly string[] = ['unbiased'];
+const M_std_K1: readonly string[] = ['dim', 'unbiased', 'keepdim'];
+const M_std_K2: readonly string[] = ['dim', 'correction', 'keepdim'];
+const M_std_K3: readonly string[] = [];
+const M_std_K4: readonly string[] = ['unbiased', 'keepdim'];
+const M_std_K5: readonly string[] = ['correction', 'keepdim'];
+const M_std_K6: readonly string[] = ['keepdim'];
+const M_std_K7: readonly string[] = ['correction', 'keepdim'];
+const M_std_K8: readonly string[] = [];
+const M_std_K9: readonly string[] = ['correction', 'keepdim'];
+const M_std_K10: readonly string[] = ['correction', 'keepdim'];
 function method_std(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest: any[]): any {
   const n = arguments.length;
   if (n === 0 && isLiveTensor(this)) {
-    return ops()['std.correction'].callUnchecked(this, null, null, false);
+    return ops()['std'].callUnchecked(this, true);
   }
   if (n === 1 && isLiveTensor(this)) {
+    if (typeof p0 === 'boolean') return ops()['std'].callUnchecked(this, p0);
+    if ((p0 == null || isIntListArg(p0, 1))) {
+      return ops()['std.dim'].callUnchecked(this, p0 == null ? null : intListArg(p0, 1), true, false);
+    }
     if ((Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
       return ops()['std.correction'].callUnchecked(this, intListArg(p0, 0), null, false);
     }
   }
   if (n === 2 && isLiveTensor(this)) {
+    if ((p0 == null || isIntListArg(p0, 1)) && typeof p1 === 'boolean') {
+      return ops()['std.dim'].callUnchecked(this, p0 == null ? null : intListArg(p0, 1), p1, false);
+    }
     if (isIntArg(p0) && isIntArg(p1)) {
       return ops()['std.correction'].callUnchecked(this, [intArg(p0), intArg(p1)], null, false);
     }
   }
   if (n === 3 && isLiveTensor(this)) {
+    if ((p0 == null || isIntListArg(p0, 1)) && typeof p1 === 'boolean' && typeof p2 === 'boolean') {
+      return ops()['std.dim'].callUnchecked(this, p0 == null ? null : intListArg(p0, 1), p1, p2);
+    }
     if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
       return ops()['std.correction'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2)], null, false);
     }
@@ -16445,8 +16828,23 @@ function method_std(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: a
   }
   if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
     const o: any = p0;
+    if (optionsWithin(o, M_std_K0) && (o.unbiased === undefined || typeof o.unbiased === 'boolean')) {
+      return ops()['std'].callUnchecked(this, o.unbiased === undefined ? true : o.unbiased);
+    }
     if (
-      optionsWithin(o, M_std_K0) && (o.dim === undefined || (o.dim == null || isIntListArg(o.dim, 1))) &&
+      optionsWithin(o, M_std_K1) && (o.dim === undefined || (o.dim == null || isIntListArg(o.dim, 1))) &&
+      (o.unbiased === undefined || typeof o.unbiased === 'boolean') &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['std.dim'].callUnchecked(
+        this,
+        o.dim == null ? null : intListArg(o.dim, 1),
+        o.unbiased === undefined ? true : o.unbiased,
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+    if (
+      optionsWithin(o, M_std_K2) && (o.dim === undefined || (o.dim == null || isIntListArg(o.dim, 1))) &&
       (o.correction === undefined || (o.correction == null || isIntArg(o.correction))) &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
     ) {
@@ -16460,8 +16858,21 @@ function method_std(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: a
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o: any = p1;
+    if (optionsWithin(o, M_std_K3) && typeof p0 === 'boolean') return ops()['std'].callUnchecked(this, p0);
     if (
-      optionsWithin(o, M_std_K1) && (Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0)) &&
+      optionsWithin(o, M_std_K4) && (p0 == null || isIntListArg(p0, 1)) &&
+      (o.unbiased === undefined || typeof o.unbiased === 'boolean') &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['std.dim'].callUnchecked(
+        this,
+        p0 == null ? null : intListArg(p0, 1),
+        o.unbiased === undefined ? true : o.unbiased,
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+    if (
+      optionsWithin(o, M_std_K5) && (Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0)) &&
       (o.correction === undefined || (o.correction == null || isIntArg(o.correction))) &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
     ) {
@@ -16476,7 +16887,18 @@ function method_std(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: a
   if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
     const o: any = p2;
     if (
-      isIntArg(p0) && isIntArg(p1) && optionsWithin(o, M_std_K2) &&
+      optionsWithin(o, M_std_K6) && (p0 == null || isIntListArg(p0, 1)) && typeof p1 === 'boolean' &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['std.dim'].callUnchecked(
+        this,
+        p0 == null ? null : intListArg(p0, 1),
+        p1,
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+    if (
+      isIntArg(p0) && isIntArg(p1) && optionsWithin(o, M_std_K7) &&
       (o.correction === undefined || (o.correction == null || isIntArg(o.correction))) &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
     ) {
@@ -16491,7 +16913,11 @@ function method_std(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: a
   if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
     const o: any = p3;
     if (
-      isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && optionsWithin(o, M_std_K3) &&
+      optionsWithin(o, M_std_K8) && (p0 == null || isIntListArg(p0, 1)) && typeof p1 === 'boolean' &&
+      typeof p2 === 'boolean'
+    ) return ops()['std.dim'].callUnchecked(this, p0 == null ? null : intListArg(p0, 1), p1, p2);
+    if (
+      isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && optionsWithin(o, M_std_K9) &&
       (o.correction === undefined || (o.correction == null || isIntArg(o.correction))) &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
     ) {
@@ -16506,7 +16932,7 @@ function method_std(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: a
   if (n === 5 && isLiveTensor(this) && isOptions(p4)) {
     const o: any = p4;
     if (
-      isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3) && optionsWithin(o, M_std_K4) &&
+      isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3) && optionsWithin(o, M_std_K10) &&
       (o.correction === undefined || (o.correction == null || isIntArg(o.correction))) &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
     ) {

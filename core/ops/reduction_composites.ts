@@ -262,5 +262,10 @@ export function vectorNorm(
  * ```
  */
 export function norm(self: Tensor, p: number | null, dim: readonly number[] | null, keepdim: boolean): Tensor {
+  if (!self.dtype.isFloatingPoint) {
+    throw new RuntimeError(
+      `norm(): input dtype should be either floating point or complex. Got ${self.dtype.scalarTypeName} instead.`,
+    );
+  }
   return vectorNorm(self, p ?? 2, dim, keepdim, null);
 }

@@ -1,7 +1,7 @@
 /**
  * Tensor conveniences that PyTorch defines in Python or as properties: `.T`, `.mT`, the dtype shorthands
  * (`.float()`, `.double()`, `.half()`, `.bfloat16()`, `.long()`, `.int()`, `.short()`, `.char()`, `.byte()`,
- * `.bool()`) and `newTensor`.
+ * `.bool()`), `unique` and `newTensor`.
  *
  * @module
  */
@@ -10,6 +10,7 @@ import type { DeviceLike } from '../tensor/device.ts';
 import { type DType, type DTypeLike, toDType } from '../tensor/dtype.ts';
 import { Tensor } from '../tensor/tensor.ts';
 import { tensor, type TensorData } from './creation.ts';
+import { unique } from './unique.ts';
 
 /**
  * The methods and properties {@linkcode installTensorConveniences} adds to every Tensor.
@@ -45,6 +46,10 @@ export interface ConvenienceTensorMethods {
   byte(): Tensor;
   /** `this.to('bool')`. */
   bool(): Tensor;
+  /** `unique(this, options)`: the sorted unique values (or slices along `dim`), with inverse / counts if asked. */
+  unique(
+    options?: { sorted?: boolean; returnInverse?: boolean; returnCounts?: boolean; dim?: number | null },
+  ): Tensor | Tensor[];
   /** A new tensor holding `data`, with this tensor's dtype and device unless given (never shares memory). */
   newTensor(data: TensorData, options?: { dtype?: DTypeLike; device?: DeviceLike; requiresGrad?: boolean }): Tensor;
 }
@@ -105,6 +110,12 @@ export function installTensorConveniences(): void {
       return this.to(dtype);
     };
   }
+  proto.unique = function (
+    this: Tensor,
+    options?: { sorted?: boolean; returnInverse?: boolean; returnCounts?: boolean; dim?: number | null },
+  ): Tensor | Tensor[] {
+    return unique(this, options ?? {});
+  };
   proto.newTensor = function (
     this: Tensor,
     data: TensorData,

@@ -78,8 +78,23 @@ describe('var / std / var_mean / std_mean', () => {
       assert.deepEqual(tensor([3], f64).var().tolist(), NaN);
       assert.deepEqual(tensor([3, 4], f64).var(null, { correction: 2 }).tolist(), Infinity);
     }));
+  it('the unbiased spelling (var.dim / var / std.dim / std)', () =>
+    leakFree(() => {
+      const x = nonContiguousTensor([3, 4], 'float64', next);
+      const xs = values(x);
+      const tol = { rtol: 1e-12, atol: 1e-13 };
+      assertClose(x.var(1, false), reduceRef(xs, [3, 4], [1], varOf(0)), [3], tol);
+      assertClose(x.var(1, true, true), reduceRef(xs, [3, 4], [1], varOf(1)), [3, 1], tol);
+      assertClose(x.var(false), [varOf(0)(xs)], [], tol);
+      assertClose(x.var({ unbiased: false }), [varOf(0)(xs)], [], tol);
+      assertClose(S.std(x, 0, { unbiased: false }), reduceRef(xs, [3, 4], [0], varOf(0)).map(Math.sqrt), [4], tol);
+      assertClose(x.std(true), [Math.sqrt(varOf(1)(xs))], [], tol);
+    }));
   it("PyTorch's errors", () =>
     leakFree(() => {
+      assert.throws(() => tensor([1, 2]).norm(), {
+        message: 'norm(): input dtype should be either floating point or complex. Got Long instead.',
+      });
       assert.throws(() => tensor([1, 2]).var(), {
         message: 'std and var only support floating point and complex dtypes',
       });

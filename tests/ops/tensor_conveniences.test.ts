@@ -71,6 +71,13 @@ describe('Tensor conveniences', () => {
       assert.equal(x.newZeros([1]).requiresGrad, false);
       assert.throws(() => x.newZeros([-1]));
     }));
+  it('x.unique() is unique(x)', () =>
+    leakFree(() => {
+      const x = tensor([3, 1, 3]);
+      assert.deepEqual((x.unique() as typeof x).tolist(), [1, 3]);
+      const [v, c] = x.unique({ returnCounts: true }) as (typeof x)[];
+      assert.deepEqual([v.tolist(), c.tolist()], [[1, 3], [1, 2]]);
+    }));
   it('newTensor copies data with self dtype unless given', () =>
     leakFree(() => {
       const x = tensor([1], { dtype: 'float16' });
