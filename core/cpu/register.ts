@@ -16,6 +16,9 @@ import { CPU_LINALG_KERNELS } from './linalg.ts';
 import { CPU_NN_KERNELS } from './nn.ts';
 import { CPU_RANDOM_KERNELS } from './random.ts';
 import { CPU_REDUCTION_KERNELS } from './reductions.ts';
+import { CPU_SCAN_SORT_KERNELS } from './scan_sort.ts';
+import { CPU_SELECTION_KERNELS } from './selection.ts';
+import { CPU_RANDOM2_KERNELS } from './random2.ts';
 import { CPU_VIEW_KERNELS } from './views.ts';
 import { registerCpuAllocators } from './runtime.ts';
 
@@ -31,6 +34,9 @@ export const CPU_KERNELS: { readonly [K in BackendOpName]: Kernel } = {
   ...CPU_NN_KERNELS,
   ...CPU_RANDOM_KERNELS,
   ...CPU_INDEXING_KERNELS,
+  ...CPU_SCAN_SORT_KERNELS,
+  ...CPU_SELECTION_KERNELS,
+  ...CPU_RANDOM2_KERNELS,
 };
 
 let library: Library | undefined;

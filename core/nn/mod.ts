@@ -48,6 +48,15 @@ export {
 } from './loss.ts';
 export { GELU, type GELUOptions, Identity, LogSoftmax, Sigmoid, SiLU, Softmax, Tanh } from './activations.ts';
 export { ModuleDict, ModuleList } from './containers.ts';
+export {
+  BCELoss,
+  BCEWithLogitsLoss,
+  CosineSimilarity,
+  HuberLoss,
+  KLDivLoss,
+  L1Loss,
+  SmoothL1Loss,
+} from './loss_modules.ts';
 export * as init from './init.ts';
 export * as utils from './utils.ts';
 export * as safetensors from './safetensors.ts';

@@ -5,6 +5,8 @@
  *
  * @module
  */
+import { ACTIVATION_OPS, type ActivationCompositeOpName } from './decl_activations.ts';
+import { CONVENIENCE_OPS, type ConvenienceCompositeOpName } from './decl_conveniences.ts';
 import { ELEMENTWISE_OPS, type ElementwiseOpName } from './decl_elementwise.ts';
 import { ELEMENTWISE_COMPOSITE_OPS, type ElementwiseCompositeOpName } from './decl_elementwise_composite.ts';
 import { FACTORY_OPS, type FactoryOpName } from './decl_factories.ts';
@@ -13,6 +15,10 @@ import { LINALG_OPS, type LinalgBackendOpName, type LinalgCompositeOpName } from
 import { NN_OPS, type NnBackendOpName, type NnCompositeOpName } from './decl_nn.ts';
 import { RANDOM_OPS, type RandomBackendOpName, type RandomCompositeOpName } from './decl_random.ts';
 import { REDUCTION_OPS, type ReductionBackendOpName, type ReductionCompositeOpName } from './decl_reductions.ts';
+import { RANDOM2_OPS, type Random2BackendOpName } from './decl_random2.ts';
+import { REDUCTION2_OPS, type Reduction2CompositeOpName } from './decl_reductions2.ts';
+import { SCAN_SORT_OPS, type ScanSortBackendOpName, type ScanSortCompositeOpName } from './decl_scan_sort.ts';
+import { SELECTION_OPS, type SelectionBackendOpName, type SelectionCompositeOpName } from './decl_selection.ts';
 import { VIEW_OPS, type ViewBackendOpName, type ViewCompositeOpName } from './decl_views.ts';
 import type { OpDecl } from './op_decl.ts';
 
@@ -25,7 +31,10 @@ export type BackendOpName =
   | LinalgBackendOpName
   | NnBackendOpName
   | RandomBackendOpName
-  | IndexingBackendOpName;
+  | IndexingBackendOpName
+  | ScanSortBackendOpName
+  | SelectionBackendOpName
+  | Random2BackendOpName;
 
 /** Names of operators implemented once for all backends (composites and views). */
 export type CompositeOpName =
@@ -35,7 +44,12 @@ export type CompositeOpName =
   | LinalgCompositeOpName
   | NnCompositeOpName
   | RandomCompositeOpName
-  | IndexingCompositeOpName;
+  | IndexingCompositeOpName
+  | ActivationCompositeOpName
+  | Reduction2CompositeOpName
+  | ScanSortCompositeOpName
+  | SelectionCompositeOpName
+  | ConvenienceCompositeOpName;
 
 /** Names of all declared operators. */
 export type OpName = BackendOpName | CompositeOpName;
@@ -51,4 +65,10 @@ export const OPS: { readonly [K in OpName]: OpDecl } = {
   ...NN_OPS,
   ...RANDOM_OPS,
   ...INDEXING_OPS,
+  ...ACTIVATION_OPS,
+  ...REDUCTION2_OPS,
+  ...SCAN_SORT_OPS,
+  ...SELECTION_OPS,
+  ...CONVENIENCE_OPS,
+  ...RANDOM2_OPS,
 };

@@ -14,6 +14,7 @@ import type { Tensor } from '../tensor/tensor.ts';
 import type { OpName } from './declarations.ts';
 import { where } from './generated_api.ts';
 import { asStridedBackward } from './as_strided_backward.ts';
+import { SCAN_SORT_DERIVATIVES } from './derivatives_scan_sort.ts';
 
 const t = (s: SavedValues, name: string) => s[name] as Tensor;
 const n = (s: SavedValues, name: string) => s[name] as number;
@@ -123,6 +124,10 @@ const wrap = (d: number, rank: number) => (d < 0 ? d + Math.max(rank, 1) : d);
 
 /** Derivatives of the differentiable operators, keyed like the operator table. */
 export const DERIVATIVES: { readonly [K in OpName]?: Derivative } = {
+  ...SCAN_SORT_DERIVATIVES,
+  // bernoulli's samples do not depend smoothly on the probabilities: a zero gradient, as derivatives.yaml says.
+  'bernoulli': { name: 'BernoulliBackward0', grads: { self: (g) => g.mul(0) } },
+  'bernoulli.p': { name: 'BernoulliBackward1', grads: { self: (g) => g.mul(0) } },
   'add.Tensor': {
     name: 'AddBackward0',
     grads: { self: (g) => g, other: (g, s) => (n(s, 'alpha') === 1 ? g : g.mul(n(s, 'alpha'))) },
@@ -714,6 +719,8 @@ export const NOT_DIFFERENTIABLE: ReadonlySet<string> = new Set([
   'bitwise_xor.Tensor',
   'bitwise_not',
   'isnan',
+  'nonzero',
+  'multinomial',
   'argmax',
   'argmin',
   '_softmax_backward_data',

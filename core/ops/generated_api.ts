@@ -1823,6 +1823,7 @@ const F_where: OverloadGroup = {
   name: 'where',
   method: false,
   overloads: [
+    { key: 'where', schema: 'where(Tensor condition) -> Tensor[]' },
     { key: 'where.self', schema: 'where.self(Tensor condition, Tensor self, Tensor other) -> Tensor' },
     { key: 'where.ScalarSelf', schema: 'where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor' },
     { key: 'where.ScalarOther', schema: 'where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor' },
@@ -1833,6 +1834,7 @@ const F_where_K0: readonly string[] = [];
 const F_where_K1: readonly string[] = [];
 const F_where_K2: readonly string[] = [];
 const F_where_K3: readonly string[] = [];
+const F_where_K4: readonly string[] = [];
 /**
  * Chooses `self` where `condition` is true, else `other`.
  *
@@ -1841,6 +1843,7 @@ const F_where_K3: readonly string[] = [];
  * - `aten::where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor`
  * - `aten::where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor`
  * - `aten::where.Scalar(Tensor condition, Scalar self, Scalar other) -> Tensor`
+ * - `aten::where(Tensor condition) -> Tensor[]`
  *
  * @example
  * ```ts
@@ -1849,6 +1852,8 @@ const F_where_K3: readonly string[] = [];
  * const y = where(x.gt(0), x, x);
  * ```
  */
+export function where(condition: Tensor): Tensor[];
+/** Chooses `self` where `condition` is true, else `other`. */
 export function where(condition: Tensor, self: Tensor, other: Tensor): Tensor;
 /** Chooses the scalar `self` where `condition` is true, else `other`. */
 export function where(condition: Tensor, self: Scalar, other: Tensor): Tensor;
@@ -1856,10 +1861,13 @@ export function where(condition: Tensor, self: Scalar, other: Tensor): Tensor;
 export function where(condition: Tensor, self: Tensor, other: Scalar): Tensor;
 /** Chooses the scalar `self` where `condition` is true, else the scalar `other`. */
 export function where(condition: Tensor, self: Scalar, other: Scalar): Tensor;
-/** Chooses `self` where `condition` is true, else `other`. (any overload) */
-export function where(condition: Tensor, self: Tensor | Scalar, other: Tensor | Scalar): Tensor;
+/** Chooses `self` where `condition` is true, else `other`; with only `condition`, the indices of its non-zero elements per dim. (any overload) */
+export function where(condition: Tensor, self?: Tensor | Scalar, other?: Tensor | Scalar): Tensor[] | Tensor;
 export function where(p0?: any, p1?: any, p2?: any, p3?: any): any {
   const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['where'].callUnchecked(p0);
+  }
   if (n === 3) {
     if (isLiveTensor(p0) && isLiveTensor(p1) && isLiveTensor(p2)) return ops()['where.self'].callUnchecked(p0, p1, p2);
     if (isLiveTensor(p0) && isScalarArg(p1) && isLiveTensor(p2)) {
@@ -1872,18 +1880,22 @@ export function where(p0?: any, p1?: any, p2?: any, p3?: any): any {
       return ops()['where.Scalar'].callUnchecked(p0, scalarArg(p1), scalarArg(p2));
     }
   }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_where_K0) && isLiveTensor(p0)) return ops()['where'].callUnchecked(p0);
+  }
   if (n === 4 && isOptions(p3)) {
     const o: any = p3;
-    if (optionsWithin(o, F_where_K0) && isLiveTensor(p0) && isLiveTensor(p1) && isLiveTensor(p2)) {
+    if (optionsWithin(o, F_where_K1) && isLiveTensor(p0) && isLiveTensor(p1) && isLiveTensor(p2)) {
       return ops()['where.self'].callUnchecked(p0, p1, p2);
     }
-    if (optionsWithin(o, F_where_K1) && isLiveTensor(p0) && isScalarArg(p1) && isLiveTensor(p2)) {
+    if (optionsWithin(o, F_where_K2) && isLiveTensor(p0) && isScalarArg(p1) && isLiveTensor(p2)) {
       return ops()['where.ScalarSelf'].callUnchecked(p0, scalarArg(p1), p2);
     }
-    if (optionsWithin(o, F_where_K2) && isLiveTensor(p0) && isLiveTensor(p1) && isScalarArg(p2)) {
+    if (optionsWithin(o, F_where_K3) && isLiveTensor(p0) && isLiveTensor(p1) && isScalarArg(p2)) {
       return ops()['where.ScalarOther'].callUnchecked(p0, p1, scalarArg(p2));
     }
-    if (optionsWithin(o, F_where_K3) && isLiveTensor(p0) && isScalarArg(p1) && isScalarArg(p2)) {
+    if (optionsWithin(o, F_where_K4) && isLiveTensor(p0) && isScalarArg(p1) && isScalarArg(p2)) {
       return ops()['where.Scalar'].callUnchecked(p0, scalarArg(p1), scalarArg(p2));
     }
   }
@@ -8056,6 +8068,3754 @@ export function maskedFill(p0?: any, p1?: any, p2?: any, p3?: any): any {
   return callParsed(F_maskedFill, ops(), undefined, arguments);
 }
 
+const F_leakyRelu: OverloadGroup = {
+  name: 'leaky_relu',
+  method: false,
+  overloads: [{ key: 'leaky_relu', schema: 'leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor' }],
+};
+const F_leakyRelu_K0: readonly string[] = ['negativeSlope'];
+const F_leakyRelu_K1: readonly string[] = [];
+/**
+ * Leaky ReLU: `x > 0 ? x : negative_slope * x`.
+ *
+ * Schemas:
+ * - `aten::leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = leakyRelu(x);
+ * ```
+ */
+export function leakyRelu(input: Tensor, options?: { negativeSlope?: Scalar }): Tensor;
+/** Leaky ReLU: `x > 0 ? x : negative_slope * x`. */
+export function leakyRelu(input: Tensor, negativeSlope: Scalar): Tensor;
+export function leakyRelu(p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['leaky_relu'].callUnchecked(p0, 0.01);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['leaky_relu'].callUnchecked(p0, scalarArg(p1));
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_leakyRelu_K0) && isLiveTensor(p0) &&
+      (o.negativeSlope === undefined || isScalarArg(o.negativeSlope))
+    ) return ops()['leaky_relu'].callUnchecked(p0, o.negativeSlope === undefined ? 0.01 : scalarArg(o.negativeSlope));
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_leakyRelu_K1) && isLiveTensor(p0) && isScalarArg(p1)) {
+      return ops()['leaky_relu'].callUnchecked(p0, scalarArg(p1));
+    }
+  }
+  return callParsed(F_leakyRelu, ops(), undefined, arguments);
+}
+
+const F_elu: OverloadGroup = {
+  name: 'elu',
+  method: false,
+  overloads: [{
+    key: 'elu',
+    schema: 'elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor',
+  }],
+};
+const F_elu_K0: readonly string[] = ['alpha', 'scale', 'inputScale'];
+const F_elu_K1: readonly string[] = ['scale', 'inputScale'];
+const F_elu_K2: readonly string[] = ['inputScale'];
+const F_elu_K3: readonly string[] = [];
+/**
+ * ELU: `x > 0 ? scale * x : alpha * scale * (exp(input_scale * x) - 1)`.
+ *
+ * Schemas:
+ * - `aten::elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = elu(x);
+ * ```
+ */
+export function elu(input: Tensor, options?: { alpha?: Scalar; scale?: Scalar; inputScale?: Scalar }): Tensor;
+/** ELU: `x > 0 ? scale * x : alpha * scale * (exp(input_scale * x) - 1)`. */
+export function elu(input: Tensor, alpha: Scalar, options?: { scale?: Scalar; inputScale?: Scalar }): Tensor;
+/** ELU: `x > 0 ? scale * x : alpha * scale * (exp(input_scale * x) - 1)`. */
+export function elu(input: Tensor, alpha: Scalar, scale: Scalar, options?: { inputScale?: Scalar }): Tensor;
+/** ELU: `x > 0 ? scale * x : alpha * scale * (exp(input_scale * x) - 1)`. */
+export function elu(input: Tensor, alpha: Scalar, scale: Scalar, inputScale: Scalar): Tensor;
+export function elu(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['elu'].callUnchecked(p0, 1, 1, 1);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['elu'].callUnchecked(p0, scalarArg(p1), 1, 1);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isScalarArg(p1) && isScalarArg(p2)) {
+      return ops()['elu'].callUnchecked(p0, scalarArg(p1), scalarArg(p2), 1);
+    }
+  }
+  if (n === 4) {
+    if (isLiveTensor(p0) && isScalarArg(p1) && isScalarArg(p2) && isScalarArg(p3)) {
+      return ops()['elu'].callUnchecked(p0, scalarArg(p1), scalarArg(p2), scalarArg(p3));
+    }
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_elu_K0) && isLiveTensor(p0) && (o.alpha === undefined || isScalarArg(o.alpha)) &&
+      (o.scale === undefined || isScalarArg(o.scale)) && (o.inputScale === undefined || isScalarArg(o.inputScale))
+    ) {
+      return ops()['elu'].callUnchecked(
+        p0,
+        o.alpha === undefined ? 1 : scalarArg(o.alpha),
+        o.scale === undefined ? 1 : scalarArg(o.scale),
+        o.inputScale === undefined ? 1 : scalarArg(o.inputScale),
+      );
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_elu_K1) && isLiveTensor(p0) && isScalarArg(p1) &&
+      (o.scale === undefined || isScalarArg(o.scale)) && (o.inputScale === undefined || isScalarArg(o.inputScale))
+    ) {
+      return ops()['elu'].callUnchecked(
+        p0,
+        scalarArg(p1),
+        o.scale === undefined ? 1 : scalarArg(o.scale),
+        o.inputScale === undefined ? 1 : scalarArg(o.inputScale),
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_elu_K2) && isLiveTensor(p0) && isScalarArg(p1) && isScalarArg(p2) &&
+      (o.inputScale === undefined || isScalarArg(o.inputScale))
+    ) {
+      return ops()['elu'].callUnchecked(
+        p0,
+        scalarArg(p1),
+        scalarArg(p2),
+        o.inputScale === undefined ? 1 : scalarArg(o.inputScale),
+      );
+    }
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (optionsWithin(o, F_elu_K3) && isLiveTensor(p0) && isScalarArg(p1) && isScalarArg(p2) && isScalarArg(p3)) {
+      return ops()['elu'].callUnchecked(p0, scalarArg(p1), scalarArg(p2), scalarArg(p3));
+    }
+  }
+  return callParsed(F_elu, ops(), undefined, arguments);
+}
+
+const F_selu: OverloadGroup = {
+  name: 'selu',
+  method: false,
+  overloads: [{ key: 'selu', schema: 'selu(Tensor self) -> Tensor' }],
+};
+const F_selu_K0: readonly string[] = [];
+/**
+ * SELU: ELU with alpha 1.6732632423543772, scale 1.0507009873554805.
+ *
+ * Schemas:
+ * - `aten::selu(Tensor self) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = selu(x);
+ * ```
+ */
+export function selu(input: Tensor): Tensor;
+export function selu(p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['selu'].callUnchecked(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_selu_K0) && isLiveTensor(p0)) return ops()['selu'].callUnchecked(p0);
+  }
+  return callParsed(F_selu, ops(), undefined, arguments);
+}
+
+const F_softplus: OverloadGroup = {
+  name: 'softplus',
+  method: false,
+  overloads: [{ key: 'softplus', schema: 'softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor' }],
+};
+const F_softplus_K0: readonly string[] = ['beta', 'threshold'];
+const F_softplus_K1: readonly string[] = ['threshold'];
+const F_softplus_K2: readonly string[] = [];
+/**
+ * Softplus: `log(1 + exp(beta * x)) / beta`, or `x` where `beta * x > threshold`.
+ *
+ * Schemas:
+ * - `aten::softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = softplus(x);
+ * ```
+ */
+export function softplus(input: Tensor, options?: { beta?: Scalar; threshold?: Scalar }): Tensor;
+/** Softplus: `log(1 + exp(beta * x)) / beta`, or `x` where `beta * x > threshold`. */
+export function softplus(input: Tensor, beta: Scalar, options?: { threshold?: Scalar }): Tensor;
+/** Softplus: `log(1 + exp(beta * x)) / beta`, or `x` where `beta * x > threshold`. */
+export function softplus(input: Tensor, beta: Scalar, threshold: Scalar): Tensor;
+export function softplus(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['softplus'].callUnchecked(p0, 1, 20);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['softplus'].callUnchecked(p0, scalarArg(p1), 20);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isScalarArg(p1) && isScalarArg(p2)) {
+      return ops()['softplus'].callUnchecked(p0, scalarArg(p1), scalarArg(p2));
+    }
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_softplus_K0) && isLiveTensor(p0) && (o.beta === undefined || isScalarArg(o.beta)) &&
+      (o.threshold === undefined || isScalarArg(o.threshold))
+    ) {
+      return ops()['softplus'].callUnchecked(
+        p0,
+        o.beta === undefined ? 1 : scalarArg(o.beta),
+        o.threshold === undefined ? 20 : scalarArg(o.threshold),
+      );
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_softplus_K1) && isLiveTensor(p0) && isScalarArg(p1) &&
+      (o.threshold === undefined || isScalarArg(o.threshold))
+    ) {
+      return ops()['softplus'].callUnchecked(
+        p0,
+        scalarArg(p1),
+        o.threshold === undefined ? 20 : scalarArg(o.threshold),
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_softplus_K2) && isLiveTensor(p0) && isScalarArg(p1) && isScalarArg(p2)) {
+      return ops()['softplus'].callUnchecked(p0, scalarArg(p1), scalarArg(p2));
+    }
+  }
+  return callParsed(F_softplus, ops(), undefined, arguments);
+}
+
+const F_mish: OverloadGroup = {
+  name: 'mish',
+  method: false,
+  overloads: [{ key: 'mish', schema: 'mish(Tensor self) -> Tensor' }],
+};
+const F_mish_K0: readonly string[] = [];
+/**
+ * Mish: `x * tanh(softplus(x))`.
+ *
+ * Schemas:
+ * - `aten::mish(Tensor self) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = mish(x);
+ * ```
+ */
+export function mish(input: Tensor): Tensor;
+export function mish(p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['mish'].callUnchecked(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_mish_K0) && isLiveTensor(p0)) return ops()['mish'].callUnchecked(p0);
+  }
+  return callParsed(F_mish, ops(), undefined, arguments);
+}
+
+const F_hardtanh: OverloadGroup = {
+  name: 'hardtanh',
+  method: false,
+  overloads: [{ key: 'hardtanh', schema: 'hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor' }],
+};
+const F_hardtanh_K0: readonly string[] = ['minVal', 'maxVal'];
+const F_hardtanh_K1: readonly string[] = ['maxVal'];
+const F_hardtanh_K2: readonly string[] = [];
+/**
+ * HardTanh: `x` clamped to `[min_val, max_val]`.
+ *
+ * Schemas:
+ * - `aten::hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = hardtanh(x);
+ * ```
+ */
+export function hardtanh(input: Tensor, options?: { minVal?: Scalar; maxVal?: Scalar }): Tensor;
+/** HardTanh: `x` clamped to `[min_val, max_val]`. */
+export function hardtanh(input: Tensor, minVal: Scalar, options?: { maxVal?: Scalar }): Tensor;
+/** HardTanh: `x` clamped to `[min_val, max_val]`. */
+export function hardtanh(input: Tensor, minVal: Scalar, maxVal: Scalar): Tensor;
+export function hardtanh(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['hardtanh'].callUnchecked(p0, -1, 1);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['hardtanh'].callUnchecked(p0, scalarArg(p1), 1);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isScalarArg(p1) && isScalarArg(p2)) {
+      return ops()['hardtanh'].callUnchecked(p0, scalarArg(p1), scalarArg(p2));
+    }
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_hardtanh_K0) && isLiveTensor(p0) && (o.minVal === undefined || isScalarArg(o.minVal)) &&
+      (o.maxVal === undefined || isScalarArg(o.maxVal))
+    ) {
+      return ops()['hardtanh'].callUnchecked(
+        p0,
+        o.minVal === undefined ? -1 : scalarArg(o.minVal),
+        o.maxVal === undefined ? 1 : scalarArg(o.maxVal),
+      );
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_hardtanh_K1) && isLiveTensor(p0) && isScalarArg(p1) &&
+      (o.maxVal === undefined || isScalarArg(o.maxVal))
+    ) return ops()['hardtanh'].callUnchecked(p0, scalarArg(p1), o.maxVal === undefined ? 1 : scalarArg(o.maxVal));
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_hardtanh_K2) && isLiveTensor(p0) && isScalarArg(p1) && isScalarArg(p2)) {
+      return ops()['hardtanh'].callUnchecked(p0, scalarArg(p1), scalarArg(p2));
+    }
+  }
+  return callParsed(F_hardtanh, ops(), undefined, arguments);
+}
+
+const F_logSigmoid: OverloadGroup = {
+  name: 'log_sigmoid',
+  method: false,
+  overloads: [{ key: 'log_sigmoid', schema: 'log_sigmoid(Tensor self) -> Tensor' }],
+};
+const F_logSigmoid_K0: readonly string[] = [];
+/**
+ * Log-sigmoid: `log(1 / (1 + exp(-x)))`, computed stably.
+ *
+ * Schemas:
+ * - `aten::log_sigmoid(Tensor self) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = logSigmoid(x);
+ * ```
+ */
+export function logSigmoid(input: Tensor): Tensor;
+export function logSigmoid(p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['log_sigmoid'].callUnchecked(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_logSigmoid_K0) && isLiveTensor(p0)) return ops()['log_sigmoid'].callUnchecked(p0);
+  }
+  return callParsed(F_logSigmoid, ops(), undefined, arguments);
+}
+
+const F_binaryCrossEntropy: OverloadGroup = {
+  name: 'binary_cross_entropy',
+  method: false,
+  overloads: [{
+    key: 'binary_cross_entropy',
+    schema: 'binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor',
+  }],
+};
+const F_binaryCrossEntropy_K0: readonly string[] = ['weight', 'reduction'];
+const F_binaryCrossEntropy_K1: readonly string[] = ['reduction'];
+const F_binaryCrossEntropy_K2: readonly string[] = [];
+/**
+ * Binary cross-entropy of probabilities in [0, 1] against targets, logs clamped at -100.
+ *
+ * Schemas:
+ * - `aten::binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = binaryCrossEntropy(x, x);
+ * ```
+ */
+export function binaryCrossEntropy(
+  input: Tensor,
+  target: Tensor,
+  options?: { weight?: Tensor | null; reduction?: 'none' | 'mean' | 'sum' },
+): Tensor;
+/** Binary cross-entropy of probabilities in [0, 1] against targets, logs clamped at -100. */
+export function binaryCrossEntropy(
+  input: Tensor,
+  target: Tensor,
+  weight: Tensor | null,
+  options?: { reduction?: 'none' | 'mean' | 'sum' },
+): Tensor;
+/** Binary cross-entropy of probabilities in [0, 1] against targets, logs clamped at -100. */
+export function binaryCrossEntropy(
+  input: Tensor,
+  target: Tensor,
+  weight: Tensor | null,
+  reduction: 'none' | 'mean' | 'sum',
+): Tensor;
+export function binaryCrossEntropy(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['binary_cross_entropy'].callUnchecked(p0, p1, null, 1);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2))) {
+      return ops()['binary_cross_entropy'].callUnchecked(p0, p1, p2 ?? null, 1);
+    }
+  }
+  if (n === 4) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && typeof p3 === 'string') {
+      return ops()['binary_cross_entropy'].callUnchecked(p0, p1, p2 ?? null, reductionArg(p3));
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_binaryCrossEntropy_K0) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (o.weight === undefined || (o.weight == null || isLiveTensor(o.weight))) &&
+      (o.reduction === undefined || typeof o.reduction === 'string')
+    ) {
+      return ops()['binary_cross_entropy'].callUnchecked(
+        p0,
+        p1,
+        o.weight ?? null,
+        o.reduction === undefined ? 1 : reductionArg(o.reduction),
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_binaryCrossEntropy_K1) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (p2 == null || isLiveTensor(p2)) && (o.reduction === undefined || typeof o.reduction === 'string')
+    ) {
+      return ops()['binary_cross_entropy'].callUnchecked(
+        p0,
+        p1,
+        p2 ?? null,
+        o.reduction === undefined ? 1 : reductionArg(o.reduction),
+      );
+    }
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      optionsWithin(o, F_binaryCrossEntropy_K2) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (p2 == null || isLiveTensor(p2)) && typeof p3 === 'string'
+    ) return ops()['binary_cross_entropy'].callUnchecked(p0, p1, p2 ?? null, reductionArg(p3));
+  }
+  return callParsed(F_binaryCrossEntropy, ops(), undefined, arguments);
+}
+
+const F_binaryCrossEntropyWithLogits: OverloadGroup = {
+  name: 'binary_cross_entropy_with_logits',
+  method: false,
+  overloads: [{
+    key: 'binary_cross_entropy_with_logits',
+    schema:
+      'binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor',
+  }],
+};
+const F_binaryCrossEntropyWithLogits_K0: readonly string[] = ['weight', 'posWeight', 'reduction'];
+const F_binaryCrossEntropyWithLogits_K1: readonly string[] = ['posWeight', 'reduction'];
+const F_binaryCrossEntropyWithLogits_K2: readonly string[] = ['reduction'];
+const F_binaryCrossEntropyWithLogits_K3: readonly string[] = [];
+/**
+ * Binary cross-entropy of logits (sigmoid and BCE in one stable formula), with an optional positive-class weight.
+ *
+ * Schemas:
+ * - `aten::binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=1) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = binaryCrossEntropyWithLogits(x, x);
+ * ```
+ */
+export function binaryCrossEntropyWithLogits(
+  input: Tensor,
+  target: Tensor,
+  options?: { weight?: Tensor | null; posWeight?: Tensor | null; reduction?: 'none' | 'mean' | 'sum' },
+): Tensor;
+/** Binary cross-entropy of logits (sigmoid and BCE in one stable formula), with an optional positive-class weight. */
+export function binaryCrossEntropyWithLogits(
+  input: Tensor,
+  target: Tensor,
+  weight: Tensor | null,
+  options?: { posWeight?: Tensor | null; reduction?: 'none' | 'mean' | 'sum' },
+): Tensor;
+/** Binary cross-entropy of logits (sigmoid and BCE in one stable formula), with an optional positive-class weight. */
+export function binaryCrossEntropyWithLogits(
+  input: Tensor,
+  target: Tensor,
+  weight: Tensor | null,
+  posWeight: Tensor | null,
+  options?: { reduction?: 'none' | 'mean' | 'sum' },
+): Tensor;
+/** Binary cross-entropy of logits (sigmoid and BCE in one stable formula), with an optional positive-class weight. */
+export function binaryCrossEntropyWithLogits(
+  input: Tensor,
+  target: Tensor,
+  weight: Tensor | null,
+  posWeight: Tensor | null,
+  reduction: 'none' | 'mean' | 'sum',
+): Tensor;
+export function binaryCrossEntropyWithLogits(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['binary_cross_entropy_with_logits'].callUnchecked(p0, p1, null, null, 1);
+    }
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2))) {
+      return ops()['binary_cross_entropy_with_logits'].callUnchecked(p0, p1, p2 ?? null, null, 1);
+    }
+  }
+  if (n === 4) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && (p3 == null || isLiveTensor(p3))) {
+      return ops()['binary_cross_entropy_with_logits'].callUnchecked(p0, p1, p2 ?? null, p3 ?? null, 1);
+    }
+  }
+  if (n === 5) {
+    if (
+      isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && (p3 == null || isLiveTensor(p3)) &&
+      typeof p4 === 'string'
+    ) return ops()['binary_cross_entropy_with_logits'].callUnchecked(p0, p1, p2 ?? null, p3 ?? null, reductionArg(p4));
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_binaryCrossEntropyWithLogits_K0) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (o.weight === undefined || (o.weight == null || isLiveTensor(o.weight))) &&
+      (o.posWeight === undefined || (o.posWeight == null || isLiveTensor(o.posWeight))) &&
+      (o.reduction === undefined || typeof o.reduction === 'string')
+    ) {
+      return ops()['binary_cross_entropy_with_logits'].callUnchecked(
+        p0,
+        p1,
+        o.weight ?? null,
+        o.posWeight ?? null,
+        o.reduction === undefined ? 1 : reductionArg(o.reduction),
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_binaryCrossEntropyWithLogits_K1) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (p2 == null || isLiveTensor(p2)) &&
+      (o.posWeight === undefined || (o.posWeight == null || isLiveTensor(o.posWeight))) &&
+      (o.reduction === undefined || typeof o.reduction === 'string')
+    ) {
+      return ops()['binary_cross_entropy_with_logits'].callUnchecked(
+        p0,
+        p1,
+        p2 ?? null,
+        o.posWeight ?? null,
+        o.reduction === undefined ? 1 : reductionArg(o.reduction),
+      );
+    }
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      optionsWithin(o, F_binaryCrossEntropyWithLogits_K2) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (p2 == null || isLiveTensor(p2)) && (p3 == null || isLiveTensor(p3)) &&
+      (o.reduction === undefined || typeof o.reduction === 'string')
+    ) {
+      return ops()['binary_cross_entropy_with_logits'].callUnchecked(
+        p0,
+        p1,
+        p2 ?? null,
+        p3 ?? null,
+        o.reduction === undefined ? 1 : reductionArg(o.reduction),
+      );
+    }
+  }
+  if (n === 6 && isOptions(p5)) {
+    const o: any = p5;
+    if (
+      optionsWithin(o, F_binaryCrossEntropyWithLogits_K3) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (p2 == null || isLiveTensor(p2)) && (p3 == null || isLiveTensor(p3)) && typeof p4 === 'string'
+    ) return ops()['binary_cross_entropy_with_logits'].callUnchecked(p0, p1, p2 ?? null, p3 ?? null, reductionArg(p4));
+  }
+  return callParsed(F_binaryCrossEntropyWithLogits, ops(), undefined, arguments);
+}
+
+const F_l1Loss: OverloadGroup = {
+  name: 'l1_loss',
+  method: false,
+  overloads: [{ key: 'l1_loss', schema: 'l1_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor' }],
+};
+const F_l1Loss_K0: readonly string[] = ['reduction'];
+const F_l1Loss_K1: readonly string[] = [];
+/**
+ * Mean (or summed) absolute error.
+ *
+ * Schemas:
+ * - `aten::l1_loss(Tensor self, Tensor target, int reduction=1) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = l1Loss(x, x);
+ * ```
+ */
+export function l1Loss(input: Tensor, target: Tensor, options?: { reduction?: 'none' | 'mean' | 'sum' }): Tensor;
+/** Mean (or summed) absolute error. */
+export function l1Loss(input: Tensor, target: Tensor, reduction: 'none' | 'mean' | 'sum'): Tensor;
+export function l1Loss(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['l1_loss'].callUnchecked(p0, p1, 1);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && typeof p2 === 'string') {
+      return ops()['l1_loss'].callUnchecked(p0, p1, reductionArg(p2));
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_l1Loss_K0) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (o.reduction === undefined || typeof o.reduction === 'string')
+    ) return ops()['l1_loss'].callUnchecked(p0, p1, o.reduction === undefined ? 1 : reductionArg(o.reduction));
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_l1Loss_K1) && isLiveTensor(p0) && isLiveTensor(p1) && typeof p2 === 'string') {
+      return ops()['l1_loss'].callUnchecked(p0, p1, reductionArg(p2));
+    }
+  }
+  return callParsed(F_l1Loss, ops(), undefined, arguments);
+}
+
+const F_smoothL1Loss: OverloadGroup = {
+  name: 'smooth_l1_loss',
+  method: false,
+  overloads: [{
+    key: 'smooth_l1_loss',
+    schema: 'smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor',
+  }],
+};
+const F_smoothL1Loss_K0: readonly string[] = ['reduction', 'beta'];
+const F_smoothL1Loss_K1: readonly string[] = ['beta'];
+const F_smoothL1Loss_K2: readonly string[] = [];
+/**
+ * Smooth L1 loss: `0.5 d^2 / beta` where `|d| < beta`, else `|d| - beta / 2`.
+ *
+ * Schemas:
+ * - `aten::smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = smoothL1Loss(x, x);
+ * ```
+ */
+export function smoothL1Loss(
+  input: Tensor,
+  target: Tensor,
+  options?: { reduction?: 'none' | 'mean' | 'sum'; beta?: number },
+): Tensor;
+/** Smooth L1 loss: `0.5 d^2 / beta` where `|d| < beta`, else `|d| - beta / 2`. */
+export function smoothL1Loss(
+  input: Tensor,
+  target: Tensor,
+  reduction: 'none' | 'mean' | 'sum',
+  options?: { beta?: number },
+): Tensor;
+/** Smooth L1 loss: `0.5 d^2 / beta` where `|d| < beta`, else `|d| - beta / 2`. */
+export function smoothL1Loss(input: Tensor, target: Tensor, reduction: 'none' | 'mean' | 'sum', beta: number): Tensor;
+export function smoothL1Loss(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['smooth_l1_loss'].callUnchecked(p0, p1, 1, 1);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && typeof p2 === 'string') {
+      return ops()['smooth_l1_loss'].callUnchecked(p0, p1, reductionArg(p2), 1);
+    }
+  }
+  if (n === 4) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && typeof p2 === 'string' && isFloatArg(p3)) {
+      return ops()['smooth_l1_loss'].callUnchecked(p0, p1, reductionArg(p2), floatArg(p3));
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_smoothL1Loss_K0) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (o.reduction === undefined || typeof o.reduction === 'string') && (o.beta === undefined || isFloatArg(o.beta))
+    ) {
+      return ops()['smooth_l1_loss'].callUnchecked(
+        p0,
+        p1,
+        o.reduction === undefined ? 1 : reductionArg(o.reduction),
+        o.beta === undefined ? 1 : floatArg(o.beta),
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_smoothL1Loss_K1) && isLiveTensor(p0) && isLiveTensor(p1) && typeof p2 === 'string' &&
+      (o.beta === undefined || isFloatArg(o.beta))
+    ) {
+      return ops()['smooth_l1_loss'].callUnchecked(
+        p0,
+        p1,
+        reductionArg(p2),
+        o.beta === undefined ? 1 : floatArg(o.beta),
+      );
+    }
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      optionsWithin(o, F_smoothL1Loss_K2) && isLiveTensor(p0) && isLiveTensor(p1) && typeof p2 === 'string' &&
+      isFloatArg(p3)
+    ) return ops()['smooth_l1_loss'].callUnchecked(p0, p1, reductionArg(p2), floatArg(p3));
+  }
+  return callParsed(F_smoothL1Loss, ops(), undefined, arguments);
+}
+
+const F_huberLoss: OverloadGroup = {
+  name: 'huber_loss',
+  method: false,
+  overloads: [{
+    key: 'huber_loss',
+    schema: 'huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor',
+  }],
+};
+const F_huberLoss_K0: readonly string[] = ['reduction', 'delta'];
+const F_huberLoss_K1: readonly string[] = ['delta'];
+const F_huberLoss_K2: readonly string[] = [];
+/**
+ * Huber loss: `0.5 d^2` where `|d| < delta`, else `delta * (|d| - delta / 2)`.
+ *
+ * Schemas:
+ * - `aten::huber_loss(Tensor self, Tensor target, int reduction=1, float delta=1.) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = huberLoss(x, x);
+ * ```
+ */
+export function huberLoss(
+  input: Tensor,
+  target: Tensor,
+  options?: { reduction?: 'none' | 'mean' | 'sum'; delta?: number },
+): Tensor;
+/** Huber loss: `0.5 d^2` where `|d| < delta`, else `delta * (|d| - delta / 2)`. */
+export function huberLoss(
+  input: Tensor,
+  target: Tensor,
+  reduction: 'none' | 'mean' | 'sum',
+  options?: { delta?: number },
+): Tensor;
+/** Huber loss: `0.5 d^2` where `|d| < delta`, else `delta * (|d| - delta / 2)`. */
+export function huberLoss(input: Tensor, target: Tensor, reduction: 'none' | 'mean' | 'sum', delta: number): Tensor;
+export function huberLoss(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['huber_loss'].callUnchecked(p0, p1, 1, 1);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && typeof p2 === 'string') {
+      return ops()['huber_loss'].callUnchecked(p0, p1, reductionArg(p2), 1);
+    }
+  }
+  if (n === 4) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && typeof p2 === 'string' && isFloatArg(p3)) {
+      return ops()['huber_loss'].callUnchecked(p0, p1, reductionArg(p2), floatArg(p3));
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_huberLoss_K0) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (o.reduction === undefined || typeof o.reduction === 'string') && (o.delta === undefined || isFloatArg(o.delta))
+    ) {
+      return ops()['huber_loss'].callUnchecked(
+        p0,
+        p1,
+        o.reduction === undefined ? 1 : reductionArg(o.reduction),
+        o.delta === undefined ? 1 : floatArg(o.delta),
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_huberLoss_K1) && isLiveTensor(p0) && isLiveTensor(p1) && typeof p2 === 'string' &&
+      (o.delta === undefined || isFloatArg(o.delta))
+    ) return ops()['huber_loss'].callUnchecked(p0, p1, reductionArg(p2), o.delta === undefined ? 1 : floatArg(o.delta));
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      optionsWithin(o, F_huberLoss_K2) && isLiveTensor(p0) && isLiveTensor(p1) && typeof p2 === 'string' &&
+      isFloatArg(p3)
+    ) return ops()['huber_loss'].callUnchecked(p0, p1, reductionArg(p2), floatArg(p3));
+  }
+  return callParsed(F_huberLoss, ops(), undefined, arguments);
+}
+
+const F_klDiv: OverloadGroup = {
+  name: 'kl_div',
+  method: false,
+  overloads: [{
+    key: 'kl_div',
+    schema: 'kl_div(Tensor self, Tensor target, int reduction=Mean, *, bool log_target=False) -> Tensor',
+  }],
+};
+const F_klDiv_K0: readonly string[] = ['reduction', 'logTarget'];
+const F_klDiv_K1: readonly string[] = ['logTarget'];
+/**
+ * Kullback-Leibler divergence of log-probabilities `self` from `target` (probabilities, or log-probabilities).
+ *
+ * Schemas:
+ * - `aten::kl_div(Tensor self, Tensor target, int reduction=1, *, bool log_target=False) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = klDiv(x, x);
+ * ```
+ */
+export function klDiv(
+  input: Tensor,
+  target: Tensor,
+  options?: { reduction?: 'none' | 'mean' | 'sum'; logTarget?: boolean },
+): Tensor;
+/** Kullback-Leibler divergence of log-probabilities `self` from `target` (probabilities, or log-probabilities). */
+export function klDiv(
+  input: Tensor,
+  target: Tensor,
+  reduction: 'none' | 'mean' | 'sum',
+  options?: { logTarget?: boolean },
+): Tensor;
+export function klDiv(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['kl_div'].callUnchecked(p0, p1, 1, false);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && typeof p2 === 'string') {
+      return ops()['kl_div'].callUnchecked(p0, p1, reductionArg(p2), false);
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_klDiv_K0) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (o.reduction === undefined || typeof o.reduction === 'string') &&
+      (o.logTarget === undefined || typeof o.logTarget === 'boolean')
+    ) {
+      return ops()['kl_div'].callUnchecked(
+        p0,
+        p1,
+        o.reduction === undefined ? 1 : reductionArg(o.reduction),
+        o.logTarget === undefined ? false : o.logTarget,
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_klDiv_K1) && isLiveTensor(p0) && isLiveTensor(p1) && typeof p2 === 'string' &&
+      (o.logTarget === undefined || typeof o.logTarget === 'boolean')
+    ) return ops()['kl_div'].callUnchecked(p0, p1, reductionArg(p2), o.logTarget === undefined ? false : o.logTarget);
+  }
+  return callParsed(F_klDiv, ops(), undefined, arguments);
+}
+
+const F_cosineSimilarity: OverloadGroup = {
+  name: 'cosine_similarity',
+  method: false,
+  overloads: [{
+    key: 'cosine_similarity',
+    schema: 'cosine_similarity(Tensor x1, Tensor x2, int dim=1, float eps=1e-08) -> Tensor',
+  }],
+};
+const F_cosineSimilarity_K0: readonly string[] = ['dim', 'eps'];
+const F_cosineSimilarity_K1: readonly string[] = ['eps'];
+const F_cosineSimilarity_K2: readonly string[] = [];
+/**
+ * Cosine similarity along `dim`: `x1 . x2 / max(|x1| |x2|, eps)`.
+ *
+ * Schemas:
+ * - `aten::cosine_similarity(Tensor x1, Tensor x2, int dim=1, float eps=1e-08) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = cosineSimilarity(x, x);
+ * ```
+ */
+export function cosineSimilarity(x1: Tensor, x2: Tensor, options?: { dim?: number; eps?: number }): Tensor;
+/** Cosine similarity along `dim`: `x1 . x2 / max(|x1| |x2|, eps)`. */
+export function cosineSimilarity(x1: Tensor, x2: Tensor, dim: number, options?: { eps?: number }): Tensor;
+/** Cosine similarity along `dim`: `x1 . x2 / max(|x1| |x2|, eps)`. */
+export function cosineSimilarity(x1: Tensor, x2: Tensor, dim: number, eps: number): Tensor;
+export function cosineSimilarity(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['cosine_similarity'].callUnchecked(p0, p1, 1, 1e-8);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && isIntArg(p2)) {
+      return ops()['cosine_similarity'].callUnchecked(p0, p1, intArg(p2), 1e-8);
+    }
+  }
+  if (n === 4) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && isIntArg(p2) && isFloatArg(p3)) {
+      return ops()['cosine_similarity'].callUnchecked(p0, p1, intArg(p2), floatArg(p3));
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_cosineSimilarity_K0) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (o.dim === undefined || isIntArg(o.dim)) && (o.eps === undefined || isFloatArg(o.eps))
+    ) {
+      return ops()['cosine_similarity'].callUnchecked(
+        p0,
+        p1,
+        o.dim === undefined ? 1 : intArg(o.dim),
+        o.eps === undefined ? 1e-8 : floatArg(o.eps),
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_cosineSimilarity_K1) && isLiveTensor(p0) && isLiveTensor(p1) && isIntArg(p2) &&
+      (o.eps === undefined || isFloatArg(o.eps))
+    ) return ops()['cosine_similarity'].callUnchecked(p0, p1, intArg(p2), o.eps === undefined ? 1e-8 : floatArg(o.eps));
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      optionsWithin(o, F_cosineSimilarity_K2) && isLiveTensor(p0) && isLiveTensor(p1) && isIntArg(p2) && isFloatArg(p3)
+    ) return ops()['cosine_similarity'].callUnchecked(p0, p1, intArg(p2), floatArg(p3));
+  }
+  return callParsed(F_cosineSimilarity, ops(), undefined, arguments);
+}
+
+const F_isinf: OverloadGroup = {
+  name: 'isinf',
+  method: false,
+  overloads: [{ key: 'isinf', schema: 'isinf(Tensor self) -> Tensor' }],
+};
+const F_isinf_K0: readonly string[] = [];
+/**
+ * Whether each element is +inf or -inf.
+ *
+ * Schemas:
+ * - `aten::isinf(Tensor self) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = isinf(x);
+ * ```
+ */
+export function isinf(input: Tensor): Tensor;
+export function isinf(p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['isinf'].callUnchecked(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_isinf_K0) && isLiveTensor(p0)) return ops()['isinf'].callUnchecked(p0);
+  }
+  return callParsed(F_isinf, ops(), undefined, arguments);
+}
+
+const F_isfinite: OverloadGroup = {
+  name: 'isfinite',
+  method: false,
+  overloads: [{ key: 'isfinite', schema: 'isfinite(Tensor self) -> Tensor' }],
+};
+const F_isfinite_K0: readonly string[] = [];
+/**
+ * Whether each element is finite.
+ *
+ * Schemas:
+ * - `aten::isfinite(Tensor self) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = isfinite(x);
+ * ```
+ */
+export function isfinite(input: Tensor): Tensor;
+export function isfinite(p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['isfinite'].callUnchecked(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_isfinite_K0) && isLiveTensor(p0)) return ops()['isfinite'].callUnchecked(p0);
+  }
+  return callParsed(F_isfinite, ops(), undefined, arguments);
+}
+
+const F_isclose: OverloadGroup = {
+  name: 'isclose',
+  method: false,
+  overloads: [{
+    key: 'isclose',
+    schema: 'isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor',
+  }],
+};
+const F_isclose_K0: readonly string[] = ['rtol', 'atol', 'equalNan'];
+const F_isclose_K1: readonly string[] = ['atol', 'equalNan'];
+const F_isclose_K2: readonly string[] = ['equalNan'];
+const F_isclose_K3: readonly string[] = [];
+/**
+ * Whether each pair is close: `|a - b| <= atol + rtol * |b|` (or equal).
+ *
+ * Schemas:
+ * - `aten::isclose(Tensor self, Tensor other, float rtol=1.0000000000000001e-05, float atol=1e-08, bool equal_nan=False) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = isclose(x, x);
+ * ```
+ */
+export function isclose(
+  input: Tensor,
+  other: Tensor,
+  options?: { rtol?: number; atol?: number; equalNan?: boolean },
+): Tensor;
+/** Whether each pair is close: `|a - b| <= atol + rtol * |b|` (or equal). */
+export function isclose(
+  input: Tensor,
+  other: Tensor,
+  rtol: number,
+  options?: { atol?: number; equalNan?: boolean },
+): Tensor;
+/** Whether each pair is close: `|a - b| <= atol + rtol * |b|` (or equal). */
+export function isclose(
+  input: Tensor,
+  other: Tensor,
+  rtol: number,
+  atol: number,
+  options?: { equalNan?: boolean },
+): Tensor;
+/** Whether each pair is close: `|a - b| <= atol + rtol * |b|` (or equal). */
+export function isclose(input: Tensor, other: Tensor, rtol: number, atol: number, equalNan: boolean): Tensor;
+export function isclose(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['isclose'].callUnchecked(p0, p1, 0.00001, 1e-8, false);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && isFloatArg(p2)) {
+      return ops()['isclose'].callUnchecked(p0, p1, floatArg(p2), 1e-8, false);
+    }
+  }
+  if (n === 4) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && isFloatArg(p2) && isFloatArg(p3)) {
+      return ops()['isclose'].callUnchecked(p0, p1, floatArg(p2), floatArg(p3), false);
+    }
+  }
+  if (n === 5) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && isFloatArg(p2) && isFloatArg(p3) && typeof p4 === 'boolean') {
+      return ops()['isclose'].callUnchecked(p0, p1, floatArg(p2), floatArg(p3), p4);
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_isclose_K0) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (o.rtol === undefined || isFloatArg(o.rtol)) && (o.atol === undefined || isFloatArg(o.atol)) &&
+      (o.equalNan === undefined || typeof o.equalNan === 'boolean')
+    ) {
+      return ops()['isclose'].callUnchecked(
+        p0,
+        p1,
+        o.rtol === undefined ? 0.00001 : floatArg(o.rtol),
+        o.atol === undefined ? 1e-8 : floatArg(o.atol),
+        o.equalNan === undefined ? false : o.equalNan,
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_isclose_K1) && isLiveTensor(p0) && isLiveTensor(p1) && isFloatArg(p2) &&
+      (o.atol === undefined || isFloatArg(o.atol)) && (o.equalNan === undefined || typeof o.equalNan === 'boolean')
+    ) {
+      return ops()['isclose'].callUnchecked(
+        p0,
+        p1,
+        floatArg(p2),
+        o.atol === undefined ? 1e-8 : floatArg(o.atol),
+        o.equalNan === undefined ? false : o.equalNan,
+      );
+    }
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      optionsWithin(o, F_isclose_K2) && isLiveTensor(p0) && isLiveTensor(p1) && isFloatArg(p2) && isFloatArg(p3) &&
+      (o.equalNan === undefined || typeof o.equalNan === 'boolean')
+    ) {
+      return ops()['isclose'].callUnchecked(
+        p0,
+        p1,
+        floatArg(p2),
+        floatArg(p3),
+        o.equalNan === undefined ? false : o.equalNan,
+      );
+    }
+  }
+  if (n === 6 && isOptions(p5)) {
+    const o: any = p5;
+    if (
+      optionsWithin(o, F_isclose_K3) && isLiveTensor(p0) && isLiveTensor(p1) && isFloatArg(p2) && isFloatArg(p3) &&
+      typeof p4 === 'boolean'
+    ) return ops()['isclose'].callUnchecked(p0, p1, floatArg(p2), floatArg(p3), p4);
+  }
+  return callParsed(F_isclose, ops(), undefined, arguments);
+}
+
+const F_allclose: OverloadGroup = {
+  name: 'allclose',
+  method: false,
+  overloads: [{
+    key: 'allclose',
+    schema: 'allclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> bool',
+  }],
+};
+const F_allclose_K0: readonly string[] = ['rtol', 'atol', 'equalNan'];
+const F_allclose_K1: readonly string[] = ['atol', 'equalNan'];
+const F_allclose_K2: readonly string[] = ['equalNan'];
+const F_allclose_K3: readonly string[] = [];
+/**
+ * Whether `isclose` holds for every pair.
+ *
+ * Schemas:
+ * - `aten::allclose(Tensor self, Tensor other, float rtol=1.0000000000000001e-05, float atol=1e-08, bool equal_nan=False) -> bool`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = allclose(x, x);
+ * ```
+ */
+export function allclose(
+  input: Tensor,
+  other: Tensor,
+  options?: { rtol?: number; atol?: number; equalNan?: boolean },
+): boolean;
+/** Whether `isclose` holds for every pair. */
+export function allclose(
+  input: Tensor,
+  other: Tensor,
+  rtol: number,
+  options?: { atol?: number; equalNan?: boolean },
+): boolean;
+/** Whether `isclose` holds for every pair. */
+export function allclose(
+  input: Tensor,
+  other: Tensor,
+  rtol: number,
+  atol: number,
+  options?: { equalNan?: boolean },
+): boolean;
+/** Whether `isclose` holds for every pair. */
+export function allclose(input: Tensor, other: Tensor, rtol: number, atol: number, equalNan: boolean): boolean;
+export function allclose(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['allclose'].callUnchecked(p0, p1, 0.00001, 1e-8, false);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && isFloatArg(p2)) {
+      return ops()['allclose'].callUnchecked(p0, p1, floatArg(p2), 1e-8, false);
+    }
+  }
+  if (n === 4) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && isFloatArg(p2) && isFloatArg(p3)) {
+      return ops()['allclose'].callUnchecked(p0, p1, floatArg(p2), floatArg(p3), false);
+    }
+  }
+  if (n === 5) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && isFloatArg(p2) && isFloatArg(p3) && typeof p4 === 'boolean') {
+      return ops()['allclose'].callUnchecked(p0, p1, floatArg(p2), floatArg(p3), p4);
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_allclose_K0) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (o.rtol === undefined || isFloatArg(o.rtol)) && (o.atol === undefined || isFloatArg(o.atol)) &&
+      (o.equalNan === undefined || typeof o.equalNan === 'boolean')
+    ) {
+      return ops()['allclose'].callUnchecked(
+        p0,
+        p1,
+        o.rtol === undefined ? 0.00001 : floatArg(o.rtol),
+        o.atol === undefined ? 1e-8 : floatArg(o.atol),
+        o.equalNan === undefined ? false : o.equalNan,
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_allclose_K1) && isLiveTensor(p0) && isLiveTensor(p1) && isFloatArg(p2) &&
+      (o.atol === undefined || isFloatArg(o.atol)) && (o.equalNan === undefined || typeof o.equalNan === 'boolean')
+    ) {
+      return ops()['allclose'].callUnchecked(
+        p0,
+        p1,
+        floatArg(p2),
+        o.atol === undefined ? 1e-8 : floatArg(o.atol),
+        o.equalNan === undefined ? false : o.equalNan,
+      );
+    }
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      optionsWithin(o, F_allclose_K2) && isLiveTensor(p0) && isLiveTensor(p1) && isFloatArg(p2) && isFloatArg(p3) &&
+      (o.equalNan === undefined || typeof o.equalNan === 'boolean')
+    ) {
+      return ops()['allclose'].callUnchecked(
+        p0,
+        p1,
+        floatArg(p2),
+        floatArg(p3),
+        o.equalNan === undefined ? false : o.equalNan,
+      );
+    }
+  }
+  if (n === 6 && isOptions(p5)) {
+    const o: any = p5;
+    if (
+      optionsWithin(o, F_allclose_K3) && isLiveTensor(p0) && isLiveTensor(p1) && isFloatArg(p2) && isFloatArg(p3) &&
+      typeof p4 === 'boolean'
+    ) return ops()['allclose'].callUnchecked(p0, p1, floatArg(p2), floatArg(p3), p4);
+  }
+  return callParsed(F_allclose, ops(), undefined, arguments);
+}
+
+const F_equal: OverloadGroup = {
+  name: 'equal',
+  method: false,
+  overloads: [{ key: 'equal', schema: 'equal(Tensor self, Tensor other) -> bool' }],
+};
+const F_equal_K0: readonly string[] = [];
+/**
+ * Whether the two tensors have the same shape and elements.
+ *
+ * Schemas:
+ * - `aten::equal(Tensor self, Tensor other) -> bool`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = equal(x, x);
+ * ```
+ */
+export function equal(input: Tensor, other: Tensor): boolean;
+export function equal(p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['equal'].callUnchecked(p0, p1);
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_equal_K0) && isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['equal'].callUnchecked(p0, p1);
+    }
+  }
+  return callParsed(F_equal, ops(), undefined, arguments);
+}
+
+const F_all: OverloadGroup = {
+  name: 'all',
+  method: false,
+  overloads: [{ key: 'all', schema: 'all(Tensor self) -> Tensor' }, {
+    key: 'all.dim',
+    schema: 'all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor',
+  }],
+};
+const F_all_K0: readonly string[] = [];
+const F_all_K1: readonly string[] = ['keepdim'];
+const F_all_K2: readonly string[] = [];
+/**
+ * Whether every element is non-zero.
+ *
+ * Schemas:
+ * - `aten::all(Tensor self) -> Tensor`
+ * - `aten::all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = all(x);
+ * ```
+ */
+export function all(input: Tensor): Tensor;
+/** Whether every element along `dim` is non-zero (uint8 result for uint8 input, else bool). */
+export function all(input: Tensor, dim: number, options?: { keepdim?: boolean }): Tensor;
+/** Whether every element along `dim` is non-zero (uint8 result for uint8 input, else bool). */
+export function all(input: Tensor, dim: number, keepdim: boolean): Tensor;
+/** Whether every element is non-zero. (any overload) */
+export function all(input: Tensor, dim?: number, keepdim?: boolean, options?: { keepdim?: boolean }): Tensor;
+export function all(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['all'].callUnchecked(p0);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['all.dim'].callUnchecked(p0, intArg(p1), false);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntArg(p1) && typeof p2 === 'boolean') {
+      return ops()['all.dim'].callUnchecked(p0, intArg(p1), p2);
+    }
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_all_K0) && isLiveTensor(p0)) return ops()['all'].callUnchecked(p0);
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_all_K1) && isLiveTensor(p0) && isIntArg(p1) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) return ops()['all.dim'].callUnchecked(p0, intArg(p1), o.keepdim === undefined ? false : o.keepdim);
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_all_K2) && isLiveTensor(p0) && isIntArg(p1) && typeof p2 === 'boolean') {
+      return ops()['all.dim'].callUnchecked(p0, intArg(p1), p2);
+    }
+  }
+  return callParsed(F_all, ops(), undefined, arguments);
+}
+
+const F_any: OverloadGroup = {
+  name: 'any',
+  method: false,
+  overloads: [{ key: 'any', schema: 'any(Tensor self) -> Tensor' }, {
+    key: 'any.dim',
+    schema: 'any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor',
+  }],
+};
+const F_any_K0: readonly string[] = [];
+const F_any_K1: readonly string[] = ['keepdim'];
+const F_any_K2: readonly string[] = [];
+/**
+ * Whether some element is non-zero.
+ *
+ * Schemas:
+ * - `aten::any(Tensor self) -> Tensor`
+ * - `aten::any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = any(x);
+ * ```
+ */
+export function any(input: Tensor): Tensor;
+/** Whether some element along `dim` is non-zero (uint8 result for uint8 input, else bool). */
+export function any(input: Tensor, dim: number, options?: { keepdim?: boolean }): Tensor;
+/** Whether some element along `dim` is non-zero (uint8 result for uint8 input, else bool). */
+export function any(input: Tensor, dim: number, keepdim: boolean): Tensor;
+/** Whether some element is non-zero. (any overload) */
+export function any(input: Tensor, dim?: number, keepdim?: boolean, options?: { keepdim?: boolean }): Tensor;
+export function any(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['any'].callUnchecked(p0);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['any.dim'].callUnchecked(p0, intArg(p1), false);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntArg(p1) && typeof p2 === 'boolean') {
+      return ops()['any.dim'].callUnchecked(p0, intArg(p1), p2);
+    }
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_any_K0) && isLiveTensor(p0)) return ops()['any'].callUnchecked(p0);
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_any_K1) && isLiveTensor(p0) && isIntArg(p1) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) return ops()['any.dim'].callUnchecked(p0, intArg(p1), o.keepdim === undefined ? false : o.keepdim);
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_any_K2) && isLiveTensor(p0) && isIntArg(p1) && typeof p2 === 'boolean') {
+      return ops()['any.dim'].callUnchecked(p0, intArg(p1), p2);
+    }
+  }
+  return callParsed(F_any, ops(), undefined, arguments);
+}
+
+const F_variance: OverloadGroup = {
+  name: 'var',
+  method: false,
+  overloads: [{ key: 'var', schema: 'var(Tensor self, bool unbiased=True) -> Tensor' }, {
+    key: 'var.dim',
+    schema: 'var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor',
+  }, {
+    key: 'var.correction',
+    schema: 'var.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> Tensor',
+  }],
+};
+const F_variance_K0: readonly string[] = ['unbiased'];
+const F_variance_K1: readonly string[] = ['dim', 'unbiased', 'keepdim'];
+const F_variance_K2: readonly string[] = ['dim', 'correction', 'keepdim'];
+const F_variance_K3: readonly string[] = [];
+const F_variance_K4: readonly string[] = ['unbiased', 'keepdim'];
+const F_variance_K5: readonly string[] = ['correction', 'keepdim'];
+const F_variance_K6: readonly string[] = ['keepdim'];
+const F_variance_K7: readonly string[] = [];
+/**
+ * Variance over `dim` (every dim when null): `sum((x - mean)^2) / (N - correction)`, correction 1 by default.
+ *
+ * Schemas:
+ * - `aten::var.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> Tensor`
+ * - `aten::var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor`
+ * - `aten::var(Tensor self, bool unbiased=True) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = variance(x);
+ * ```
+ */
+export function variance(input: Tensor, options?: { unbiased?: boolean }): Tensor;
+/** Variance of every element, with Bessel's correction when `unbiased`. */
+export function variance(input: Tensor, unbiased: boolean): Tensor;
+/** Variance over `dim` with Bessel's correction when `unbiased` (the older spelling of `correction`). */
+export function variance(
+  input: Tensor,
+  options?: { dim?: number | readonly number[] | null; unbiased?: boolean; keepdim?: boolean },
+): Tensor;
+/** Variance over `dim` with Bessel's correction when `unbiased` (the older spelling of `correction`). */
+export function variance(
+  input: Tensor,
+  dim: number | readonly number[] | null,
+  options?: { unbiased?: boolean; keepdim?: boolean },
+): Tensor;
+/** Variance over `dim` with Bessel's correction when `unbiased` (the older spelling of `correction`). */
+export function variance(
+  input: Tensor,
+  dim: number | readonly number[] | null,
+  unbiased: boolean,
+  options?: { keepdim?: boolean },
+): Tensor;
+/** Variance over `dim` with Bessel's correction when `unbiased` (the older spelling of `correction`). */
+export function variance(
+  input: Tensor,
+  dim: number | readonly number[] | null,
+  unbiased: boolean,
+  keepdim: boolean,
+): Tensor;
+/** Variance over `dim` (every dim when null): `sum((x - mean)^2) / (N - correction)`, correction 1 by default. */
+export function variance(
+  input: Tensor,
+  options?: { dim?: number | readonly number[] | null; correction?: number | null; keepdim?: boolean },
+): Tensor;
+/** Variance over `dim` (every dim when null): `sum((x - mean)^2) / (N - correction)`, correction 1 by default. */
+export function variance(
+  input: Tensor,
+  dim: number | readonly number[] | null,
+  options?: { correction?: number | null; keepdim?: boolean },
+): Tensor;
+/** Variance of every element, with Bessel's correction when `unbiased`. (any overload) */
+export function variance(
+  input: Tensor,
+  unbiased?: boolean | number | readonly number[] | null,
+  arg2?: boolean,
+  keepdim?: boolean,
+  options?: {
+    unbiased?: boolean;
+    dim?: number | readonly number[] | null;
+    keepdim?: boolean;
+    correction?: number | null;
+  },
+): Tensor;
+export function variance(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['var'].callUnchecked(p0, true);
+    if (isLiveTensor(p0)) return ops()['var.dim'].callUnchecked(p0, null, true, false);
+    if (isLiveTensor(p0)) return ops()['var.correction'].callUnchecked(p0, null, null, false);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && typeof p1 === 'boolean') return ops()['var'].callUnchecked(p0, p1);
+    if (isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1))) {
+      return ops()['var.dim'].callUnchecked(p0, p1 == null ? null : intListArg(p1, 1), true, false);
+    }
+    if (isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1))) {
+      return ops()['var.correction'].callUnchecked(p0, p1 == null ? null : intListArg(p1, 1), null, false);
+    }
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1)) && typeof p2 === 'boolean') {
+      return ops()['var.dim'].callUnchecked(p0, p1 == null ? null : intListArg(p1, 1), p2, false);
+    }
+  }
+  if (n === 4) {
+    if (isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1)) && typeof p2 === 'boolean' && typeof p3 === 'boolean') {
+      return ops()['var.dim'].callUnchecked(p0, p1 == null ? null : intListArg(p1, 1), p2, p3);
+    }
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_variance_K0) && isLiveTensor(p0) &&
+      (o.unbiased === undefined || typeof o.unbiased === 'boolean')
+    ) return ops()['var'].callUnchecked(p0, o.unbiased === undefined ? true : o.unbiased);
+    if (
+      optionsWithin(o, F_variance_K1) && isLiveTensor(p0) &&
+      (o.dim === undefined || (o.dim == null || isIntListArg(o.dim, 1))) &&
+      (o.unbiased === undefined || typeof o.unbiased === 'boolean') &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['var.dim'].callUnchecked(
+        p0,
+        o.dim == null ? null : intListArg(o.dim, 1),
+        o.unbiased === undefined ? true : o.unbiased,
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+    if (
+      optionsWithin(o, F_variance_K2) && isLiveTensor(p0) &&
+      (o.dim === undefined || (o.dim == null || isIntListArg(o.dim, 1))) &&
+      (o.correction === undefined || (o.correction == null || isIntArg(o.correction))) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['var.correction'].callUnchecked(
+        p0,
+        o.dim == null ? null : intListArg(o.dim, 1),
+        o.correction == null ? null : intArg(o.correction),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_variance_K3) && isLiveTensor(p0) && typeof p1 === 'boolean') {
+      return ops()['var'].callUnchecked(p0, p1);
+    }
+    if (
+      optionsWithin(o, F_variance_K4) && isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1)) &&
+      (o.unbiased === undefined || typeof o.unbiased === 'boolean') &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['var.dim'].callUnchecked(
+        p0,
+        p1 == null ? null : intListArg(p1, 1),
+        o.unbiased === undefined ? true : o.unbiased,
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+    if (
+      optionsWithin(o, F_variance_K5) && isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1)) &&
+      (o.correction === undefined || (o.correction == null || isIntArg(o.correction))) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['var.correction'].callUnchecked(
+        p0,
+        p1 == null ? null : intListArg(p1, 1),
+        o.correction == null ? null : intArg(o.correction),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_variance_K6) && isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1)) &&
+      typeof p2 === 'boolean' && (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['var.dim'].callUnchecked(
+        p0,
+        p1 == null ? null : intListArg(p1, 1),
+        p2,
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      optionsWithin(o, F_variance_K7) && isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1)) &&
+      typeof p2 === 'boolean' && typeof p3 === 'boolean'
+    ) return ops()['var.dim'].callUnchecked(p0, p1 == null ? null : intListArg(p1, 1), p2, p3);
+  }
+  return callParsed(F_variance, ops(), undefined, arguments);
+}
+
+const F_std: OverloadGroup = {
+  name: 'std',
+  method: false,
+  overloads: [{ key: 'std', schema: 'std(Tensor self, bool unbiased=True) -> Tensor' }, {
+    key: 'std.dim',
+    schema: 'std.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor',
+  }, {
+    key: 'std.correction',
+    schema: 'std.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> Tensor',
+  }],
+};
+const F_std_K0: readonly string[] = ['unbiased'];
+const F_std_K1: readonly string[] = ['dim', 'unbiased', 'keepdim'];
+const F_std_K2: readonly string[] = ['dim', 'correction', 'keepdim'];
+const F_std_K3: readonly string[] = [];
+const F_std_K4: readonly string[] = ['unbiased', 'keepdim'];
+const F_std_K5: readonly string[] = ['correction', 'keepdim'];
+const F_std_K6: readonly string[] = ['keepdim'];
+const F_std_K7: readonly string[] = [];
+/**
+ * Standard deviation over `dim` with Bessel's correction when `unbiased`.
+ *
+ * Schemas:
+ * - `aten::std.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor`
+ * - `aten::std(Tensor self, bool unbiased=True) -> Tensor`
+ * - `aten::std.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = std(x, [2, 3]);
+ * ```
+ */
+export function std(input: Tensor, options?: { unbiased?: boolean }): Tensor;
+/** Standard deviation of every element, with Bessel's correction when `unbiased`. */
+export function std(input: Tensor, unbiased: boolean): Tensor;
+/** Standard deviation over `dim` with Bessel's correction when `unbiased`. */
+export function std(
+  input: Tensor,
+  options?: { dim?: number | readonly number[] | null; unbiased?: boolean; keepdim?: boolean },
+): Tensor;
+/** Standard deviation over `dim` with Bessel's correction when `unbiased`. */
+export function std(
+  input: Tensor,
+  dim: number | readonly number[] | null,
+  options?: { unbiased?: boolean; keepdim?: boolean },
+): Tensor;
+/** Standard deviation over `dim` with Bessel's correction when `unbiased`. */
+export function std(
+  input: Tensor,
+  dim: number | readonly number[] | null,
+  unbiased: boolean,
+  options?: { keepdim?: boolean },
+): Tensor;
+/** Standard deviation over `dim` with Bessel's correction when `unbiased`. */
+export function std(input: Tensor, dim: number | readonly number[] | null, unbiased: boolean, keepdim: boolean): Tensor;
+/** Standard deviation over `dim` (every dim when null), the square root of `var`. */
+export function std(
+  input: Tensor,
+  options?: { dim?: number | readonly number[] | null; correction?: number | null; keepdim?: boolean },
+): Tensor;
+/** Standard deviation over `dim` (every dim when null), the square root of `var`. */
+export function std(
+  input: Tensor,
+  dim: number | readonly number[] | null,
+  options?: { correction?: number | null; keepdim?: boolean },
+): Tensor;
+/** Standard deviation of every element, with Bessel's correction when `unbiased`. (any overload) */
+export function std(
+  input: Tensor,
+  unbiased?: boolean | number | readonly number[] | null,
+  arg2?: boolean,
+  keepdim?: boolean,
+  options?: {
+    unbiased?: boolean;
+    dim?: number | readonly number[] | null;
+    keepdim?: boolean;
+    correction?: number | null;
+  },
+): Tensor;
+export function std(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['std'].callUnchecked(p0, true);
+    if (isLiveTensor(p0)) return ops()['std.dim'].callUnchecked(p0, null, true, false);
+    if (isLiveTensor(p0)) return ops()['std.correction'].callUnchecked(p0, null, null, false);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && typeof p1 === 'boolean') return ops()['std'].callUnchecked(p0, p1);
+    if (isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1))) {
+      return ops()['std.dim'].callUnchecked(p0, p1 == null ? null : intListArg(p1, 1), true, false);
+    }
+    if (isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1))) {
+      return ops()['std.correction'].callUnchecked(p0, p1 == null ? null : intListArg(p1, 1), null, false);
+    }
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1)) && typeof p2 === 'boolean') {
+      return ops()['std.dim'].callUnchecked(p0, p1 == null ? null : intListArg(p1, 1), p2, false);
+    }
+  }
+  if (n === 4) {
+    if (isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1)) && typeof p2 === 'boolean' && typeof p3 === 'boolean') {
+      return ops()['std.dim'].callUnchecked(p0, p1 == null ? null : intListArg(p1, 1), p2, p3);
+    }
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_std_K0) && isLiveTensor(p0) && (o.unbiased === undefined || typeof o.unbiased === 'boolean')
+    ) return ops()['std'].callUnchecked(p0, o.unbiased === undefined ? true : o.unbiased);
+    if (
+      optionsWithin(o, F_std_K1) && isLiveTensor(p0) &&
+      (o.dim === undefined || (o.dim == null || isIntListArg(o.dim, 1))) &&
+      (o.unbiased === undefined || typeof o.unbiased === 'boolean') &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['std.dim'].callUnchecked(
+        p0,
+        o.dim == null ? null : intListArg(o.dim, 1),
+        o.unbiased === undefined ? true : o.unbiased,
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+    if (
+      optionsWithin(o, F_std_K2) && isLiveTensor(p0) &&
+      (o.dim === undefined || (o.dim == null || isIntListArg(o.dim, 1))) &&
+      (o.correction === undefined || (o.correction == null || isIntArg(o.correction))) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['std.correction'].callUnchecked(
+        p0,
+        o.dim == null ? null : intListArg(o.dim, 1),
+        o.correction == null ? null : intArg(o.correction),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_std_K3) && isLiveTensor(p0) && typeof p1 === 'boolean') {
+      return ops()['std'].callUnchecked(p0, p1);
+    }
+    if (
+      optionsWithin(o, F_std_K4) && isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1)) &&
+      (o.unbiased === undefined || typeof o.unbiased === 'boolean') &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['std.dim'].callUnchecked(
+        p0,
+        p1 == null ? null : intListArg(p1, 1),
+        o.unbiased === undefined ? true : o.unbiased,
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+    if (
+      optionsWithin(o, F_std_K5) && isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1)) &&
+      (o.correction === undefined || (o.correction == null || isIntArg(o.correction))) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['std.correction'].callUnchecked(
+        p0,
+        p1 == null ? null : intListArg(p1, 1),
+        o.correction == null ? null : intArg(o.correction),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_std_K6) && isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1)) &&
+      typeof p2 === 'boolean' && (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['std.dim'].callUnchecked(
+        p0,
+        p1 == null ? null : intListArg(p1, 1),
+        p2,
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      optionsWithin(o, F_std_K7) && isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1)) &&
+      typeof p2 === 'boolean' && typeof p3 === 'boolean'
+    ) return ops()['std.dim'].callUnchecked(p0, p1 == null ? null : intListArg(p1, 1), p2, p3);
+  }
+  return callParsed(F_std, ops(), undefined, arguments);
+}
+
+const F_varMean: OverloadGroup = {
+  name: 'var_mean',
+  method: false,
+  overloads: [{
+    key: 'var_mean.correction',
+    schema:
+      'var_mean.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> (Tensor, Tensor)',
+  }],
+};
+const F_varMean_K0: readonly string[] = ['dim', 'correction', 'keepdim'];
+const F_varMean_K1: readonly string[] = ['correction', 'keepdim'];
+/**
+ * Variance and mean over `dim`.
+ *
+ * Schemas:
+ * - `aten::var_mean.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> (Tensor, Tensor)`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = varMean(x);
+ * ```
+ */
+export function varMean(
+  input: Tensor,
+  options?: { dim?: number | readonly number[] | null; correction?: number | null; keepdim?: boolean },
+): [Tensor, Tensor];
+/** Variance and mean over `dim`. */
+export function varMean(
+  input: Tensor,
+  dim: number | readonly number[] | null,
+  options?: { correction?: number | null; keepdim?: boolean },
+): [Tensor, Tensor];
+export function varMean(p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['var_mean.correction'].callUnchecked(p0, null, null, false);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1))) {
+      return ops()['var_mean.correction'].callUnchecked(p0, p1 == null ? null : intListArg(p1, 1), null, false);
+    }
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_varMean_K0) && isLiveTensor(p0) &&
+      (o.dim === undefined || (o.dim == null || isIntListArg(o.dim, 1))) &&
+      (o.correction === undefined || (o.correction == null || isIntArg(o.correction))) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['var_mean.correction'].callUnchecked(
+        p0,
+        o.dim == null ? null : intListArg(o.dim, 1),
+        o.correction == null ? null : intArg(o.correction),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_varMean_K1) && isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1)) &&
+      (o.correction === undefined || (o.correction == null || isIntArg(o.correction))) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['var_mean.correction'].callUnchecked(
+        p0,
+        p1 == null ? null : intListArg(p1, 1),
+        o.correction == null ? null : intArg(o.correction),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  return callParsed(F_varMean, ops(), undefined, arguments);
+}
+
+const F_stdMean: OverloadGroup = {
+  name: 'std_mean',
+  method: false,
+  overloads: [{
+    key: 'std_mean.correction',
+    schema:
+      'std_mean.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> (Tensor, Tensor)',
+  }],
+};
+const F_stdMean_K0: readonly string[] = ['dim', 'correction', 'keepdim'];
+const F_stdMean_K1: readonly string[] = ['correction', 'keepdim'];
+/**
+ * Standard deviation and mean over `dim`.
+ *
+ * Schemas:
+ * - `aten::std_mean.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> (Tensor, Tensor)`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = stdMean(x);
+ * ```
+ */
+export function stdMean(
+  input: Tensor,
+  options?: { dim?: number | readonly number[] | null; correction?: number | null; keepdim?: boolean },
+): [Tensor, Tensor];
+/** Standard deviation and mean over `dim`. */
+export function stdMean(
+  input: Tensor,
+  dim: number | readonly number[] | null,
+  options?: { correction?: number | null; keepdim?: boolean },
+): [Tensor, Tensor];
+export function stdMean(p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['std_mean.correction'].callUnchecked(p0, null, null, false);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1))) {
+      return ops()['std_mean.correction'].callUnchecked(p0, p1 == null ? null : intListArg(p1, 1), null, false);
+    }
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_stdMean_K0) && isLiveTensor(p0) &&
+      (o.dim === undefined || (o.dim == null || isIntListArg(o.dim, 1))) &&
+      (o.correction === undefined || (o.correction == null || isIntArg(o.correction))) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['std_mean.correction'].callUnchecked(
+        p0,
+        o.dim == null ? null : intListArg(o.dim, 1),
+        o.correction == null ? null : intArg(o.correction),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_stdMean_K1) && isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1)) &&
+      (o.correction === undefined || (o.correction == null || isIntArg(o.correction))) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['std_mean.correction'].callUnchecked(
+        p0,
+        p1 == null ? null : intListArg(p1, 1),
+        o.correction == null ? null : intArg(o.correction),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  return callParsed(F_stdMean, ops(), undefined, arguments);
+}
+
+const F_logsumexp: OverloadGroup = {
+  name: 'logsumexp',
+  method: false,
+  overloads: [{ key: 'logsumexp', schema: 'logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor' }],
+};
+const F_logsumexp_K0: readonly string[] = ['keepdim'];
+const F_logsumexp_K1: readonly string[] = [];
+/**
+ * `log(sum(exp(x)))` over `dim`, computed stably.
+ *
+ * Schemas:
+ * - `aten::logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = logsumexp(x, [2, 3]);
+ * ```
+ */
+export function logsumexp(input: Tensor, dim: number | readonly number[], options?: { keepdim?: boolean }): Tensor;
+/** `log(sum(exp(x)))` over `dim`, computed stably. */
+export function logsumexp(input: Tensor, dim: number | readonly number[], keepdim: boolean): Tensor;
+export function logsumexp(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntListArg(p1, 1)) return ops()['logsumexp'].callUnchecked(p0, intListArg(p1, 1), false);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntListArg(p1, 1) && typeof p2 === 'boolean') {
+      return ops()['logsumexp'].callUnchecked(p0, intListArg(p1, 1), p2);
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_logsumexp_K0) && isLiveTensor(p0) && isIntListArg(p1, 1) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) return ops()['logsumexp'].callUnchecked(p0, intListArg(p1, 1), o.keepdim === undefined ? false : o.keepdim);
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_logsumexp_K1) && isLiveTensor(p0) && isIntListArg(p1, 1) && typeof p2 === 'boolean') {
+      return ops()['logsumexp'].callUnchecked(p0, intListArg(p1, 1), p2);
+    }
+  }
+  return callParsed(F_logsumexp, ops(), undefined, arguments);
+}
+
+const F_linalgVectorNorm: OverloadGroup = {
+  name: 'linalg_vector_norm',
+  method: false,
+  overloads: [{
+    key: 'linalg_vector_norm',
+    schema:
+      'linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
+  }],
+};
+const F_linalgVectorNorm_K0: readonly string[] = ['ord', 'dim', 'keepdim', 'dtype'];
+const F_linalgVectorNorm_K1: readonly string[] = ['dim', 'keepdim', 'dtype'];
+const F_linalgVectorNorm_K2: readonly string[] = ['keepdim', 'dtype'];
+const F_linalgVectorNorm_K3: readonly string[] = ['dtype'];
+/**
+ * Vector `ord`-norm over `dim` (every dim when null): `sum(|x|^ord)^(1/ord)`, max / min `|x|` for inf / -inf.
+ *
+ * Schemas:
+ * - `aten::linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = linalgVectorNorm(x);
+ * ```
+ */
+export function linalgVectorNorm(
+  input: Tensor,
+  options?: { ord?: Scalar; dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DTypeLike | null },
+): Tensor;
+/** Vector `ord`-norm over `dim` (every dim when null): `sum(|x|^ord)^(1/ord)`, max / min `|x|` for inf / -inf. */
+export function linalgVectorNorm(
+  input: Tensor,
+  ord: Scalar,
+  options?: { dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DTypeLike | null },
+): Tensor;
+/** Vector `ord`-norm over `dim` (every dim when null): `sum(|x|^ord)^(1/ord)`, max / min `|x|` for inf / -inf. */
+export function linalgVectorNorm(
+  input: Tensor,
+  ord: Scalar,
+  dim: number | readonly number[] | null,
+  options?: { keepdim?: boolean; dtype?: DTypeLike | null },
+): Tensor;
+/** Vector `ord`-norm over `dim` (every dim when null): `sum(|x|^ord)^(1/ord)`, max / min `|x|` for inf / -inf. */
+export function linalgVectorNorm(
+  input: Tensor,
+  ord: Scalar,
+  dim: number | readonly number[] | null,
+  keepdim: boolean,
+  options?: { dtype?: DTypeLike | null },
+): Tensor;
+export function linalgVectorNorm(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['linalg_vector_norm'].callUnchecked(p0, 2, null, false, null);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && isScalarArg(p1)) {
+      return ops()['linalg_vector_norm'].callUnchecked(p0, scalarArg(p1), null, false, null);
+    }
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isScalarArg(p1) && (p2 == null || isIntListArg(p2, 1))) {
+      return ops()['linalg_vector_norm'].callUnchecked(
+        p0,
+        scalarArg(p1),
+        p2 == null ? null : intListArg(p2, 1),
+        false,
+        null,
+      );
+    }
+  }
+  if (n === 4) {
+    if (isLiveTensor(p0) && isScalarArg(p1) && (p2 == null || isIntListArg(p2, 1)) && typeof p3 === 'boolean') {
+      return ops()['linalg_vector_norm'].callUnchecked(
+        p0,
+        scalarArg(p1),
+        p2 == null ? null : intListArg(p2, 1),
+        p3,
+        null,
+      );
+    }
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_linalgVectorNorm_K0) && isLiveTensor(p0) && (o.ord === undefined || isScalarArg(o.ord)) &&
+      (o.dim === undefined || (o.dim == null || isIntListArg(o.dim, 1))) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean') &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
+    ) {
+      return ops()['linalg_vector_norm'].callUnchecked(
+        p0,
+        o.ord === undefined ? 2 : scalarArg(o.ord),
+        o.dim == null ? null : intListArg(o.dim, 1),
+        o.keepdim === undefined ? false : o.keepdim,
+        o.dtype == null ? null : dtypeArg(o.dtype),
+      );
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_linalgVectorNorm_K1) && isLiveTensor(p0) && isScalarArg(p1) &&
+      (o.dim === undefined || (o.dim == null || isIntListArg(o.dim, 1))) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean') &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
+    ) {
+      return ops()['linalg_vector_norm'].callUnchecked(
+        p0,
+        scalarArg(p1),
+        o.dim == null ? null : intListArg(o.dim, 1),
+        o.keepdim === undefined ? false : o.keepdim,
+        o.dtype == null ? null : dtypeArg(o.dtype),
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_linalgVectorNorm_K2) && isLiveTensor(p0) && isScalarArg(p1) &&
+      (p2 == null || isIntListArg(p2, 1)) && (o.keepdim === undefined || typeof o.keepdim === 'boolean') &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
+    ) {
+      return ops()['linalg_vector_norm'].callUnchecked(
+        p0,
+        scalarArg(p1),
+        p2 == null ? null : intListArg(p2, 1),
+        o.keepdim === undefined ? false : o.keepdim,
+        o.dtype == null ? null : dtypeArg(o.dtype),
+      );
+    }
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      optionsWithin(o, F_linalgVectorNorm_K3) && isLiveTensor(p0) && isScalarArg(p1) &&
+      (p2 == null || isIntListArg(p2, 1)) && typeof p3 === 'boolean' &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
+    ) {
+      return ops()['linalg_vector_norm'].callUnchecked(
+        p0,
+        scalarArg(p1),
+        p2 == null ? null : intListArg(p2, 1),
+        p3,
+        o.dtype == null ? null : dtypeArg(o.dtype),
+      );
+    }
+  }
+  return callParsed(F_linalgVectorNorm, ops(), undefined, arguments);
+}
+
+const F_norm: OverloadGroup = {
+  name: 'norm',
+  method: false,
+  overloads: [{ key: 'norm.Scalar', schema: 'norm.Scalar(Tensor self, Scalar p=2) -> Tensor' }, {
+    key: 'norm.ScalarOpt_dim',
+    schema: 'norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor',
+  }],
+};
+const F_norm_K0: readonly string[] = ['p'];
+const F_norm_K1: readonly string[] = [];
+const F_norm_K2: readonly string[] = ['keepdim'];
+const F_norm_K3: readonly string[] = [];
+/**
+ * The `p`-norm of all elements (2 by default); with `dim`, over those dims.
+ *
+ * Schemas:
+ * - `aten::norm.Scalar(Tensor self, Scalar p=2) -> Tensor`
+ * - `aten::norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = norm(x);
+ * ```
+ */
+export function norm(input: Tensor, options?: { p?: Scalar }): Tensor;
+/** The `p`-norm of all elements (2 by default); with `dim`, over those dims. */
+export function norm(input: Tensor, p: Scalar): Tensor;
+/** The `p`-norm over `dim`. */
+export function norm(
+  input: Tensor,
+  p: Scalar | null,
+  options?: { dim?: number | readonly number[]; keepdim?: boolean },
+): Tensor;
+/** The `p`-norm over `dim`. */
+export function norm(
+  input: Tensor,
+  p: Scalar | null,
+  dim: number | readonly number[],
+  options?: { keepdim?: boolean },
+): Tensor;
+/** The `p`-norm over `dim`. */
+export function norm(input: Tensor, p: Scalar | null, dim: number | readonly number[], keepdim: boolean): Tensor;
+/** The `p`-norm of all elements (2 by default); with `dim`, over those dims. (any overload) */
+export function norm(
+  input: Tensor,
+  p?: Scalar | null,
+  dim?: number | readonly number[],
+  keepdim?: boolean,
+  options?: { p?: Scalar | null; keepdim?: boolean },
+): Tensor;
+export function norm(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['norm.Scalar'].callUnchecked(p0, 2);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && isScalarArg(p1)) return ops()['norm.Scalar'].callUnchecked(p0, scalarArg(p1));
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && (p1 == null || isScalarArg(p1)) && isIntListArg(p2, 1)) {
+      return ops()['norm.ScalarOpt_dim'].callUnchecked(p0, p1 == null ? null : scalarArg(p1), intListArg(p2, 1), false);
+    }
+  }
+  if (n === 4) {
+    if (isLiveTensor(p0) && (p1 == null || isScalarArg(p1)) && isIntListArg(p2, 1) && typeof p3 === 'boolean') {
+      return ops()['norm.ScalarOpt_dim'].callUnchecked(p0, p1 == null ? null : scalarArg(p1), intListArg(p2, 1), p3);
+    }
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_norm_K0) && isLiveTensor(p0) && (o.p === undefined || isScalarArg(o.p))) {
+      return ops()['norm.Scalar'].callUnchecked(p0, o.p === undefined ? 2 : scalarArg(o.p));
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_norm_K1) && isLiveTensor(p0) && isScalarArg(p1)) {
+      return ops()['norm.Scalar'].callUnchecked(p0, scalarArg(p1));
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_norm_K2) && isLiveTensor(p0) && (p1 == null || isScalarArg(p1)) && isIntListArg(p2, 1) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['norm.ScalarOpt_dim'].callUnchecked(
+        p0,
+        p1 == null ? null : scalarArg(p1),
+        intListArg(p2, 1),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      optionsWithin(o, F_norm_K3) && isLiveTensor(p0) && (p1 == null || isScalarArg(p1)) && isIntListArg(p2, 1) &&
+      typeof p3 === 'boolean'
+    ) return ops()['norm.ScalarOpt_dim'].callUnchecked(p0, p1 == null ? null : scalarArg(p1), intListArg(p2, 1), p3);
+  }
+  return callParsed(F_norm, ops(), undefined, arguments);
+}
+
+const F_cumsum: OverloadGroup = {
+  name: 'cumsum',
+  method: false,
+  overloads: [{ key: 'cumsum', schema: 'cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor' }],
+};
+const F_cumsum_K0: readonly string[] = ['dtype'];
+/**
+ * Cumulative sum along `dim`; integral and bool inputs sum to int64 unless `dtype` says otherwise.
+ *
+ * Schemas:
+ * - `aten::cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = cumsum(x, 2);
+ * ```
+ */
+export function cumsum(input: Tensor, dim: number, options?: { dtype?: DTypeLike | null }): Tensor;
+export function cumsum(p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['cumsum'].callUnchecked(p0, intArg(p1), null);
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_cumsum_K0) && isLiveTensor(p0) && isIntArg(p1) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
+    ) return ops()['cumsum'].callUnchecked(p0, intArg(p1), o.dtype == null ? null : dtypeArg(o.dtype));
+  }
+  return callParsed(F_cumsum, ops(), undefined, arguments);
+}
+
+const F_cumprod: OverloadGroup = {
+  name: 'cumprod',
+  method: false,
+  overloads: [{ key: 'cumprod', schema: 'cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor' }],
+};
+const F_cumprod_K0: readonly string[] = ['dtype'];
+/**
+ * Cumulative product along `dim`; integral and bool inputs multiply to int64 unless `dtype` says otherwise.
+ *
+ * Schemas:
+ * - `aten::cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = cumprod(x, 2);
+ * ```
+ */
+export function cumprod(input: Tensor, dim: number, options?: { dtype?: DTypeLike | null }): Tensor;
+export function cumprod(p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['cumprod'].callUnchecked(p0, intArg(p1), null);
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_cumprod_K0) && isLiveTensor(p0) && isIntArg(p1) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
+    ) return ops()['cumprod'].callUnchecked(p0, intArg(p1), o.dtype == null ? null : dtypeArg(o.dtype));
+  }
+  return callParsed(F_cumprod, ops(), undefined, arguments);
+}
+
+const F_sort: OverloadGroup = {
+  name: 'sort',
+  method: false,
+  overloads: [{
+    key: 'sort.stable',
+    schema:
+      'sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)',
+  }, {
+    key: 'sort',
+    schema: 'sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)',
+  }],
+};
+const F_sort_K0: readonly string[] = ['stable', 'dim', 'descending'];
+const F_sort_K1: readonly string[] = ['dim', 'descending'];
+const F_sort_K2: readonly string[] = ['descending'];
+const F_sort_K3: readonly string[] = [];
+/**
+ * Sorts along `dim` (stably: equal elements keep their order), NaN as the largest value; values and indices.
+ *
+ * Schemas:
+ * - `aten::sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)`
+ * - `aten::sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = sort(x);
+ * ```
+ */
+export function sort(
+  input: Tensor,
+  options: { stable: boolean | null; dim?: number; descending?: boolean },
+): [Tensor, Tensor];
+/** Sorted values along `dim` and their indices (NaN sorts as the largest value). */
+export function sort(input: Tensor, options?: { dim?: number; descending?: boolean }): [Tensor, Tensor];
+/** Sorted values along `dim` and their indices (NaN sorts as the largest value). */
+export function sort(input: Tensor, dim: number, options?: { descending?: boolean }): [Tensor, Tensor];
+/** Sorted values along `dim` and their indices (NaN sorts as the largest value). */
+export function sort(input: Tensor, dim: number, descending: boolean): [Tensor, Tensor];
+/** Sorts along `dim` (stably: equal elements keep their order), NaN as the largest value; values and indices. (any overload) */
+export function sort(
+  input: Tensor,
+  dim?: number,
+  descending?: boolean,
+  options?: { stable?: boolean | null; dim?: number; descending?: boolean },
+): [Tensor, Tensor];
+export function sort(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['sort'].callUnchecked(p0, -1, false);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['sort'].callUnchecked(p0, intArg(p1), false);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntArg(p1) && typeof p2 === 'boolean') {
+      return ops()['sort'].callUnchecked(p0, intArg(p1), p2);
+    }
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_sort_K0) && isLiveTensor(p0) && o.stable !== undefined &&
+      (o.stable == null || typeof o.stable === 'boolean') && (o.dim === undefined || isIntArg(o.dim)) &&
+      (o.descending === undefined || typeof o.descending === 'boolean')
+    ) {
+      return ops()['sort.stable'].callUnchecked(
+        p0,
+        o.stable ?? null,
+        o.dim === undefined ? -1 : intArg(o.dim),
+        o.descending === undefined ? false : o.descending,
+      );
+    }
+    if (
+      optionsWithin(o, F_sort_K1) && isLiveTensor(p0) && (o.dim === undefined || isIntArg(o.dim)) &&
+      (o.descending === undefined || typeof o.descending === 'boolean')
+    ) {
+      return ops()['sort'].callUnchecked(
+        p0,
+        o.dim === undefined ? -1 : intArg(o.dim),
+        o.descending === undefined ? false : o.descending,
+      );
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_sort_K2) && isLiveTensor(p0) && isIntArg(p1) &&
+      (o.descending === undefined || typeof o.descending === 'boolean')
+    ) return ops()['sort'].callUnchecked(p0, intArg(p1), o.descending === undefined ? false : o.descending);
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_sort_K3) && isLiveTensor(p0) && isIntArg(p1) && typeof p2 === 'boolean') {
+      return ops()['sort'].callUnchecked(p0, intArg(p1), p2);
+    }
+  }
+  return callParsed(F_sort, ops(), undefined, arguments);
+}
+
+const F_argsort: OverloadGroup = {
+  name: 'argsort',
+  method: false,
+  overloads: [{
+    key: 'argsort.stable',
+    schema: 'argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor',
+  }, { key: 'argsort', schema: 'argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor' }],
+};
+const F_argsort_K0: readonly string[] = ['stable', 'dim', 'descending'];
+const F_argsort_K1: readonly string[] = ['dim', 'descending'];
+const F_argsort_K2: readonly string[] = ['descending'];
+const F_argsort_K3: readonly string[] = [];
+/**
+ * The indices that sort `self` along `dim`.
+ *
+ * Schemas:
+ * - `aten::argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor`
+ * - `aten::argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = argsort(x);
+ * ```
+ */
+export function argsort(input: Tensor, options: { stable: boolean; dim?: number; descending?: boolean }): Tensor;
+/** The indices that sort `self` along `dim`. */
+export function argsort(input: Tensor, options?: { dim?: number; descending?: boolean }): Tensor;
+/** The indices that sort `self` along `dim`. */
+export function argsort(input: Tensor, dim: number, options?: { descending?: boolean }): Tensor;
+/** The indices that sort `self` along `dim`. */
+export function argsort(input: Tensor, dim: number, descending: boolean): Tensor;
+/** The indices that sort `self` along `dim`, equal elements in their order when `stable`. (any overload) */
+export function argsort(
+  input: Tensor,
+  dim?: number,
+  descending?: boolean,
+  options?: { stable?: boolean; dim?: number; descending?: boolean },
+): Tensor;
+export function argsort(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['argsort'].callUnchecked(p0, -1, false);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['argsort'].callUnchecked(p0, intArg(p1), false);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntArg(p1) && typeof p2 === 'boolean') {
+      return ops()['argsort'].callUnchecked(p0, intArg(p1), p2);
+    }
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_argsort_K0) && isLiveTensor(p0) && o.stable !== undefined && typeof o.stable === 'boolean' &&
+      (o.dim === undefined || isIntArg(o.dim)) && (o.descending === undefined || typeof o.descending === 'boolean')
+    ) {
+      return ops()['argsort.stable'].callUnchecked(
+        p0,
+        o.stable,
+        o.dim === undefined ? -1 : intArg(o.dim),
+        o.descending === undefined ? false : o.descending,
+      );
+    }
+    if (
+      optionsWithin(o, F_argsort_K1) && isLiveTensor(p0) && (o.dim === undefined || isIntArg(o.dim)) &&
+      (o.descending === undefined || typeof o.descending === 'boolean')
+    ) {
+      return ops()['argsort'].callUnchecked(
+        p0,
+        o.dim === undefined ? -1 : intArg(o.dim),
+        o.descending === undefined ? false : o.descending,
+      );
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_argsort_K2) && isLiveTensor(p0) && isIntArg(p1) &&
+      (o.descending === undefined || typeof o.descending === 'boolean')
+    ) return ops()['argsort'].callUnchecked(p0, intArg(p1), o.descending === undefined ? false : o.descending);
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_argsort_K3) && isLiveTensor(p0) && isIntArg(p1) && typeof p2 === 'boolean') {
+      return ops()['argsort'].callUnchecked(p0, intArg(p1), p2);
+    }
+  }
+  return callParsed(F_argsort, ops(), undefined, arguments);
+}
+
+const F_topk: OverloadGroup = {
+  name: 'topk',
+  method: false,
+  overloads: [{
+    key: 'topk',
+    schema:
+      'topk(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)',
+  }],
+};
+const F_topk_K0: readonly string[] = ['dim', 'largest', 'sorted'];
+const F_topk_K1: readonly string[] = ['largest', 'sorted'];
+const F_topk_K2: readonly string[] = ['sorted'];
+const F_topk_K3: readonly string[] = [];
+/**
+ * The `k` largest (or smallest) elements along `dim` and their indices.
+ *
+ * Schemas:
+ * - `aten::topk(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = topk(x, 2);
+ * ```
+ */
+export function topk(
+  input: Tensor,
+  k: number,
+  options?: { dim?: number; largest?: boolean; sorted?: boolean },
+): [Tensor, Tensor];
+/** The `k` largest (or smallest) elements along `dim` and their indices. */
+export function topk(
+  input: Tensor,
+  k: number,
+  dim: number,
+  options?: { largest?: boolean; sorted?: boolean },
+): [Tensor, Tensor];
+/** The `k` largest (or smallest) elements along `dim` and their indices. */
+export function topk(
+  input: Tensor,
+  k: number,
+  dim: number,
+  largest: boolean,
+  options?: { sorted?: boolean },
+): [Tensor, Tensor];
+/** The `k` largest (or smallest) elements along `dim` and their indices. */
+export function topk(input: Tensor, k: number, dim: number, largest: boolean, sorted: boolean): [Tensor, Tensor];
+export function topk(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['topk'].callUnchecked(p0, intArg(p1), -1, true, true);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['topk'].callUnchecked(p0, intArg(p1), intArg(p2), true, true);
+    }
+  }
+  if (n === 4) {
+    if (isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2) && typeof p3 === 'boolean') {
+      return ops()['topk'].callUnchecked(p0, intArg(p1), intArg(p2), p3, true);
+    }
+  }
+  if (n === 5) {
+    if (isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2) && typeof p3 === 'boolean' && typeof p4 === 'boolean') {
+      return ops()['topk'].callUnchecked(p0, intArg(p1), intArg(p2), p3, p4);
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_topk_K0) && isLiveTensor(p0) && isIntArg(p1) && (o.dim === undefined || isIntArg(o.dim)) &&
+      (o.largest === undefined || typeof o.largest === 'boolean') &&
+      (o.sorted === undefined || typeof o.sorted === 'boolean')
+    ) {
+      return ops()['topk'].callUnchecked(
+        p0,
+        intArg(p1),
+        o.dim === undefined ? -1 : intArg(o.dim),
+        o.largest === undefined ? true : o.largest,
+        o.sorted === undefined ? true : o.sorted,
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_topk_K1) && isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2) &&
+      (o.largest === undefined || typeof o.largest === 'boolean') &&
+      (o.sorted === undefined || typeof o.sorted === 'boolean')
+    ) {
+      return ops()['topk'].callUnchecked(
+        p0,
+        intArg(p1),
+        intArg(p2),
+        o.largest === undefined ? true : o.largest,
+        o.sorted === undefined ? true : o.sorted,
+      );
+    }
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      optionsWithin(o, F_topk_K2) && isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2) && typeof p3 === 'boolean' &&
+      (o.sorted === undefined || typeof o.sorted === 'boolean')
+    ) return ops()['topk'].callUnchecked(p0, intArg(p1), intArg(p2), p3, o.sorted === undefined ? true : o.sorted);
+  }
+  if (n === 6 && isOptions(p5)) {
+    const o: any = p5;
+    if (
+      optionsWithin(o, F_topk_K3) && isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2) && typeof p3 === 'boolean' &&
+      typeof p4 === 'boolean'
+    ) return ops()['topk'].callUnchecked(p0, intArg(p1), intArg(p2), p3, p4);
+  }
+  return callParsed(F_topk, ops(), undefined, arguments);
+}
+
+const F_kthvalue: OverloadGroup = {
+  name: 'kthvalue',
+  method: false,
+  overloads: [{
+    key: 'kthvalue',
+    schema: 'kthvalue(Tensor self, int k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)',
+  }],
+};
+const F_kthvalue_K0: readonly string[] = ['dim', 'keepdim'];
+const F_kthvalue_K1: readonly string[] = ['keepdim'];
+const F_kthvalue_K2: readonly string[] = [];
+/**
+ * The `k`-th smallest element along `dim` (1-based) and its index.
+ *
+ * Schemas:
+ * - `aten::kthvalue(Tensor self, int k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = kthvalue(x, 2);
+ * ```
+ */
+export function kthvalue(input: Tensor, k: number, options?: { dim?: number; keepdim?: boolean }): [Tensor, Tensor];
+/** The `k`-th smallest element along `dim` (1-based) and its index. */
+export function kthvalue(input: Tensor, k: number, dim: number, options?: { keepdim?: boolean }): [Tensor, Tensor];
+/** The `k`-th smallest element along `dim` (1-based) and its index. */
+export function kthvalue(input: Tensor, k: number, dim: number, keepdim: boolean): [Tensor, Tensor];
+export function kthvalue(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['kthvalue'].callUnchecked(p0, intArg(p1), -1, false);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['kthvalue'].callUnchecked(p0, intArg(p1), intArg(p2), false);
+    }
+  }
+  if (n === 4) {
+    if (isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2) && typeof p3 === 'boolean') {
+      return ops()['kthvalue'].callUnchecked(p0, intArg(p1), intArg(p2), p3);
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_kthvalue_K0) && isLiveTensor(p0) && isIntArg(p1) && (o.dim === undefined || isIntArg(o.dim)) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['kthvalue'].callUnchecked(
+        p0,
+        intArg(p1),
+        o.dim === undefined ? -1 : intArg(o.dim),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_kthvalue_K1) && isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) return ops()['kthvalue'].callUnchecked(p0, intArg(p1), intArg(p2), o.keepdim === undefined ? false : o.keepdim);
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      optionsWithin(o, F_kthvalue_K2) && isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2) && typeof p3 === 'boolean'
+    ) return ops()['kthvalue'].callUnchecked(p0, intArg(p1), intArg(p2), p3);
+  }
+  return callParsed(F_kthvalue, ops(), undefined, arguments);
+}
+
+const F_median: OverloadGroup = {
+  name: 'median',
+  method: false,
+  overloads: [{ key: 'median', schema: 'median(Tensor self) -> Tensor' }, {
+    key: 'median.dim',
+    schema: 'median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)',
+  }],
+};
+const F_median_K0: readonly string[] = [];
+const F_median_K1: readonly string[] = ['keepdim'];
+const F_median_K2: readonly string[] = [];
+/**
+ * The lower median of every element (NaN if any is NaN); with `dim`, values and indices along it.
+ *
+ * Schemas:
+ * - `aten::median(Tensor self) -> Tensor`
+ * - `aten::median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = median(x);
+ * ```
+ */
+export function median(input: Tensor): Tensor;
+/** The lower median along `dim` and its index (NaN and the first NaN index where the slice holds one). */
+export function median(input: Tensor, dim: number, options?: { keepdim?: boolean }): [Tensor, Tensor];
+/** The lower median along `dim` and its index (NaN and the first NaN index where the slice holds one). */
+export function median(input: Tensor, dim: number, keepdim: boolean): [Tensor, Tensor];
+/** The lower median of every element (NaN if any is NaN); with `dim`, values and indices along it. (any overload) */
+export function median(
+  input: Tensor,
+  dim?: number,
+  keepdim?: boolean,
+  options?: { keepdim?: boolean },
+): Tensor | [Tensor, Tensor];
+export function median(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['median'].callUnchecked(p0);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['median.dim'].callUnchecked(p0, intArg(p1), false);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntArg(p1) && typeof p2 === 'boolean') {
+      return ops()['median.dim'].callUnchecked(p0, intArg(p1), p2);
+    }
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_median_K0) && isLiveTensor(p0)) return ops()['median'].callUnchecked(p0);
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_median_K1) && isLiveTensor(p0) && isIntArg(p1) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) return ops()['median.dim'].callUnchecked(p0, intArg(p1), o.keepdim === undefined ? false : o.keepdim);
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_median_K2) && isLiveTensor(p0) && isIntArg(p1) && typeof p2 === 'boolean') {
+      return ops()['median.dim'].callUnchecked(p0, intArg(p1), p2);
+    }
+  }
+  return callParsed(F_median, ops(), undefined, arguments);
+}
+
+const F_nonzero: OverloadGroup = {
+  name: 'nonzero',
+  method: false,
+  overloads: [{ key: 'nonzero', schema: 'nonzero(Tensor self) -> Tensor' }],
+};
+const F_nonzero_K0: readonly string[] = [];
+/**
+ * The indices of the non-zero elements, one row `[i0, i1, ...]` per element in row-major order (int64).
+ *
+ * Schemas:
+ * - `aten::nonzero(Tensor self) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = nonzero(x);
+ * ```
+ */
+export function nonzero(input: Tensor): Tensor;
+export function nonzero(p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['nonzero'].callUnchecked(p0);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_nonzero_K0) && isLiveTensor(p0)) return ops()['nonzero'].callUnchecked(p0);
+  }
+  return callParsed(F_nonzero, ops(), undefined, arguments);
+}
+
+const F_maskedSelect: OverloadGroup = {
+  name: 'masked_select',
+  method: false,
+  overloads: [{ key: 'masked_select', schema: 'masked_select(Tensor self, Tensor mask) -> Tensor' }],
+};
+const F_maskedSelect_K0: readonly string[] = [];
+/**
+ * The elements where the (broadcast) bool `mask` is true, as a 1-d tensor.
+ *
+ * Schemas:
+ * - `aten::masked_select(Tensor self, Tensor mask) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = maskedSelect(x, x);
+ * ```
+ */
+export function maskedSelect(input: Tensor, mask: Tensor): Tensor;
+export function maskedSelect(p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['masked_select'].callUnchecked(p0, p1);
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_maskedSelect_K0) && isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['masked_select'].callUnchecked(p0, p1);
+    }
+  }
+  return callParsed(F_maskedSelect, ops(), undefined, arguments);
+}
+
+const F_tile: OverloadGroup = {
+  name: 'tile',
+  method: false,
+  overloads: [{ key: 'tile', schema: 'tile(Tensor self, int[] dims) -> Tensor' }],
+};
+const F_tile_K0: readonly string[] = [];
+/**
+ * `repeat` with `dims` padded by leading ones.
+ *
+ * Schemas:
+ * - `aten::tile(Tensor self, int[] dims) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = tile(x, [2, 3]);
+ * ```
+ */
+export function tile(input: Tensor, dims: readonly number[]): Tensor;
+export function tile(p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntListArg(p1, 0)) return ops()['tile'].callUnchecked(p0, intListArg(p1, 0));
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_tile_K0) && isLiveTensor(p0) && isIntListArg(p1, 0)) {
+      return ops()['tile'].callUnchecked(p0, intListArg(p1, 0));
+    }
+  }
+  return callParsed(F_tile, ops(), undefined, arguments);
+}
+
+const F_repeatInterleave: OverloadGroup = {
+  name: 'repeat_interleave',
+  method: false,
+  overloads: [{
+    key: 'repeat_interleave.self_Tensor',
+    schema:
+      'repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, int? output_size=None) -> Tensor',
+  }, {
+    key: 'repeat_interleave.Tensor',
+    schema: 'repeat_interleave.Tensor(Tensor repeats, *, int? output_size=None) -> Tensor',
+  }, {
+    key: 'repeat_interleave.self_int',
+    schema:
+      'repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, int? output_size=None) -> Tensor',
+  }],
+};
+const F_repeatInterleave_K0: readonly string[] = ['outputSize'];
+const F_repeatInterleave_K1: readonly string[] = ['dim', 'outputSize'];
+const F_repeatInterleave_K2: readonly string[] = ['dim', 'outputSize'];
+const F_repeatInterleave_K3: readonly string[] = ['outputSize'];
+const F_repeatInterleave_K4: readonly string[] = ['outputSize'];
+/**
+ * Each element repeated along `dim` (`repeats` times, or `repeats[i]` times); with only `repeats`, `i` repeated `repeats[i]` times.
+ *
+ * Schemas:
+ * - `aten::repeat_interleave.Tensor(Tensor repeats, *, int? output_size=None) -> Tensor`
+ * - `aten::repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, int? output_size=None) -> Tensor`
+ * - `aten::repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, int? output_size=None) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = repeatInterleave(x);
+ * ```
+ */
+export function repeatInterleave(
+  input: Tensor,
+  repeats: Tensor,
+  options?: { dim?: number | null; outputSize?: number | null },
+): Tensor;
+/** Element `i` along `dim` repeated `repeats[i]` times (the flattened input when `dim` is null). */
+export function repeatInterleave(
+  input: Tensor,
+  repeats: Tensor,
+  dim: number | null,
+  options?: { outputSize?: number | null },
+): Tensor;
+/** Each element repeated along `dim` (`repeats` times, or `repeats[i]` times); with only `repeats`, `i` repeated `repeats[i]` times. */
+export function repeatInterleave(repeats: Tensor, options?: { outputSize?: number | null }): Tensor;
+/** Each element repeated `repeats` times along `dim` (the flattened input when `dim` is null). */
+export function repeatInterleave(
+  input: Tensor,
+  repeats: number,
+  options?: { dim?: number | null; outputSize?: number | null },
+): Tensor;
+/** Each element repeated `repeats` times along `dim` (the flattened input when `dim` is null). */
+export function repeatInterleave(
+  input: Tensor,
+  repeats: number,
+  dim: number | null,
+  options?: { outputSize?: number | null },
+): Tensor;
+/** Element `i` along `dim` repeated `repeats[i]` times (the flattened input when `dim` is null). (any overload) */
+export function repeatInterleave(
+  input: Tensor,
+  repeats?: Tensor | number,
+  dim?: number | null,
+  options?: { dim?: number | null; outputSize?: number | null },
+): Tensor;
+export function repeatInterleave(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['repeat_interleave.Tensor'].callUnchecked(p0, null);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['repeat_interleave.self_Tensor'].callUnchecked(p0, p1, null, null);
+    }
+    if (isLiveTensor(p0) && isIntArg(p1)) {
+      return ops()['repeat_interleave.self_int'].callUnchecked(p0, intArg(p1), null, null);
+    }
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isIntArg(p2))) {
+      return ops()['repeat_interleave.self_Tensor'].callUnchecked(p0, p1, p2 == null ? null : intArg(p2), null);
+    }
+    if (isLiveTensor(p0) && isIntArg(p1) && (p2 == null || isIntArg(p2))) {
+      return ops()['repeat_interleave.self_int'].callUnchecked(p0, intArg(p1), p2 == null ? null : intArg(p2), null);
+    }
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_repeatInterleave_K0) && isLiveTensor(p0) &&
+      (o.outputSize === undefined || (o.outputSize == null || isIntArg(o.outputSize)))
+    ) return ops()['repeat_interleave.Tensor'].callUnchecked(p0, o.outputSize == null ? null : intArg(o.outputSize));
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_repeatInterleave_K1) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (o.dim === undefined || (o.dim == null || isIntArg(o.dim))) &&
+      (o.outputSize === undefined || (o.outputSize == null || isIntArg(o.outputSize)))
+    ) {
+      return ops()['repeat_interleave.self_Tensor'].callUnchecked(
+        p0,
+        p1,
+        o.dim == null ? null : intArg(o.dim),
+        o.outputSize == null ? null : intArg(o.outputSize),
+      );
+    }
+    if (
+      optionsWithin(o, F_repeatInterleave_K2) && isLiveTensor(p0) && isIntArg(p1) &&
+      (o.dim === undefined || (o.dim == null || isIntArg(o.dim))) &&
+      (o.outputSize === undefined || (o.outputSize == null || isIntArg(o.outputSize)))
+    ) {
+      return ops()['repeat_interleave.self_int'].callUnchecked(
+        p0,
+        intArg(p1),
+        o.dim == null ? null : intArg(o.dim),
+        o.outputSize == null ? null : intArg(o.outputSize),
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_repeatInterleave_K3) && isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isIntArg(p2)) &&
+      (o.outputSize === undefined || (o.outputSize == null || isIntArg(o.outputSize)))
+    ) {
+      return ops()['repeat_interleave.self_Tensor'].callUnchecked(
+        p0,
+        p1,
+        p2 == null ? null : intArg(p2),
+        o.outputSize == null ? null : intArg(o.outputSize),
+      );
+    }
+    if (
+      optionsWithin(o, F_repeatInterleave_K4) && isLiveTensor(p0) && isIntArg(p1) && (p2 == null || isIntArg(p2)) &&
+      (o.outputSize === undefined || (o.outputSize == null || isIntArg(o.outputSize)))
+    ) {
+      return ops()['repeat_interleave.self_int'].callUnchecked(
+        p0,
+        intArg(p1),
+        p2 == null ? null : intArg(p2),
+        o.outputSize == null ? null : intArg(o.outputSize),
+      );
+    }
+  }
+  return callParsed(F_repeatInterleave, ops(), undefined, arguments);
+}
+
+const F_tril: OverloadGroup = {
+  name: 'tril',
+  method: false,
+  overloads: [{ key: 'tril', schema: 'tril(Tensor self, int diagonal=0) -> Tensor' }],
+};
+const F_tril_K0: readonly string[] = ['diagonal'];
+const F_tril_K1: readonly string[] = [];
+/**
+ * The lower triangle of the last two dims (`j <= i + diagonal`), zeros elsewhere.
+ *
+ * Schemas:
+ * - `aten::tril(Tensor self, int diagonal=0) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = tril(x);
+ * ```
+ */
+export function tril(input: Tensor, options?: { diagonal?: number }): Tensor;
+/** The lower triangle of the last two dims (`j <= i + diagonal`), zeros elsewhere. */
+export function tril(input: Tensor, diagonal: number): Tensor;
+export function tril(p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['tril'].callUnchecked(p0, 0);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['tril'].callUnchecked(p0, intArg(p1));
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_tril_K0) && isLiveTensor(p0) && (o.diagonal === undefined || isIntArg(o.diagonal))) {
+      return ops()['tril'].callUnchecked(p0, o.diagonal === undefined ? 0 : intArg(o.diagonal));
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_tril_K1) && isLiveTensor(p0) && isIntArg(p1)) {
+      return ops()['tril'].callUnchecked(p0, intArg(p1));
+    }
+  }
+  return callParsed(F_tril, ops(), undefined, arguments);
+}
+
+const F_triu: OverloadGroup = {
+  name: 'triu',
+  method: false,
+  overloads: [{ key: 'triu', schema: 'triu(Tensor self, int diagonal=0) -> Tensor' }],
+};
+const F_triu_K0: readonly string[] = ['diagonal'];
+const F_triu_K1: readonly string[] = [];
+/**
+ * The upper triangle of the last two dims (`j >= i + diagonal`), zeros elsewhere.
+ *
+ * Schemas:
+ * - `aten::triu(Tensor self, int diagonal=0) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = triu(x);
+ * ```
+ */
+export function triu(input: Tensor, options?: { diagonal?: number }): Tensor;
+/** The upper triangle of the last two dims (`j >= i + diagonal`), zeros elsewhere. */
+export function triu(input: Tensor, diagonal: number): Tensor;
+export function triu(p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['triu'].callUnchecked(p0, 0);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['triu'].callUnchecked(p0, intArg(p1));
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_triu_K0) && isLiveTensor(p0) && (o.diagonal === undefined || isIntArg(o.diagonal))) {
+      return ops()['triu'].callUnchecked(p0, o.diagonal === undefined ? 0 : intArg(o.diagonal));
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_triu_K1) && isLiveTensor(p0) && isIntArg(p1)) {
+      return ops()['triu'].callUnchecked(p0, intArg(p1));
+    }
+  }
+  return callParsed(F_triu, ops(), undefined, arguments);
+}
+
+const F_roll: OverloadGroup = {
+  name: 'roll',
+  method: false,
+  overloads: [{ key: 'roll', schema: 'roll(Tensor self, int[1] shifts, int[1] dims=[]) -> Tensor' }],
+};
+const F_roll_K0: readonly string[] = ['dims'];
+const F_roll_K1: readonly string[] = [];
+/**
+ * Elements shifted cyclically by `shifts` along `dims` (the flattened tensor when `dims` is empty).
+ *
+ * Schemas:
+ * - `aten::roll(Tensor self, int[1] shifts, int[1] dims=[]) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = roll(x, [2, 3]);
+ * ```
+ */
+export function roll(
+  input: Tensor,
+  shifts: number | readonly number[],
+  options?: { dims?: number | readonly number[] },
+): Tensor;
+/** Elements shifted cyclically by `shifts` along `dims` (the flattened tensor when `dims` is empty). */
+export function roll(input: Tensor, shifts: number | readonly number[], dims: number | readonly number[]): Tensor;
+export function roll(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntListArg(p1, 1)) return ops()['roll'].callUnchecked(p0, intListArg(p1, 1), []);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntListArg(p1, 1) && isIntListArg(p2, 1)) {
+      return ops()['roll'].callUnchecked(p0, intListArg(p1, 1), intListArg(p2, 1));
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_roll_K0) && isLiveTensor(p0) && isIntListArg(p1, 1) &&
+      (o.dims === undefined || isIntListArg(o.dims, 1))
+    ) return ops()['roll'].callUnchecked(p0, intListArg(p1, 1), o.dims === undefined ? [] : intListArg(o.dims, 1));
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_roll_K1) && isLiveTensor(p0) && isIntListArg(p1, 1) && isIntListArg(p2, 1)) {
+      return ops()['roll'].callUnchecked(p0, intListArg(p1, 1), intListArg(p2, 1));
+    }
+  }
+  return callParsed(F_roll, ops(), undefined, arguments);
+}
+
+const F_movedim: OverloadGroup = {
+  name: 'movedim',
+  method: false,
+  overloads: [{ key: 'movedim.int', schema: 'movedim.int(Tensor self, int source, int destination) -> Tensor' }, {
+    key: 'movedim.intlist',
+    schema: 'movedim.intlist(Tensor self, int[] source, int[] destination) -> Tensor',
+  }],
+};
+const F_movedim_K0: readonly string[] = [];
+const F_movedim_K1: readonly string[] = [];
+/**
+ * A view with the dims `source` moved to the positions `destination`.
+ *
+ * Schemas:
+ * - `aten::movedim.intlist(Tensor self, int[] source, int[] destination) -> Tensor`
+ * - `aten::movedim.int(Tensor self, int source, int destination) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = movedim(x, [2, 3], [2, 3]);
+ * ```
+ */
+export function movedim(input: Tensor, source: number, destination: number): Tensor;
+/** A view with the dims `source` moved to the positions `destination`. */
+export function movedim(input: Tensor, source: readonly number[], destination: readonly number[]): Tensor;
+/** A view with dim `source` moved to position `destination`. (any overload) */
+export function movedim(
+  input: Tensor,
+  source: number | readonly number[],
+  destination: number | readonly number[],
+): Tensor;
+export function movedim(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n = arguments.length;
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['movedim.int'].callUnchecked(p0, intArg(p1), intArg(p2));
+    }
+    if (isLiveTensor(p0) && isIntListArg(p1, 0) && isIntListArg(p2, 0)) {
+      return ops()['movedim.intlist'].callUnchecked(p0, intListArg(p1, 0), intListArg(p2, 0));
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_movedim_K0) && isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['movedim.int'].callUnchecked(p0, intArg(p1), intArg(p2));
+    }
+    if (optionsWithin(o, F_movedim_K1) && isLiveTensor(p0) && isIntListArg(p1, 0) && isIntListArg(p2, 0)) {
+      return ops()['movedim.intlist'].callUnchecked(p0, intListArg(p1, 0), intListArg(p2, 0));
+    }
+  }
+  return callParsed(F_movedim, ops(), undefined, arguments);
+}
+
+const F_outer: OverloadGroup = {
+  name: 'outer',
+  method: false,
+  overloads: [{ key: 'outer', schema: 'outer(Tensor self, Tensor vec2) -> Tensor' }],
+};
+const F_outer_K0: readonly string[] = [];
+/**
+ * Outer product of two vectors: `self[i] * vec2[j]`.
+ *
+ * Schemas:
+ * - `aten::outer(Tensor self, Tensor vec2) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = outer(x, x);
+ * ```
+ */
+export function outer(input: Tensor, vec2: Tensor): Tensor;
+export function outer(p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['outer'].callUnchecked(p0, p1);
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_outer_K0) && isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['outer'].callUnchecked(p0, p1);
+    }
+  }
+  return callParsed(F_outer, ops(), undefined, arguments);
+}
+
+const F_pad: OverloadGroup = {
+  name: 'pad',
+  method: false,
+  overloads: [{
+    key: 'pad',
+    schema: 'pad(Tensor self, SymInt[] pad, str mode="constant", float? value=None) -> Tensor',
+  }],
+};
+const F_pad_K0: readonly string[] = ['mode', 'value'];
+const F_pad_K1: readonly string[] = ['value'];
+const F_pad_K2: readonly string[] = [];
+/**
+ * Pads the last dims by (left, right) pairs from the last dim backwards: constant, reflect or replicate.
+ *
+ * Schemas:
+ * - `aten::pad(Tensor self, SymInt[] pad, str mode="constant", float? value=None) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = pad(x, [2, 3]);
+ * ```
+ */
+export function pad(input: Tensor, pad: readonly number[], options?: { mode?: string; value?: number | null }): Tensor;
+/** Pads the last dims by (left, right) pairs from the last dim backwards: constant, reflect or replicate. */
+export function pad(input: Tensor, pad: readonly number[], mode: string, options?: { value?: number | null }): Tensor;
+/** Pads the last dims by (left, right) pairs from the last dim backwards: constant, reflect or replicate. */
+export function pad(input: Tensor, pad: readonly number[], mode: string, value: number | null): Tensor;
+export function pad(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntListArg(p1, 0)) {
+      return ops()['pad'].callUnchecked(p0, intListArg(p1, 0), 'constant', null);
+    }
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntListArg(p1, 0) && typeof p2 === 'string') {
+      return ops()['pad'].callUnchecked(p0, intListArg(p1, 0), p2, null);
+    }
+  }
+  if (n === 4) {
+    if (isLiveTensor(p0) && isIntListArg(p1, 0) && typeof p2 === 'string' && (p3 == null || isFloatArg(p3))) {
+      return ops()['pad'].callUnchecked(p0, intListArg(p1, 0), p2, p3 == null ? null : floatArg(p3));
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_pad_K0) && isLiveTensor(p0) && isIntListArg(p1, 0) &&
+      (o.mode === undefined || typeof o.mode === 'string') &&
+      (o.value === undefined || (o.value == null || isFloatArg(o.value)))
+    ) {
+      return ops()['pad'].callUnchecked(
+        p0,
+        intListArg(p1, 0),
+        o.mode === undefined ? 'constant' : o.mode,
+        o.value == null ? null : floatArg(o.value),
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_pad_K1) && isLiveTensor(p0) && isIntListArg(p1, 0) && typeof p2 === 'string' &&
+      (o.value === undefined || (o.value == null || isFloatArg(o.value)))
+    ) return ops()['pad'].callUnchecked(p0, intListArg(p1, 0), p2, o.value == null ? null : floatArg(o.value));
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      optionsWithin(o, F_pad_K2) && isLiveTensor(p0) && isIntListArg(p1, 0) && typeof p2 === 'string' &&
+      (p3 == null || isFloatArg(p3))
+    ) return ops()['pad'].callUnchecked(p0, intListArg(p1, 0), p2, p3 == null ? null : floatArg(p3));
+  }
+  return callParsed(F_pad, ops(), undefined, arguments);
+}
+
+const F_oneHot: OverloadGroup = {
+  name: 'one_hot',
+  method: false,
+  overloads: [{ key: 'one_hot', schema: 'one_hot(Tensor self, int num_classes=-1) -> Tensor' }],
+};
+const F_oneHot_K0: readonly string[] = ['numClasses'];
+const F_oneHot_K1: readonly string[] = [];
+/**
+ * One-hot int64 vectors of the class indices along a new last dim.
+ *
+ * Schemas:
+ * - `aten::one_hot(Tensor self, int num_classes=-1) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = oneHot(x);
+ * ```
+ */
+export function oneHot(input: Tensor, options?: { numClasses?: number }): Tensor;
+/** One-hot int64 vectors of the class indices along a new last dim. */
+export function oneHot(input: Tensor, numClasses: number): Tensor;
+export function oneHot(p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['one_hot'].callUnchecked(p0, -1);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['one_hot'].callUnchecked(p0, intArg(p1));
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, F_oneHot_K0) && isLiveTensor(p0) && (o.numClasses === undefined || isIntArg(o.numClasses))) {
+      return ops()['one_hot'].callUnchecked(p0, o.numClasses === undefined ? -1 : intArg(o.numClasses));
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_oneHot_K1) && isLiveTensor(p0) && isIntArg(p1)) {
+      return ops()['one_hot'].callUnchecked(p0, intArg(p1));
+    }
+  }
+  return callParsed(F_oneHot, ops(), undefined, arguments);
+}
+
+const F_einsum: OverloadGroup = {
+  name: 'einsum',
+  method: false,
+  overloads: [{ key: 'einsum', schema: 'einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor' }],
+};
+const F_einsum_K0: readonly string[] = ['path'];
+/**
+ * Einstein summation: the product of the operands summed over the labels missing from the output.
+ *
+ * Schemas:
+ * - `aten::einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = einsum('none', [x, x]);
+ * ```
+ */
+export function einsum(
+  equation: string,
+  tensors: readonly Tensor[],
+  options?: { path?: readonly number[] | null },
+): Tensor;
+export function einsum(p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (typeof p0 === 'string' && isTensorListArg(p1, 'einsum', 'tensors', 1)) {
+      return ops()['einsum'].callUnchecked(p0, p1, null);
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_einsum_K0) && typeof p0 === 'string' && isTensorListArg(p1, 'einsum', 'tensors', 1) &&
+      (o.path === undefined || (o.path == null || isIntListArg(o.path, 0)))
+    ) return ops()['einsum'].callUnchecked(p0, p1, o.path == null ? null : intListArg(o.path, 0));
+  }
+  return callParsed(F_einsum, ops(), undefined, arguments);
+}
+
+const F_randperm: OverloadGroup = {
+  name: 'randperm',
+  method: false,
+  requiresGrad: true,
+  overloads: [{
+    key: 'randperm.generator',
+    schema:
+      'randperm.generator(SymInt n, *, Generator? generator, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
+  }, {
+    key: 'randperm',
+    schema:
+      'randperm(SymInt n, *, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
+  }],
+};
+const F_randperm_K0: readonly string[] = ['generator', 'dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
+const F_randperm_K1: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory', 'requiresGrad'];
+/**
+ * A random permutation of 0..n-1, the one PyTorch draws for the same seed.
+ *
+ * Schemas:
+ * - `aten::randperm.generator(SymInt n, *, Generator? generator, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+ * - `aten::randperm(SymInt n, *, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = randperm(2);
+ * ```
+ */
+export function randperm(
+  n: number,
+  options: {
+    generator: Generator | null;
+    dtype?: DTypeLike | null;
+    layout?: 'strided' | null;
+    device?: DeviceLike | null;
+    pinMemory?: boolean | null;
+    requiresGrad?: boolean;
+  },
+): Tensor;
+/** A random permutation of 0..n-1, the one PyTorch draws for the same seed. */
+export function randperm(
+  n: number,
+  options?: {
+    dtype?: DTypeLike | null;
+    layout?: 'strided' | null;
+    device?: DeviceLike | null;
+    pinMemory?: boolean | null;
+    requiresGrad?: boolean;
+  },
+): Tensor;
+/** A random permutation of 0..n-1, the one PyTorch draws for the same seed. (any overload) */
+export function randperm(
+  n: number,
+  options?: {
+    generator?: Generator | null;
+    dtype?: DTypeLike | null;
+    layout?: 'strided' | null;
+    device?: DeviceLike | null;
+    pinMemory?: boolean | null;
+    requiresGrad?: boolean;
+  },
+): Tensor;
+export function randperm(p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isIntArg(p0)) return ops()['randperm'].callUnchecked(intArg(p0), dtypeArg(4), null, null, null);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_randperm_K0) && isIntArg(p0) && o.generator !== undefined &&
+      (o.generator == null || isGeneratorArg(o.generator)) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['randperm.generator'].callUnchecked(
+            intArg(p0),
+            o.generator ?? null,
+            o.dtype == null ? dtypeArg(4) : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['randperm.generator'].callUnchecked(
+          intArg(p0),
+          o.generator ?? null,
+          o.dtype == null ? dtypeArg(4) : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+    if (
+      optionsWithin(o, F_randperm_K1) && isIntArg(p0) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean')) &&
+      (o.requiresGrad === undefined || typeof o.requiresGrad === 'boolean')
+    ) {
+      return (o.requiresGrad === true
+        ? requireGrad(
+          ops()['randperm'].callUnchecked(
+            intArg(p0),
+            o.dtype == null ? dtypeArg(4) : dtypeArg(o.dtype),
+            o.layout ?? null,
+            o.device == null ? null : deviceArg(o.device),
+            o.pinMemory ?? null,
+          ),
+        )
+        : ops()['randperm'].callUnchecked(
+          intArg(p0),
+          o.dtype == null ? dtypeArg(4) : dtypeArg(o.dtype),
+          o.layout ?? null,
+          o.device == null ? null : deviceArg(o.device),
+          o.pinMemory ?? null,
+        ));
+    }
+  }
+  return callParsed(F_randperm, ops(), undefined, arguments);
+}
+
+const F_bernoulli: OverloadGroup = {
+  name: 'bernoulli',
+  method: false,
+  overloads: [{ key: 'bernoulli', schema: 'bernoulli(Tensor self, *, Generator? generator=None) -> Tensor' }, {
+    key: 'bernoulli.p',
+    schema: 'bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor',
+  }],
+};
+const F_bernoulli_K0: readonly string[] = ['generator'];
+const F_bernoulli_K1: readonly string[] = ['generator'];
+/**
+ * Samples 1 with probability `self` (or `p`), else 0, in `self`'s dtype.
+ *
+ * Schemas:
+ * - `aten::bernoulli(Tensor self, *, Generator? generator=None) -> Tensor`
+ * - `aten::bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = bernoulli(x);
+ * ```
+ */
+export function bernoulli(input: Tensor, options?: { generator?: Generator | null }): Tensor;
+/** Samples 1 with probability `p`, else 0, shaped and typed like `self`. */
+export function bernoulli(input: Tensor, p: number, options?: { generator?: Generator | null }): Tensor;
+/** Samples 1 with probability `self` (or `p`), else 0, in `self`'s dtype. (any overload) */
+export function bernoulli(input: Tensor, p?: number, options?: { generator?: Generator | null }): Tensor;
+export function bernoulli(p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['bernoulli'].callUnchecked(p0, null);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && isFloatArg(p1)) return ops()['bernoulli.p'].callUnchecked(p0, floatArg(p1), null);
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_bernoulli_K0) && isLiveTensor(p0) &&
+      (o.generator === undefined || (o.generator == null || isGeneratorArg(o.generator)))
+    ) return ops()['bernoulli'].callUnchecked(p0, o.generator ?? null);
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_bernoulli_K1) && isLiveTensor(p0) && isFloatArg(p1) &&
+      (o.generator === undefined || (o.generator == null || isGeneratorArg(o.generator)))
+    ) return ops()['bernoulli.p'].callUnchecked(p0, floatArg(p1), o.generator ?? null);
+  }
+  return callParsed(F_bernoulli, ops(), undefined, arguments);
+}
+
+const F_multinomial: OverloadGroup = {
+  name: 'multinomial',
+  method: false,
+  overloads: [{
+    key: 'multinomial',
+    schema: 'multinomial(Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor',
+  }],
+};
+const F_multinomial_K0: readonly string[] = ['replacement', 'generator'];
+const F_multinomial_K1: readonly string[] = ['generator'];
+/**
+ * Category indices sampled from the rows of `self` (unnormalised probabilities), with or without replacement.
+ *
+ * Schemas:
+ * - `aten::multinomial(Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = multinomial(x, 2);
+ * ```
+ */
+export function multinomial(
+  input: Tensor,
+  numSamples: number,
+  options?: { replacement?: boolean; generator?: Generator | null },
+): Tensor;
+/** Category indices sampled from the rows of `self` (unnormalised probabilities), with or without replacement. */
+export function multinomial(
+  input: Tensor,
+  numSamples: number,
+  replacement: boolean,
+  options?: { generator?: Generator | null },
+): Tensor;
+export function multinomial(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['multinomial'].callUnchecked(p0, intArg(p1), false, null);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntArg(p1) && typeof p2 === 'boolean') {
+      return ops()['multinomial'].callUnchecked(p0, intArg(p1), p2, null);
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_multinomial_K0) && isLiveTensor(p0) && isIntArg(p1) &&
+      (o.replacement === undefined || typeof o.replacement === 'boolean') &&
+      (o.generator === undefined || (o.generator == null || isGeneratorArg(o.generator)))
+    ) {
+      return ops()['multinomial'].callUnchecked(
+        p0,
+        intArg(p1),
+        o.replacement === undefined ? false : o.replacement,
+        o.generator ?? null,
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_multinomial_K1) && isLiveTensor(p0) && isIntArg(p1) && typeof p2 === 'boolean' &&
+      (o.generator === undefined || (o.generator == null || isGeneratorArg(o.generator)))
+    ) return ops()['multinomial'].callUnchecked(p0, intArg(p1), p2, o.generator ?? null);
+  }
+  return callParsed(F_multinomial, ops(), undefined, arguments);
+}
+
 /** Methods every Tensor has, generated from the operator declarations. */
 export interface TensorMethods {
   /** Adds `other`, scaled by `alpha`, to `self`, with broadcasting and type promotion. */
@@ -8630,6 +12390,382 @@ export interface TensorMethods {
   maskedFill(this: Tensor, mask: Tensor, value: Scalar): Tensor;
   /** In-place `masked_fill`. */
   maskedFill_(this: Tensor, mask: Tensor, value: Scalar): Tensor;
+  /** Whether each element is +inf or -inf. */
+  isinf(this: Tensor): Tensor;
+  /** Whether each element is finite. */
+  isfinite(this: Tensor): Tensor;
+  /** Whether each pair is close: `|a - b| <= atol + rtol * |b|` (or equal). */
+  isclose(this: Tensor, other: Tensor, options?: { rtol?: number; atol?: number; equalNan?: boolean }): Tensor;
+  /** Whether each pair is close: `|a - b| <= atol + rtol * |b|` (or equal). */
+  isclose(this: Tensor, other: Tensor, rtol: number, options?: { atol?: number; equalNan?: boolean }): Tensor;
+  /** Whether each pair is close: `|a - b| <= atol + rtol * |b|` (or equal). */
+  isclose(this: Tensor, other: Tensor, rtol: number, atol: number, options?: { equalNan?: boolean }): Tensor;
+  /** Whether each pair is close: `|a - b| <= atol + rtol * |b|` (or equal). */
+  isclose(this: Tensor, other: Tensor, rtol: number, atol: number, equalNan: boolean): Tensor;
+  /** Whether `isclose` holds for every pair. */
+  allclose(this: Tensor, other: Tensor, options?: { rtol?: number; atol?: number; equalNan?: boolean }): boolean;
+  /** Whether `isclose` holds for every pair. */
+  allclose(this: Tensor, other: Tensor, rtol: number, options?: { atol?: number; equalNan?: boolean }): boolean;
+  /** Whether `isclose` holds for every pair. */
+  allclose(this: Tensor, other: Tensor, rtol: number, atol: number, options?: { equalNan?: boolean }): boolean;
+  /** Whether `isclose` holds for every pair. */
+  allclose(this: Tensor, other: Tensor, rtol: number, atol: number, equalNan: boolean): boolean;
+  /** Whether the two tensors have the same shape and elements. */
+  equal(this: Tensor, other: Tensor): boolean;
+  /** Whether every element is non-zero. */
+  all(this: Tensor): Tensor;
+  /** Whether every element along `dim` is non-zero (uint8 result for uint8 input, else bool). */
+  all(this: Tensor, dim: number, options?: { keepdim?: boolean }): Tensor;
+  /** Whether every element along `dim` is non-zero (uint8 result for uint8 input, else bool). */
+  all(this: Tensor, dim: number, keepdim: boolean): Tensor;
+  /** Whether every element is non-zero. (any overload) */
+  all(this: Tensor, dim?: number, keepdim?: boolean, options?: { keepdim?: boolean }): Tensor;
+  /** Whether some element is non-zero. */
+  any(this: Tensor): Tensor;
+  /** Whether some element along `dim` is non-zero (uint8 result for uint8 input, else bool). */
+  any(this: Tensor, dim: number, options?: { keepdim?: boolean }): Tensor;
+  /** Whether some element along `dim` is non-zero (uint8 result for uint8 input, else bool). */
+  any(this: Tensor, dim: number, keepdim: boolean): Tensor;
+  /** Whether some element is non-zero. (any overload) */
+  any(this: Tensor, dim?: number, keepdim?: boolean, options?: { keepdim?: boolean }): Tensor;
+  /** Variance of every element, with Bessel's correction when `unbiased`. */
+  var(this: Tensor, options?: { unbiased?: boolean }): Tensor;
+  /** Variance of every element, with Bessel's correction when `unbiased`. */
+  var(this: Tensor, unbiased: boolean): Tensor;
+  /** Variance over `dim` with Bessel's correction when `unbiased` (the older spelling of `correction`). */
+  var(
+    this: Tensor,
+    options?: { dim?: number | readonly number[] | null; unbiased?: boolean; keepdim?: boolean },
+  ): Tensor;
+  /** Variance over `dim` with Bessel's correction when `unbiased` (the older spelling of `correction`). */
+  var(
+    this: Tensor,
+    dim: number | readonly number[] | null,
+    options?: { unbiased?: boolean; keepdim?: boolean },
+  ): Tensor;
+  /** Variance over `dim` with Bessel's correction when `unbiased` (the older spelling of `correction`). */
+  var(this: Tensor, dim: number | readonly number[] | null, unbiased: boolean, options?: { keepdim?: boolean }): Tensor;
+  /** Variance over `dim` with Bessel's correction when `unbiased` (the older spelling of `correction`). */
+  var(this: Tensor, dim: number | readonly number[] | null, unbiased: boolean, keepdim: boolean): Tensor;
+  /** Variance over `dim` (every dim when null): `sum((x - mean)^2) / (N - correction)`, correction 1 by default. */
+  var(
+    this: Tensor,
+    options?: { dim?: number | readonly number[] | null; correction?: number | null; keepdim?: boolean },
+  ): Tensor;
+  /** Variance over `dim` (every dim when null): `sum((x - mean)^2) / (N - correction)`, correction 1 by default. */
+  var(
+    this: Tensor,
+    dim: number | readonly number[] | null,
+    options?: { correction?: number | null; keepdim?: boolean },
+  ): Tensor;
+  /** Variance over `dim` (every dim when null): `sum((x - mean)^2) / (N - correction)`, correction 1 by default. */
+  var(this: Tensor, ...dim: number[]): Tensor;
+  /** Variance over `dim` (every dim when null): `sum((x - mean)^2) / (N - correction)`, correction 1 by default. */
+  var(this: Tensor, ...args: [...dim: number[], options: { correction?: number | null; keepdim?: boolean }]): Tensor;
+  /** Variance of every element, with Bessel's correction when `unbiased`. (any overload) */
+  var(
+    this: Tensor,
+    unbiased?: boolean | number | readonly number[] | null,
+    arg1?: boolean,
+    keepdim?: boolean,
+    options?: {
+      unbiased?: boolean;
+      dim?: number | readonly number[] | null;
+      keepdim?: boolean;
+      correction?: number | null;
+    },
+  ): Tensor;
+  /** Standard deviation of every element, with Bessel's correction when `unbiased`. */
+  std(this: Tensor, options?: { unbiased?: boolean }): Tensor;
+  /** Standard deviation of every element, with Bessel's correction when `unbiased`. */
+  std(this: Tensor, unbiased: boolean): Tensor;
+  /** Standard deviation over `dim` with Bessel's correction when `unbiased`. */
+  std(
+    this: Tensor,
+    options?: { dim?: number | readonly number[] | null; unbiased?: boolean; keepdim?: boolean },
+  ): Tensor;
+  /** Standard deviation over `dim` with Bessel's correction when `unbiased`. */
+  std(
+    this: Tensor,
+    dim: number | readonly number[] | null,
+    options?: { unbiased?: boolean; keepdim?: boolean },
+  ): Tensor;
+  /** Standard deviation over `dim` with Bessel's correction when `unbiased`. */
+  std(this: Tensor, dim: number | readonly number[] | null, unbiased: boolean, options?: { keepdim?: boolean }): Tensor;
+  /** Standard deviation over `dim` with Bessel's correction when `unbiased`. */
+  std(this: Tensor, dim: number | readonly number[] | null, unbiased: boolean, keepdim: boolean): Tensor;
+  /** Standard deviation over `dim` (every dim when null), the square root of `var`. */
+  std(
+    this: Tensor,
+    options?: { dim?: number | readonly number[] | null; correction?: number | null; keepdim?: boolean },
+  ): Tensor;
+  /** Standard deviation over `dim` (every dim when null), the square root of `var`. */
+  std(
+    this: Tensor,
+    dim: number | readonly number[] | null,
+    options?: { correction?: number | null; keepdim?: boolean },
+  ): Tensor;
+  /** Standard deviation over `dim` (every dim when null), the square root of `var`. */
+  std(this: Tensor, ...dim: number[]): Tensor;
+  /** Standard deviation over `dim` (every dim when null), the square root of `var`. */
+  std(this: Tensor, ...args: [...dim: number[], options: { correction?: number | null; keepdim?: boolean }]): Tensor;
+  /** Standard deviation of every element, with Bessel's correction when `unbiased`. (any overload) */
+  std(
+    this: Tensor,
+    unbiased?: boolean | number | readonly number[] | null,
+    arg1?: boolean,
+    keepdim?: boolean,
+    options?: {
+      unbiased?: boolean;
+      dim?: number | readonly number[] | null;
+      keepdim?: boolean;
+      correction?: number | null;
+    },
+  ): Tensor;
+  /** `log(sum(exp(x)))` over `dim`, computed stably. */
+  logsumexp(this: Tensor, dim: number | readonly number[], options?: { keepdim?: boolean }): Tensor;
+  /** `log(sum(exp(x)))` over `dim`, computed stably. */
+  logsumexp(this: Tensor, dim: number | readonly number[], keepdim: boolean): Tensor;
+  /** The `p`-norm of all elements (2 by default); with `dim`, over those dims. */
+  norm(this: Tensor, options?: { p?: Scalar }): Tensor;
+  /** The `p`-norm of all elements (2 by default); with `dim`, over those dims. */
+  norm(this: Tensor, p: Scalar): Tensor;
+  /** The `p`-norm over `dim`. */
+  norm(this: Tensor, p: Scalar | null, options?: { dim?: number | readonly number[]; keepdim?: boolean }): Tensor;
+  /** The `p`-norm over `dim`. */
+  norm(this: Tensor, p: Scalar | null, dim: number | readonly number[], options?: { keepdim?: boolean }): Tensor;
+  /** The `p`-norm over `dim`. */
+  norm(this: Tensor, p: Scalar | null, dim: number | readonly number[], keepdim: boolean): Tensor;
+  /** The `p`-norm of all elements (2 by default); with `dim`, over those dims. (any overload) */
+  norm(
+    this: Tensor,
+    p?: Scalar | null,
+    dim?: number | readonly number[],
+    keepdim?: boolean,
+    options?: { p?: Scalar | null; keepdim?: boolean },
+  ): Tensor;
+  /** Cumulative sum along `dim`; integral and bool inputs sum to int64 unless `dtype` says otherwise. */
+  cumsum(this: Tensor, dim: number, options?: { dtype?: DTypeLike | null }): Tensor;
+  /** Cumulative product along `dim`; integral and bool inputs multiply to int64 unless `dtype` says otherwise. */
+  cumprod(this: Tensor, dim: number, options?: { dtype?: DTypeLike | null }): Tensor;
+  /** Sorts along `dim` (stably: equal elements keep their order), NaN as the largest value; values and indices. */
+  sort(this: Tensor, options: { stable: boolean | null; dim?: number; descending?: boolean }): [Tensor, Tensor];
+  /** Sorted values along `dim` and their indices (NaN sorts as the largest value). */
+  sort(this: Tensor, options?: { dim?: number; descending?: boolean }): [Tensor, Tensor];
+  /** Sorted values along `dim` and their indices (NaN sorts as the largest value). */
+  sort(this: Tensor, dim: number, options?: { descending?: boolean }): [Tensor, Tensor];
+  /** Sorted values along `dim` and their indices (NaN sorts as the largest value). */
+  sort(this: Tensor, dim: number, descending: boolean): [Tensor, Tensor];
+  /** Sorts along `dim` (stably: equal elements keep their order), NaN as the largest value; values and indices. (any overload) */
+  sort(
+    this: Tensor,
+    dim?: number,
+    descending?: boolean,
+    options?: { stable?: boolean | null; dim?: number; descending?: boolean },
+  ): [Tensor, Tensor];
+  /** The indices that sort `self` along `dim`, equal elements in their order when `stable`. */
+  argsort(this: Tensor, options: { stable: boolean; dim?: number; descending?: boolean }): Tensor;
+  /** The indices that sort `self` along `dim`. */
+  argsort(this: Tensor, options?: { dim?: number; descending?: boolean }): Tensor;
+  /** The indices that sort `self` along `dim`. */
+  argsort(this: Tensor, dim: number, options?: { descending?: boolean }): Tensor;
+  /** The indices that sort `self` along `dim`. */
+  argsort(this: Tensor, dim: number, descending: boolean): Tensor;
+  /** The indices that sort `self` along `dim`, equal elements in their order when `stable`. (any overload) */
+  argsort(
+    this: Tensor,
+    dim?: number,
+    descending?: boolean,
+    options?: { stable?: boolean; dim?: number; descending?: boolean },
+  ): Tensor;
+  /** The `k` largest (or smallest) elements along `dim` and their indices. */
+  topk(this: Tensor, k: number, options?: { dim?: number; largest?: boolean; sorted?: boolean }): [Tensor, Tensor];
+  /** The `k` largest (or smallest) elements along `dim` and their indices. */
+  topk(this: Tensor, k: number, dim: number, options?: { largest?: boolean; sorted?: boolean }): [Tensor, Tensor];
+  /** The `k` largest (or smallest) elements along `dim` and their indices. */
+  topk(this: Tensor, k: number, dim: number, largest: boolean, options?: { sorted?: boolean }): [Tensor, Tensor];
+  /** The `k` largest (or smallest) elements along `dim` and their indices. */
+  topk(this: Tensor, k: number, dim: number, largest: boolean, sorted: boolean): [Tensor, Tensor];
+  /** The `k`-th smallest element along `dim` (1-based) and its index. */
+  kthvalue(this: Tensor, k: number, options?: { dim?: number; keepdim?: boolean }): [Tensor, Tensor];
+  /** The `k`-th smallest element along `dim` (1-based) and its index. */
+  kthvalue(this: Tensor, k: number, dim: number, options?: { keepdim?: boolean }): [Tensor, Tensor];
+  /** The `k`-th smallest element along `dim` (1-based) and its index. */
+  kthvalue(this: Tensor, k: number, dim: number, keepdim: boolean): [Tensor, Tensor];
+  /** The lower median of every element (NaN if any is NaN); with `dim`, values and indices along it. */
+  median(this: Tensor): Tensor;
+  /** The lower median along `dim` and its index (NaN and the first NaN index where the slice holds one). */
+  median(this: Tensor, dim: number, options?: { keepdim?: boolean }): [Tensor, Tensor];
+  /** The lower median along `dim` and its index (NaN and the first NaN index where the slice holds one). */
+  median(this: Tensor, dim: number, keepdim: boolean): [Tensor, Tensor];
+  /** The lower median of every element (NaN if any is NaN); with `dim`, values and indices along it. (any overload) */
+  median(this: Tensor, dim?: number, keepdim?: boolean, options?: { keepdim?: boolean }): Tensor | [Tensor, Tensor];
+  /** The indices of the non-zero elements, one row `[i0, i1, ...]` per element in row-major order (int64). */
+  nonzero(this: Tensor): Tensor;
+  /** The elements where the (broadcast) bool `mask` is true, as a 1-d tensor. */
+  maskedSelect(this: Tensor, mask: Tensor): Tensor;
+  /** The tensor tiled `repeats[i]` times along each dim (extra leading repeats add dims). */
+  repeat(this: Tensor, repeats: readonly number[]): Tensor;
+  /** The tensor tiled `repeats[i]` times along each dim (extra leading repeats add dims). */
+  repeat(this: Tensor, ...repeats: number[]): Tensor;
+  /** `repeat` with `dims` padded by leading ones. */
+  tile(this: Tensor, dims: readonly number[]): Tensor;
+  /** `repeat` with `dims` padded by leading ones. */
+  tile(this: Tensor, ...dims: number[]): Tensor;
+  /** Each element repeated along `dim` (`repeats` times, or `repeats[i]` times); with only `repeats`, `i` repeated `repeats[i]` times. */
+  repeatInterleave(this: Tensor, options?: { outputSize?: number | null }): Tensor;
+  /** Element `i` along `dim` repeated `repeats[i]` times (the flattened input when `dim` is null). */
+  repeatInterleave(
+    this: Tensor,
+    repeats: Tensor,
+    options?: { dim?: number | null; outputSize?: number | null },
+  ): Tensor;
+  /** Element `i` along `dim` repeated `repeats[i]` times (the flattened input when `dim` is null). */
+  repeatInterleave(this: Tensor, repeats: Tensor, dim: number | null, options?: { outputSize?: number | null }): Tensor;
+  /** Each element repeated `repeats` times along `dim` (the flattened input when `dim` is null). */
+  repeatInterleave(
+    this: Tensor,
+    repeats: number,
+    options?: { dim?: number | null; outputSize?: number | null },
+  ): Tensor;
+  /** Each element repeated `repeats` times along `dim` (the flattened input when `dim` is null). */
+  repeatInterleave(this: Tensor, repeats: number, dim: number | null, options?: { outputSize?: number | null }): Tensor;
+  /** Each element repeated along `dim` (`repeats` times, or `repeats[i]` times); with only `repeats`, `i` repeated `repeats[i]` times. (any overload) */
+  repeatInterleave(
+    this: Tensor,
+    repeats?: Tensor | number,
+    dim?: number | null,
+    options?: { outputSize?: number | null; dim?: number | null },
+  ): Tensor;
+  /** The lower triangle of the last two dims (`j <= i + diagonal`), zeros elsewhere. */
+  tril(this: Tensor, options?: { diagonal?: number }): Tensor;
+  /** The lower triangle of the last two dims (`j <= i + diagonal`), zeros elsewhere. */
+  tril(this: Tensor, diagonal: number): Tensor;
+  /** The upper triangle of the last two dims (`j >= i + diagonal`), zeros elsewhere. */
+  triu(this: Tensor, options?: { diagonal?: number }): Tensor;
+  /** The upper triangle of the last two dims (`j >= i + diagonal`), zeros elsewhere. */
+  triu(this: Tensor, diagonal: number): Tensor;
+  /** Elements shifted cyclically by `shifts` along `dims` (the flattened tensor when `dims` is empty). */
+  roll(this: Tensor, shifts: number | readonly number[], options?: { dims?: number | readonly number[] }): Tensor;
+  /** Elements shifted cyclically by `shifts` along `dims` (the flattened tensor when `dims` is empty). */
+  roll(this: Tensor, shifts: number | readonly number[], dims: number | readonly number[]): Tensor;
+  /** A view with dim `source` moved to position `destination`. */
+  movedim(this: Tensor, source: number, destination: number): Tensor;
+  /** A view with the dims `source` moved to the positions `destination`. */
+  movedim(this: Tensor, source: readonly number[], destination: readonly number[]): Tensor;
+  /** A view with dim `source` moved to position `destination`. (any overload) */
+  movedim(this: Tensor, source: number | readonly number[], destination: number | readonly number[]): Tensor;
+  /** Outer product of two vectors: `self[i] * vec2[j]`. */
+  outer(this: Tensor, vec2: Tensor): Tensor;
+  /** An uninitialised tensor of `size` with this tensor's dtype and device unless given. */
+  newEmpty(
+    this: Tensor,
+    size: readonly number[],
+    options?: {
+      dtype?: DTypeLike | null;
+      layout?: 'strided' | null;
+      device?: DeviceLike | null;
+      pinMemory?: boolean | null;
+    },
+  ): Tensor;
+  /** An uninitialised tensor of `size` with this tensor's dtype and device unless given. */
+  newEmpty(this: Tensor, ...size: number[]): Tensor;
+  /** An uninitialised tensor of `size` with this tensor's dtype and device unless given. */
+  newEmpty(
+    this: Tensor,
+    ...args: [
+      ...size: number[],
+      options: {
+        dtype?: DTypeLike | null;
+        layout?: 'strided' | null;
+        device?: DeviceLike | null;
+        pinMemory?: boolean | null;
+      },
+    ]
+  ): Tensor;
+  /** Zeros of `size` with this tensor's dtype and device unless given. */
+  newZeros(
+    this: Tensor,
+    size: readonly number[],
+    options?: {
+      dtype?: DTypeLike | null;
+      layout?: 'strided' | null;
+      device?: DeviceLike | null;
+      pinMemory?: boolean | null;
+    },
+  ): Tensor;
+  /** Zeros of `size` with this tensor's dtype and device unless given. */
+  newZeros(this: Tensor, ...size: number[]): Tensor;
+  /** Zeros of `size` with this tensor's dtype and device unless given. */
+  newZeros(
+    this: Tensor,
+    ...args: [
+      ...size: number[],
+      options: {
+        dtype?: DTypeLike | null;
+        layout?: 'strided' | null;
+        device?: DeviceLike | null;
+        pinMemory?: boolean | null;
+      },
+    ]
+  ): Tensor;
+  /** Ones of `size` with this tensor's dtype and device unless given. */
+  newOnes(
+    this: Tensor,
+    size: readonly number[],
+    options?: {
+      dtype?: DTypeLike | null;
+      layout?: 'strided' | null;
+      device?: DeviceLike | null;
+      pinMemory?: boolean | null;
+    },
+  ): Tensor;
+  /** Ones of `size` with this tensor's dtype and device unless given. */
+  newOnes(this: Tensor, ...size: number[]): Tensor;
+  /** Ones of `size` with this tensor's dtype and device unless given. */
+  newOnes(
+    this: Tensor,
+    ...args: [
+      ...size: number[],
+      options: {
+        dtype?: DTypeLike | null;
+        layout?: 'strided' | null;
+        device?: DeviceLike | null;
+        pinMemory?: boolean | null;
+      },
+    ]
+  ): Tensor;
+  /** `fill_value` in every element of `size`, this tensor's dtype and device unless given. */
+  newFull(
+    this: Tensor,
+    size: readonly number[],
+    fillValue: Scalar,
+    options?: {
+      dtype?: DTypeLike | null;
+      layout?: 'strided' | null;
+      device?: DeviceLike | null;
+      pinMemory?: boolean | null;
+    },
+  ): Tensor;
+  /** Samples 1 with probability `self` (or `p`), else 0, in `self`'s dtype. */
+  bernoulli(this: Tensor, options?: { generator?: Generator | null }): Tensor;
+  /** Samples 1 with probability `p`, else 0, shaped and typed like `self`. */
+  bernoulli(this: Tensor, p: number, options?: { generator?: Generator | null }): Tensor;
+  /** Samples 1 with probability `self` (or `p`), else 0, in `self`'s dtype. (any overload) */
+  bernoulli(this: Tensor, p?: number, options?: { generator?: Generator | null }): Tensor;
+  /** Category indices sampled from the rows of `self` (unnormalised probabilities), with or without replacement. */
+  multinomial(
+    this: Tensor,
+    numSamples: number,
+    options?: { replacement?: boolean; generator?: Generator | null },
+  ): Tensor;
+  /** Category indices sampled from the rows of `self` (unnormalised probabilities), with or without replacement. */
+  multinomial(
+    this: Tensor,
+    numSamples: number,
+    replacement: boolean,
+    options?: { generator?: Generator | null },
+  ): Tensor;
 }
 
 // The method implementations (typed by TensorMethods above).
@@ -12161,6 +16297,1962 @@ function method_maskedFill_(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   return callParsed(M_maskedFill_, ops(), this, arguments);
 }
 
+const M_isinf: OverloadGroup = {
+  name: 'isinf',
+  method: true,
+  overloads: [{ key: 'isinf', schema: 'isinf(Tensor self) -> Tensor' }],
+};
+function method_isinf(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['isinf'].callUnchecked(this);
+  }
+  return callParsed(M_isinf, ops(), this, arguments);
+}
+
+const M_isfinite: OverloadGroup = {
+  name: 'isfinite',
+  method: true,
+  overloads: [{ key: 'isfinite', schema: 'isfinite(Tensor self) -> Tensor' }],
+};
+function method_isfinite(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['isfinite'].callUnchecked(this);
+  }
+  return callParsed(M_isfinite, ops(), this, arguments);
+}
+
+const M_isclose: OverloadGroup = {
+  name: 'isclose',
+  method: true,
+  overloads: [{
+    key: 'isclose',
+    schema: 'isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor',
+  }],
+};
+const M_isclose_K0: readonly string[] = ['rtol', 'atol', 'equalNan'];
+const M_isclose_K1: readonly string[] = ['atol', 'equalNan'];
+const M_isclose_K2: readonly string[] = ['equalNan'];
+const M_isclose_K3: readonly string[] = [];
+function method_isclose(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['isclose'].callUnchecked(this, p0, 0.00001, 1e-8, false);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isLiveTensor(p0) && isFloatArg(p1)) return ops()['isclose'].callUnchecked(this, p0, floatArg(p1), 1e-8, false);
+  }
+  if (n === 3 && isLiveTensor(this)) {
+    if (isLiveTensor(p0) && isFloatArg(p1) && isFloatArg(p2)) {
+      return ops()['isclose'].callUnchecked(this, p0, floatArg(p1), floatArg(p2), false);
+    }
+  }
+  if (n === 4 && isLiveTensor(this)) {
+    if (isLiveTensor(p0) && isFloatArg(p1) && isFloatArg(p2) && typeof p3 === 'boolean') {
+      return ops()['isclose'].callUnchecked(this, p0, floatArg(p1), floatArg(p2), p3);
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_isclose_K0) && isLiveTensor(p0) && (o.rtol === undefined || isFloatArg(o.rtol)) &&
+      (o.atol === undefined || isFloatArg(o.atol)) && (o.equalNan === undefined || typeof o.equalNan === 'boolean')
+    ) {
+      return ops()['isclose'].callUnchecked(
+        this,
+        p0,
+        o.rtol === undefined ? 0.00001 : floatArg(o.rtol),
+        o.atol === undefined ? 1e-8 : floatArg(o.atol),
+        o.equalNan === undefined ? false : o.equalNan,
+      );
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, M_isclose_K1) && isLiveTensor(p0) && isFloatArg(p1) &&
+      (o.atol === undefined || isFloatArg(o.atol)) && (o.equalNan === undefined || typeof o.equalNan === 'boolean')
+    ) {
+      return ops()['isclose'].callUnchecked(
+        this,
+        p0,
+        floatArg(p1),
+        o.atol === undefined ? 1e-8 : floatArg(o.atol),
+        o.equalNan === undefined ? false : o.equalNan,
+      );
+    }
+  }
+  if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, M_isclose_K2) && isLiveTensor(p0) && isFloatArg(p1) && isFloatArg(p2) &&
+      (o.equalNan === undefined || typeof o.equalNan === 'boolean')
+    ) {
+      return ops()['isclose'].callUnchecked(
+        this,
+        p0,
+        floatArg(p1),
+        floatArg(p2),
+        o.equalNan === undefined ? false : o.equalNan,
+      );
+    }
+  }
+  if (n === 5 && isLiveTensor(this) && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      optionsWithin(o, M_isclose_K3) && isLiveTensor(p0) && isFloatArg(p1) && isFloatArg(p2) && typeof p3 === 'boolean'
+    ) return ops()['isclose'].callUnchecked(this, p0, floatArg(p1), floatArg(p2), p3);
+  }
+  return callParsed(M_isclose, ops(), this, arguments);
+}
+
+const M_allclose: OverloadGroup = {
+  name: 'allclose',
+  method: true,
+  overloads: [{
+    key: 'allclose',
+    schema: 'allclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> bool',
+  }],
+};
+const M_allclose_K0: readonly string[] = ['rtol', 'atol', 'equalNan'];
+const M_allclose_K1: readonly string[] = ['atol', 'equalNan'];
+const M_allclose_K2: readonly string[] = ['equalNan'];
+const M_allclose_K3: readonly string[] = [];
+function method_allclose(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['allclose'].callUnchecked(this, p0, 0.00001, 1e-8, false);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isLiveTensor(p0) && isFloatArg(p1)) return ops()['allclose'].callUnchecked(this, p0, floatArg(p1), 1e-8, false);
+  }
+  if (n === 3 && isLiveTensor(this)) {
+    if (isLiveTensor(p0) && isFloatArg(p1) && isFloatArg(p2)) {
+      return ops()['allclose'].callUnchecked(this, p0, floatArg(p1), floatArg(p2), false);
+    }
+  }
+  if (n === 4 && isLiveTensor(this)) {
+    if (isLiveTensor(p0) && isFloatArg(p1) && isFloatArg(p2) && typeof p3 === 'boolean') {
+      return ops()['allclose'].callUnchecked(this, p0, floatArg(p1), floatArg(p2), p3);
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_allclose_K0) && isLiveTensor(p0) && (o.rtol === undefined || isFloatArg(o.rtol)) &&
+      (o.atol === undefined || isFloatArg(o.atol)) && (o.equalNan === undefined || typeof o.equalNan === 'boolean')
+    ) {
+      return ops()['allclose'].callUnchecked(
+        this,
+        p0,
+        o.rtol === undefined ? 0.00001 : floatArg(o.rtol),
+        o.atol === undefined ? 1e-8 : floatArg(o.atol),
+        o.equalNan === undefined ? false : o.equalNan,
+      );
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, M_allclose_K1) && isLiveTensor(p0) && isFloatArg(p1) &&
+      (o.atol === undefined || isFloatArg(o.atol)) && (o.equalNan === undefined || typeof o.equalNan === 'boolean')
+    ) {
+      return ops()['allclose'].callUnchecked(
+        this,
+        p0,
+        floatArg(p1),
+        o.atol === undefined ? 1e-8 : floatArg(o.atol),
+        o.equalNan === undefined ? false : o.equalNan,
+      );
+    }
+  }
+  if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, M_allclose_K2) && isLiveTensor(p0) && isFloatArg(p1) && isFloatArg(p2) &&
+      (o.equalNan === undefined || typeof o.equalNan === 'boolean')
+    ) {
+      return ops()['allclose'].callUnchecked(
+        this,
+        p0,
+        floatArg(p1),
+        floatArg(p2),
+        o.equalNan === undefined ? false : o.equalNan,
+      );
+    }
+  }
+  if (n === 5 && isLiveTensor(this) && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      optionsWithin(o, M_allclose_K3) && isLiveTensor(p0) && isFloatArg(p1) && isFloatArg(p2) && typeof p3 === 'boolean'
+    ) return ops()['allclose'].callUnchecked(this, p0, floatArg(p1), floatArg(p2), p3);
+  }
+  return callParsed(M_allclose, ops(), this, arguments);
+}
+
+const M_equal: OverloadGroup = {
+  name: 'equal',
+  method: true,
+  overloads: [{ key: 'equal', schema: 'equal(Tensor self, Tensor other) -> bool' }],
+};
+const M_equal_K0: readonly string[] = [];
+function method_equal(this: Tensor, p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['equal'].callUnchecked(this, p0);
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_equal_K0) && isLiveTensor(p0)) return ops()['equal'].callUnchecked(this, p0);
+  }
+  return callParsed(M_equal, ops(), this, arguments);
+}
+
+const M_all: OverloadGroup = {
+  name: 'all',
+  method: true,
+  overloads: [{ key: 'all', schema: 'all(Tensor self) -> Tensor' }, {
+    key: 'all.dim',
+    schema: 'all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor',
+  }],
+};
+const M_all_K0: readonly string[] = [];
+const M_all_K1: readonly string[] = ['keepdim'];
+const M_all_K2: readonly string[] = [];
+function method_all(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['all'].callUnchecked(this);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntArg(p0)) return ops()['all.dim'].callUnchecked(this, intArg(p0), false);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && typeof p1 === 'boolean') return ops()['all.dim'].callUnchecked(this, intArg(p0), p1);
+  }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (optionsWithin(o, M_all_K0)) return ops()['all'].callUnchecked(this);
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_all_K1) && isIntArg(p0) && (o.keepdim === undefined || typeof o.keepdim === 'boolean')) {
+      return ops()['all.dim'].callUnchecked(this, intArg(p0), o.keepdim === undefined ? false : o.keepdim);
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_all_K2) && isIntArg(p0) && typeof p1 === 'boolean') {
+      return ops()['all.dim'].callUnchecked(this, intArg(p0), p1);
+    }
+  }
+  return callParsed(M_all, ops(), this, arguments);
+}
+
+const M_any: OverloadGroup = {
+  name: 'any',
+  method: true,
+  overloads: [{ key: 'any', schema: 'any(Tensor self) -> Tensor' }, {
+    key: 'any.dim',
+    schema: 'any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor',
+  }],
+};
+const M_any_K0: readonly string[] = [];
+const M_any_K1: readonly string[] = ['keepdim'];
+const M_any_K2: readonly string[] = [];
+function method_any(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['any'].callUnchecked(this);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntArg(p0)) return ops()['any.dim'].callUnchecked(this, intArg(p0), false);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && typeof p1 === 'boolean') return ops()['any.dim'].callUnchecked(this, intArg(p0), p1);
+  }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (optionsWithin(o, M_any_K0)) return ops()['any'].callUnchecked(this);
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_any_K1) && isIntArg(p0) && (o.keepdim === undefined || typeof o.keepdim === 'boolean')) {
+      return ops()['any.dim'].callUnchecked(this, intArg(p0), o.keepdim === undefined ? false : o.keepdim);
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_any_K2) && isIntArg(p0) && typeof p1 === 'boolean') {
+      return ops()['any.dim'].callUnchecked(this, intArg(p0), p1);
+    }
+  }
+  return callParsed(M_any, ops(), this, arguments);
+}
+
+const M_var: OverloadGroup = {
+  name: 'var',
+  method: true,
+  overloads: [{ key: 'var', schema: 'var(Tensor self, bool unbiased=True) -> Tensor' }, {
+    key: 'var.dim',
+    schema: 'var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor',
+  }, {
+    key: 'var.correction',
+    schema: 'var.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> Tensor',
+  }],
+};
+const M_var_K0: readonly string[] = ['unbiased'];
+const M_var_K1: readonly string[] = ['dim', 'unbiased', 'keepdim'];
+const M_var_K2: readonly string[] = ['dim', 'correction', 'keepdim'];
+const M_var_K3: readonly string[] = [];
+const M_var_K4: readonly string[] = ['unbiased', 'keepdim'];
+const M_var_K5: readonly string[] = ['correction', 'keepdim'];
+const M_var_K6: readonly string[] = ['keepdim'];
+const M_var_K7: readonly string[] = ['correction', 'keepdim'];
+const M_var_K8: readonly string[] = [];
+const M_var_K9: readonly string[] = ['correction', 'keepdim'];
+const M_var_K10: readonly string[] = ['correction', 'keepdim'];
+function method_var(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest: any[]): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['var'].callUnchecked(this, true);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if (typeof p0 === 'boolean') return ops()['var'].callUnchecked(this, p0);
+    if ((p0 == null || isIntListArg(p0, 1))) {
+      return ops()['var.dim'].callUnchecked(this, p0 == null ? null : intListArg(p0, 1), true, false);
+    }
+    if ((Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
+      return ops()['var.correction'].callUnchecked(this, intListArg(p0, 0), null, false);
+    }
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if ((p0 == null || isIntListArg(p0, 1)) && typeof p1 === 'boolean') {
+      return ops()['var.dim'].callUnchecked(this, p0 == null ? null : intListArg(p0, 1), p1, false);
+    }
+    if (isIntArg(p0) && isIntArg(p1)) {
+      return ops()['var.correction'].callUnchecked(this, [intArg(p0), intArg(p1)], null, false);
+    }
+  }
+  if (n === 3 && isLiveTensor(this)) {
+    if ((p0 == null || isIntListArg(p0, 1)) && typeof p1 === 'boolean' && typeof p2 === 'boolean') {
+      return ops()['var.dim'].callUnchecked(this, p0 == null ? null : intListArg(p0, 1), p1, p2);
+    }
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['var.correction'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2)], null, false);
+    }
+  }
+  if (n === 4 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
+      return ops()['var.correction'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2), intArg(p3)], null, false);
+    }
+  }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (optionsWithin(o, M_var_K0) && (o.unbiased === undefined || typeof o.unbiased === 'boolean')) {
+      return ops()['var'].callUnchecked(this, o.unbiased === undefined ? true : o.unbiased);
+    }
+    if (
+      optionsWithin(o, M_var_K1) && (o.dim === undefined || (o.dim == null || isIntListArg(o.dim, 1))) &&
+      (o.unbiased === undefined || typeof o.unbiased === 'boolean') &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['var.dim'].callUnchecked(
+        this,
+        o.dim == null ? null : intListArg(o.dim, 1),
+        o.unbiased === undefined ? true : o.unbiased,
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+    if (
+      optionsWithin(o, M_var_K2) && (o.dim === undefined || (o.dim == null || isIntListArg(o.dim, 1))) &&
+      (o.correction === undefined || (o.correction == null || isIntArg(o.correction))) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['var.correction'].callUnchecked(
+        this,
+        o.dim == null ? null : intListArg(o.dim, 1),
+        o.correction == null ? null : intArg(o.correction),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_var_K3) && typeof p0 === 'boolean') return ops()['var'].callUnchecked(this, p0);
+    if (
+      optionsWithin(o, M_var_K4) && (p0 == null || isIntListArg(p0, 1)) &&
+      (o.unbiased === undefined || typeof o.unbiased === 'boolean') &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['var.dim'].callUnchecked(
+        this,
+        p0 == null ? null : intListArg(p0, 1),
+        o.unbiased === undefined ? true : o.unbiased,
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+    if (
+      optionsWithin(o, M_var_K5) && (Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0)) &&
+      (o.correction === undefined || (o.correction == null || isIntArg(o.correction))) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['var.correction'].callUnchecked(
+        this,
+        intListArg(p0, 0),
+        o.correction == null ? null : intArg(o.correction),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, M_var_K6) && (p0 == null || isIntListArg(p0, 1)) && typeof p1 === 'boolean' &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['var.dim'].callUnchecked(
+        this,
+        p0 == null ? null : intListArg(p0, 1),
+        p1,
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+    if (
+      isIntArg(p0) && isIntArg(p1) && optionsWithin(o, M_var_K7) &&
+      (o.correction === undefined || (o.correction == null || isIntArg(o.correction))) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['var.correction'].callUnchecked(
+        this,
+        [intArg(p0), intArg(p1)],
+        o.correction == null ? null : intArg(o.correction),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, M_var_K8) && (p0 == null || isIntListArg(p0, 1)) && typeof p1 === 'boolean' &&
+      typeof p2 === 'boolean'
+    ) return ops()['var.dim'].callUnchecked(this, p0 == null ? null : intListArg(p0, 1), p1, p2);
+    if (
+      isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && optionsWithin(o, M_var_K9) &&
+      (o.correction === undefined || (o.correction == null || isIntArg(o.correction))) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['var.correction'].callUnchecked(
+        this,
+        [intArg(p0), intArg(p1), intArg(p2)],
+        o.correction == null ? null : intArg(o.correction),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  if (n === 5 && isLiveTensor(this) && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3) && optionsWithin(o, M_var_K10) &&
+      (o.correction === undefined || (o.correction == null || isIntArg(o.correction))) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['var.correction'].callUnchecked(
+        this,
+        [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
+        o.correction == null ? null : intArg(o.correction),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  return callParsed(M_var, ops(), this, arguments);
+}
+
+const M_std: OverloadGroup = {
+  name: 'std',
+  method: true,
+  overloads: [{ key: 'std', schema: 'std(Tensor self, bool unbiased=True) -> Tensor' }, {
+    key: 'std.dim',
+    schema: 'std.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor',
+  }, {
+    key: 'std.correction',
+    schema: 'std.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> Tensor',
+  }],
+};
+const M_std_K0: readonly string[] = ['unbiased'];
+const M_std_K1: readonly string[] = ['dim', 'unbiased', 'keepdim'];
+const M_std_K2: readonly string[] = ['dim', 'correction', 'keepdim'];
+const M_std_K3: readonly string[] = [];
+const M_std_K4: readonly string[] = ['unbiased', 'keepdim'];
+const M_std_K5: readonly string[] = ['correction', 'keepdim'];
+const M_std_K6: readonly string[] = ['keepdim'];
+const M_std_K7: readonly string[] = ['correction', 'keepdim'];
+const M_std_K8: readonly string[] = [];
+const M_std_K9: readonly string[] = ['correction', 'keepdim'];
+const M_std_K10: readonly string[] = ['correction', 'keepdim'];
+function method_std(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest: any[]): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['std'].callUnchecked(this, true);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if (typeof p0 === 'boolean') return ops()['std'].callUnchecked(this, p0);
+    if ((p0 == null || isIntListArg(p0, 1))) {
+      return ops()['std.dim'].callUnchecked(this, p0 == null ? null : intListArg(p0, 1), true, false);
+    }
+    if ((Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
+      return ops()['std.correction'].callUnchecked(this, intListArg(p0, 0), null, false);
+    }
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if ((p0 == null || isIntListArg(p0, 1)) && typeof p1 === 'boolean') {
+      return ops()['std.dim'].callUnchecked(this, p0 == null ? null : intListArg(p0, 1), p1, false);
+    }
+    if (isIntArg(p0) && isIntArg(p1)) {
+      return ops()['std.correction'].callUnchecked(this, [intArg(p0), intArg(p1)], null, false);
+    }
+  }
+  if (n === 3 && isLiveTensor(this)) {
+    if ((p0 == null || isIntListArg(p0, 1)) && typeof p1 === 'boolean' && typeof p2 === 'boolean') {
+      return ops()['std.dim'].callUnchecked(this, p0 == null ? null : intListArg(p0, 1), p1, p2);
+    }
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['std.correction'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2)], null, false);
+    }
+  }
+  if (n === 4 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
+      return ops()['std.correction'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2), intArg(p3)], null, false);
+    }
+  }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (optionsWithin(o, M_std_K0) && (o.unbiased === undefined || typeof o.unbiased === 'boolean')) {
+      return ops()['std'].callUnchecked(this, o.unbiased === undefined ? true : o.unbiased);
+    }
+    if (
+      optionsWithin(o, M_std_K1) && (o.dim === undefined || (o.dim == null || isIntListArg(o.dim, 1))) &&
+      (o.unbiased === undefined || typeof o.unbiased === 'boolean') &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['std.dim'].callUnchecked(
+        this,
+        o.dim == null ? null : intListArg(o.dim, 1),
+        o.unbiased === undefined ? true : o.unbiased,
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+    if (
+      optionsWithin(o, M_std_K2) && (o.dim === undefined || (o.dim == null || isIntListArg(o.dim, 1))) &&
+      (o.correction === undefined || (o.correction == null || isIntArg(o.correction))) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['std.correction'].callUnchecked(
+        this,
+        o.dim == null ? null : intListArg(o.dim, 1),
+        o.correction == null ? null : intArg(o.correction),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_std_K3) && typeof p0 === 'boolean') return ops()['std'].callUnchecked(this, p0);
+    if (
+      optionsWithin(o, M_std_K4) && (p0 == null || isIntListArg(p0, 1)) &&
+      (o.unbiased === undefined || typeof o.unbiased === 'boolean') &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['std.dim'].callUnchecked(
+        this,
+        p0 == null ? null : intListArg(p0, 1),
+        o.unbiased === undefined ? true : o.unbiased,
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+    if (
+      optionsWithin(o, M_std_K5) && (Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0)) &&
+      (o.correction === undefined || (o.correction == null || isIntArg(o.correction))) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['std.correction'].callUnchecked(
+        this,
+        intListArg(p0, 0),
+        o.correction == null ? null : intArg(o.correction),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, M_std_K6) && (p0 == null || isIntListArg(p0, 1)) && typeof p1 === 'boolean' &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['std.dim'].callUnchecked(
+        this,
+        p0 == null ? null : intListArg(p0, 1),
+        p1,
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+    if (
+      isIntArg(p0) && isIntArg(p1) && optionsWithin(o, M_std_K7) &&
+      (o.correction === undefined || (o.correction == null || isIntArg(o.correction))) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['std.correction'].callUnchecked(
+        this,
+        [intArg(p0), intArg(p1)],
+        o.correction == null ? null : intArg(o.correction),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, M_std_K8) && (p0 == null || isIntListArg(p0, 1)) && typeof p1 === 'boolean' &&
+      typeof p2 === 'boolean'
+    ) return ops()['std.dim'].callUnchecked(this, p0 == null ? null : intListArg(p0, 1), p1, p2);
+    if (
+      isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && optionsWithin(o, M_std_K9) &&
+      (o.correction === undefined || (o.correction == null || isIntArg(o.correction))) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['std.correction'].callUnchecked(
+        this,
+        [intArg(p0), intArg(p1), intArg(p2)],
+        o.correction == null ? null : intArg(o.correction),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  if (n === 5 && isLiveTensor(this) && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3) && optionsWithin(o, M_std_K10) &&
+      (o.correction === undefined || (o.correction == null || isIntArg(o.correction))) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['std.correction'].callUnchecked(
+        this,
+        [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
+        o.correction == null ? null : intArg(o.correction),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  return callParsed(M_std, ops(), this, arguments);
+}
+
+const M_logsumexp: OverloadGroup = {
+  name: 'logsumexp',
+  method: true,
+  overloads: [{ key: 'logsumexp', schema: 'logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor' }],
+};
+const M_logsumexp_K0: readonly string[] = ['keepdim'];
+const M_logsumexp_K1: readonly string[] = [];
+function method_logsumexp(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntListArg(p0, 1)) return ops()['logsumexp'].callUnchecked(this, intListArg(p0, 1), false);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntListArg(p0, 1) && typeof p1 === 'boolean') {
+      return ops()['logsumexp'].callUnchecked(this, intListArg(p0, 1), p1);
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_logsumexp_K0) && isIntListArg(p0, 1) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) return ops()['logsumexp'].callUnchecked(this, intListArg(p0, 1), o.keepdim === undefined ? false : o.keepdim);
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_logsumexp_K1) && isIntListArg(p0, 1) && typeof p1 === 'boolean') {
+      return ops()['logsumexp'].callUnchecked(this, intListArg(p0, 1), p1);
+    }
+  }
+  return callParsed(M_logsumexp, ops(), this, arguments);
+}
+
+const M_norm: OverloadGroup = {
+  name: 'norm',
+  method: true,
+  overloads: [{ key: 'norm.Scalar', schema: 'norm.Scalar(Tensor self, Scalar p=2) -> Tensor' }, {
+    key: 'norm.ScalarOpt_dim',
+    schema: 'norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor',
+  }],
+};
+const M_norm_K0: readonly string[] = ['p'];
+const M_norm_K1: readonly string[] = [];
+const M_norm_K2: readonly string[] = ['keepdim'];
+const M_norm_K3: readonly string[] = [];
+function method_norm(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['norm.Scalar'].callUnchecked(this, 2);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if (isScalarArg(p0)) return ops()['norm.Scalar'].callUnchecked(this, scalarArg(p0));
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if ((p0 == null || isScalarArg(p0)) && isIntListArg(p1, 1)) {
+      return ops()['norm.ScalarOpt_dim'].callUnchecked(
+        this,
+        p0 == null ? null : scalarArg(p0),
+        intListArg(p1, 1),
+        false,
+      );
+    }
+  }
+  if (n === 3 && isLiveTensor(this)) {
+    if ((p0 == null || isScalarArg(p0)) && isIntListArg(p1, 1) && typeof p2 === 'boolean') {
+      return ops()['norm.ScalarOpt_dim'].callUnchecked(this, p0 == null ? null : scalarArg(p0), intListArg(p1, 1), p2);
+    }
+  }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (optionsWithin(o, M_norm_K0) && (o.p === undefined || isScalarArg(o.p))) {
+      return ops()['norm.Scalar'].callUnchecked(this, o.p === undefined ? 2 : scalarArg(o.p));
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_norm_K1) && isScalarArg(p0)) return ops()['norm.Scalar'].callUnchecked(this, scalarArg(p0));
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, M_norm_K2) && (p0 == null || isScalarArg(p0)) && isIntListArg(p1, 1) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['norm.ScalarOpt_dim'].callUnchecked(
+        this,
+        p0 == null ? null : scalarArg(p0),
+        intListArg(p1, 1),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, M_norm_K3) && (p0 == null || isScalarArg(p0)) && isIntListArg(p1, 1) && typeof p2 === 'boolean'
+    ) return ops()['norm.ScalarOpt_dim'].callUnchecked(this, p0 == null ? null : scalarArg(p0), intListArg(p1, 1), p2);
+  }
+  return callParsed(M_norm, ops(), this, arguments);
+}
+
+const M_cumsum: OverloadGroup = {
+  name: 'cumsum',
+  method: true,
+  overloads: [{ key: 'cumsum', schema: 'cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor' }],
+};
+const M_cumsum_K0: readonly string[] = ['dtype'];
+function method_cumsum(this: Tensor, p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntArg(p0)) return ops()['cumsum'].callUnchecked(this, intArg(p0), null);
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_cumsum_K0) && isIntArg(p0) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
+    ) return ops()['cumsum'].callUnchecked(this, intArg(p0), o.dtype == null ? null : dtypeArg(o.dtype));
+  }
+  return callParsed(M_cumsum, ops(), this, arguments);
+}
+
+const M_cumprod: OverloadGroup = {
+  name: 'cumprod',
+  method: true,
+  overloads: [{ key: 'cumprod', schema: 'cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor' }],
+};
+const M_cumprod_K0: readonly string[] = ['dtype'];
+function method_cumprod(this: Tensor, p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntArg(p0)) return ops()['cumprod'].callUnchecked(this, intArg(p0), null);
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_cumprod_K0) && isIntArg(p0) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype)))
+    ) return ops()['cumprod'].callUnchecked(this, intArg(p0), o.dtype == null ? null : dtypeArg(o.dtype));
+  }
+  return callParsed(M_cumprod, ops(), this, arguments);
+}
+
+const M_sort: OverloadGroup = {
+  name: 'sort',
+  method: true,
+  overloads: [{
+    key: 'sort.stable',
+    schema:
+      'sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)',
+  }, {
+    key: 'sort',
+    schema: 'sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)',
+  }],
+};
+const M_sort_K0: readonly string[] = ['stable', 'dim', 'descending'];
+const M_sort_K1: readonly string[] = ['dim', 'descending'];
+const M_sort_K2: readonly string[] = ['descending'];
+const M_sort_K3: readonly string[] = [];
+function method_sort(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['sort'].callUnchecked(this, -1, false);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntArg(p0)) return ops()['sort'].callUnchecked(this, intArg(p0), false);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && typeof p1 === 'boolean') return ops()['sort'].callUnchecked(this, intArg(p0), p1);
+  }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (
+      optionsWithin(o, M_sort_K0) && o.stable !== undefined && (o.stable == null || typeof o.stable === 'boolean') &&
+      (o.dim === undefined || isIntArg(o.dim)) && (o.descending === undefined || typeof o.descending === 'boolean')
+    ) {
+      return ops()['sort.stable'].callUnchecked(
+        this,
+        o.stable ?? null,
+        o.dim === undefined ? -1 : intArg(o.dim),
+        o.descending === undefined ? false : o.descending,
+      );
+    }
+    if (
+      optionsWithin(o, M_sort_K1) && (o.dim === undefined || isIntArg(o.dim)) &&
+      (o.descending === undefined || typeof o.descending === 'boolean')
+    ) {
+      return ops()['sort'].callUnchecked(
+        this,
+        o.dim === undefined ? -1 : intArg(o.dim),
+        o.descending === undefined ? false : o.descending,
+      );
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_sort_K2) && isIntArg(p0) && (o.descending === undefined || typeof o.descending === 'boolean')
+    ) return ops()['sort'].callUnchecked(this, intArg(p0), o.descending === undefined ? false : o.descending);
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_sort_K3) && isIntArg(p0) && typeof p1 === 'boolean') {
+      return ops()['sort'].callUnchecked(this, intArg(p0), p1);
+    }
+  }
+  return callParsed(M_sort, ops(), this, arguments);
+}
+
+const M_argsort: OverloadGroup = {
+  name: 'argsort',
+  method: true,
+  overloads: [{
+    key: 'argsort.stable',
+    schema: 'argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor',
+  }, { key: 'argsort', schema: 'argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor' }],
+};
+const M_argsort_K0: readonly string[] = ['stable', 'dim', 'descending'];
+const M_argsort_K1: readonly string[] = ['dim', 'descending'];
+const M_argsort_K2: readonly string[] = ['descending'];
+const M_argsort_K3: readonly string[] = [];
+function method_argsort(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['argsort'].callUnchecked(this, -1, false);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntArg(p0)) return ops()['argsort'].callUnchecked(this, intArg(p0), false);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && typeof p1 === 'boolean') return ops()['argsort'].callUnchecked(this, intArg(p0), p1);
+  }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (
+      optionsWithin(o, M_argsort_K0) && o.stable !== undefined && typeof o.stable === 'boolean' &&
+      (o.dim === undefined || isIntArg(o.dim)) && (o.descending === undefined || typeof o.descending === 'boolean')
+    ) {
+      return ops()['argsort.stable'].callUnchecked(
+        this,
+        o.stable,
+        o.dim === undefined ? -1 : intArg(o.dim),
+        o.descending === undefined ? false : o.descending,
+      );
+    }
+    if (
+      optionsWithin(o, M_argsort_K1) && (o.dim === undefined || isIntArg(o.dim)) &&
+      (o.descending === undefined || typeof o.descending === 'boolean')
+    ) {
+      return ops()['argsort'].callUnchecked(
+        this,
+        o.dim === undefined ? -1 : intArg(o.dim),
+        o.descending === undefined ? false : o.descending,
+      );
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_argsort_K2) && isIntArg(p0) &&
+      (o.descending === undefined || typeof o.descending === 'boolean')
+    ) return ops()['argsort'].callUnchecked(this, intArg(p0), o.descending === undefined ? false : o.descending);
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_argsort_K3) && isIntArg(p0) && typeof p1 === 'boolean') {
+      return ops()['argsort'].callUnchecked(this, intArg(p0), p1);
+    }
+  }
+  return callParsed(M_argsort, ops(), this, arguments);
+}
+
+const M_topk: OverloadGroup = {
+  name: 'topk',
+  method: true,
+  overloads: [{
+    key: 'topk',
+    schema:
+      'topk(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)',
+  }],
+};
+const M_topk_K0: readonly string[] = ['dim', 'largest', 'sorted'];
+const M_topk_K1: readonly string[] = ['largest', 'sorted'];
+const M_topk_K2: readonly string[] = ['sorted'];
+const M_topk_K3: readonly string[] = [];
+function method_topk(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntArg(p0)) return ops()['topk'].callUnchecked(this, intArg(p0), -1, true, true);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1)) return ops()['topk'].callUnchecked(this, intArg(p0), intArg(p1), true, true);
+  }
+  if (n === 3 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1) && typeof p2 === 'boolean') {
+      return ops()['topk'].callUnchecked(this, intArg(p0), intArg(p1), p2, true);
+    }
+  }
+  if (n === 4 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1) && typeof p2 === 'boolean' && typeof p3 === 'boolean') {
+      return ops()['topk'].callUnchecked(this, intArg(p0), intArg(p1), p2, p3);
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_topk_K0) && isIntArg(p0) && (o.dim === undefined || isIntArg(o.dim)) &&
+      (o.largest === undefined || typeof o.largest === 'boolean') &&
+      (o.sorted === undefined || typeof o.sorted === 'boolean')
+    ) {
+      return ops()['topk'].callUnchecked(
+        this,
+        intArg(p0),
+        o.dim === undefined ? -1 : intArg(o.dim),
+        o.largest === undefined ? true : o.largest,
+        o.sorted === undefined ? true : o.sorted,
+      );
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, M_topk_K1) && isIntArg(p0) && isIntArg(p1) &&
+      (o.largest === undefined || typeof o.largest === 'boolean') &&
+      (o.sorted === undefined || typeof o.sorted === 'boolean')
+    ) {
+      return ops()['topk'].callUnchecked(
+        this,
+        intArg(p0),
+        intArg(p1),
+        o.largest === undefined ? true : o.largest,
+        o.sorted === undefined ? true : o.sorted,
+      );
+    }
+  }
+  if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, M_topk_K2) && isIntArg(p0) && isIntArg(p1) && typeof p2 === 'boolean' &&
+      (o.sorted === undefined || typeof o.sorted === 'boolean')
+    ) return ops()['topk'].callUnchecked(this, intArg(p0), intArg(p1), p2, o.sorted === undefined ? true : o.sorted);
+  }
+  if (n === 5 && isLiveTensor(this) && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      optionsWithin(o, M_topk_K3) && isIntArg(p0) && isIntArg(p1) && typeof p2 === 'boolean' && typeof p3 === 'boolean'
+    ) return ops()['topk'].callUnchecked(this, intArg(p0), intArg(p1), p2, p3);
+  }
+  return callParsed(M_topk, ops(), this, arguments);
+}
+
+const M_kthvalue: OverloadGroup = {
+  name: 'kthvalue',
+  method: true,
+  overloads: [{
+    key: 'kthvalue',
+    schema: 'kthvalue(Tensor self, int k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)',
+  }],
+};
+const M_kthvalue_K0: readonly string[] = ['dim', 'keepdim'];
+const M_kthvalue_K1: readonly string[] = ['keepdim'];
+const M_kthvalue_K2: readonly string[] = [];
+function method_kthvalue(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntArg(p0)) return ops()['kthvalue'].callUnchecked(this, intArg(p0), -1, false);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1)) return ops()['kthvalue'].callUnchecked(this, intArg(p0), intArg(p1), false);
+  }
+  if (n === 3 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1) && typeof p2 === 'boolean') {
+      return ops()['kthvalue'].callUnchecked(this, intArg(p0), intArg(p1), p2);
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_kthvalue_K0) && isIntArg(p0) && (o.dim === undefined || isIntArg(o.dim)) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['kthvalue'].callUnchecked(
+        this,
+        intArg(p0),
+        o.dim === undefined ? -1 : intArg(o.dim),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, M_kthvalue_K1) && isIntArg(p0) && isIntArg(p1) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) return ops()['kthvalue'].callUnchecked(this, intArg(p0), intArg(p1), o.keepdim === undefined ? false : o.keepdim);
+  }
+  if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, M_kthvalue_K2) && isIntArg(p0) && isIntArg(p1) && typeof p2 === 'boolean') {
+      return ops()['kthvalue'].callUnchecked(this, intArg(p0), intArg(p1), p2);
+    }
+  }
+  return callParsed(M_kthvalue, ops(), this, arguments);
+}
+
+const M_median: OverloadGroup = {
+  name: 'median',
+  method: true,
+  overloads: [{ key: 'median', schema: 'median(Tensor self) -> Tensor' }, {
+    key: 'median.dim',
+    schema: 'median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)',
+  }],
+};
+const M_median_K0: readonly string[] = [];
+const M_median_K1: readonly string[] = ['keepdim'];
+const M_median_K2: readonly string[] = [];
+function method_median(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['median'].callUnchecked(this);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntArg(p0)) return ops()['median.dim'].callUnchecked(this, intArg(p0), false);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && typeof p1 === 'boolean') return ops()['median.dim'].callUnchecked(this, intArg(p0), p1);
+  }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (optionsWithin(o, M_median_K0)) return ops()['median'].callUnchecked(this);
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_median_K1) && isIntArg(p0) && (o.keepdim === undefined || typeof o.keepdim === 'boolean')) {
+      return ops()['median.dim'].callUnchecked(this, intArg(p0), o.keepdim === undefined ? false : o.keepdim);
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_median_K2) && isIntArg(p0) && typeof p1 === 'boolean') {
+      return ops()['median.dim'].callUnchecked(this, intArg(p0), p1);
+    }
+  }
+  return callParsed(M_median, ops(), this, arguments);
+}
+
+const M_nonzero: OverloadGroup = {
+  name: 'nonzero',
+  method: true,
+  overloads: [{ key: 'nonzero', schema: 'nonzero(Tensor self) -> Tensor' }],
+};
+function method_nonzero(this: Tensor, _p0?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['nonzero'].callUnchecked(this);
+  }
+  return callParsed(M_nonzero, ops(), this, arguments);
+}
+
+const M_maskedSelect: OverloadGroup = {
+  name: 'masked_select',
+  method: true,
+  overloads: [{ key: 'masked_select', schema: 'masked_select(Tensor self, Tensor mask) -> Tensor' }],
+};
+const M_maskedSelect_K0: readonly string[] = [];
+function method_maskedSelect(this: Tensor, p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['masked_select'].callUnchecked(this, p0);
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_maskedSelect_K0) && isLiveTensor(p0)) return ops()['masked_select'].callUnchecked(this, p0);
+  }
+  return callParsed(M_maskedSelect, ops(), this, arguments);
+}
+
+const M_repeat: OverloadGroup = {
+  name: 'repeat',
+  method: true,
+  overloads: [{ key: 'repeat', schema: 'repeat(Tensor self, SymInt[] repeats) -> Tensor' }],
+};
+const M_repeat_K0: readonly string[] = [];
+const M_repeat_K1: readonly string[] = [];
+const M_repeat_K2: readonly string[] = [];
+const M_repeat_K3: readonly string[] = [];
+function method_repeat(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest: any[]): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if ((Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
+      return ops()['repeat'].callUnchecked(this, intListArg(p0, 0));
+    }
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1)) return ops()['repeat'].callUnchecked(this, [intArg(p0), intArg(p1)]);
+  }
+  if (n === 3 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['repeat'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2)]);
+    }
+  }
+  if (n === 4 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
+      return ops()['repeat'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2), intArg(p3)]);
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_repeat_K0) && (Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
+      return ops()['repeat'].callUnchecked(this, intListArg(p0, 0));
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (isIntArg(p0) && isIntArg(p1) && optionsWithin(o, M_repeat_K1)) {
+      return ops()['repeat'].callUnchecked(this, [intArg(p0), intArg(p1)]);
+    }
+  }
+  if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
+    const o: any = p3;
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && optionsWithin(o, M_repeat_K2)) {
+      return ops()['repeat'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2)]);
+    }
+  }
+  if (n === 5 && isLiveTensor(this) && isOptions(p4)) {
+    const o: any = p4;
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3) && optionsWithin(o, M_repeat_K3)) {
+      return ops()['repeat'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2), intArg(p3)]);
+    }
+  }
+  return callParsed(M_repeat, ops(), this, arguments);
+}
+
+const M_tile: OverloadGroup = {
+  name: 'tile',
+  method: true,
+  overloads: [{ key: 'tile', schema: 'tile(Tensor self, int[] dims) -> Tensor' }],
+};
+const M_tile_K0: readonly string[] = [];
+const M_tile_K1: readonly string[] = [];
+const M_tile_K2: readonly string[] = [];
+const M_tile_K3: readonly string[] = [];
+function method_tile(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest: any[]): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if ((Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
+      return ops()['tile'].callUnchecked(this, intListArg(p0, 0));
+    }
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1)) return ops()['tile'].callUnchecked(this, [intArg(p0), intArg(p1)]);
+  }
+  if (n === 3 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['tile'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2)]);
+    }
+  }
+  if (n === 4 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
+      return ops()['tile'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2), intArg(p3)]);
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_tile_K0) && (Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
+      return ops()['tile'].callUnchecked(this, intListArg(p0, 0));
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (isIntArg(p0) && isIntArg(p1) && optionsWithin(o, M_tile_K1)) {
+      return ops()['tile'].callUnchecked(this, [intArg(p0), intArg(p1)]);
+    }
+  }
+  if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
+    const o: any = p3;
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && optionsWithin(o, M_tile_K2)) {
+      return ops()['tile'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2)]);
+    }
+  }
+  if (n === 5 && isLiveTensor(this) && isOptions(p4)) {
+    const o: any = p4;
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3) && optionsWithin(o, M_tile_K3)) {
+      return ops()['tile'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2), intArg(p3)]);
+    }
+  }
+  return callParsed(M_tile, ops(), this, arguments);
+}
+
+const M_repeatInterleave: OverloadGroup = {
+  name: 'repeat_interleave',
+  method: true,
+  overloads: [{
+    key: 'repeat_interleave.Tensor',
+    schema: 'repeat_interleave.Tensor(Tensor repeats, *, int? output_size=None) -> Tensor',
+  }, {
+    key: 'repeat_interleave.self_Tensor',
+    schema:
+      'repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, int? output_size=None) -> Tensor',
+  }, {
+    key: 'repeat_interleave.self_int',
+    schema:
+      'repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, int? output_size=None) -> Tensor',
+  }],
+};
+const M_repeatInterleave_K0: readonly string[] = ['outputSize'];
+const M_repeatInterleave_K1: readonly string[] = ['dim', 'outputSize'];
+const M_repeatInterleave_K2: readonly string[] = ['dim', 'outputSize'];
+const M_repeatInterleave_K3: readonly string[] = ['outputSize'];
+const M_repeatInterleave_K4: readonly string[] = ['outputSize'];
+function method_repeatInterleave(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['repeat_interleave.Tensor'].callUnchecked(this, null);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['repeat_interleave.self_Tensor'].callUnchecked(this, p0, null, null);
+    if (isIntArg(p0)) return ops()['repeat_interleave.self_int'].callUnchecked(this, intArg(p0), null, null);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isLiveTensor(p0) && (p1 == null || isIntArg(p1))) {
+      return ops()['repeat_interleave.self_Tensor'].callUnchecked(this, p0, p1 == null ? null : intArg(p1), null);
+    }
+    if (isIntArg(p0) && (p1 == null || isIntArg(p1))) {
+      return ops()['repeat_interleave.self_int'].callUnchecked(this, intArg(p0), p1 == null ? null : intArg(p1), null);
+    }
+  }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (
+      optionsWithin(o, M_repeatInterleave_K0) &&
+      (o.outputSize === undefined || (o.outputSize == null || isIntArg(o.outputSize)))
+    ) return ops()['repeat_interleave.Tensor'].callUnchecked(this, o.outputSize == null ? null : intArg(o.outputSize));
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_repeatInterleave_K1) && isLiveTensor(p0) &&
+      (o.dim === undefined || (o.dim == null || isIntArg(o.dim))) &&
+      (o.outputSize === undefined || (o.outputSize == null || isIntArg(o.outputSize)))
+    ) {
+      return ops()['repeat_interleave.self_Tensor'].callUnchecked(
+        this,
+        p0,
+        o.dim == null ? null : intArg(o.dim),
+        o.outputSize == null ? null : intArg(o.outputSize),
+      );
+    }
+    if (
+      optionsWithin(o, M_repeatInterleave_K2) && isIntArg(p0) &&
+      (o.dim === undefined || (o.dim == null || isIntArg(o.dim))) &&
+      (o.outputSize === undefined || (o.outputSize == null || isIntArg(o.outputSize)))
+    ) {
+      return ops()['repeat_interleave.self_int'].callUnchecked(
+        this,
+        intArg(p0),
+        o.dim == null ? null : intArg(o.dim),
+        o.outputSize == null ? null : intArg(o.outputSize),
+      );
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, M_repeatInterleave_K3) && isLiveTensor(p0) && (p1 == null || isIntArg(p1)) &&
+      (o.outputSize === undefined || (o.outputSize == null || isIntArg(o.outputSize)))
+    ) {
+      return ops()['repeat_interleave.self_Tensor'].callUnchecked(
+        this,
+        p0,
+        p1 == null ? null : intArg(p1),
+        o.outputSize == null ? null : intArg(o.outputSize),
+      );
+    }
+    if (
+      optionsWithin(o, M_repeatInterleave_K4) && isIntArg(p0) && (p1 == null || isIntArg(p1)) &&
+      (o.outputSize === undefined || (o.outputSize == null || isIntArg(o.outputSize)))
+    ) {
+      return ops()['repeat_interleave.self_int'].callUnchecked(
+        this,
+        intArg(p0),
+        p1 == null ? null : intArg(p1),
+        o.outputSize == null ? null : intArg(o.outputSize),
+      );
+    }
+  }
+  return callParsed(M_repeatInterleave, ops(), this, arguments);
+}
+
+const M_tril: OverloadGroup = {
+  name: 'tril',
+  method: true,
+  overloads: [{ key: 'tril', schema: 'tril(Tensor self, int diagonal=0) -> Tensor' }],
+};
+const M_tril_K0: readonly string[] = ['diagonal'];
+const M_tril_K1: readonly string[] = [];
+function method_tril(this: Tensor, p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['tril'].callUnchecked(this, 0);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntArg(p0)) return ops()['tril'].callUnchecked(this, intArg(p0));
+  }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (optionsWithin(o, M_tril_K0) && (o.diagonal === undefined || isIntArg(o.diagonal))) {
+      return ops()['tril'].callUnchecked(this, o.diagonal === undefined ? 0 : intArg(o.diagonal));
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_tril_K1) && isIntArg(p0)) return ops()['tril'].callUnchecked(this, intArg(p0));
+  }
+  return callParsed(M_tril, ops(), this, arguments);
+}
+
+const M_triu: OverloadGroup = {
+  name: 'triu',
+  method: true,
+  overloads: [{ key: 'triu', schema: 'triu(Tensor self, int diagonal=0) -> Tensor' }],
+};
+const M_triu_K0: readonly string[] = ['diagonal'];
+const M_triu_K1: readonly string[] = [];
+function method_triu(this: Tensor, p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['triu'].callUnchecked(this, 0);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntArg(p0)) return ops()['triu'].callUnchecked(this, intArg(p0));
+  }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (optionsWithin(o, M_triu_K0) && (o.diagonal === undefined || isIntArg(o.diagonal))) {
+      return ops()['triu'].callUnchecked(this, o.diagonal === undefined ? 0 : intArg(o.diagonal));
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_triu_K1) && isIntArg(p0)) return ops()['triu'].callUnchecked(this, intArg(p0));
+  }
+  return callParsed(M_triu, ops(), this, arguments);
+}
+
+const M_roll: OverloadGroup = {
+  name: 'roll',
+  method: true,
+  overloads: [{ key: 'roll', schema: 'roll(Tensor self, int[1] shifts, int[1] dims=[]) -> Tensor' }],
+};
+const M_roll_K0: readonly string[] = ['dims'];
+const M_roll_K1: readonly string[] = [];
+function method_roll(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntListArg(p0, 1)) return ops()['roll'].callUnchecked(this, intListArg(p0, 1), []);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntListArg(p0, 1) && isIntListArg(p1, 1)) {
+      return ops()['roll'].callUnchecked(this, intListArg(p0, 1), intListArg(p1, 1));
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_roll_K0) && isIntListArg(p0, 1) && (o.dims === undefined || isIntListArg(o.dims, 1))) {
+      return ops()['roll'].callUnchecked(this, intListArg(p0, 1), o.dims === undefined ? [] : intListArg(o.dims, 1));
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_roll_K1) && isIntListArg(p0, 1) && isIntListArg(p1, 1)) {
+      return ops()['roll'].callUnchecked(this, intListArg(p0, 1), intListArg(p1, 1));
+    }
+  }
+  return callParsed(M_roll, ops(), this, arguments);
+}
+
+const M_movedim: OverloadGroup = {
+  name: 'movedim',
+  method: true,
+  overloads: [{ key: 'movedim.int', schema: 'movedim.int(Tensor self, int source, int destination) -> Tensor' }, {
+    key: 'movedim.intlist',
+    schema: 'movedim.intlist(Tensor self, int[] source, int[] destination) -> Tensor',
+  }],
+};
+const M_movedim_K0: readonly string[] = [];
+const M_movedim_K1: readonly string[] = [];
+function method_movedim(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1)) return ops()['movedim.int'].callUnchecked(this, intArg(p0), intArg(p1));
+    if (isIntListArg(p0, 0) && isIntListArg(p1, 0)) {
+      return ops()['movedim.intlist'].callUnchecked(this, intListArg(p0, 0), intListArg(p1, 0));
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_movedim_K0) && isIntArg(p0) && isIntArg(p1)) {
+      return ops()['movedim.int'].callUnchecked(this, intArg(p0), intArg(p1));
+    }
+    if (optionsWithin(o, M_movedim_K1) && isIntListArg(p0, 0) && isIntListArg(p1, 0)) {
+      return ops()['movedim.intlist'].callUnchecked(this, intListArg(p0, 0), intListArg(p1, 0));
+    }
+  }
+  return callParsed(M_movedim, ops(), this, arguments);
+}
+
+const M_outer: OverloadGroup = {
+  name: 'outer',
+  method: true,
+  overloads: [{ key: 'outer', schema: 'outer(Tensor self, Tensor vec2) -> Tensor' }],
+};
+const M_outer_K0: readonly string[] = [];
+function method_outer(this: Tensor, p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isLiveTensor(p0)) return ops()['outer'].callUnchecked(this, p0);
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_outer_K0) && isLiveTensor(p0)) return ops()['outer'].callUnchecked(this, p0);
+  }
+  return callParsed(M_outer, ops(), this, arguments);
+}
+
+const M_newEmpty: OverloadGroup = {
+  name: 'new_empty',
+  method: true,
+  overloads: [{
+    key: 'new_empty',
+    schema:
+      'new_empty(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
+  }],
+};
+const M_newEmpty_K0: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory'];
+const M_newEmpty_K1: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory'];
+const M_newEmpty_K2: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory'];
+const M_newEmpty_K3: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory'];
+function method_newEmpty(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest: any[]): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if ((Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
+      return ops()['new_empty'].callUnchecked(this, intListArg(p0, 0), null, null, null, null);
+    }
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1)) {
+      return ops()['new_empty'].callUnchecked(this, [intArg(p0), intArg(p1)], null, null, null, null);
+    }
+  }
+  if (n === 3 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['new_empty'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2)], null, null, null, null);
+    }
+  }
+  if (n === 4 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
+      return ops()['new_empty'].callUnchecked(
+        this,
+        [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
+        null,
+        null,
+        null,
+        null,
+      );
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_newEmpty_K0) && (Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0)) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean'))
+    ) {
+      return ops()['new_empty'].callUnchecked(
+        this,
+        intListArg(p0, 0),
+        o.dtype == null ? null : dtypeArg(o.dtype),
+        o.layout ?? null,
+        o.device == null ? null : deviceArg(o.device),
+        o.pinMemory ?? null,
+      );
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      isIntArg(p0) && isIntArg(p1) && optionsWithin(o, M_newEmpty_K1) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean'))
+    ) {
+      return ops()['new_empty'].callUnchecked(
+        this,
+        [intArg(p0), intArg(p1)],
+        o.dtype == null ? null : dtypeArg(o.dtype),
+        o.layout ?? null,
+        o.device == null ? null : deviceArg(o.device),
+        o.pinMemory ?? null,
+      );
+    }
+  }
+  if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && optionsWithin(o, M_newEmpty_K2) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean'))
+    ) {
+      return ops()['new_empty'].callUnchecked(
+        this,
+        [intArg(p0), intArg(p1), intArg(p2)],
+        o.dtype == null ? null : dtypeArg(o.dtype),
+        o.layout ?? null,
+        o.device == null ? null : deviceArg(o.device),
+        o.pinMemory ?? null,
+      );
+    }
+  }
+  if (n === 5 && isLiveTensor(this) && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3) && optionsWithin(o, M_newEmpty_K3) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean'))
+    ) {
+      return ops()['new_empty'].callUnchecked(
+        this,
+        [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
+        o.dtype == null ? null : dtypeArg(o.dtype),
+        o.layout ?? null,
+        o.device == null ? null : deviceArg(o.device),
+        o.pinMemory ?? null,
+      );
+    }
+  }
+  return callParsed(M_newEmpty, ops(), this, arguments);
+}
+
+const M_newZeros: OverloadGroup = {
+  name: 'new_zeros',
+  method: true,
+  overloads: [{
+    key: 'new_zeros',
+    schema:
+      'new_zeros(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
+  }],
+};
+const M_newZeros_K0: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory'];
+const M_newZeros_K1: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory'];
+const M_newZeros_K2: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory'];
+const M_newZeros_K3: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory'];
+function method_newZeros(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest: any[]): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if ((Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
+      return ops()['new_zeros'].callUnchecked(this, intListArg(p0, 0), null, null, null, null);
+    }
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1)) {
+      return ops()['new_zeros'].callUnchecked(this, [intArg(p0), intArg(p1)], null, null, null, null);
+    }
+  }
+  if (n === 3 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['new_zeros'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2)], null, null, null, null);
+    }
+  }
+  if (n === 4 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
+      return ops()['new_zeros'].callUnchecked(
+        this,
+        [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
+        null,
+        null,
+        null,
+        null,
+      );
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_newZeros_K0) && (Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0)) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean'))
+    ) {
+      return ops()['new_zeros'].callUnchecked(
+        this,
+        intListArg(p0, 0),
+        o.dtype == null ? null : dtypeArg(o.dtype),
+        o.layout ?? null,
+        o.device == null ? null : deviceArg(o.device),
+        o.pinMemory ?? null,
+      );
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      isIntArg(p0) && isIntArg(p1) && optionsWithin(o, M_newZeros_K1) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean'))
+    ) {
+      return ops()['new_zeros'].callUnchecked(
+        this,
+        [intArg(p0), intArg(p1)],
+        o.dtype == null ? null : dtypeArg(o.dtype),
+        o.layout ?? null,
+        o.device == null ? null : deviceArg(o.device),
+        o.pinMemory ?? null,
+      );
+    }
+  }
+  if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && optionsWithin(o, M_newZeros_K2) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean'))
+    ) {
+      return ops()['new_zeros'].callUnchecked(
+        this,
+        [intArg(p0), intArg(p1), intArg(p2)],
+        o.dtype == null ? null : dtypeArg(o.dtype),
+        o.layout ?? null,
+        o.device == null ? null : deviceArg(o.device),
+        o.pinMemory ?? null,
+      );
+    }
+  }
+  if (n === 5 && isLiveTensor(this) && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3) && optionsWithin(o, M_newZeros_K3) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean'))
+    ) {
+      return ops()['new_zeros'].callUnchecked(
+        this,
+        [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
+        o.dtype == null ? null : dtypeArg(o.dtype),
+        o.layout ?? null,
+        o.device == null ? null : deviceArg(o.device),
+        o.pinMemory ?? null,
+      );
+    }
+  }
+  return callParsed(M_newZeros, ops(), this, arguments);
+}
+
+const M_newOnes: OverloadGroup = {
+  name: 'new_ones',
+  method: true,
+  overloads: [{
+    key: 'new_ones',
+    schema:
+      'new_ones(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
+  }],
+};
+const M_newOnes_K0: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory'];
+const M_newOnes_K1: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory'];
+const M_newOnes_K2: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory'];
+const M_newOnes_K3: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory'];
+function method_newOnes(this: Tensor, p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, ..._rest: any[]): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if ((Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0))) {
+      return ops()['new_ones'].callUnchecked(this, intListArg(p0, 0), null, null, null, null);
+    }
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1)) {
+      return ops()['new_ones'].callUnchecked(this, [intArg(p0), intArg(p1)], null, null, null, null);
+    }
+  }
+  if (n === 3 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2)) {
+      return ops()['new_ones'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2)], null, null, null, null);
+    }
+  }
+  if (n === 4 && isLiveTensor(this)) {
+    if (isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3)) {
+      return ops()['new_ones'].callUnchecked(
+        this,
+        [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
+        null,
+        null,
+        null,
+        null,
+      );
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_newOnes_K0) && (Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0)) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean'))
+    ) {
+      return ops()['new_ones'].callUnchecked(
+        this,
+        intListArg(p0, 0),
+        o.dtype == null ? null : dtypeArg(o.dtype),
+        o.layout ?? null,
+        o.device == null ? null : deviceArg(o.device),
+        o.pinMemory ?? null,
+      );
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      isIntArg(p0) && isIntArg(p1) && optionsWithin(o, M_newOnes_K1) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean'))
+    ) {
+      return ops()['new_ones'].callUnchecked(
+        this,
+        [intArg(p0), intArg(p1)],
+        o.dtype == null ? null : dtypeArg(o.dtype),
+        o.layout ?? null,
+        o.device == null ? null : deviceArg(o.device),
+        o.pinMemory ?? null,
+      );
+    }
+  }
+  if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && optionsWithin(o, M_newOnes_K2) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean'))
+    ) {
+      return ops()['new_ones'].callUnchecked(
+        this,
+        [intArg(p0), intArg(p1), intArg(p2)],
+        o.dtype == null ? null : dtypeArg(o.dtype),
+        o.layout ?? null,
+        o.device == null ? null : deviceArg(o.device),
+        o.pinMemory ?? null,
+      );
+    }
+  }
+  if (n === 5 && isLiveTensor(this) && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3) && optionsWithin(o, M_newOnes_K3) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean'))
+    ) {
+      return ops()['new_ones'].callUnchecked(
+        this,
+        [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
+        o.dtype == null ? null : dtypeArg(o.dtype),
+        o.layout ?? null,
+        o.device == null ? null : deviceArg(o.device),
+        o.pinMemory ?? null,
+      );
+    }
+  }
+  return callParsed(M_newOnes, ops(), this, arguments);
+}
+
+const M_newFull: OverloadGroup = {
+  name: 'new_full',
+  method: true,
+  overloads: [{
+    key: 'new_full',
+    schema:
+      'new_full(Tensor self, SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
+  }],
+};
+const M_newFull_K0: readonly string[] = ['dtype', 'layout', 'device', 'pinMemory'];
+function method_newFull(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntListArg(p0, 0) && isScalarArg(p1)) {
+      return ops()['new_full'].callUnchecked(this, intListArg(p0, 0), scalarArg(p1), null, null, null, null);
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, M_newFull_K0) && isIntListArg(p0, 0) && isScalarArg(p1) &&
+      (o.dtype === undefined || (o.dtype == null || isDTypeArg(o.dtype))) &&
+      (o.layout === undefined || (o.layout == null || isLayoutArg(o.layout))) &&
+      (o.device === undefined || (o.device == null || isDeviceArg(o.device))) &&
+      (o.pinMemory === undefined || (o.pinMemory == null || typeof o.pinMemory === 'boolean'))
+    ) {
+      return ops()['new_full'].callUnchecked(
+        this,
+        intListArg(p0, 0),
+        scalarArg(p1),
+        o.dtype == null ? null : dtypeArg(o.dtype),
+        o.layout ?? null,
+        o.device == null ? null : deviceArg(o.device),
+        o.pinMemory ?? null,
+      );
+    }
+  }
+  return callParsed(M_newFull, ops(), this, arguments);
+}
+
+const M_bernoulli: OverloadGroup = {
+  name: 'bernoulli',
+  method: true,
+  overloads: [{ key: 'bernoulli', schema: 'bernoulli(Tensor self, *, Generator? generator=None) -> Tensor' }, {
+    key: 'bernoulli.p',
+    schema: 'bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor',
+  }],
+};
+const M_bernoulli_K0: readonly string[] = ['generator'];
+const M_bernoulli_K1: readonly string[] = ['generator'];
+function method_bernoulli(this: Tensor, p0?: any, p1?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['bernoulli'].callUnchecked(this, null);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if (isFloatArg(p0)) return ops()['bernoulli.p'].callUnchecked(this, floatArg(p0), null);
+  }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (
+      optionsWithin(o, M_bernoulli_K0) &&
+      (o.generator === undefined || (o.generator == null || isGeneratorArg(o.generator)))
+    ) return ops()['bernoulli'].callUnchecked(this, o.generator ?? null);
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_bernoulli_K1) && isFloatArg(p0) &&
+      (o.generator === undefined || (o.generator == null || isGeneratorArg(o.generator)))
+    ) return ops()['bernoulli.p'].callUnchecked(this, floatArg(p0), o.generator ?? null);
+  }
+  return callParsed(M_bernoulli, ops(), this, arguments);
+}
+
+const M_multinomial: OverloadGroup = {
+  name: 'multinomial',
+  method: true,
+  overloads: [{
+    key: 'multinomial',
+    schema: 'multinomial(Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor',
+  }],
+};
+const M_multinomial_K0: readonly string[] = ['replacement', 'generator'];
+const M_multinomial_K1: readonly string[] = ['generator'];
+function method_multinomial(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntArg(p0)) return ops()['multinomial'].callUnchecked(this, intArg(p0), false, null);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && typeof p1 === 'boolean') return ops()['multinomial'].callUnchecked(this, intArg(p0), p1, null);
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, M_multinomial_K0) && isIntArg(p0) &&
+      (o.replacement === undefined || typeof o.replacement === 'boolean') &&
+      (o.generator === undefined || (o.generator == null || isGeneratorArg(o.generator)))
+    ) {
+      return ops()['multinomial'].callUnchecked(
+        this,
+        intArg(p0),
+        o.replacement === undefined ? false : o.replacement,
+        o.generator ?? null,
+      );
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, M_multinomial_K1) && isIntArg(p0) && typeof p1 === 'boolean' &&
+      (o.generator === undefined || (o.generator == null || isGeneratorArg(o.generator)))
+    ) return ops()['multinomial'].callUnchecked(this, intArg(p0), p1, o.generator ?? null);
+  }
+  return callParsed(M_multinomial, ops(), this, arguments);
+}
+
 /**
  * Installs the generated methods on Tensor.prototype (idempotent).
  *
@@ -12286,5 +18378,39 @@ export function installTensorMethods(): void {
     scatterAdd: method_scatterAdd,
     maskedFill: method_maskedFill,
     maskedFill_: method_maskedFill_,
+    isinf: method_isinf,
+    isfinite: method_isfinite,
+    isclose: method_isclose,
+    allclose: method_allclose,
+    equal: method_equal,
+    all: method_all,
+    any: method_any,
+    var: method_var,
+    std: method_std,
+    logsumexp: method_logsumexp,
+    norm: method_norm,
+    cumsum: method_cumsum,
+    cumprod: method_cumprod,
+    sort: method_sort,
+    argsort: method_argsort,
+    topk: method_topk,
+    kthvalue: method_kthvalue,
+    median: method_median,
+    nonzero: method_nonzero,
+    maskedSelect: method_maskedSelect,
+    repeat: method_repeat,
+    tile: method_tile,
+    repeatInterleave: method_repeatInterleave,
+    tril: method_tril,
+    triu: method_triu,
+    roll: method_roll,
+    movedim: method_movedim,
+    outer: method_outer,
+    newEmpty: method_newEmpty,
+    newZeros: method_newZeros,
+    newOnes: method_newOnes,
+    newFull: method_newFull,
+    bernoulli: method_bernoulli,
+    multinomial: method_multinomial,
   });
 }

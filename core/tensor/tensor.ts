@@ -20,6 +20,7 @@ import { type ScopeFrame, scopeSlot, trackTensor, untrackTensor } from './lifeti
 import { contiguousStrides, isContiguousLayout, numelOf, wrapDim } from './shape.ts';
 import type { TensorMethods } from '../ops/generated_api.ts';
 import type { AutogradTensorMethods } from '../autograd/tensor_autograd.ts';
+import type { ConvenienceTensorMethods } from '../ops/tensor_conveniences.ts';
 import { Storage } from './storage.ts';
 import { asyncToCpu } from './host_transfer.ts';
 
@@ -234,7 +235,7 @@ function cachedKeySet(device: Device, inference: boolean): DispatchKeySet {
 // The operators' methods (`t.add(u)`, ...) are generated from the operator table and installed on the
 // prototype by `installTensorMethods()`; this declaration merge gives them their types.
 /** The operator methods of tensors (`t.add(u)`, ...), generated from the operator table, and the autograd methods. */
-export interface Tensor extends TensorMethods, AutogradTensorMethods {}
+export interface Tensor extends TensorMethods, AutogradTensorMethods, ConvenienceTensorMethods {}
 
 /**
  * An n-dimensional array on a device. Views (`view`, `transpose`, `narrow`, ...) share storage and

@@ -2,7 +2,7 @@
 // them for the same calls.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { floatScalar, memoryStats, rsub, scope, tensor, toDType, where } from '../../mod.ts';
+import { floatScalar, memoryStats, rsub, scope, type Tensor, tensor, toDType, where } from '../../mod.ts';
 import { randomTensor, rng, values } from './_helpers.ts';
 
 const f32 = (xs: number[]) => tensor(new Float32Array(xs));
@@ -64,7 +64,7 @@ describe('where with scalar operands', () => {
     const before = memoryStats().liveTensors;
     scope(() => {
       const t = tensor([1, 2], { dtype: 'int32' }), c = t.gt(1);
-      const cases: Array<[() => ReturnType<typeof where>, number[] | boolean[], string]> = [
+      const cases: Array<[() => Tensor, number[] | boolean[], string]> = [
         [() => where(c, 2.5, t), [1, 2.5], 'float32'],
         [() => where(c, 1, 0), [0, 1], 'int64'],
         [() => where(c, floatScalar(1), 0), [0, 1], 'float32'],
