@@ -39,6 +39,13 @@ export type { NnBackendOpName, NnCompositeOpName } from './core/ops/decl_nn.ts';
 export type { RandomBackendOpName, RandomCompositeOpName } from './core/ops/decl_random.ts';
 export type { ReductionBackendOpName, ReductionCompositeOpName } from './core/ops/decl_reductions.ts';
 export type { ViewBackendOpName, ViewCompositeOpName } from './core/ops/decl_views.ts';
+export type { ActivationCompositeOpName } from './core/ops/decl_activations.ts';
+export type { Reduction2CompositeOpName } from './core/ops/decl_reductions2.ts';
+export type { ScanSortBackendOpName, ScanSortCompositeOpName } from './core/ops/decl_scan_sort.ts';
+export type { SelectionBackendOpName, SelectionCompositeOpName } from './core/ops/decl_selection.ts';
+export type { ConvenienceCompositeOpName } from './core/ops/decl_conveniences.ts';
+export type { Random2BackendOpName } from './core/ops/decl_random2.ts';
+export type { ConvenienceTensorMethods } from './core/ops/tensor_conveniences.ts';
 export { configureCpu, type CpuOptions } from './core/cpu/runtime.ts';
 export {
   type AcquireOptions,

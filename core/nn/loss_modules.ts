@@ -19,10 +19,10 @@ import {
 import { isLiveTensor } from '../ops/arg_values.ts';
 import { isOptions, pyTypeName } from '../ops/arg_names.ts';
 import type { Tensor } from '../tensor/tensor.ts';
+import type { Reduction } from './loss.ts';
 import { Module } from './module.ts';
 
 /** How these losses reduce their per-element values. */
-type Reduction = 'none' | 'mean' | 'sum';
 
 const CHECKS: { readonly [key: string]: [string, (v: unknown) => boolean] } = {
   reduction: ['str', (v) => typeof v === 'string'],

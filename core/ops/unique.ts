@@ -150,6 +150,7 @@ export function unique(
   input: Tensor,
   options?: { sorted?: boolean; returnInverse?: false; returnCounts?: false; dim?: number | null },
 ): Tensor;
+/** With `returnInverse` or `returnCounts`: `[values, inverse?, counts?]`. */
 export function unique(
   input: Tensor,
   options: { sorted?: boolean; returnInverse?: boolean; returnCounts?: boolean; dim?: number | null },
