@@ -9,3 +9,4 @@ export * from './reduce';
 export * from './matmul';
 export * from './softmax';
 export * from './indexing';
+export * from './conv';

@@ -3,9 +3,10 @@
  *
  * @module
  */
+import type { ConvExports } from './exports_conv.ts';
 import type { ElementwiseExports } from './exports_elementwise.ts';
 import type { IndexingExports } from './exports_indexing.ts';
 import type { LinalgExports } from './exports_linalg.ts';
 
 /** Every function and value the kernel wasm module exports. */
-export type KernelExports = ElementwiseExports & LinalgExports & IndexingExports;
+export type KernelExports = ElementwiseExports & LinalgExports & IndexingExports & ConvExports;

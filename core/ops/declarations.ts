@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { CONV_OPS, type ConvBackendOpName, type ConvCompositeOpName } from './decl_conv.ts';
 import { ELEMENTWISE_OPS, type ElementwiseOpName } from './decl_elementwise.ts';
 import { ELEMENTWISE_COMPOSITE_OPS, type ElementwiseCompositeOpName } from './decl_elementwise_composite.ts';
 import { FACTORY_OPS, type FactoryOpName } from './decl_factories.ts';
@@ -35,10 +36,14 @@ export type CompositeOpName =
   | LinalgCompositeOpName
   | NnCompositeOpName
   | RandomCompositeOpName
-  | IndexingCompositeOpName;
+  | IndexingCompositeOpName
+  | ConvCompositeOpName;
+
+/** Names of operators with kernels of their own on the CPU only (other backends report the missing kernel). */
+export type CpuOnlyOpName = ConvBackendOpName;
 
 /** Names of all declared operators. */
-export type OpName = BackendOpName | CompositeOpName;
+export type OpName = BackendOpName | CompositeOpName | CpuOnlyOpName;
 
 /** Every operator declaration, keyed by `name.overload`. */
 export const OPS: { readonly [K in OpName]: OpDecl } = {
@@ -51,4 +56,5 @@ export const OPS: { readonly [K in OpName]: OpDecl } = {
   ...NN_OPS,
   ...RANDOM_OPS,
   ...INDEXING_OPS,
+  ...CONV_OPS,
 };
