@@ -45,3 +45,18 @@ export {
   type Reduction,
 } from './loss.ts';
 export * as init from './init.ts';
+export * as functional from './functional.ts';
+export {
+  AdaptiveAvgPool2d,
+  AvgPool2d,
+  type AvgPool2dModuleOptions,
+  BatchNorm1d,
+  BatchNorm2d,
+  type BatchNormModuleOptions,
+  Conv1d,
+  Conv2d,
+  type ConvModuleOptions,
+  Flatten,
+  MaxPool2d,
+  type MaxPool2dModuleOptions,
+} from './conv.ts';

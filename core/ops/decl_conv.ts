@@ -137,13 +137,13 @@ function batchNorm(
     throw new RuntimeError(`batch_norm: expected an input with at least 2 dims [N, C, *], got ${list(input.shape)}`);
   }
   const C = input.shape[1];
+  // PyTorch's _batch_norm_impl_index checks the running statistics first, then weight and bias.
+  checkFeatures('running_mean', C, runningMean);
+  if (runningMean === null && !training) throw new RuntimeError('running_mean must be defined in evaluation mode');
+  checkFeatures('running_var', C, runningVar);
+  if (runningVar === null && !training) throw new RuntimeError('running_var must be defined in evaluation mode');
   checkFeatures('weight', C, weight);
   checkFeatures('bias', C, bias);
-  checkFeatures('running_mean', C, runningMean);
-  checkFeatures('running_var', C, runningVar);
-  if (!training && (runningMean === null || runningVar === null)) {
-    throw new RuntimeError('running_mean and running_var must be defined in evaluation mode');
-  }
   const dims = [0, ...Array.from({ length: input.ndim - 2 }, (_, i) => i + 2)];
   const view = input.shape.map((s, i) => (i === 1 ? s : 1));
   using temps = new Temporaries();
@@ -152,19 +152,22 @@ function batchNorm(
     const count = input.numel / Math.max(C, 1);
     const mean = temps.track(input.mean(dims, true));
     centred = temps.track(input.sub(mean));
-    const variance = temps.track(centred.mul(centred).mean(dims, true));
-    invStd = temps.track(variance.add(eps).rsqrt());
+    const squares = temps.track(centred.mul(centred));
+    const variance = temps.track(squares.mean(dims, true));
+    invStd = temps.track(temps.track(variance.add(eps)).rsqrt());
     if (runningMean !== null || runningVar !== null) {
       noGrad(() => {
         using t = new Temporaries();
         if (runningMean !== null) {
-          const m = t.track(mean.detach().reshape([C]).to(runningMean.dtype));
-          runningMean.mul_(1 - momentum).add_(m, { alpha: momentum });
+          const m = t.track(t.track(mean.detach()).reshape([C]));
+          const converted = t.track(m.to(runningMean.dtype), m);
+          runningMean.mul_(1 - momentum).add_(converted, { alpha: momentum });
         }
         if (runningVar !== null) {
           const unbiased = count > 1 ? count / (count - 1) : Number.NaN;
-          const v = t.track(variance.detach().reshape([C]).mul(unbiased).to(runningVar.dtype));
-          runningVar.mul_(1 - momentum).add_(v, { alpha: momentum });
+          const v = t.track(t.track(t.track(variance.detach()).reshape([C])).mul(unbiased));
+          const converted = t.track(v.to(runningVar.dtype), v);
+          runningVar.mul_(1 - momentum).add_(converted, { alpha: momentum });
         }
       });
     }
@@ -172,7 +175,7 @@ function batchNorm(
     const mean = temps.track(runningMean!.reshape(view));
     centred = temps.track(input.sub(mean));
     const variance = temps.track(runningVar!.reshape(view));
-    invStd = temps.track(variance.add(eps).rsqrt());
+    invStd = temps.track(temps.track(variance.add(eps)).rsqrt());
   }
   let out = centred.mul(invStd);
   if (weight !== null) {
