@@ -53,16 +53,7 @@ const geometryArgs = (g: ConvGeometry) =>
 
 /** Runs `fn` with the workspace the convolution kernels need for `g`. */
 function withConvWorkspace<T>(dtype: DType, g: ConvGeometry, fn: (work: number) => T): T {
-  const pointwise = g.KH === 1 && g.KW === 1 && g.sh === 1 && g.sw === 1 && g.ph === 0 && g.pw === 0 ? 1 : 0;
-  const bytes = kernels().conv2d_workspace_bytes(
-    dtype.scalarType,
-    g.C / g.groups,
-    g.OC / g.groups,
-    g.KH,
-    g.KW,
-    g.OH * g.OW,
-    pointwise,
-  );
+  const bytes = kernels().conv2d_workspace_bytes(dtype.scalarType, ...geometryArgs(g));
   return withWorkspace(CONV_NAME, bytes, fn);
 }
 

@@ -36,15 +36,7 @@ type ConvGeometryArgs = [
 /** Exports of kernels_as/conv.ts. */
 export interface ConvExports {
   /** Workspace bytes for the convolution kernels of one geometry (0 for an unsupported dtype). */
-  conv2d_workspace_bytes(
-    dtype: number,
-    Cg: number,
-    OCg: number,
-    KH: number,
-    KW: number,
-    OHW: number,
-    pointwise: number,
-  ): number;
+  conv2d_workspace_bytes(...args: ConvGeometryArgs): number;
   /** out = conv(input, weight) + bias (bias 0 for none), by im2col and the packed gemm. */
   conv2d_forward(
     ...args: [...ConvGeometryArgs, input: number, weight: number, bias: number, out: number, work: number]

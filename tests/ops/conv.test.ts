@@ -69,8 +69,11 @@ function convRef(
 function assertClose(actual: Tensor, expected: number[], dtype: string, what: string): void {
   const got = values(actual), { rtol, atol } = tolerance(dtype);
   assert.equal(got.length, expected.length, `${what}: element count`);
+  // Each output is a long sum of products: its rounding error scales with the size of the terms, so the
+  // tolerance is relative to the largest reference value rather than to each (possibly cancelled) one.
+  const scale = expected.reduce((m, v) => Math.max(m, Math.abs(v)), 0);
   for (let i = 0; i < got.length; i++) {
-    const tol = atol * 4 + rtol * 4 * Math.abs(expected[i]);
+    const tol = 4 * (atol + rtol * scale);
     assert.ok(Math.abs(got[i] - expected[i]) <= tol, `${what}[${i}]: ${got[i]} vs ${expected[i]}`);
   }
 }
@@ -93,6 +96,31 @@ const CONV_CASES: Array<[string, number[], number[], Conv]> = [
   ['pointwise 1x1', [3, 5, 4, 3], [7, 5, 1, 1], { stride: [1, 1], padding: [0, 0], dilation: [1, 1], groups: 1 }],
   ['depthwise', [2, 4, 5, 5], [4, 1, 3, 3], { stride: [1, 1], padding: [1, 1], dilation: [1, 1], groups: 4 }],
   ['1x1 with stride 2', [1, 3, 5, 5], [2, 3, 1, 1], { stride: [2, 2], padding: [0, 0], dilation: [1, 1], groups: 1 }],
+  // 3x3, stride 1, >= 8 channels per group: the Winograd path (odd output sizes clip the last 2x2 tiles).
+  ['Winograd, padding (1, 2), groups 2', [3, 16, 7, 9], [6, 8, 3, 3], {
+    stride: [1, 1],
+    padding: [1, 2],
+    dilation: [1, 1],
+    groups: 2,
+  }],
+  ['Winograd, no padding, odd output', [2, 8, 5, 6], [5, 8, 3, 3], {
+    stride: [1, 1],
+    padding: [0, 0],
+    dilation: [1, 1],
+    groups: 1,
+  }],
+  ['Winograd, vector paths (wide rows)', [2, 8, 6, 21], [4, 8, 3, 3], {
+    stride: [1, 1],
+    padding: [1, 1],
+    dilation: [1, 1],
+    groups: 1,
+  }],
+  ['Winograd, many samples per chunk', [70, 8, 4, 4], [3, 8, 3, 3], {
+    stride: [1, 1],
+    padding: [1, 1],
+    dilation: [1, 1],
+    groups: 1,
+  }],
 ];
 
 const outSize = (i: number, k: number, s: number, p: number, d: number) =>
@@ -176,6 +204,25 @@ describe('conv2d', () => {
       assert.deepEqual(y1.shape, [6, 11]);
     }));
 
+  it('the input gradient is the adjoint of conv2d for every padding of a 3x3 stride-1 kernel (Winograd and im2col)', () =>
+    leakCheck(() => {
+      for (const [channels, pad] of [[8, 0], [8, 1], [16, 2], [8, 3], [4, 1]] as const) {
+        for (const dtype of ['float32', 'float64']) {
+          using x = randomTensor([2, channels, 6, 13], dtype, next);
+          using w = randomTensor([channels, channels, 3, 3], dtype, next);
+          using y = conv2d(x, w, null, 1, pad);
+          using g = randomTensor(y.shape.slice(), dtype, next);
+          using t = convTranspose2d(g, w, null, 1, pad);
+          assert.deepEqual(t.shape, x.shape);
+          using yg = y.mul(g), xt = x.mul(t);
+          using lhs = yg.sum(), rhs = xt.sum();
+          const [l, r] = [Number(lhs.item()), Number(rhs.item())];
+          const tol = dtype === 'float64' ? 1e-9 : 1e-3;
+          assert.ok(Math.abs(l - r) <= tol * Math.max(1, Math.abs(l)), `${dtype} pad ${pad}: ${l} vs ${r}`);
+        }
+      }
+    }));
+
   it('conv_transpose2d is the adjoint of conv2d (stride, padding, output_padding, dilation, groups, bias)', () =>
     leakCheck(() => {
       // <conv(x, w), y> = <x, conv_transpose(y, w)> for the matching geometry.
@@ -227,7 +274,12 @@ describe('conv2d', () => {
       const w3 = randn([4, 3, 3, 2], { dtype: 'float64', requiresGrad: true });
       const b3 = randn([6], { dtype: 'float64', requiresGrad: true });
       assert.equal(gradcheck((a, k, c) => convTranspose2d(a, k, c, 2, 1, 1, 2, [1, 2]), [x3, w3, b3]), true);
-      for (const t of [x, w, x2, w2, x3, w3, b3]) t.dispose();
+      // 3x3 stride 1 with 8 input and output channels: the Winograd forward and input gradient.
+      const x4 = randn([2, 8, 4, 5], { dtype: 'float64', requiresGrad: true });
+      const w4 = randn([8, 8, 3, 3], { dtype: 'float64', requiresGrad: true });
+      const b4 = randn([8], { dtype: 'float64', requiresGrad: true });
+      assert.equal(gradcheck((a, k, c) => conv2d(a, k, c, 1, 1), [x4, w4, b4]), true);
+      for (const t of [x, w, x2, w2, x3, w3, b3, x4, w4, b4]) t.dispose();
     }));
 
   it("PyTorch's errors for bad shapes and arguments (and the runtime stays usable)", () =>
