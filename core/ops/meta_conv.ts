@@ -7,6 +7,7 @@
  */
 import { RuntimeError } from '../dispatch/errors.ts';
 import { int64 } from '../tensor/dtype.ts';
+import { wrapDim } from '../tensor/shape.ts';
 import type { Tensor } from '../tensor/tensor.ts';
 import { checkSameDevice } from './meta_elementwise.ts';
 import type { TensorMeta } from './op_decl.ts';
@@ -101,7 +102,7 @@ export function convolutionParams(
   if (p.some((x) => x < 0)) throw new RuntimeError('negative padding is not supported');
   if (op.some((x) => x < 0)) throw new RuntimeError('negative output_padding is not supported');
   if (s.some((x) => x <= 0)) throw new RuntimeError('non-positive stride is not supported');
-  if (d.some((x) => x <= 0)) throw new RuntimeError('dilation should be greater than zero');
+  if (d.some((x) => x <= 0)) throw new RuntimeError('non-positive dilation is not supported');
   const w = weight.shape;
   if (input.ndim !== k) {
     throw new RuntimeError(
@@ -162,9 +163,13 @@ export function convolutionParams(
       );
     }
     if (op.some((x, i) => x >= s[i] && x >= d[i])) {
+      // PyTorch's message names the 2-d terms (a 1-d convolution runs as a 2-d one of height 1).
+      const [oh, ow] = op.length === 1 ? [0, op[0]] : op, [sh, sw] = s.length === 1 ? [1, s[0]] : s;
+      const [dh, dw] = d.length === 1 ? [1, d[0]] : d;
       throw new RuntimeError(
-        `output padding must be smaller than either stride or dilation, but got output_padding=${list(op)}, ` +
-          `stride=${list(s)}, dilation=${list(d)}`,
+        `output padding must be smaller than either stride or dilation, but got output_padding_height: ${oh} ` +
+          `output_padding_width: ${ow} stride_height: ${sh} stride_width: ${sw} dilation_height: ${dh} ` +
+          `dilation_width: ${dw}`,
       );
     }
     const out = spatial.map((x, i) => (x - 1) * s[i] - 2 * p[i] + d[i] * (kernel[i] - 1) + op[i] + 1);
@@ -177,13 +182,23 @@ export function convolutionParams(
     }
     outputShape = [input.shape[0], w[1] * groups, ...out];
   }
-  if (input.dtype !== weight.dtype) {
+  // PyTorch 1.13 runs float32 through MKLDNN and float64 through its slow kernels, whose messages differ.
+  const mkldnn = input.dtype.name === 'float32';
+  for (const [t, what] of [[weight, 'weight'], [bias, 'bias']] as const) {
+    if (t === null || t.dtype === input.dtype) continue;
+    if (!mkldnn) {
+      throw new RuntimeError(
+        `expected scalar type ${input.dtype.scalarTypeName} but found ${t.dtype.scalarTypeName}`,
+      );
+    }
     throw new RuntimeError(
-      `Input type (${typeName(input)}) and weight type (${typeName(weight)}) should be the same`,
+      what === 'weight'
+        ? `Input type (${typeName(input)}) and weight type (${typeName(t)}) should be the same or input should ` +
+          'be a MKLDNN tensor and weight is a dense tensor'
+        : `Input type (${input.dtype.name.replace('32', '').replace('float64', 'double')}) and bias type (${
+          t.dtype.name === 'float64' ? 'double' : t.dtype.name === 'float32' ? 'float' : t.dtype.name
+        }) should be the same`,
     );
-  }
-  if (bias !== null && bias.dtype !== input.dtype) {
-    throw new RuntimeError(`Input type (${typeName(input)}) and bias type (${typeName(bias)}) should be the same`);
   }
   return { stride: s, padding: p, dilation: d, outputPadding: op, outputShape };
 }
@@ -330,6 +345,10 @@ export function poolingOutputShape(
   ceilMode: boolean,
 ): number {
   if (stride === 0) throw new RuntimeError('stride should not be zero');
+  if (pad < 0) throw new RuntimeError(`pad must be non-negative, but got pad: ${pad}`);
+  if (pad > Math.trunc(kernel / 2)) {
+    throw new RuntimeError(`pad should be at most half of kernel size, but got pad=${pad} and kernel_size=${kernel}`);
+  }
   let out = divRtn(size + 2 * pad - dilation * (kernel - 1) - 1 + (ceilMode ? stride - 1 : 0), stride) + 1;
   if (ceilMode && (out - 1) * stride >= size + pad) out--;
   return out;
@@ -393,6 +412,12 @@ export function pool2dParams(
   if (op === 'max_pool2d' && nd !== 3 && nd !== 4) {
     throw new RuntimeError('non-empty 3D or 4D (batch mode) tensor expected for input');
   }
+  // avg_pool2d reads sizes -3, -2 and -1 first (PyTorch's IndexError for fewer dims).
+  if (nd < 3) wrapDim(-3, nd);
+  const s = input.shape;
+  const H = s[nd - 2], W = s[nd - 1], C = s[nd - 3];
+  // PyTorch computes the output size (with its own checks) before pool2d_shape_check.
+  const OH = poolingOutputShape(H, kh, ph, sh, dh, ceilMode), OW = poolingOutputShape(W, kw, pw, sw, dw, ceilMode);
   if (kh <= 0 || kw <= 0) {
     throw new RuntimeError(`kernel size should be greater than zero, but got kH: ${kh} kW: ${kw}`);
   }
@@ -400,8 +425,7 @@ export function pool2dParams(
   if (dh <= 0 || dw <= 0) {
     throw new RuntimeError(`dilation should be greater than zero, but got dilationH: ${dh} dilationW: ${dw}`);
   }
-  const s = input.shape;
-  const validDims = nd >= 3 && s[nd - 3] !== 0 && s[nd - 2] !== 0;
+  const validDims = s[nd - 3] !== 0 && s[nd - 2] !== 0;
   if (!((nd === 3 && validDims && s[2] !== 0) || (nd === 4 && validDims && s[3] !== 0))) {
     throw new RuntimeError(
       `Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but got:${list(s)}`,
@@ -413,8 +437,6 @@ export function pool2dParams(
         `kH = ${kh}`,
     );
   }
-  const H = s[nd - 2], W = s[nd - 1], C = s[nd - 3];
-  const OH = poolingOutputShape(H, kh, ph, sh, dh, ceilMode), OW = poolingOutputShape(W, kw, pw, sw, dw, ceilMode);
   if (OW < 1 || OH < 1) {
     throw new RuntimeError(
       `Given input size: (${C}x${H}x${W}). Calculated output size: (${C}x${OH}x${OW}). Output size is too small`,
@@ -583,7 +605,7 @@ export function adaptiveAvgPool2dShape(self: Tensor, outputSize: readonly number
   if (nd !== 3 && nd !== 4) {
     throw new RuntimeError(`adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got ${list(self.shape)}`);
   }
-  for (let i = 1; i < nd; i++) {
+  for (let i = nd - 2; i < nd; i++) {
     if (self.shape[i] === 0) {
       throw new RuntimeError(
         `adaptive_avg_pool2d(): Expected input to have non-zero size for non-batch dimensions, but input has ` +

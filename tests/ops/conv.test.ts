@@ -316,7 +316,7 @@ describe('conv2d', () => {
       );
       rt(() => conv2d(x, w, null, 0), 'non-positive stride is not supported');
       rt(() => conv2d(x, w, null, 1, -1), 'negative padding is not supported');
-      rt(() => conv2d(x, w, null, 1, 0, 0), 'dilation should be greater than zero');
+      rt(() => conv2d(x, w, null, 1, 0, 0), 'non-positive dilation is not supported');
       using wg = zeros([4, 1, 3, 3]);
       rt(() => conv2d(x, wg, null, 1, 0, 1, 0), 'non-positive groups is not supported');
       using w5 = zeros([3, 2, 3, 3]);
@@ -327,7 +327,25 @@ describe('conv2d', () => {
       rt(() => conv2d(x, w, null, 2, 'same'), "padding='same' is not supported for strided convolutions");
       rt(() => conv2d(x, w, null, 1, 'foo'), "Invalid padding string: 'foo'");
       using xd = zeros([2, 3, 5, 5], { dtype: 'float64' });
-      rt(() => conv2d(xd, w), 'Input type (torch.DoubleTensor) and weight type (torch.FloatTensor) should be the same');
+      rt(() => conv2d(xd, w), 'expected scalar type Double but found Float');
+      using wd = zeros([4, 3, 3, 3], { dtype: 'float64' });
+      rt(
+        () => conv2d(x, wd),
+        'Input type (torch.FloatTensor) and weight type (torch.DoubleTensor) should be the same or input should be a MKLDNN tensor and weight is a dense tensor',
+      );
+      using bd = zeros([4], { dtype: 'float64' });
+      rt(() => conv2d(x, w, bd), 'Input type (float) and bias type (double) should be the same');
+      using xt = zeros([1, 4, 3, 3]);
+      using wt = zeros([4, 2, 3, 3]);
+      rt(
+        () => convTranspose2d(xt, wt, null, 1, 0, 1),
+        'output padding must be smaller than either stride or dilation, but got output_padding_height: 1 output_padding_width: 1 stride_height: 1 stride_width: 1 dilation_height: 1 dilation_width: 1',
+      );
+      using xt3 = zeros([1, 3, 3, 3]);
+      rt(
+        () => convTranspose2d(xt3, wt),
+        'Given transposed=1, weight of size [4, 2, 3, 3], expected input[1, 3, 3, 3] to have 4 channels, but got 3 channels instead',
+      );
       using xl = zeros([2, 3, 5, 5], { dtype: 'int64' });
       using wl = zeros([4, 3, 3, 3], { dtype: 'int64' });
       rt(() => conv2d(xl, wl), `"slow_conv2d_cpu" not implemented for 'Long'`);
@@ -434,12 +452,14 @@ describe('max_pool2d', () => {
     leakCheck(() => {
       using x = zeros([2, 3, 5, 5]);
       const rt = (fn: () => unknown, message: string) => assert.throws(fn, { message });
-      rt(
-        () => maxPool2d(x, 2, 2, 2),
-        'pad should be smaller than or equal to half of kernel size, but got padW = 2, padH = 2, kW = 2, kH = 2',
-      );
+      rt(() => maxPool2d(x, 2, 2, 2), 'pad should be at most half of kernel size, but got pad=2 and kernel_size=2');
       rt(() => maxPool2d(x, 7), 'Given input size: (3x5x5). Calculated output size: (3x0x0). Output size is too small');
-      rt(() => maxPool2d(x, 0), 'kernel size should be greater than zero, but got kH: 0 kW: 0');
+      rt(() => maxPool2d(x, 0), 'stride should not be zero');
+      rt(() => maxPool2d(x, 0, 1), 'kernel size should be greater than zero, but got kH: 0 kW: 0');
+      rt(
+        () => maxPool2d(x, 2, [1, 1, 1]),
+        'max_pool2d: stride must either be omitted, a single int, or a tuple of two ints',
+      );
       rt(() => maxPool2d(x, 2, 1, 0, 0), 'dilation should be greater than zero, but got dilationH: 0 dilationW: 0');
       using v = zeros([5]);
       rt(() => maxPool2d(v, 2), 'non-empty 3D or 4D (batch mode) tensor expected for input');
@@ -546,18 +566,20 @@ describe('avg_pool2d and adaptive_avg_pool2d', () => {
     leakCheck(() => {
       const rt = (fn: () => unknown, message: string) => assert.throws(fn, { message });
       using x = zeros([2, 3, 5, 5]);
-      rt(
-        () => avgPool2d(x, 2, 2, 2),
-        'pad should be smaller than or equal to half of kernel size, but got padW = 2, padH = 2, kW = 2, kH = 2',
-      );
+      rt(() => avgPool2d(x, 2, 2, 2), 'pad should be at most half of kernel size, but got pad=2 and kernel_size=2');
+      rt(() => avgPool2d(x, 0), 'stride should not be zero');
       rt(() => avgPool2d(x, 2, 2, 0, false, true, 0), 'divisor must be not zero');
       using v = zeros([5]);
       rt(() => adaptiveAvgPool2d(v, 2), 'adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got [5]');
-      using e = zeros([2, 0, 3, 3]);
+      using e = zeros([2, 3, 0, 3]);
       rt(
         () => adaptiveAvgPool2d(e, 2),
-        'adaptive_avg_pool2d(): Expected input to have non-zero size for non-batch dimensions, but input has sizes [2, 0, 3, 3] with dimension 1 being empty',
+        'adaptive_avg_pool2d(): Expected input to have non-zero size for non-batch dimensions, but input has sizes [2, 3, 0, 3] with dimension 2 being empty',
       );
+      // No channels is fine, as in PyTorch 1.13: an empty result.
+      using noChannels = zeros([2, 0, 3, 3]);
+      using pooled = adaptiveAvgPool2d(noChannels, 2);
+      assert.deepEqual(pooled.shape, [2, 0, 2, 2]);
       using xl = zeros([2, 3, 5, 5], { dtype: 'int64' });
       rt(() => avgPool2d(xl, 2), `"avg_pool2d_out_frame" not implemented for 'Long'`);
     }));
