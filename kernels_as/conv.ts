@@ -173,7 +173,7 @@ export function conv2d_workspace_bytes(
   const forward = winogradBytes(dtype, N, Cg, OCg, OH, OW);
   // The input gradient: a Winograd convolution of the output gradient with the flipped, transposed weight.
   const backward = winogradBytes(dtype, N, OCg, Cg, H, W) + <f64>C * <f64>OCg * 9 * <f64>es + 128;
-  return max(im2colBytes, max(forward, backward));
+  return max(im2colBytes, max(forward, max(backward, winogradWeightBytes(dtype, N, Cg, OCg, OH, OW))));
 }
 
 /** Column matrix and gemm workspace addresses inside one workspace block. */
@@ -442,7 +442,10 @@ function convBackwardWeight<T>(
   const colBytes: usize = pointwise ? <usize>0 : <usize>K * <usize>OHW * es;
   const gw = gemmWork(col, colBytes);
   if (N == 0 || OHW == 0) memory.fill(gradW, 0, <usize>OC * <usize>K * es);
-  if (OHW == 0) return STATUS_OK;
+  if (OHW == 0 || N == 0) return STATUS_OK;
+  if (isWinograd(KH, KW, sh, sw, dh, dw) && Cg >= WINOGRAD_MIN_CHANNELS) {
+    return winogradWeightGrad<T>(dtype, N, C, H, W, OC, OH, OW, ph, pw, groups, gradOut, input, gradW, work);
+  }
   for (let n = 0; n < N; n++) {
     for (let g = 0; g < groups; g++) {
       const src = input + (<usize>n * <usize>C + <usize>(g * Cg)) * <usize>HW * es;
@@ -566,6 +569,159 @@ function winogradForward<T>(
   }
   return STATUS_OK;
 }
+
+/**
+ * Workspace of the Winograd weight gradient: dU (16 x OCg x Cg), V (16 x Cg x T), Z (16 x OCg x T) for a chunk
+ * of T tiles, and the gemm's.
+ */
+function winogradWeightBytes(dtype: i32, N: i32, Cg: i32, OCg: i32, OH: i32, OW: i32): f64 {
+  const es: f64 = dtype == DT_F32 ? 4 : 8;
+  const tps = ((OH + 1) >> 1) * ((OW + 1) >> 1);
+  const T = winogradChunk(N, tps) * tps;
+  return 16 * <f64>OCg * <f64>Cg * es + 16 * <f64>Cg * <f64>T * es + 16 * <f64>OCg * <f64>T * es + 4 * 64 +
+    <f64>gemm_workspace_bytes(dtype, OCg, Cg, T);
+}
+
+/**
+ * The weight gradient of a 3x3 stride-1 convolution by Winograd (Note [Winograd F(2x2, 3x3)]): with
+ * Y = A^T (U . V) A per tile and U = G g G^T, dL/dU[xi] = sum over tiles of Z[xi] V[xi] with Z = A dY A^T, one
+ * gemm per xi over all tiles of all samples, and dL/dg = G^T dU G.
+ */
+function winogradWeightGrad<T>(
+  dtype: i32,
+  N: i32,
+  C: i32,
+  H: i32,
+  W: i32,
+  OC: i32,
+  OH: i32,
+  OW: i32,
+  ph: i32,
+  pw: i32,
+  groups: i32,
+  gradOut: usize,
+  input: usize,
+  gradW: usize,
+  work: usize,
+): i32 {
+  const es = <usize>sizeof<T>();
+  const Cg = C / groups, OCg = OC / groups;
+  const tH = (OH + 1) >> 1, tW = (OW + 1) >> 1, tps = tH * tW;
+  const S = winogradChunk(N, tps), Tmax = S * tps;
+  const dU = alignUp64(work);
+  const V = alignUp64(dU + <usize>16 * <usize>OCg * <usize>Cg * es);
+  const Z = alignUp64(V + <usize>16 * <usize>Cg * <usize>Tmax * es);
+  const gw = alignUp64(Z + <usize>16 * <usize>OCg * <usize>Tmax * es);
+  const HW = <usize>H * <usize>W, OHW = <usize>OH * <usize>OW;
+  for (let g = 0; g < groups; g++) {
+    for (let n0 = 0; n0 < N; n0 += S) {
+      const s = min(S, N - n0), T = s * tps;
+      for (let j = 0; j < s; j++) {
+        const src = input + (<usize>(n0 + j) * <usize>C + <usize>(g * Cg)) * HW * es;
+        if (sizeof<T>() == 4) winogradInputF32(src, Cg, H, W, tH, tW, ph, pw, V, T, j * tps);
+        else winogradInput<T>(src, Cg, H, W, tH, tW, ph, pw, V, T, j * tps);
+        const dy = gradOut + (<usize>(n0 + j) * <usize>OC + <usize>(g * OCg)) * OHW * es;
+        winogradGradTiles<T>(dy, OCg, OH, OW, tH, tW, Z, T, j * tps);
+      }
+      const beta: f64 = n0 == 0 ? 0 : 1;
+      for (let xi = 0; xi < 16; xi++) {
+        // dU[xi] (OCg x Cg) (+)= Z[xi] (OCg x T) @ V[xi]^T (T x Cg; V[xi] is Cg x T).
+        const status = gemm_generic(
+          dtype,
+          OCg,
+          Cg,
+          T,
+          1,
+          Z + <usize>xi * <usize>OCg * <usize>T * es,
+          T,
+          1,
+          V + <usize>xi * <usize>Cg * <usize>T * es,
+          1,
+          T,
+          beta,
+          dU + <usize>xi * <usize>OCg * <usize>Cg * es,
+          Cg,
+          1,
+          gw,
+        );
+        if (status != STATUS_OK) return status;
+      }
+    }
+    winogradWeightsBack<T>(dU, OCg, Cg, gradW + <usize>(g * OCg) * <usize>Cg * 9 * es);
+  }
+  return STATUS_OK;
+}
+
+/** Z[xi][o][t0 + tile] = (A dY A^T)[xi] for every 2x2 tile dY of the OCg gradient planes at `dy` (0 outside). */
+function winogradGradTiles<T>(dy: usize, OCg: i32, OH: i32, OW: i32, tH: i32, tW: i32, Z: usize, T: i32, t0: i32): void {
+  const es = <usize>sizeof<T>();
+  const plane = <usize>OCg * <usize>T * es;
+  for (let o = 0; o < OCg; o++) {
+    const y = dy + <usize>o * <usize>OH * <usize>OW * es;
+    const row0 = Z + (<usize>o * <usize>T + <usize>t0) * es;
+    for (let ty = 0; ty < tH; ty++) {
+      const h = 2 * ty;
+      for (let tx = 0; tx < tW; tx++) {
+        const w = 2 * tx;
+        const q = y + (<usize>h * <usize>OW + <usize>w) * es;
+        const right = w + 1 < OW, down = h + 1 < OH;
+        const p00 = load<T>(q), p01: T = right ? load<T>(q + es) : <T>0;
+        const p10: T = down ? load<T>(q + <usize>OW * es) : <T>0;
+        const p11: T = right && down ? load<T>(q + <usize>OW * es + es) : <T>0;
+        // Rows of A dY (4 x 2), then each row [u, v] -> [u, u + v, u - v, -v].
+        const u1 = p00 + p10, v1 = p01 + p11, u2 = p00 - p10, v2 = p01 - p11;
+        const at = row0 + <usize>(ty * tW + tx) * es;
+        store<T>(at, p00);
+        store<T>(at + plane, p00 + p01);
+        store<T>(at + 2 * plane, p00 - p01);
+        store<T>(at + 3 * plane, -p01);
+        store<T>(at + 4 * plane, u1);
+        store<T>(at + 5 * plane, u1 + v1);
+        store<T>(at + 6 * plane, u1 - v1);
+        store<T>(at + 7 * plane, -v1);
+        store<T>(at + 8 * plane, u2);
+        store<T>(at + 9 * plane, u2 + v2);
+        store<T>(at + 10 * plane, u2 - v2);
+        store<T>(at + 11 * plane, -v2);
+        store<T>(at + 12 * plane, -p10);
+        store<T>(at + 13 * plane, -(p10 + p11));
+        store<T>(at + 14 * plane, p11 - p10);
+        store<T>(at + 15 * plane, p11);
+      }
+    }
+  }
+}
+
+/** gradW[o][c] (3x3) = G^T dU[o][c] G, dU[xi][o][c] (4x4 per (o, c)). */
+function winogradWeightsBack<T>(dU: usize, OCg: i32, Cg: i32, gradW: usize): void {
+  const es = <usize>sizeof<T>();
+  const plane = <usize>OCg * <usize>Cg * es;
+  const half: T = <T>0.5;
+  for (let o = 0; o < OCg; o++) {
+    for (let c = 0; c < Cg; c++) {
+      const at = dU + (<usize>o * <usize>Cg + <usize>c) * es;
+      const k = gradW + (<usize>o * <usize>Cg + <usize>c) * 9 * es;
+      // G^T = [1 1/2 1/2 0; 0 1/2 -1/2 0; 0 1/2 1/2 1]: rows of G^T dU (3 x 4), then columns by G.
+      for (let col = 0; col < 4; col++) {
+        const m0 = load<T>(at + <usize>col * plane), m1 = load<T>(at + <usize>(4 + col) * plane);
+        const m2 = load<T>(at + <usize>(8 + col) * plane), m3 = load<T>(at + <usize>(12 + col) * plane);
+        store<T>(WINOGRAD_SCRATCH + <usize>col * 8, <T>(m0 + (m1 + m2) * half));
+        store<T>(WINOGRAD_SCRATCH + <usize>(4 + col) * 8, <T>((m1 - m2) * half));
+        store<T>(WINOGRAD_SCRATCH + <usize>(8 + col) * 8, <T>((m1 + m2) * half + m3));
+      }
+      for (let r = 0; r < 3; r++) {
+        const a0 = load<T>(WINOGRAD_SCRATCH + <usize>(r * 4) * 8), a1 = load<T>(WINOGRAD_SCRATCH + <usize>(r * 4 + 1) * 8);
+        const a2 = load<T>(WINOGRAD_SCRATCH + <usize>(r * 4 + 2) * 8), a3 = load<T>(WINOGRAD_SCRATCH + <usize>(r * 4 + 3) * 8);
+        store<T>(k + <usize>(r * 3) * es, a0 + (a1 + a2) * half);
+        store<T>(k + <usize>(r * 3 + 1) * es, (a1 - a2) * half);
+        store<T>(k + <usize>(r * 3 + 2) * es, (a1 + a2) * half + a3);
+      }
+    }
+  }
+}
+
+/** 12 slots of 8 bytes for winogradWeightsBack's intermediate 3 x 4 matrix. */
+const WINOGRAD_SCRATCH: usize = memory.data(12 * 8, 16);
 
 /** U[xi][o][c] = (G g G^T)[xi] for the 3x3 kernels g of weight [OCg, Cg, 3, 3]. */
 function winogradWeights<T>(weight: usize, OCg: i32, Cg: i32, U: usize): void {

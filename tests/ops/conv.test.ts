@@ -204,6 +204,54 @@ describe('conv2d', () => {
       assert.deepEqual(y1.shape, [6, 11]);
     }));
 
+  it('weight gradient against a float64 reference (im2col and Winograd paths, float32 and float64)', () =>
+    leakCheck(() => {
+      const cases: Array<[number[], number[], number, number, number]> = [
+        // [input shape, weight shape, stride, padding, groups]
+        [[3, 16, 7, 9], [6, 8, 3, 3], 1, 1, 2],
+        [[2, 8, 6, 21], [5, 8, 3, 3], 1, 0, 1],
+        [[2, 8, 5, 5], [4, 8, 3, 3], 1, 3, 1],
+        [[2, 3, 7, 6], [4, 3, 3, 2], 2, 1, 1],
+      ];
+      for (const dtype of ['float32', 'float64']) {
+        for (const [xs, ws, stride, pad, groups] of cases) {
+          using x = randomTensor(xs, dtype, next);
+          using w0 = randomTensor(ws, dtype, next);
+          const w = w0.detach().requiresGrad_();
+          const y = conv2d(x, w, null, stride, pad, 1, groups);
+          using g = randomTensor(y.shape.slice(), dtype, next);
+          y.backward(g);
+          const [N, C, H, W] = xs, [OC, Cg, KH, KW] = ws, OCg = OC / groups, [OH, OW] = [y.shape[2], y.shape[3]];
+          const X = values(x), D = values(g), ref: number[] = [];
+          for (let o = 0; o < OC; o++) {
+            for (let c = 0; c < Cg; c++) {
+              for (let kh = 0; kh < KH; kh++) {
+                for (let kw = 0; kw < KW; kw++) {
+                  let s = 0;
+                  const cin = Math.floor(o / OCg) * Cg + c;
+                  for (let n = 0; n < N; n++) {
+                    for (let i = 0; i < OH; i++) {
+                      for (let j = 0; j < OW; j++) {
+                        const ih = i * stride - pad + kh, iw = j * stride - pad + kw;
+                        if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+                        s += D[((n * OC + o) * OH + i) * OW + j] * X[((n * C + cin) * H + ih) * W + iw];
+                      }
+                    }
+                  }
+                  ref.push(s);
+                }
+              }
+            }
+          }
+          assertClose(w.grad!, ref, dtype, `weight gradient ${xs} ${ws} (${dtype})`);
+          w.grad!.dispose();
+          w.grad = null;
+          y.dispose();
+          w.dispose();
+        }
+      }
+    }));
+
   it('the input gradient is the adjoint of conv2d for every padding of a 3x3 stride-1 kernel (Winograd and im2col)', () =>
     leakCheck(() => {
       for (const [channels, pad] of [[8, 0], [8, 1], [16, 2], [8, 3], [4, 1]] as const) {
