@@ -579,13 +579,14 @@ function winogradWeightBytes(dtype: i32, N: i32, Cg: i32, OCg: i32, OH: i32, OW:
   const tps = ((OH + 1) >> 1) * ((OW + 1) >> 1);
   const T = winogradChunk(N, tps) * tps;
   return 16 * <f64>OCg * <f64>Cg * es + 16 * <f64>Cg * <f64>T * es + 16 * <f64>OCg * <f64>T * es + 4 * 64 +
-    <f64>gemm_workspace_bytes(dtype, OCg, Cg, T);
+    <f64>gemm_workspace_bytes(dtype, Cg, OCg, T);
 }
 
 /**
  * The weight gradient of a 3x3 stride-1 convolution by Winograd (Note [Winograd F(2x2, 3x3)]): with
  * Y = A^T (U . V) A per tile and U = G g G^T, dL/dU[xi] = sum over tiles of Z[xi] V[xi] with Z = A dY A^T, one
- * gemm per xi over all tiles of all samples, and dL/dg = G^T dU G.
+ * gemm per xi over all tiles of all samples, and dL/dg = G^T dU G. The gemm computes dU^T[xi] (Cg x OCg) =
+ * V[xi] (Cg x T) @ Z[xi] (T x OCg, stored tile-major), so that both operands are read along their rows.
  */
 function winogradWeightGrad<T>(
   dtype: i32,
@@ -625,22 +626,22 @@ function winogradWeightGrad<T>(
       }
       const beta: f64 = n0 == 0 ? 0 : 1;
       for (let xi = 0; xi < 16; xi++) {
-        // dU[xi] (OCg x Cg) (+)= Z[xi] (OCg x T) @ V[xi]^T (T x Cg; V[xi] is Cg x T).
+        // dU^T[xi] (Cg x OCg) (+)= V[xi] (Cg x T) @ Z[xi] (T x OCg).
         const status = gemm_generic(
           dtype,
-          OCg,
           Cg,
-          T,
-          1,
-          Z + <usize>xi * <usize>OCg * <usize>T * es,
+          OCg,
           T,
           1,
           V + <usize>xi * <usize>Cg * <usize>T * es,
-          1,
           T,
+          1,
+          Z + <usize>xi * <usize>T * <usize>OCg * es,
+          OCg,
+          1,
           beta,
           dU + <usize>xi * <usize>OCg * <usize>Cg * es,
-          Cg,
+          OCg,
           1,
           gw,
         );
@@ -652,13 +653,13 @@ function winogradWeightGrad<T>(
   return STATUS_OK;
 }
 
-/** Z[xi][o][t0 + tile] = (A dY A^T)[xi] for every 2x2 tile dY of the OCg gradient planes at `dy` (0 outside). */
+/** Z[xi][t0 + tile][o] = (A dY A^T)[xi] for every 2x2 tile dY of the OCg gradient planes at `dy` (0 outside). */
 function winogradGradTiles<T>(dy: usize, OCg: i32, OH: i32, OW: i32, tH: i32, tW: i32, Z: usize, T: i32, t0: i32): void {
   const es = <usize>sizeof<T>();
   const plane = <usize>OCg * <usize>T * es;
   for (let o = 0; o < OCg; o++) {
     const y = dy + <usize>o * <usize>OH * <usize>OW * es;
-    const row0 = Z + (<usize>o * <usize>T + <usize>t0) * es;
+    const row0 = Z + (<usize>t0 * <usize>OCg + <usize>o) * es;
     for (let ty = 0; ty < tH; ty++) {
       const h = 2 * ty;
       for (let tx = 0; tx < tW; tx++) {
@@ -670,7 +671,7 @@ function winogradGradTiles<T>(dy: usize, OCg: i32, OH: i32, OW: i32, tH: i32, tW
         const p11: T = right && down ? load<T>(q + <usize>OW * es + es) : <T>0;
         // Rows of A dY (4 x 2), then each row [u, v] -> [u, u + v, u - v, -v].
         const u1 = p00 + p10, v1 = p01 + p11, u2 = p00 - p10, v2 = p01 - p11;
-        const at = row0 + <usize>(ty * tW + tx) * es;
+        const at = row0 + <usize>(ty * tW + tx) * <usize>OCg * es;
         store<T>(at, p00);
         store<T>(at + plane, p00 + p01);
         store<T>(at + 2 * plane, p00 - p01);
@@ -692,14 +693,14 @@ function winogradGradTiles<T>(dy: usize, OCg: i32, OH: i32, OW: i32, tH: i32, tW
   }
 }
 
-/** gradW[o][c] (3x3) = G^T dU[o][c] G, dU[xi][o][c] (4x4 per (o, c)). */
+/** gradW[o][c] (3x3) = G^T dU[o][c] G, from dU^T stored as [xi][c][o] (4x4 per (o, c)). */
 function winogradWeightsBack<T>(dU: usize, OCg: i32, Cg: i32, gradW: usize): void {
   const es = <usize>sizeof<T>();
   const plane = <usize>OCg * <usize>Cg * es;
   const half: T = <T>0.5;
   for (let o = 0; o < OCg; o++) {
     for (let c = 0; c < Cg; c++) {
-      const at = dU + (<usize>o * <usize>Cg + <usize>c) * es;
+      const at = dU + (<usize>c * <usize>OCg + <usize>o) * es;
       const k = gradW + (<usize>o * <usize>Cg + <usize>c) * 9 * es;
       // G^T = [1 1/2 1/2 0; 0 1/2 -1/2 0; 0 1/2 1/2 1]: rows of G^T dU (3 x 4), then columns by G.
       for (let col = 0; col < 4; col++) {
