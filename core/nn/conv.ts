@@ -186,6 +186,118 @@ export class Conv2d extends ConvNd {
   }
 }
 
+/** Options of {@linkcode ConvTranspose2d}. */
+export interface ConvTransposeModuleOptions extends FactoryOptions {
+  /** Step (default 1). */
+  stride?: IntOrPair;
+  /** Rows and columns removed from each side of the output (default 0). */
+  padding?: IntOrPair;
+  /** Extra rows and columns on one side of the output (default 0; smaller than stride or dilation). */
+  outputPadding?: IntOrPair;
+  /** Channel groups (default 1). */
+  groups?: number;
+  /** Learn an additive bias (default true). */
+  bias?: boolean;
+  /** Spacing of the kernel taps (default 1). */
+  dilation?: IntOrPair;
+}
+
+/**
+ * 2-d transposed convolution layer (the gradient of a convolution for its input; upsampling by `stride`).
+ *
+ * @example
+ * ```ts
+ * import { randn } from '../../mod.ts';
+ * import { ConvTranspose2d } from './conv.ts';
+ * new ConvTranspose2d(8, 4, 2, { stride: 2 }).call(randn([1, 8, 5, 5])).shape; // [1, 4, 10, 10]
+ * ```
+ */
+export class ConvTranspose2d extends Module {
+  /** Input channels. */
+  readonly inChannels: number;
+  /** Output channels. */
+  readonly outChannels: number;
+  /** Kernel size. */
+  readonly kernelSize: readonly number[];
+  /** Stride. */
+  readonly stride: readonly number[];
+  /** Padding. */
+  readonly padding: readonly number[];
+  /** Output padding. */
+  readonly outputPadding: readonly number[];
+  /** Dilation. */
+  readonly dilation: readonly number[];
+  /** Channel groups. */
+  readonly groups: number;
+  /** `[inChannels, outChannels / groups, ...kernelSize]`. */
+  readonly weight: Tensor;
+  /** `[outChannels]`, or null without bias. */
+  readonly bias: Tensor | null;
+
+  /** A layer mapping `inChannels` to `outChannels`. */
+  constructor(
+    inChannels: number,
+    outChannels: number,
+    kernelSize: IntOrPair,
+    options: ConvTransposeModuleOptions = {},
+  ) {
+    super();
+    this.inChannels = checkCount('in_channels', inChannels);
+    this.outChannels = checkCount('out_channels', outChannels);
+    const groups = options.groups ?? 1;
+    if (!Number.isInteger(groups) || groups <= 0) throw new ValueError('groups must be a positive integer');
+    if (inChannels % groups !== 0) throw new ValueError('in_channels must be divisible by groups');
+    if (outChannels % groups !== 0) throw new ValueError('out_channels must be divisible by groups');
+    this.groups = groups;
+    this.kernelSize = tuple(kernelSize, 2);
+    this.stride = tuple(options.stride ?? 1, 2);
+    this.padding = tuple(options.padding ?? 0, 2);
+    this.outputPadding = tuple(options.outputPadding ?? 0, 2);
+    this.dilation = tuple(options.dilation ?? 1, 2);
+    const factory = { dtype: options.dtype, device: options.device };
+    this.weight = this.registerParameter(
+      'weight',
+      empty([inChannels, outChannels / groups, ...this.kernelSize], factory),
+    );
+    this.bias = this.registerParameter('bias', (options.bias ?? true) ? empty([outChannels], factory) : null);
+    this.resetParameters();
+  }
+
+  /** PyTorch's initialisation (as `Conv2d`'s, with the fan-in of the transposed weight). */
+  resetParameters(): void {
+    kaimingUniform_(this.weight, { a: Math.sqrt(5) });
+    if (this.bias !== null) {
+      const [fanIn] = calculateFanInAndFanOut(this.weight);
+      const bound = fanIn > 0 ? 1 / Math.sqrt(fanIn) : 0;
+      uniform_(this.bias, -bound, bound);
+    }
+  }
+
+  /** The transposed convolution of `input`. */
+  forward(input: Tensor): Tensor {
+    return F.convTranspose2d(input, this.weight, this.bias, {
+      stride: this.stride,
+      padding: this.padding,
+      outputPadding: this.outputPadding,
+      groups: this.groups,
+      dilation: this.dilation,
+    });
+  }
+
+  /** `8, 4, kernel_size=(2, 2), stride=(2, 2)`. */
+  override extraRepr(): string {
+    let s = `${this.inChannels}, ${this.outChannels}, kernel_size=${pyTuple(this.kernelSize)}, stride=${
+      pyTuple(this.stride)
+    }`;
+    if (this.padding.some((p) => p !== 0)) s += `, padding=${pyTuple(this.padding)}`;
+    if (this.dilation.some((d) => d !== 1)) s += `, dilation=${pyTuple(this.dilation)}`;
+    if (this.outputPadding.some((p) => p !== 0)) s += `, output_padding=${pyTuple(this.outputPadding)}`;
+    if (this.groups !== 1) s += `, groups=${this.groups}`;
+    if (this.bias === null) s += ', bias=False';
+    return s;
+  }
+}
+
 /** Options of {@linkcode BatchNorm1d} and {@linkcode BatchNorm2d}. */
 export interface BatchNormModuleOptions extends FactoryOptions {
   /** Added to the variance (default 1e-5). */

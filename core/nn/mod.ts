@@ -56,6 +56,8 @@ export {
   Conv1d,
   Conv2d,
   type ConvModuleOptions,
+  ConvTranspose2d,
+  type ConvTransposeModuleOptions,
   Flatten,
   MaxPool2d,
   type MaxPool2dModuleOptions,

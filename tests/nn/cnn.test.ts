@@ -22,6 +22,7 @@ import {
   BatchNorm2d,
   Conv1d,
   Conv2d,
+  ConvTranspose2d,
   Flatten,
   functional as F,
   Linear,
@@ -98,6 +99,25 @@ describe('Conv1d / Conv2d', () => {
       assert.deepEqual(t.shape, [4, 3, 11]);
       assert.equal(String(c1), 'Conv1d(2, 3, kernel_size=(5,), stride=(1,), padding=(2,))');
       for (const m of [conv, same, c1]) m.dispose();
+    }));
+
+  it('ConvTranspose2d: shape, PyTorch init bounds, equals F.convTranspose2d, repr', () =>
+    leakCheck(() => {
+      manualSeed(6);
+      const up = new ConvTranspose2d(8, 4, 3, { stride: 2, padding: 1, outputPadding: 1, groups: 2 });
+      assert.deepEqual(up.weight.shape, [8, 2, 3, 3]);
+      const bound = 1 / Math.sqrt(2 * 3 * 3);
+      assert.ok(vals(up.weight).every((v) => Math.abs(v) <= bound));
+      using x = randn([2, 8, 5, 5]);
+      using y = up.call(x);
+      assert.deepEqual(y.shape, [2, 4, 10, 10]);
+      using ref = F.convTranspose2d(x, up.weight, up.bias, { stride: 2, padding: 1, outputPadding: 1, groups: 2 });
+      assert.deepEqual(vals(y), vals(ref));
+      assert.equal(
+        String(up),
+        'ConvTranspose2d(8, 4, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1), output_padding=(1, 1), groups=2)',
+      );
+      up.dispose();
     }));
 
   it("PyTorch's constructor errors", () => {
