@@ -632,3 +632,27 @@ describe('avg_pool2d and adaptive_avg_pool2d', () => {
       rt(() => avgPool2d(xl, 2), `"avg_pool2d_out_frame" not implemented for 'Long'`);
     }));
 });
+
+describe('Meta tensors', () => {
+  it('shapes, dtypes and errors of convolution and pooling without data', () => {
+    using x = zeros([2, 16, 9, 9], { device: 'meta' });
+    using w = zeros([8, 16, 3, 3], { device: 'meta' });
+    using a = conv2d(x, w, null, 2, 1);
+    using b = conv2d(x, w, null, 1, 'same');
+    using wt = zeros([16, 4, 3, 3], { device: 'meta' });
+    using c = convTranspose2d(x, wt, null, 2);
+    assert.deepEqual([a.shape, b.shape, c.shape], [[2, 8, 5, 5], [2, 8, 9, 9], [2, 4, 19, 19]]);
+    const [v, i] = maxPool2dWithIndices(x, 3, 2, 1, 1, true);
+    assert.deepEqual([v.shape, i.dtype.name, v.device.type], [[2, 16, 5, 5], 'int64', 'meta']);
+    v.dispose();
+    i.dispose();
+    using p = avgPool2d(x, 2);
+    using q = adaptiveAvgPool2d(x, [2, 3]);
+    assert.deepEqual([p.shape, q.shape], [[2, 16, 4, 4], [2, 16, 2, 3]]);
+    using x4 = zeros([2, 4, 9, 9], { device: 'meta' });
+    assert.throws(() => conv2d(x4, w), {
+      message:
+        'Given groups=1, weight of size [8, 16, 3, 3], expected input[2, 4, 9, 9] to have 16 channels, but got 4 channels instead',
+    });
+  });
+});
