@@ -656,3 +656,86 @@ describe('Meta tensors', () => {
     });
   });
 });
+
+describe('values printed by PyTorch 1.13', () => {
+  // x = (torch.arange(60.).reshape(1, 2, 5, 6) * 0.37 % 5) - 2.3, w = (torch.arange(8.).reshape(1, 2, 2, 2) * 0.53 % 3) - 1.1
+  // in float64; the literals below are PyTorch's results (rounded to 10 digits where long).
+  const pattern = (n: number, k: number, m: number, shift: number) =>
+    Array.from({ length: n }, (_, i) => ((i * k) % m) - shift);
+  it('max_pool2d indices (ceil, padding), avg_pool2d (count_include_pad=False), conv2d same (even kernel)', () =>
+    leakCheck(() => {
+      using xs = tensor(pattern(60, 0.37, 5, 2.3), { dtype: 'float64' });
+      using ws = tensor(pattern(8, 0.53, 3, 1.1), { dtype: 'float64' });
+      using x = xs.view([1, 2, 5, 6]);
+      using w = ws.view([1, 2, 2, 2]);
+      const [v, i] = maxPool2dWithIndices(x, 3, 2, 1, 1, true);
+      assert.deepEqual(
+        values(i),
+        [7, 9, 11, 11, 13, 13, 11, 11, 25, 27, 27, 23, 7, 9, 10, 5, 7, 9, 10, 23, 24, 21, 23, 23],
+      );
+      v.dispose();
+      i.dispose();
+      using a = avgPool2d(x, 3, 2, 1, true, false);
+      const avg = [
+        -1.005,
+        -0.45,
+        0.29,
+        0.66,
+        0.6583333333,
+        0.1022222222,
+        0.2866666667,
+        0.6566666667,
+        0.655,
+        1.21,
+        0.2833333333,
+        -0.18,
+        0.095,
+        0.65,
+        0.5566666667,
+        -0.74,
+        0.0916666667,
+        0.6466666667,
+        0.8311111111,
+        0.09,
+        0.505,
+        -0.19,
+        0.55,
+        0.92,
+      ];
+      values(a).forEach((got, k) => assert.ok(Math.abs(got - avg[k]) < 1e-9, `avg[${k}]`));
+      using c = conv2d(x, w, null, 1, 'same');
+      const same = [
+        -0.2156,
+        -0.2008,
+        -0.186,
+        -0.1712,
+        1.7936,
+        3.0468,
+        6.4232,
+        3.988,
+        4.2028,
+        4.2176,
+        -3.5176,
+        -4.162,
+        -8.588,
+        -5.7232,
+        -0.2084,
+        -0.1936,
+        -0.1788,
+        -0.9708,
+        1.8008,
+        6.4156,
+        6.4304,
+        3.9952,
+        4.21,
+        1.5204,
+        -3.1384,
+        -7.9054,
+        -7.5724,
+        -4.3894,
+        1.4436,
+        1.2476,
+      ];
+      values(c).forEach((got, k) => assert.ok(Math.abs(got - same[k]) < 1e-9, `same[${k}]`));
+    }));
+});
