@@ -1371,3 +1371,188 @@ function channelBias<T>(sum: bool, N: i32, C: i32, HW: i32, out: usize, bias: us
     if (sum) store<T>(bias + <usize>c * es, <T>acc);
   }
 }
+
+// ---------------------------------------------------------------------------------------------------------
+// Batch normalisation over [N, C, HW] (contiguous), statistics per channel accumulated in f64.
+
+/**
+ * out = (x - mean) * invstd * weight + bias per channel c. Training: mean and the biased variance of the
+ * batch, written to saveMean / saveInvstd (invstd = 1 / sqrt(var + eps)), and the running statistics (when
+ * given: address != 0) moved by `momentum`, the variance unbiased (count / (count - 1)) as PyTorch does.
+ * Evaluation: the running statistics (required), saveMean / saveInvstd not written. weight / bias 0 for none.
+ */
+export function batch_norm_forward(
+  dtype: i32,
+  N: i32,
+  C: i32,
+  HW: i32,
+  input: usize,
+  weight: usize,
+  bias: usize,
+  runningMean: usize,
+  runningVar: usize,
+  training: i32,
+  momentum: f64,
+  eps: f64,
+  out: usize,
+  saveMean: usize,
+  saveInvstd: usize,
+): i32 {
+  if (training == 0 && (runningMean == 0 || runningVar == 0)) return STATUS_BAD_ARGUMENT;
+  if (dtype == DT_F32) {
+    batchNormForward<f32>(N, C, HW, input, weight, bias, runningMean, runningVar, training != 0, momentum, eps, out, saveMean, saveInvstd);
+    return STATUS_OK;
+  }
+  if (dtype == DT_F64) {
+    batchNormForward<f64>(N, C, HW, input, weight, bias, runningMean, runningVar, training != 0, momentum, eps, out, saveMean, saveInvstd);
+    return STATUS_OK;
+  }
+  return STATUS_UNSUPPORTED;
+}
+
+function batchNormForward<T>(
+  N: i32,
+  C: i32,
+  HW: i32,
+  input: usize,
+  weight: usize,
+  bias: usize,
+  runningMean: usize,
+  runningVar: usize,
+  training: bool,
+  momentum: f64,
+  eps: f64,
+  out: usize,
+  saveMean: usize,
+  saveInvstd: usize,
+): void {
+  const es = <usize>sizeof<T>();
+  const count = <f64>N * <f64>HW;
+  for (let c = 0; c < C; c++) {
+    let mean: f64, invstd: f64;
+    if (training) {
+      let sum: f64 = 0;
+      for (let n = 0; n < N; n++) {
+        const row = input + (<usize>n * <usize>C + <usize>c) * <usize>HW * es;
+        for (let p = 0; p < HW; p++) sum += <f64>load<T>(row + <usize>p * es);
+      }
+      mean = sum / count;
+      let sq: f64 = 0;
+      for (let n = 0; n < N; n++) {
+        const row = input + (<usize>n * <usize>C + <usize>c) * <usize>HW * es;
+        for (let p = 0; p < HW; p++) {
+          const d = <f64>load<T>(row + <usize>p * es) - mean;
+          sq += d * d;
+        }
+      }
+      const variance = sq / count;
+      invstd = 1 / Math.sqrt(variance + eps);
+      store<T>(saveMean + <usize>c * es, <T>mean);
+      store<T>(saveInvstd + <usize>c * es, <T>invstd);
+      if (runningMean != 0) {
+        const at = runningMean + <usize>c * es;
+        store<T>(at, <T>((1 - momentum) * <f64>load<T>(at) + momentum * mean));
+      }
+      if (runningVar != 0) {
+        const at = runningVar + <usize>c * es;
+        const unbiased = count > 1 ? (sq / (count - 1)) : NaN;
+        store<T>(at, <T>((1 - momentum) * <f64>load<T>(at) + momentum * unbiased));
+      }
+    } else {
+      mean = <f64>load<T>(runningMean + <usize>c * es);
+      invstd = 1 / Math.sqrt(<f64>load<T>(runningVar + <usize>c * es) + eps);
+    }
+    const w: f64 = weight == 0 ? 1 : <f64>load<T>(weight + <usize>c * es);
+    const b: f64 = bias == 0 ? 0 : <f64>load<T>(bias + <usize>c * es);
+    const scale = invstd * w, shift = b - mean * scale;
+    for (let n = 0; n < N; n++) {
+      const offset = (<usize>n * <usize>C + <usize>c) * <usize>HW * es;
+      for (let p = 0; p < HW; p++) {
+        const at = <usize>p * es;
+        store<T>(out + offset + at, <T>(<f64>load<T>(input + offset + at) * scale + shift));
+      }
+    }
+  }
+}
+
+/**
+ * Gradients of batch_norm_forward: gradIn (training: through the batch statistics saveMean / saveInvstd;
+ * evaluation: dy * invstd * weight with the running statistics), gradWeight[c] = sum dy * (x - mean) * invstd,
+ * gradBias[c] = sum dy. Each output address may be 0 (not wanted); `mean` and `varOrInvstd` are saveMean and
+ * saveInvstd in training, runningMean and runningVar in evaluation.
+ */
+export function batch_norm_backward(
+  dtype: i32,
+  N: i32,
+  C: i32,
+  HW: i32,
+  gradOut: usize,
+  input: usize,
+  weight: usize,
+  mean: usize,
+  varOrInvstd: usize,
+  training: i32,
+  eps: f64,
+  gradIn: usize,
+  gradWeight: usize,
+  gradBias: usize,
+): i32 {
+  if (dtype == DT_F32) {
+    batchNormBackward<f32>(N, C, HW, gradOut, input, weight, mean, varOrInvstd, training != 0, eps, gradIn, gradWeight, gradBias);
+    return STATUS_OK;
+  }
+  if (dtype == DT_F64) {
+    batchNormBackward<f64>(N, C, HW, gradOut, input, weight, mean, varOrInvstd, training != 0, eps, gradIn, gradWeight, gradBias);
+    return STATUS_OK;
+  }
+  return STATUS_UNSUPPORTED;
+}
+
+function batchNormBackward<T>(
+  N: i32,
+  C: i32,
+  HW: i32,
+  gradOut: usize,
+  input: usize,
+  weight: usize,
+  meanAt: usize,
+  varOrInvstd: usize,
+  training: bool,
+  eps: f64,
+  gradIn: usize,
+  gradWeight: usize,
+  gradBias: usize,
+): void {
+  const es = <usize>sizeof<T>();
+  const count = <f64>N * <f64>HW;
+  for (let c = 0; c < C; c++) {
+    const mean = <f64>load<T>(meanAt + <usize>c * es);
+    const invstd: f64 = training
+      ? <f64>load<T>(varOrInvstd + <usize>c * es)
+      : 1 / Math.sqrt(<f64>load<T>(varOrInvstd + <usize>c * es) + eps);
+    let sumDy: f64 = 0, sumDyXmu: f64 = 0;
+    for (let n = 0; n < N; n++) {
+      const offset = (<usize>n * <usize>C + <usize>c) * <usize>HW * es;
+      for (let p = 0; p < HW; p++) {
+        const at = offset + <usize>p * es;
+        const dy = <f64>load<T>(gradOut + at);
+        sumDy += dy;
+        sumDyXmu += dy * (<f64>load<T>(input + at) - mean);
+      }
+    }
+    if (gradWeight != 0) store<T>(gradWeight + <usize>c * es, <T>(sumDyXmu * invstd));
+    if (gradBias != 0) store<T>(gradBias + <usize>c * es, <T>sumDy);
+    if (gradIn == 0) continue;
+    const w: f64 = weight == 0 ? 1 : <f64>load<T>(weight + <usize>c * es);
+    const meanDy = sumDy / count, proj = sumDyXmu * invstd * invstd / count;
+    for (let n = 0; n < N; n++) {
+      const offset = (<usize>n * <usize>C + <usize>c) * <usize>HW * es;
+      for (let p = 0; p < HW; p++) {
+        const at = offset + <usize>p * es;
+        const dy = <f64>load<T>(gradOut + at);
+        const g = training ? (dy - meanDy - (<f64>load<T>(input + at) - mean) * proj) * invstd * w : dy * invstd * w;
+        store<T>(gradIn + at, <T>g);
+      }
+    }
+  }
+}

@@ -23,11 +23,13 @@ import {
   convolutionBackwardMeta,
   convolutionParams,
   maxPool2dBackwardMeta,
+  nativeBatchNormBackwardMeta,
+  nativeBatchNormMeta,
   pool2dParams,
 } from '../ops/meta_conv.ts';
 import { KernelStatus } from './exports_elementwise.ts';
 import { LinalgStatus } from './exports_linalg.ts';
-import { castCpu, emptyCpu } from './iterator.ts';
+import { castCpu, copyIntoCpu, emptyCpu } from './iterator.ts';
 import { contiguousAddress, kernels, withWorkspace } from './boundary.ts';
 import { checkStatus } from './runtime.ts';
 
@@ -429,6 +431,134 @@ function adaptiveAvgPool2dBackward(_hi: number, _lo: number, grad: Tensor, self:
   });
 }
 
+/** `[N, C, HW]` of a batch-norm input. */
+function bnShape(input: Tensor): [number, number, number] {
+  const N = input.shape[0], C = input.shape[1];
+  return [N, C, N * C === 0 ? 0 : input.numel / (N * C)];
+}
+
+function nativeBatchNorm(
+  _hi: number,
+  _lo: number,
+  input: Tensor,
+  weight: Tensor | null,
+  bias: Tensor | null,
+  runningMean: Tensor | null,
+  runningVar: Tensor | null,
+  training: boolean,
+  momentum: number,
+  eps: number,
+): [Tensor, Tensor, Tensor] {
+  const metas = nativeBatchNormMeta(input, weight, bias, runningMean, runningVar, training, momentum, eps);
+  const name = 'batch_norm_cpu';
+  checkDtype(name, input.dtype);
+  using temps = new Temporaries();
+  const x = dense(input, temps);
+  const w = weight === null ? null : dense(weight, temps), b = bias === null ? null : dense(bias, temps);
+  // The running statistics are written in place: a non-contiguous one goes through a dense copy.
+  const rm = runningMean === null ? null : dense(runningMean, temps);
+  const rv = runningVar === null ? null : dense(runningVar, temps);
+  const outputs: Tensor[] = [];
+  try {
+    for (const m of metas) outputs.push(emptyCpu(m.shape, m.dtype));
+    const [out, saveMean, saveInvstd] = outputs;
+    const [N, C, HW] = bnShape(input);
+    if (C > 0) {
+      const code = input.dtype.scalarType;
+      const addr = (t: Tensor | null, n: number) => (t === null ? 0 : contiguousAddress(t, name, n));
+      const status = kernels().batch_norm_forward(
+        code,
+        N,
+        C,
+        HW,
+        contiguousAddress(x, name, N * C * HW),
+        addr(w, C),
+        addr(b, C),
+        addr(rm, C),
+        addr(rv, C),
+        training ? 1 : 0,
+        momentum,
+        eps,
+        contiguousAddress(out, name, N * C * HW),
+        training ? contiguousAddress(saveMean, name, C) : 0,
+        training ? contiguousAddress(saveInvstd, name, C) : 0,
+      );
+      checkStatus(status, name, code);
+      if (training && rm !== null && rm !== runningMean) copyIntoCpu(runningMean!, rm);
+      if (training && rv !== null && rv !== runningVar) copyIntoCpu(runningVar!, rv);
+    }
+    return [out, saveMean, saveInvstd];
+  } catch (e) {
+    for (const t of outputs) t.dispose();
+    throw e;
+  }
+}
+
+function nativeBatchNormBackward(
+  _hi: number,
+  _lo: number,
+  gradOut: Tensor,
+  input: Tensor,
+  weight: Tensor | null,
+  runningMean: Tensor | null,
+  runningVar: Tensor | null,
+  saveMean: Tensor | null,
+  saveInvstd: Tensor | null,
+  train: boolean,
+  eps: number,
+  outputMask: boolean[],
+): [Tensor, Tensor, Tensor] {
+  const metas = nativeBatchNormBackwardMeta(
+    gradOut,
+    input,
+    weight,
+    runningMean,
+    runningVar,
+    saveMean,
+    saveInvstd,
+    train,
+    eps,
+    outputMask,
+  );
+  const name = 'batch_norm_backward_cpu';
+  checkDtype(name, input.dtype);
+  using temps = new Temporaries();
+  const g = dense(gradOut, temps), x = dense(input, temps);
+  const w = weight === null ? null : dense(weight, temps);
+  const mean = dense((train ? saveMean : runningMean)!, temps);
+  const spread = dense((train ? saveInvstd : runningVar)!, temps);
+  const outputs: Tensor[] = [];
+  try {
+    for (const m of metas) outputs.push(emptyCpu(m.shape, m.dtype));
+    const [gi, gw, gb] = outputs;
+    const [N, C, HW] = bnShape(input);
+    if (C > 0) {
+      const code = input.dtype.scalarType, n = N * C * HW;
+      const status = kernels().batch_norm_backward(
+        code,
+        N,
+        C,
+        HW,
+        contiguousAddress(g, name, n),
+        contiguousAddress(x, name, n),
+        w === null ? 0 : contiguousAddress(w, name, C),
+        contiguousAddress(mean, name, C),
+        contiguousAddress(spread, name, C),
+        train ? 1 : 0,
+        eps,
+        outputMask[0] ? contiguousAddress(gi, name, n) : 0,
+        outputMask[1] ? contiguousAddress(gw, name, C) : 0,
+        outputMask[2] ? contiguousAddress(gb, name, C) : 0,
+      );
+      checkStatus(status, name, code);
+    }
+    return [gi, gw, gb];
+  } catch (e) {
+    for (const t of outputs) t.dispose();
+    throw e;
+  }
+}
+
 /**
  * CPU kernels of the convolution and pooling operators.
  *
@@ -447,4 +577,6 @@ export const CPU_CONV_KERNELS: { readonly [K in ConvBackendOpName]: Kernel } = {
   'avg_pool2d_backward': avgPool2dBackward as Kernel,
   '_adaptive_avg_pool2d': adaptiveAvgPool2d as Kernel,
   '_adaptive_avg_pool2d_backward': adaptiveAvgPool2dBackward as Kernel,
+  'native_batch_norm': nativeBatchNorm as Kernel,
+  'native_batch_norm_backward': nativeBatchNormBackward as Kernel,
 };

@@ -131,4 +131,39 @@ export interface ConvExports {
     planes: number,
     pooled: number,
   ): number;
+  /** Batch norm over contiguous [N, C, HW] (training: batch statistics saved, running ones moved). */
+  batch_norm_forward(
+    dtype: number,
+    N: number,
+    C: number,
+    HW: number,
+    input: number,
+    weight: number,
+    bias: number,
+    runningMean: number,
+    runningVar: number,
+    training: number,
+    momentum: number,
+    eps: number,
+    out: number,
+    saveMean: number,
+    saveInvstd: number,
+  ): number;
+  /** Gradients of batch norm for the input, weight and bias (0 addresses: not wanted). */
+  batch_norm_backward(
+    dtype: number,
+    N: number,
+    C: number,
+    HW: number,
+    gradOut: number,
+    input: number,
+    weight: number,
+    mean: number,
+    varOrInvstd: number,
+    training: number,
+    eps: number,
+    gradIn: number,
+    gradWeight: number,
+    gradBias: number,
+  ): number;
 }

@@ -20,6 +20,8 @@ import {
   convolutionMeta,
   maxPool2dBackwardMeta,
   maxPool2dWithIndicesMeta,
+  nativeBatchNormBackwardMeta,
+  nativeBatchNormMeta,
 } from './meta_conv.ts';
 import type { MetaFn, OpDecl, OpImpl } from './op_decl.ts';
 
@@ -144,6 +146,23 @@ function batchNorm(
   if (runningVar === null && !training) throw new RuntimeError('running_var must be defined in evaluation mode');
   checkFeatures('weight', C, weight);
   checkFeatures('bias', C, bias);
+  // On the CPU, float32 and float64 run the native kernel (one pass per statistic, its own backward); other
+  // devices and dtypes the decomposition below, which autograd differentiates through.
+  if (input.device.type === 'cpu' && (input.dtype.name === 'float32' || input.dtype.name === 'float64')) {
+    const [out, saveMean, saveInvstd] = aten('native_batch_norm').call(
+      input,
+      weight,
+      bias,
+      runningMean,
+      runningVar,
+      training,
+      momentum,
+      eps,
+    ) as [Tensor, Tensor, Tensor];
+    saveMean.dispose();
+    saveInvstd.dispose();
+    return out;
+  }
   const dims = [0, ...Array.from({ length: input.ndim - 2 }, (_, i) => i + 2)];
   const view = input.shape.map((s, i) => (i === 1 ? s : 1));
   using temps = new Temporaries();
@@ -209,7 +228,9 @@ export type ConvBackendOpName =
   | 'avg_pool2d'
   | 'avg_pool2d_backward'
   | '_adaptive_avg_pool2d'
-  | '_adaptive_avg_pool2d_backward';
+  | '_adaptive_avg_pool2d_backward'
+  | 'native_batch_norm'
+  | 'native_batch_norm_backward';
 
 /**
  * Names of the convolution, pooling and normalisation decompositions.
@@ -290,6 +311,19 @@ export const CONV_OPS: { readonly [K in ConvBackendOpName | ConvCompositeOpName]
     '_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor',
     adaptiveAvgPool2dBackwardMeta,
     'Gradient of adaptive average pooling.',
+  ),
+  'native_batch_norm': backend(
+    'native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, ' +
+      'bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)',
+    nativeBatchNormMeta,
+    'Batch norm over dim 1 with the saved batch mean and inverse standard deviation (running statistics updated in training).',
+  ),
+  'native_batch_norm_backward': backend(
+    'native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, ' +
+      'Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> ' +
+      '(Tensor, Tensor, Tensor)',
+    nativeBatchNormBackwardMeta,
+    'Gradients of native_batch_norm for the input, weight and bias (those `output_mask` asks for; the others are empty).',
   ),
   'conv1d': composite(
     'conv1d(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=1, int[1] padding=0, int[1] dilation=1, ' +

@@ -735,12 +735,42 @@ export const DERIVATIVES: { readonly [K in OpName]?: Derivative } = {
         ) as Tensor,
     },
   },
+  'native_batch_norm': {
+    name: 'NativeBatchNormBackward0',
+    save: ['input', 'weight', 'running_mean', 'running_var', 'result1', 'result2'],
+    outputs: [0],
+    grads: {
+      input: (g, s) => batchNormGradient(g, s, 0),
+      weight: (g, s) => batchNormGradient(g, s, 1),
+      bias: (g, s) => batchNormGradient(g, s, 2),
+    },
+  },
   '_adaptive_avg_pool2d': {
     name: 'AdaptiveAvgPool2DBackward0',
     save: ['self'],
     grads: { self: (g, s) => op('_adaptive_avg_pool2d_backward').call(g, t(s, 'self')) as Tensor },
   },
 };
+
+/** One gradient of `native_batch_norm` (0: input, 1: weight, 2: bias); the others are freed. */
+function batchNormGradient(g: Tensor, s: SavedValues, which: 0 | 1 | 2): Tensor {
+  const grads = op('native_batch_norm_backward').call(
+    g,
+    t(s, 'input'),
+    (s.weight as Tensor | undefined) ?? null,
+    (s.running_mean as Tensor | undefined) ?? null,
+    (s.running_var as Tensor | undefined) ?? null,
+    t(s, 'result1'),
+    t(s, 'result2'),
+    s.training,
+    s.eps,
+    [which === 0, which === 1, which === 2],
+  ) as Tensor[];
+  grads.forEach((x, i) => {
+    if (i !== which) x.dispose();
+  });
+  return grads[which];
+}
 
 const range = (from: number, to: number) => Array.from({ length: Math.max(to - from, 0) }, (_, i) => from + i);
 
@@ -798,6 +828,7 @@ export const NOT_DIFFERENTIABLE: ReadonlySet<string> = new Set([
   'max_pool2d_with_indices_backward',
   'avg_pool2d_backward',
   '_adaptive_avg_pool2d_backward',
+  'native_batch_norm_backward',
   // Factories shaped like an input: their values do not depend on it.
   'empty_like',
   'zeros_like',

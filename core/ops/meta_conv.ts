@@ -660,3 +660,112 @@ export function adaptiveAvgPool2dBackwardMeta(grad: Tensor, self: Tensor): Tenso
   }
   return { shape: self.shape, dtype: self.dtype };
 }
+
+// ---------------------------------------------------------------------------------------------------------
+// Batch norm.
+
+/** Checks that every given tensor has `input`'s dtype (PyTorch's kernels' `expected scalar type` error). */
+function checkSameDtype(input: Tensor, others: ReadonlyArray<Tensor | null>): void {
+  for (const t of others) {
+    if (t !== null && t.dtype !== input.dtype) {
+      throw new RuntimeError(`expected scalar type ${input.dtype.scalarTypeName} but found ${t.dtype.scalarTypeName}`);
+    }
+  }
+}
+
+/** Checks a per-channel tensor of `C` elements. */
+function checkChannels(name: string, C: number, t: Tensor | null): void {
+  if (t !== null && t.numel !== C) throw new RuntimeError(`${name} should contain ${C} elements not ${t.numel}`);
+}
+
+/**
+ * Meta of `native_batch_norm`: the output (the input's shape) and the saved mean and inverse standard deviation
+ * (`[C]` in training, empty in evaluation, as PyTorch's CPU kernel returns them).
+ *
+ * @example
+ * ```ts
+ * import { zeros } from '../../mod.ts';
+ * import { nativeBatchNormMeta } from './meta_conv.ts';
+ * nativeBatchNormMeta(zeros([4, 3, 2, 2]), null, null, null, null, true, 0.1, 1e-5)[1].shape; // [3]
+ * ```
+ */
+export function nativeBatchNormMeta(
+  input: Tensor,
+  weight: Tensor | null,
+  bias: Tensor | null,
+  runningMean: Tensor | null,
+  runningVar: Tensor | null,
+  training: boolean,
+  _momentum: number,
+  _eps: number,
+): readonly [TensorMeta, TensorMeta, TensorMeta] {
+  input.assertAlive('native_batch_norm');
+  const given = [weight, bias, runningMean, runningVar].filter((t): t is Tensor => t !== null);
+  checkSameDevice('native_batch_norm', [input, ...given]);
+  if (input.ndim < 2) {
+    throw new RuntimeError(`native_batch_norm: expected an input with at least 2 dims, got ${list(input.shape)}`);
+  }
+  const C = input.shape[1];
+  checkChannels('running_mean', C, runningMean);
+  checkChannels('running_var', C, runningVar);
+  checkChannels('weight', C, weight);
+  checkChannels('bias', C, bias);
+  if (!training && (runningMean === null || runningVar === null)) {
+    throw new RuntimeError('running_mean must be defined in evaluation mode');
+  }
+  checkSameDtype(input, [weight, bias, runningMean, runningVar]);
+  const saved = { shape: training ? [C] : [0], dtype: input.dtype };
+  return [{ shape: input.shape, dtype: input.dtype }, saved, saved];
+}
+
+/**
+ * Meta of `native_batch_norm_backward`: gradients shaped as the input, `[C]` and `[C]` (empty where
+ * `output_mask` does not ask).
+ *
+ * @example
+ * ```ts
+ * import { zeros } from '../../mod.ts';
+ * import { nativeBatchNormBackwardMeta } from './meta_conv.ts';
+ * const x = zeros([4, 3]), s = zeros([3]);
+ * nativeBatchNormBackwardMeta(x, x, null, null, null, s, s, true, 1e-5, [true, true, false])[1].shape; // [3]
+ * ```
+ */
+export function nativeBatchNormBackwardMeta(
+  gradOut: Tensor,
+  input: Tensor,
+  weight: Tensor | null,
+  runningMean: Tensor | null,
+  runningVar: Tensor | null,
+  saveMean: Tensor | null,
+  saveInvstd: Tensor | null,
+  train: boolean,
+  _eps: number,
+  outputMask: readonly boolean[],
+): readonly [TensorMeta, TensorMeta, TensorMeta] {
+  gradOut.assertAlive('native_batch_norm_backward');
+  input.assertAlive('native_batch_norm_backward');
+  if (gradOut.ndim !== input.ndim || gradOut.shape.some((s, i) => s !== input.shape[i])) {
+    throw new RuntimeError(
+      `native_batch_norm_backward: grad_out of size ${list(gradOut.shape)} does not match input ${list(input.shape)}`,
+    );
+  }
+  if (input.ndim < 2) throw new RuntimeError('native_batch_norm_backward: expected an input with at least 2 dims');
+  const C = input.shape[1];
+  const stats = train ? [saveMean, saveInvstd] : [runningMean, runningVar];
+  if (stats.some((t) => t === null)) {
+    throw new RuntimeError(
+      train
+        ? 'native_batch_norm_backward: save_mean and save_invstd are required in training mode'
+        : 'running_mean must be defined in evaluation mode',
+    );
+  }
+  checkChannels('weight', C, weight);
+  for (const t of stats) checkChannels(train ? 'save_mean' : 'running_mean', C, t);
+  checkSameDtype(input, [gradOut, weight, ...stats]);
+  const dtype = input.dtype;
+  return [
+    { shape: outputMask[0] ? input.shape : [0], dtype },
+    { shape: outputMask[1] ? [C] : [0], dtype },
+    { shape: outputMask[2] ? [C] : [0], dtype },
+  ];
+}

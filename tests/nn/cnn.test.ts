@@ -210,6 +210,28 @@ describe('BatchNorm', () => {
       for (const t of [x, w, b]) t.dispose();
     }));
 
+  it('evaluation-mode gradients (gradcheck), strided running statistics, and the decomposition agrees', () =>
+    leakCheck(() => {
+      manualSeed(7);
+      const x = randn([3, 2, 2, 3], { dtype: 'float64', requiresGrad: true });
+      const w = randn([2], { dtype: 'float64', requiresGrad: true });
+      const b = randn([2], { dtype: 'float64', requiresGrad: true });
+      using rm = randn([2], { dtype: 'float64' });
+      using rvRaw = randn([2], { dtype: 'float64' });
+      using rv = rvRaw.abs();
+      assert.equal(
+        gradcheck((i, k, c) => F.batchNorm(i, rm, rv, { weight: k, bias: c, training: false }), [x, w, b]),
+        true,
+      );
+      // Running statistics held in every other element of a larger tensor are updated in place.
+      using store = tensor([0, 9, 0, 9], { dtype: 'float64' });
+      using mean = store.slice(0, 0, 4, 2);
+      scope(() => void F.batchNorm(x, mean, null, { training: true, momentum: 0.5 }));
+      const batchMean = channelStats(vals(x), x.shape).mean;
+      close(vals(store), [0.5 * batchMean[0], 9, 0.5 * batchMean[1], 9], 1e-12, 'strided running_mean');
+      for (const t of [x, w, b]) t.dispose();
+    }));
+
   it("PyTorch's errors", () =>
     leakCheck(() => {
       const bn = new BatchNorm2d(3);
