@@ -450,7 +450,7 @@ function nativeBatchNorm(
   eps: number,
 ): [Tensor, Tensor, Tensor] {
   const metas = nativeBatchNormMeta(input, weight, bias, runningMean, runningVar, training, momentum, eps);
-  const name = 'batch_norm_cpu';
+  const name = 'batch_norm';
   checkDtype(name, input.dtype);
   using temps = new Temporaries();
   const x = dense(input, temps);

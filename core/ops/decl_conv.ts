@@ -146,9 +146,9 @@ function batchNorm(
   if (runningVar === null && !training) throw new RuntimeError('running_var must be defined in evaluation mode');
   checkFeatures('weight', C, weight);
   checkFeatures('bias', C, bias);
-  // On the CPU, float32 and float64 run the native kernel (one pass per statistic, its own backward); other
-  // devices and dtypes the decomposition below, which autograd differentiates through.
-  if (input.device.type === 'cpu' && (input.dtype.name === 'float32' || input.dtype.name === 'float64')) {
+  // On the CPU the native kernel runs (float32 and float64; one pass per statistic, its own backward); other
+  // devices run the decomposition below, which autograd differentiates through.
+  if (input.device.type === 'cpu') {
     const [out, saveMean, saveInvstd] = aten('native_batch_norm').call(
       input,
       weight,

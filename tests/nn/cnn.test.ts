@@ -246,6 +246,11 @@ describe('BatchNorm', () => {
         () => F.batchNorm(one, null, null, { training: true }),
         { message: 'Expected more than 1 value per channel when training, got input size torch.Size([1, 3])' },
       );
+      using full = randn([2, 3, 2, 2]);
+      using half = full.to('float16');
+      assert.throws(() => F.batchNorm(half, null, null, { training: true }), {
+        message: `"batch_norm" not implemented for 'Half'`,
+      });
       using wrong = randn([2, 4, 3, 3]);
       assert.throws(() => bn.call(wrong), { message: 'running_mean should contain 4 elements not 3' });
       bn.dispose();
