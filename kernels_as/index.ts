@@ -10,3 +10,4 @@ export * from './matmul';
 export * from './softmax';
 export * from './indexing';
 export * from './scan_sort';
+export * from './conv';

@@ -3,10 +3,11 @@
  *
  * @module
  */
+import type { ConvExports } from './exports_conv.ts';
 import type { ElementwiseExports } from './exports_elementwise.ts';
 import type { IndexingExports } from './exports_indexing.ts';
 import type { LinalgExports } from './exports_linalg.ts';
 import type { ScanSortExports } from './exports_scan_sort.ts';
 
 /** Every function and value the kernel wasm module exports. */
-export type KernelExports = ElementwiseExports & LinalgExports & IndexingExports & ScanSortExports;
+export type KernelExports = ElementwiseExports & LinalgExports & IndexingExports & ScanSortExports & ConvExports;

@@ -8,7 +8,8 @@
 import { DispatchKey } from '../dispatch/dispatch_key.ts';
 import { Dispatcher } from '../dispatch/dispatcher.ts';
 import { Library } from '../dispatch/library.ts';
-import type { BackendOpName } from '../ops/declarations.ts';
+import type { BackendOpName, CpuOnlyOpName } from '../ops/declarations.ts';
+import { CPU_CONV_KERNELS } from './conv.ts';
 import { CPU_ELEMENTWISE_KERNELS } from './elementwise.ts';
 import { CPU_FACTORY_KERNELS } from './factories.ts';
 import { CPU_INDEXING_KERNELS } from './indexing.ts';
@@ -25,7 +26,7 @@ import { registerCpuAllocators } from './runtime.ts';
 type Kernel = (hi: number, lo: number, ...args: never[]) => unknown;
 
 /** Every CPU kernel, keyed by operator name. */
-export const CPU_KERNELS: { readonly [K in BackendOpName]: Kernel } = {
+export const CPU_KERNELS: { readonly [K in BackendOpName | CpuOnlyOpName]: Kernel } = {
   ...CPU_ELEMENTWISE_KERNELS,
   ...CPU_FACTORY_KERNELS,
   ...CPU_VIEW_KERNELS,
@@ -37,6 +38,7 @@ export const CPU_KERNELS: { readonly [K in BackendOpName]: Kernel } = {
   ...CPU_SCAN_SORT_KERNELS,
   ...CPU_SELECTION_KERNELS,
   ...CPU_RANDOM2_KERNELS,
+  ...CPU_CONV_KERNELS,
 };
 
 let library: Library | undefined;

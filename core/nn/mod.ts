@@ -60,3 +60,20 @@ export {
 export * as init from './init.ts';
 export * as utils from './utils.ts';
 export * as safetensors from './safetensors.ts';
+export * as functional from './functional.ts';
+export {
+  AdaptiveAvgPool2d,
+  AvgPool2d,
+  type AvgPool2dModuleOptions,
+  BatchNorm1d,
+  BatchNorm2d,
+  type BatchNormModuleOptions,
+  Conv1d,
+  Conv2d,
+  type ConvModuleOptions,
+  ConvTranspose2d,
+  type ConvTransposeModuleOptions,
+  Flatten,
+  MaxPool2d,
+  type MaxPool2dModuleOptions,
+} from './conv.ts';

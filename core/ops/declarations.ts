@@ -7,6 +7,7 @@
  */
 import { ACTIVATION_OPS, type ActivationCompositeOpName } from './decl_activations.ts';
 import { CONVENIENCE_OPS, type ConvenienceCompositeOpName } from './decl_conveniences.ts';
+import { CONV_OPS, type ConvBackendOpName, type ConvCompositeOpName } from './decl_conv.ts';
 import { ELEMENTWISE_OPS, type ElementwiseOpName } from './decl_elementwise.ts';
 import { ELEMENTWISE_COMPOSITE_OPS, type ElementwiseCompositeOpName } from './decl_elementwise_composite.ts';
 import { FACTORY_OPS, type FactoryOpName } from './decl_factories.ts';
@@ -49,10 +50,14 @@ export type CompositeOpName =
   | Reduction2CompositeOpName
   | ScanSortCompositeOpName
   | SelectionCompositeOpName
-  | ConvenienceCompositeOpName;
+  | ConvenienceCompositeOpName
+  | ConvCompositeOpName;
+
+/** Names of operators with kernels of their own on the CPU only (other backends report the missing kernel). */
+export type CpuOnlyOpName = ConvBackendOpName;
 
 /** Names of all declared operators. */
-export type OpName = BackendOpName | CompositeOpName;
+export type OpName = BackendOpName | CompositeOpName | CpuOnlyOpName;
 
 /** Every operator declaration, keyed by `name.overload`. */
 export const OPS: { readonly [K in OpName]: OpDecl } = {
@@ -71,4 +76,5 @@ export const OPS: { readonly [K in OpName]: OpDecl } = {
   ...SELECTION_OPS,
   ...CONVENIENCE_OPS,
   ...RANDOM2_OPS,
+  ...CONV_OPS,
 };

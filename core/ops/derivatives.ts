@@ -694,7 +694,112 @@ export const DERIVATIVES: { readonly [K in OpName]?: Derivative } = {
         ) as Tensor,
     },
   },
+
+  // Convolution and pooling (decl_conv.ts).
+  'convolution': {
+    name: 'ConvolutionBackward0',
+    save: ['input', 'weight'],
+    grads: {
+      input: (g, s) => convolutionGradient(g, s, 0),
+      weight: (g, s) => convolutionGradient(g, s, 1),
+      bias: (g) => op('sum', 'dim_IntList').call(g, [0, ...range(2, g.ndim)], false, null) as Tensor,
+    },
+  },
+  'max_pool2d_with_indices': {
+    name: 'MaxPool2DWithIndicesBackward0',
+    save: ['self', 'result1'],
+    outputs: [0],
+    grads: {
+      self: (g, s) =>
+        op('max_pool2d_with_indices_backward').call(
+          g,
+          t(s, 'self'),
+          s.kernel_size,
+          s.stride,
+          s.padding,
+          s.dilation,
+          s.ceil_mode,
+          t(s, 'result1'),
+        ) as Tensor,
+    },
+  },
+  'avg_pool2d': {
+    name: 'AvgPool2DBackward0',
+    save: ['self'],
+    grads: {
+      self: (g, s) =>
+        op('avg_pool2d_backward').call(
+          g,
+          t(s, 'self'),
+          s.kernel_size,
+          s.stride,
+          s.padding,
+          s.ceil_mode,
+          s.count_include_pad,
+          s.divisor_override ?? null,
+        ) as Tensor,
+    },
+  },
+  'native_batch_norm': {
+    name: 'NativeBatchNormBackward0',
+    save: ['input', 'weight', 'running_mean', 'running_var', 'result1', 'result2'],
+    outputs: [0],
+    grads: {
+      input: (g, s) => batchNormGradient(g, s, 0),
+      weight: (g, s) => batchNormGradient(g, s, 1),
+      bias: (g, s) => batchNormGradient(g, s, 2),
+    },
+  },
+  '_adaptive_avg_pool2d': {
+    name: 'AdaptiveAvgPool2DBackward0',
+    save: ['self'],
+    grads: { self: (g, s) => op('_adaptive_avg_pool2d_backward').call(g, t(s, 'self')) as Tensor },
+  },
 };
+
+/** One gradient of `native_batch_norm` (0: input, 1: weight, 2: bias); the others are freed. */
+function batchNormGradient(g: Tensor, s: SavedValues, which: 0 | 1 | 2): Tensor {
+  const grads = op('native_batch_norm_backward').call(
+    g,
+    t(s, 'input'),
+    (s.weight as Tensor | undefined) ?? null,
+    (s.running_mean as Tensor | undefined) ?? null,
+    (s.running_var as Tensor | undefined) ?? null,
+    t(s, 'result1'),
+    t(s, 'result2'),
+    s.training,
+    s.eps,
+    [which === 0, which === 1, which === 2],
+  ) as Tensor[];
+  grads.forEach((x, i) => {
+    if (i !== which) x.dispose();
+  });
+  return grads[which];
+}
+
+const range = (from: number, to: number) => Array.from({ length: Math.max(to - from, 0) }, (_, i) => from + i);
+
+/** One gradient of `convolution` (0: input, 1: weight) from `convolution_backward`; the others are freed. */
+function convolutionGradient(g: Tensor, s: SavedValues, which: 0 | 1): Tensor {
+  const mask = [which === 0, which === 1, false];
+  const grads = op('convolution_backward').call(
+    g,
+    t(s, 'input'),
+    t(s, 'weight'),
+    null,
+    s.stride,
+    s.padding,
+    s.dilation,
+    s.transposed,
+    s.output_padding,
+    s.groups,
+    mask,
+  ) as Tensor[];
+  grads.forEach((x, i) => {
+    if (i !== which) x.dispose();
+  });
+  return grads[which];
+}
 
 /** Operators that are not differentiable (integer or boolean results, sampling, index outputs). */
 export const NOT_DIFFERENTIABLE: ReadonlySet<string> = new Set([
@@ -726,6 +831,11 @@ export const NOT_DIFFERENTIABLE: ReadonlySet<string> = new Set([
   '_softmax_backward_data',
   '_log_softmax_backward_data',
   'nll_loss_backward',
+  'convolution_backward',
+  'max_pool2d_with_indices_backward',
+  'avg_pool2d_backward',
+  '_adaptive_avg_pool2d_backward',
+  'native_batch_norm_backward',
   // Factories shaped like an input: their values do not depend on it.
   'empty_like',
   'zeros_like',

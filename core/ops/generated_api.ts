@@ -11816,6 +11816,2604 @@ export function multinomial(p0?: any, p1?: any, p2?: any, p3?: any): any {
   return callParsed(F_multinomial, ops(), undefined, arguments);
 }
 
+const F_convolution: OverloadGroup = {
+  name: 'convolution',
+  method: false,
+  overloads: [{
+    key: 'convolution',
+    schema:
+      'convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, SymInt[] padding, int[] dilation, bool transposed, SymInt[] output_padding, int groups) -> Tensor',
+  }],
+};
+const F_convolution_K0: readonly string[] = [];
+/**
+ * A batched 1-d or 2-d convolution (or transposed convolution) with stride, padding, dilation and groups.
+ *
+ * Schemas:
+ * - `aten::convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, SymInt[] padding, int[] dilation, bool transposed, SymInt[] output_padding, int groups) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = convolution(x, x, x, [2, 3], [2, 3], [2, 3], true, [2, 3], 2);
+ * ```
+ */
+export function convolution(
+  input: Tensor,
+  weight: Tensor,
+  bias: Tensor | null,
+  stride: readonly number[],
+  padding: readonly number[],
+  dilation: readonly number[],
+  transposed: boolean,
+  outputPadding: readonly number[],
+  options?: { groups?: number },
+): Tensor;
+/** A batched 1-d or 2-d convolution (or transposed convolution) with stride, padding, dilation and groups. */
+export function convolution(
+  input: Tensor,
+  weight: Tensor,
+  bias: Tensor | null,
+  stride: readonly number[],
+  padding: readonly number[],
+  dilation: readonly number[],
+  transposed: boolean,
+  outputPadding: readonly number[],
+  groups: number,
+): Tensor;
+export function convolution(
+  p0?: any,
+  p1?: any,
+  p2?: any,
+  p3?: any,
+  p4?: any,
+  p5?: any,
+  p6?: any,
+  p7?: any,
+  p8?: any,
+  p9?: any,
+): any {
+  const n = arguments.length;
+  if (n === 9) {
+    if (
+      isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && isIntListArg(p3, 0) &&
+      isIntListArg(p4, 0) && isIntListArg(p5, 0) && typeof p6 === 'boolean' && isIntListArg(p7, 0) && isIntArg(p8)
+    ) {
+      return ops()['convolution'].callUnchecked(
+        p0,
+        p1,
+        p2 ?? null,
+        intListArg(p3, 0),
+        intListArg(p4, 0),
+        intListArg(p5, 0),
+        p6,
+        intListArg(p7, 0),
+        intArg(p8),
+      );
+    }
+  }
+  if (n === 10 && isOptions(p9)) {
+    const o: any = p9;
+    if (
+      optionsWithin(o, F_convolution_K0) && isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) &&
+      isIntListArg(p3, 0) && isIntListArg(p4, 0) && isIntListArg(p5, 0) && typeof p6 === 'boolean' &&
+      isIntListArg(p7, 0) && isIntArg(p8)
+    ) {
+      return ops()['convolution'].callUnchecked(
+        p0,
+        p1,
+        p2 ?? null,
+        intListArg(p3, 0),
+        intListArg(p4, 0),
+        intListArg(p5, 0),
+        p6,
+        intListArg(p7, 0),
+        intArg(p8),
+      );
+    }
+  }
+  return callParsed(F_convolution, ops(), undefined, arguments);
+}
+
+const F_maxPool2dWithIndices: OverloadGroup = {
+  name: 'max_pool2d_with_indices',
+  method: false,
+  overloads: [{
+    key: 'max_pool2d_with_indices',
+    schema:
+      'max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)',
+  }],
+};
+const F_maxPool2dWithIndices_K0: readonly string[] = ['stride', 'padding', 'dilation', 'ceilMode'];
+const F_maxPool2dWithIndices_K1: readonly string[] = ['padding', 'dilation', 'ceilMode'];
+const F_maxPool2dWithIndices_K2: readonly string[] = ['dilation', 'ceilMode'];
+const F_maxPool2dWithIndices_K3: readonly string[] = ['ceilMode'];
+const F_maxPool2dWithIndices_K4: readonly string[] = [];
+/**
+ * Max pooling over the last two dims, with the flat index (h * W + w) of each maximum in its plane.
+ *
+ * Schemas:
+ * - `aten::max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = maxPool2dWithIndices(x, [2, 3]);
+ * ```
+ */
+export function maxPool2dWithIndices(
+  input: Tensor,
+  kernelSize: number | readonly number[],
+  options?: {
+    stride?: number | readonly number[];
+    padding?: number | readonly number[];
+    dilation?: number | readonly number[];
+    ceilMode?: boolean;
+  },
+): [Tensor, Tensor];
+/** Max pooling over the last two dims, with the flat index (h * W + w) of each maximum in its plane. */
+export function maxPool2dWithIndices(
+  input: Tensor,
+  kernelSize: number | readonly number[],
+  stride: number | readonly number[],
+  options?: { padding?: number | readonly number[]; dilation?: number | readonly number[]; ceilMode?: boolean },
+): [Tensor, Tensor];
+/** Max pooling over the last two dims, with the flat index (h * W + w) of each maximum in its plane. */
+export function maxPool2dWithIndices(
+  input: Tensor,
+  kernelSize: number | readonly number[],
+  stride: number | readonly number[],
+  padding: number | readonly number[],
+  options?: { dilation?: number | readonly number[]; ceilMode?: boolean },
+): [Tensor, Tensor];
+/** Max pooling over the last two dims, with the flat index (h * W + w) of each maximum in its plane. */
+export function maxPool2dWithIndices(
+  input: Tensor,
+  kernelSize: number | readonly number[],
+  stride: number | readonly number[],
+  padding: number | readonly number[],
+  dilation: number | readonly number[],
+  options?: { ceilMode?: boolean },
+): [Tensor, Tensor];
+/** Max pooling over the last two dims, with the flat index (h * W + w) of each maximum in its plane. */
+export function maxPool2dWithIndices(
+  input: Tensor,
+  kernelSize: number | readonly number[],
+  stride: number | readonly number[],
+  padding: number | readonly number[],
+  dilation: number | readonly number[],
+  ceilMode: boolean,
+): [Tensor, Tensor];
+export function maxPool2dWithIndices(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?: any, p6?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntListArg(p1, 2)) {
+      return ops()['max_pool2d_with_indices'].callUnchecked(p0, intListArg(p1, 2), [], [0, 0], [1, 1], false);
+    }
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntListArg(p1, 2) && isIntListArg(p2, 2)) {
+      return ops()['max_pool2d_with_indices'].callUnchecked(
+        p0,
+        intListArg(p1, 2),
+        intListArg(p2, 2),
+        [0, 0],
+        [1, 1],
+        false,
+      );
+    }
+  }
+  if (n === 4) {
+    if (isLiveTensor(p0) && isIntListArg(p1, 2) && isIntListArg(p2, 2) && isIntListArg(p3, 2)) {
+      return ops()['max_pool2d_with_indices'].callUnchecked(
+        p0,
+        intListArg(p1, 2),
+        intListArg(p2, 2),
+        intListArg(p3, 2),
+        [1, 1],
+        false,
+      );
+    }
+  }
+  if (n === 5) {
+    if (isLiveTensor(p0) && isIntListArg(p1, 2) && isIntListArg(p2, 2) && isIntListArg(p3, 2) && isIntListArg(p4, 2)) {
+      return ops()['max_pool2d_with_indices'].callUnchecked(
+        p0,
+        intListArg(p1, 2),
+        intListArg(p2, 2),
+        intListArg(p3, 2),
+        intListArg(p4, 2),
+        false,
+      );
+    }
+  }
+  if (n === 6) {
+    if (
+      isLiveTensor(p0) && isIntListArg(p1, 2) && isIntListArg(p2, 2) && isIntListArg(p3, 2) && isIntListArg(p4, 2) &&
+      typeof p5 === 'boolean'
+    ) {
+      return ops()['max_pool2d_with_indices'].callUnchecked(
+        p0,
+        intListArg(p1, 2),
+        intListArg(p2, 2),
+        intListArg(p3, 2),
+        intListArg(p4, 2),
+        p5,
+      );
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_maxPool2dWithIndices_K0) && isLiveTensor(p0) && isIntListArg(p1, 2) &&
+      (o.stride === undefined || isIntListArg(o.stride, 2)) &&
+      (o.padding === undefined || isIntListArg(o.padding, 2)) &&
+      (o.dilation === undefined || isIntListArg(o.dilation, 2)) &&
+      (o.ceilMode === undefined || typeof o.ceilMode === 'boolean')
+    ) {
+      return ops()['max_pool2d_with_indices'].callUnchecked(
+        p0,
+        intListArg(p1, 2),
+        o.stride === undefined ? [] : intListArg(o.stride, 2),
+        o.padding === undefined ? [0, 0] : intListArg(o.padding, 2),
+        o.dilation === undefined ? [1, 1] : intListArg(o.dilation, 2),
+        o.ceilMode === undefined ? false : o.ceilMode,
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_maxPool2dWithIndices_K1) && isLiveTensor(p0) && isIntListArg(p1, 2) && isIntListArg(p2, 2) &&
+      (o.padding === undefined || isIntListArg(o.padding, 2)) &&
+      (o.dilation === undefined || isIntListArg(o.dilation, 2)) &&
+      (o.ceilMode === undefined || typeof o.ceilMode === 'boolean')
+    ) {
+      return ops()['max_pool2d_with_indices'].callUnchecked(
+        p0,
+        intListArg(p1, 2),
+        intListArg(p2, 2),
+        o.padding === undefined ? [0, 0] : intListArg(o.padding, 2),
+        o.dilation === undefined ? [1, 1] : intListArg(o.dilation, 2),
+        o.ceilMode === undefined ? false : o.ceilMode,
+      );
+    }
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      optionsWithin(o, F_maxPool2dWithIndices_K2) && isLiveTensor(p0) && isIntListArg(p1, 2) && isIntListArg(p2, 2) &&
+      isIntListArg(p3, 2) && (o.dilation === undefined || isIntListArg(o.dilation, 2)) &&
+      (o.ceilMode === undefined || typeof o.ceilMode === 'boolean')
+    ) {
+      return ops()['max_pool2d_with_indices'].callUnchecked(
+        p0,
+        intListArg(p1, 2),
+        intListArg(p2, 2),
+        intListArg(p3, 2),
+        o.dilation === undefined ? [1, 1] : intListArg(o.dilation, 2),
+        o.ceilMode === undefined ? false : o.ceilMode,
+      );
+    }
+  }
+  if (n === 6 && isOptions(p5)) {
+    const o: any = p5;
+    if (
+      optionsWithin(o, F_maxPool2dWithIndices_K3) && isLiveTensor(p0) && isIntListArg(p1, 2) && isIntListArg(p2, 2) &&
+      isIntListArg(p3, 2) && isIntListArg(p4, 2) && (o.ceilMode === undefined || typeof o.ceilMode === 'boolean')
+    ) {
+      return ops()['max_pool2d_with_indices'].callUnchecked(
+        p0,
+        intListArg(p1, 2),
+        intListArg(p2, 2),
+        intListArg(p3, 2),
+        intListArg(p4, 2),
+        o.ceilMode === undefined ? false : o.ceilMode,
+      );
+    }
+  }
+  if (n === 7 && isOptions(p6)) {
+    const o: any = p6;
+    if (
+      optionsWithin(o, F_maxPool2dWithIndices_K4) && isLiveTensor(p0) && isIntListArg(p1, 2) && isIntListArg(p2, 2) &&
+      isIntListArg(p3, 2) && isIntListArg(p4, 2) && typeof p5 === 'boolean'
+    ) {
+      return ops()['max_pool2d_with_indices'].callUnchecked(
+        p0,
+        intListArg(p1, 2),
+        intListArg(p2, 2),
+        intListArg(p3, 2),
+        intListArg(p4, 2),
+        p5,
+      );
+    }
+  }
+  return callParsed(F_maxPool2dWithIndices, ops(), undefined, arguments);
+}
+
+const F_avgPool2d: OverloadGroup = {
+  name: 'avg_pool2d',
+  method: false,
+  overloads: [{
+    key: 'avg_pool2d',
+    schema:
+      'avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor',
+  }],
+};
+const F_avgPool2d_K0: readonly string[] = ['stride', 'padding', 'ceilMode', 'countIncludePad', 'divisorOverride'];
+const F_avgPool2d_K1: readonly string[] = ['padding', 'ceilMode', 'countIncludePad', 'divisorOverride'];
+const F_avgPool2d_K2: readonly string[] = ['ceilMode', 'countIncludePad', 'divisorOverride'];
+const F_avgPool2d_K3: readonly string[] = ['countIncludePad', 'divisorOverride'];
+const F_avgPool2d_K4: readonly string[] = ['divisorOverride'];
+const F_avgPool2d_K5: readonly string[] = [];
+/**
+ * Average pooling over the last two dims.
+ *
+ * Schemas:
+ * - `aten::avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = avgPool2d(x, [2, 3]);
+ * ```
+ */
+export function avgPool2d(
+  input: Tensor,
+  kernelSize: number | readonly number[],
+  options?: {
+    stride?: number | readonly number[];
+    padding?: number | readonly number[];
+    ceilMode?: boolean;
+    countIncludePad?: boolean;
+    divisorOverride?: number | null;
+  },
+): Tensor;
+/** Average pooling over the last two dims. */
+export function avgPool2d(
+  input: Tensor,
+  kernelSize: number | readonly number[],
+  stride: number | readonly number[],
+  options?: {
+    padding?: number | readonly number[];
+    ceilMode?: boolean;
+    countIncludePad?: boolean;
+    divisorOverride?: number | null;
+  },
+): Tensor;
+/** Average pooling over the last two dims. */
+export function avgPool2d(
+  input: Tensor,
+  kernelSize: number | readonly number[],
+  stride: number | readonly number[],
+  padding: number | readonly number[],
+  options?: { ceilMode?: boolean; countIncludePad?: boolean; divisorOverride?: number | null },
+): Tensor;
+/** Average pooling over the last two dims. */
+export function avgPool2d(
+  input: Tensor,
+  kernelSize: number | readonly number[],
+  stride: number | readonly number[],
+  padding: number | readonly number[],
+  ceilMode: boolean,
+  options?: { countIncludePad?: boolean; divisorOverride?: number | null },
+): Tensor;
+/** Average pooling over the last two dims. */
+export function avgPool2d(
+  input: Tensor,
+  kernelSize: number | readonly number[],
+  stride: number | readonly number[],
+  padding: number | readonly number[],
+  ceilMode: boolean,
+  countIncludePad: boolean,
+  options?: { divisorOverride?: number | null },
+): Tensor;
+/** Average pooling over the last two dims. */
+export function avgPool2d(
+  input: Tensor,
+  kernelSize: number | readonly number[],
+  stride: number | readonly number[],
+  padding: number | readonly number[],
+  ceilMode: boolean,
+  countIncludePad: boolean,
+  divisorOverride: number | null,
+): Tensor;
+export function avgPool2d(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?: any, p6?: any, p7?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntListArg(p1, 2)) {
+      return ops()['avg_pool2d'].callUnchecked(p0, intListArg(p1, 2), [], [0, 0], false, true, null);
+    }
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntListArg(p1, 2) && isIntListArg(p2, 2)) {
+      return ops()['avg_pool2d'].callUnchecked(p0, intListArg(p1, 2), intListArg(p2, 2), [0, 0], false, true, null);
+    }
+  }
+  if (n === 4) {
+    if (isLiveTensor(p0) && isIntListArg(p1, 2) && isIntListArg(p2, 2) && isIntListArg(p3, 2)) {
+      return ops()['avg_pool2d'].callUnchecked(
+        p0,
+        intListArg(p1, 2),
+        intListArg(p2, 2),
+        intListArg(p3, 2),
+        false,
+        true,
+        null,
+      );
+    }
+  }
+  if (n === 5) {
+    if (
+      isLiveTensor(p0) && isIntListArg(p1, 2) && isIntListArg(p2, 2) && isIntListArg(p3, 2) && typeof p4 === 'boolean'
+    ) {
+      return ops()['avg_pool2d'].callUnchecked(
+        p0,
+        intListArg(p1, 2),
+        intListArg(p2, 2),
+        intListArg(p3, 2),
+        p4,
+        true,
+        null,
+      );
+    }
+  }
+  if (n === 6) {
+    if (
+      isLiveTensor(p0) && isIntListArg(p1, 2) && isIntListArg(p2, 2) && isIntListArg(p3, 2) &&
+      typeof p4 === 'boolean' && typeof p5 === 'boolean'
+    ) {
+      return ops()['avg_pool2d'].callUnchecked(
+        p0,
+        intListArg(p1, 2),
+        intListArg(p2, 2),
+        intListArg(p3, 2),
+        p4,
+        p5,
+        null,
+      );
+    }
+  }
+  if (n === 7) {
+    if (
+      isLiveTensor(p0) && isIntListArg(p1, 2) && isIntListArg(p2, 2) && isIntListArg(p3, 2) &&
+      typeof p4 === 'boolean' && typeof p5 === 'boolean' && (p6 == null || isIntArg(p6))
+    ) {
+      return ops()['avg_pool2d'].callUnchecked(
+        p0,
+        intListArg(p1, 2),
+        intListArg(p2, 2),
+        intListArg(p3, 2),
+        p4,
+        p5,
+        p6 == null ? null : intArg(p6),
+      );
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_avgPool2d_K0) && isLiveTensor(p0) && isIntListArg(p1, 2) &&
+      (o.stride === undefined || isIntListArg(o.stride, 2)) &&
+      (o.padding === undefined || isIntListArg(o.padding, 2)) &&
+      (o.ceilMode === undefined || typeof o.ceilMode === 'boolean') &&
+      (o.countIncludePad === undefined || typeof o.countIncludePad === 'boolean') &&
+      (o.divisorOverride === undefined || (o.divisorOverride == null || isIntArg(o.divisorOverride)))
+    ) {
+      return ops()['avg_pool2d'].callUnchecked(
+        p0,
+        intListArg(p1, 2),
+        o.stride === undefined ? [] : intListArg(o.stride, 2),
+        o.padding === undefined ? [0, 0] : intListArg(o.padding, 2),
+        o.ceilMode === undefined ? false : o.ceilMode,
+        o.countIncludePad === undefined ? true : o.countIncludePad,
+        o.divisorOverride == null ? null : intArg(o.divisorOverride),
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_avgPool2d_K1) && isLiveTensor(p0) && isIntListArg(p1, 2) && isIntListArg(p2, 2) &&
+      (o.padding === undefined || isIntListArg(o.padding, 2)) &&
+      (o.ceilMode === undefined || typeof o.ceilMode === 'boolean') &&
+      (o.countIncludePad === undefined || typeof o.countIncludePad === 'boolean') &&
+      (o.divisorOverride === undefined || (o.divisorOverride == null || isIntArg(o.divisorOverride)))
+    ) {
+      return ops()['avg_pool2d'].callUnchecked(
+        p0,
+        intListArg(p1, 2),
+        intListArg(p2, 2),
+        o.padding === undefined ? [0, 0] : intListArg(o.padding, 2),
+        o.ceilMode === undefined ? false : o.ceilMode,
+        o.countIncludePad === undefined ? true : o.countIncludePad,
+        o.divisorOverride == null ? null : intArg(o.divisorOverride),
+      );
+    }
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      optionsWithin(o, F_avgPool2d_K2) && isLiveTensor(p0) && isIntListArg(p1, 2) && isIntListArg(p2, 2) &&
+      isIntListArg(p3, 2) && (o.ceilMode === undefined || typeof o.ceilMode === 'boolean') &&
+      (o.countIncludePad === undefined || typeof o.countIncludePad === 'boolean') &&
+      (o.divisorOverride === undefined || (o.divisorOverride == null || isIntArg(o.divisorOverride)))
+    ) {
+      return ops()['avg_pool2d'].callUnchecked(
+        p0,
+        intListArg(p1, 2),
+        intListArg(p2, 2),
+        intListArg(p3, 2),
+        o.ceilMode === undefined ? false : o.ceilMode,
+        o.countIncludePad === undefined ? true : o.countIncludePad,
+        o.divisorOverride == null ? null : intArg(o.divisorOverride),
+      );
+    }
+  }
+  if (n === 6 && isOptions(p5)) {
+    const o: any = p5;
+    if (
+      optionsWithin(o, F_avgPool2d_K3) && isLiveTensor(p0) && isIntListArg(p1, 2) && isIntListArg(p2, 2) &&
+      isIntListArg(p3, 2) && typeof p4 === 'boolean' &&
+      (o.countIncludePad === undefined || typeof o.countIncludePad === 'boolean') &&
+      (o.divisorOverride === undefined || (o.divisorOverride == null || isIntArg(o.divisorOverride)))
+    ) {
+      return ops()['avg_pool2d'].callUnchecked(
+        p0,
+        intListArg(p1, 2),
+        intListArg(p2, 2),
+        intListArg(p3, 2),
+        p4,
+        o.countIncludePad === undefined ? true : o.countIncludePad,
+        o.divisorOverride == null ? null : intArg(o.divisorOverride),
+      );
+    }
+  }
+  if (n === 7 && isOptions(p6)) {
+    const o: any = p6;
+    if (
+      optionsWithin(o, F_avgPool2d_K4) && isLiveTensor(p0) && isIntListArg(p1, 2) && isIntListArg(p2, 2) &&
+      isIntListArg(p3, 2) && typeof p4 === 'boolean' && typeof p5 === 'boolean' &&
+      (o.divisorOverride === undefined || (o.divisorOverride == null || isIntArg(o.divisorOverride)))
+    ) {
+      return ops()['avg_pool2d'].callUnchecked(
+        p0,
+        intListArg(p1, 2),
+        intListArg(p2, 2),
+        intListArg(p3, 2),
+        p4,
+        p5,
+        o.divisorOverride == null ? null : intArg(o.divisorOverride),
+      );
+    }
+  }
+  if (n === 8 && isOptions(p7)) {
+    const o: any = p7;
+    if (
+      optionsWithin(o, F_avgPool2d_K5) && isLiveTensor(p0) && isIntListArg(p1, 2) && isIntListArg(p2, 2) &&
+      isIntListArg(p3, 2) && typeof p4 === 'boolean' && typeof p5 === 'boolean' && (p6 == null || isIntArg(p6))
+    ) {
+      return ops()['avg_pool2d'].callUnchecked(
+        p0,
+        intListArg(p1, 2),
+        intListArg(p2, 2),
+        intListArg(p3, 2),
+        p4,
+        p5,
+        p6 == null ? null : intArg(p6),
+      );
+    }
+  }
+  return callParsed(F_avgPool2d, ops(), undefined, arguments);
+}
+
+const F_conv1d: OverloadGroup = {
+  name: 'conv1d',
+  method: false,
+  overloads: [{
+    key: 'conv1d',
+    schema:
+      'conv1d(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=1, int[1] padding=0, int[1] dilation=1, int groups=1) -> Tensor',
+  }, {
+    key: 'conv1d.padding',
+    schema:
+      'conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=1, str padding="valid", int[1] dilation=1, int groups=1) -> Tensor',
+  }],
+};
+const F_conv1d_K0: readonly string[] = ['bias', 'stride', 'padding', 'dilation', 'groups'];
+const F_conv1d_K1: readonly string[] = ['bias', 'stride', 'padding', 'dilation', 'groups'];
+const F_conv1d_K2: readonly string[] = ['stride', 'padding', 'dilation', 'groups'];
+const F_conv1d_K3: readonly string[] = ['stride', 'padding', 'dilation', 'groups'];
+const F_conv1d_K4: readonly string[] = ['padding', 'dilation', 'groups'];
+const F_conv1d_K5: readonly string[] = ['padding', 'dilation', 'groups'];
+const F_conv1d_K6: readonly string[] = ['dilation', 'groups'];
+const F_conv1d_K7: readonly string[] = ['dilation', 'groups'];
+const F_conv1d_K8: readonly string[] = ['groups'];
+const F_conv1d_K9: readonly string[] = ['groups'];
+const F_conv1d_K10: readonly string[] = [];
+const F_conv1d_K11: readonly string[] = [];
+/**
+ * 1-d convolution of `[N, C, L]` (or unbatched `[C, L]`) with a weight `[OC, C / groups, K]`.
+ *
+ * Schemas:
+ * - `aten::conv1d(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=[1], int[1] padding=[0], int[1] dilation=[1], int groups=1) -> Tensor`
+ * - `aten::conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=[1], str padding="valid", int[1] dilation=[1], int groups=1) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = conv1d(x, x);
+ * ```
+ */
+export function conv1d(
+  input: Tensor,
+  weight: Tensor,
+  options?: {
+    bias?: Tensor | null;
+    stride?: number | readonly number[];
+    padding?: number | readonly number[];
+    dilation?: number | readonly number[];
+    groups?: number;
+  },
+): Tensor;
+/** 1-d convolution of `[N, C, L]` (or unbatched `[C, L]`) with a weight `[OC, C / groups, K]`. */
+export function conv1d(
+  input: Tensor,
+  weight: Tensor,
+  bias: Tensor | null,
+  options?: {
+    stride?: number | readonly number[];
+    padding?: number | readonly number[];
+    dilation?: number | readonly number[];
+    groups?: number;
+  },
+): Tensor;
+/** 1-d convolution of `[N, C, L]` (or unbatched `[C, L]`) with a weight `[OC, C / groups, K]`. */
+export function conv1d(
+  input: Tensor,
+  weight: Tensor,
+  bias: Tensor | null,
+  stride: number | readonly number[],
+  options?: { padding?: number | readonly number[]; dilation?: number | readonly number[]; groups?: number },
+): Tensor;
+/** 1-d convolution of `[N, C, L]` (or unbatched `[C, L]`) with a weight `[OC, C / groups, K]`. */
+export function conv1d(
+  input: Tensor,
+  weight: Tensor,
+  bias: Tensor | null,
+  stride: number | readonly number[],
+  padding: number | readonly number[],
+  options?: { dilation?: number | readonly number[]; groups?: number },
+): Tensor;
+/** 1-d convolution of `[N, C, L]` (or unbatched `[C, L]`) with a weight `[OC, C / groups, K]`. */
+export function conv1d(
+  input: Tensor,
+  weight: Tensor,
+  bias: Tensor | null,
+  stride: number | readonly number[],
+  padding: number | readonly number[],
+  dilation: number | readonly number[],
+  options?: { groups?: number },
+): Tensor;
+/** 1-d convolution of `[N, C, L]` (or unbatched `[C, L]`) with a weight `[OC, C / groups, K]`. */
+export function conv1d(
+  input: Tensor,
+  weight: Tensor,
+  bias: Tensor | null,
+  stride: number | readonly number[],
+  padding: number | readonly number[],
+  dilation: number | readonly number[],
+  groups: number,
+): Tensor;
+/** 1-d convolution with `padding` 'valid' (none) or 'same' (output as long as the input; stride 1). */
+export function conv1d(
+  input: Tensor,
+  weight: Tensor,
+  options?: {
+    bias?: Tensor | null;
+    stride?: number | readonly number[];
+    padding?: string;
+    dilation?: number | readonly number[];
+    groups?: number;
+  },
+): Tensor;
+/** 1-d convolution with `padding` 'valid' (none) or 'same' (output as long as the input; stride 1). */
+export function conv1d(
+  input: Tensor,
+  weight: Tensor,
+  bias: Tensor | null,
+  options?: {
+    stride?: number | readonly number[];
+    padding?: string;
+    dilation?: number | readonly number[];
+    groups?: number;
+  },
+): Tensor;
+/** 1-d convolution with `padding` 'valid' (none) or 'same' (output as long as the input; stride 1). */
+export function conv1d(
+  input: Tensor,
+  weight: Tensor,
+  bias: Tensor | null,
+  stride: number | readonly number[],
+  options?: { padding?: string; dilation?: number | readonly number[]; groups?: number },
+): Tensor;
+/** 1-d convolution with `padding` 'valid' (none) or 'same' (output as long as the input; stride 1). */
+export function conv1d(
+  input: Tensor,
+  weight: Tensor,
+  bias: Tensor | null,
+  stride: number | readonly number[],
+  padding: string,
+  options?: { dilation?: number | readonly number[]; groups?: number },
+): Tensor;
+/** 1-d convolution with `padding` 'valid' (none) or 'same' (output as long as the input; stride 1). */
+export function conv1d(
+  input: Tensor,
+  weight: Tensor,
+  bias: Tensor | null,
+  stride: number | readonly number[],
+  padding: string,
+  dilation: number | readonly number[],
+  options?: { groups?: number },
+): Tensor;
+/** 1-d convolution with `padding` 'valid' (none) or 'same' (output as long as the input; stride 1). */
+export function conv1d(
+  input: Tensor,
+  weight: Tensor,
+  bias: Tensor | null,
+  stride: number | readonly number[],
+  padding: string,
+  dilation: number | readonly number[],
+  groups: number,
+): Tensor;
+/** 1-d convolution of `[N, C, L]` (or unbatched `[C, L]`) with a weight `[OC, C / groups, K]`. (any overload) */
+export function conv1d(
+  input: Tensor,
+  weight: Tensor,
+  bias?: Tensor | null,
+  stride?: number | readonly number[],
+  padding?: number | readonly number[] | string,
+  dilation?: number | readonly number[],
+  groups?: number,
+  options?: {
+    bias?: Tensor | null;
+    stride?: number | readonly number[];
+    padding?: number | readonly number[] | string;
+    dilation?: number | readonly number[];
+    groups?: number;
+  },
+): Tensor;
+export function conv1d(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?: any, p6?: any, p7?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) return ops()['conv1d'].callUnchecked(p0, p1, null, [1], [0], [1], 1);
+    if (isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['conv1d.padding'].callUnchecked(p0, p1, null, [1], 'valid', [1], 1);
+    }
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2))) {
+      return ops()['conv1d'].callUnchecked(p0, p1, p2 ?? null, [1], [0], [1], 1);
+    }
+    if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2))) {
+      return ops()['conv1d.padding'].callUnchecked(p0, p1, p2 ?? null, [1], 'valid', [1], 1);
+    }
+  }
+  if (n === 4) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && isIntListArg(p3, 1)) {
+      return ops()['conv1d'].callUnchecked(p0, p1, p2 ?? null, intListArg(p3, 1), [0], [1], 1);
+    }
+    if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && isIntListArg(p3, 1)) {
+      return ops()['conv1d.padding'].callUnchecked(p0, p1, p2 ?? null, intListArg(p3, 1), 'valid', [1], 1);
+    }
+  }
+  if (n === 5) {
+    if (
+      isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && isIntListArg(p3, 1) &&
+      isIntListArg(p4, 1)
+    ) return ops()['conv1d'].callUnchecked(p0, p1, p2 ?? null, intListArg(p3, 1), intListArg(p4, 1), [1], 1);
+    if (
+      isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && isIntListArg(p3, 1) &&
+      typeof p4 === 'string'
+    ) return ops()['conv1d.padding'].callUnchecked(p0, p1, p2 ?? null, intListArg(p3, 1), p4, [1], 1);
+  }
+  if (n === 6) {
+    if (
+      isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && isIntListArg(p3, 1) &&
+      isIntListArg(p4, 1) && isIntListArg(p5, 1)
+    ) {
+      return ops()['conv1d'].callUnchecked(
+        p0,
+        p1,
+        p2 ?? null,
+        intListArg(p3, 1),
+        intListArg(p4, 1),
+        intListArg(p5, 1),
+        1,
+      );
+    }
+    if (
+      isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && isIntListArg(p3, 1) &&
+      typeof p4 === 'string' && isIntListArg(p5, 1)
+    ) return ops()['conv1d.padding'].callUnchecked(p0, p1, p2 ?? null, intListArg(p3, 1), p4, intListArg(p5, 1), 1);
+  }
+  if (n === 7) {
+    if (
+      isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && isIntListArg(p3, 1) &&
+      isIntListArg(p4, 1) && isIntListArg(p5, 1) && isIntArg(p6)
+    ) {
+      return ops()['conv1d'].callUnchecked(
+        p0,
+        p1,
+        p2 ?? null,
+        intListArg(p3, 1),
+        intListArg(p4, 1),
+        intListArg(p5, 1),
+        intArg(p6),
+      );
+    }
+    if (
+      isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && isIntListArg(p3, 1) &&
+      typeof p4 === 'string' && isIntListArg(p5, 1) && isIntArg(p6)
+    ) {
+      return ops()['conv1d.padding'].callUnchecked(
+        p0,
+        p1,
+        p2 ?? null,
+        intListArg(p3, 1),
+        p4,
+        intListArg(p5, 1),
+        intArg(p6),
+      );
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_conv1d_K0) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (o.bias === undefined || (o.bias == null || isLiveTensor(o.bias))) &&
+      (o.stride === undefined || isIntListArg(o.stride, 1)) &&
+      (o.padding === undefined || isIntListArg(o.padding, 1)) &&
+      (o.dilation === undefined || isIntListArg(o.dilation, 1)) && (o.groups === undefined || isIntArg(o.groups))
+    ) {
+      return ops()['conv1d'].callUnchecked(
+        p0,
+        p1,
+        o.bias ?? null,
+        o.stride === undefined ? [1] : intListArg(o.stride, 1),
+        o.padding === undefined ? [0] : intListArg(o.padding, 1),
+        o.dilation === undefined ? [1] : intListArg(o.dilation, 1),
+        o.groups === undefined ? 1 : intArg(o.groups),
+      );
+    }
+    if (
+      optionsWithin(o, F_conv1d_K1) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (o.bias === undefined || (o.bias == null || isLiveTensor(o.bias))) &&
+      (o.stride === undefined || isIntListArg(o.stride, 1)) &&
+      (o.padding === undefined || typeof o.padding === 'string') &&
+      (o.dilation === undefined || isIntListArg(o.dilation, 1)) && (o.groups === undefined || isIntArg(o.groups))
+    ) {
+      return ops()['conv1d.padding'].callUnchecked(
+        p0,
+        p1,
+        o.bias ?? null,
+        o.stride === undefined ? [1] : intListArg(o.stride, 1),
+        o.padding === undefined ? 'valid' : o.padding,
+        o.dilation === undefined ? [1] : intListArg(o.dilation, 1),
+        o.groups === undefined ? 1 : intArg(o.groups),
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_conv1d_K2) && isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) &&
+      (o.stride === undefined || isIntListArg(o.stride, 1)) &&
+      (o.padding === undefined || isIntListArg(o.padding, 1)) &&
+      (o.dilation === undefined || isIntListArg(o.dilation, 1)) && (o.groups === undefined || isIntArg(o.groups))
+    ) {
+      return ops()['conv1d'].callUnchecked(
+        p0,
+        p1,
+        p2 ?? null,
+        o.stride === undefined ? [1] : intListArg(o.stride, 1),
+        o.padding === undefined ? [0] : intListArg(o.padding, 1),
+        o.dilation === undefined ? [1] : intListArg(o.dilation, 1),
+        o.groups === undefined ? 1 : intArg(o.groups),
+      );
+    }
+    if (
+      optionsWithin(o, F_conv1d_K3) && isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) &&
+      (o.stride === undefined || isIntListArg(o.stride, 1)) &&
+      (o.padding === undefined || typeof o.padding === 'string') &&
+      (o.dilation === undefined || isIntListArg(o.dilation, 1)) && (o.groups === undefined || isIntArg(o.groups))
+    ) {
+      return ops()['conv1d.padding'].callUnchecked(
+        p0,
+        p1,
+        p2 ?? null,
+        o.stride === undefined ? [1] : intListArg(o.stride, 1),
+        o.padding === undefined ? 'valid' : o.padding,
+        o.dilation === undefined ? [1] : intListArg(o.dilation, 1),
+        o.groups === undefined ? 1 : intArg(o.groups),
+      );
+    }
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      optionsWithin(o, F_conv1d_K4) && isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) &&
+      isIntListArg(p3, 1) && (o.padding === undefined || isIntListArg(o.padding, 1)) &&
+      (o.dilation === undefined || isIntListArg(o.dilation, 1)) && (o.groups === undefined || isIntArg(o.groups))
+    ) {
+      return ops()['conv1d'].callUnchecked(
+        p0,
+        p1,
+        p2 ?? null,
+        intListArg(p3, 1),
+        o.padding === undefined ? [0] : intListArg(o.padding, 1),
+        o.dilation === undefined ? [1] : intListArg(o.dilation, 1),
+        o.groups === undefined ? 1 : intArg(o.groups),
+      );
+    }
+    if (
+      optionsWithin(o, F_conv1d_K5) && isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) &&
+      isIntListArg(p3, 1) && (o.padding === undefined || typeof o.padding === 'string') &&
+      (o.dilation === undefined || isIntListArg(o.dilation, 1)) && (o.groups === undefined || isIntArg(o.groups))
+    ) {
+      return ops()['conv1d.padding'].callUnchecked(
+        p0,
+        p1,
+        p2 ?? null,
+        intListArg(p3, 1),
+        o.padding === undefined ? 'valid' : o.padding,
+        o.dilation === undefined ? [1] : intListArg(o.dilation, 1),
+        o.groups === undefined ? 1 : intArg(o.groups),
+      );
+    }
+  }
+  if (n === 6 && isOptions(p5)) {
+    const o: any = p5;
+    if (
+      optionsWithin(o, F_conv1d_K6) && isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) &&
+      isIntListArg(p3, 1) && isIntListArg(p4, 1) && (o.dilation === undefined || isIntListArg(o.dilation, 1)) &&
+      (o.groups === undefined || isIntArg(o.groups))
+    ) {
+      return ops()['conv1d'].callUnchecked(
+        p0,
+        p1,
+        p2 ?? null,
+        intListArg(p3, 1),
+        intListArg(p4, 1),
+        o.dilation === undefined ? [1] : intListArg(o.dilation, 1),
+        o.groups === undefined ? 1 : intArg(o.groups),
+      );
+    }
+    if (
+      optionsWithin(o, F_conv1d_K7) && isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) &&
+      isIntListArg(p3, 1) && typeof p4 === 'string' && (o.dilation === undefined || isIntListArg(o.dilation, 1)) &&
+      (o.groups === undefined || isIntArg(o.groups))
+    ) {
+      return ops()['conv1d.padding'].callUnchecked(
+        p0,
+        p1,
+        p2 ?? null,
+        intListArg(p3, 1),
+        p4,
+        o.dilation === undefined ? [1] : intListArg(o.dilation, 1),
+        o.groups === undefined ? 1 : intArg(o.groups),
+      );
+    }
+  }
+  if (n === 7 && isOptions(p6)) {
+    const o: any = p6;
+    if (
+      optionsWithin(o, F_conv1d_K8) && isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) &&
+      isIntListArg(p3, 1) && isIntListArg(p4, 1) && isIntListArg(p5, 1) &&
+      (o.groups === undefined || isIntArg(o.groups))
+    ) {
+      return ops()['conv1d'].callUnchecked(
+        p0,
+        p1,
+        p2 ?? null,
+        intListArg(p3, 1),
+        intListArg(p4, 1),
+        intListArg(p5, 1),
+        o.groups === undefined ? 1 : intArg(o.groups),
+      );
+    }
+    if (
+      optionsWithin(o, F_conv1d_K9) && isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) &&
+      isIntListArg(p3, 1) && typeof p4 === 'string' && isIntListArg(p5, 1) &&
+      (o.groups === undefined || isIntArg(o.groups))
+    ) {
+      return ops()['conv1d.padding'].callUnchecked(
+        p0,
+        p1,
+        p2 ?? null,
+        intListArg(p3, 1),
+        p4,
+        intListArg(p5, 1),
+        o.groups === undefined ? 1 : intArg(o.groups),
+      );
+    }
+  }
+  if (n === 8 && isOptions(p7)) {
+    const o: any = p7;
+    if (
+      optionsWithin(o, F_conv1d_K10) && isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) &&
+      isIntListArg(p3, 1) && isIntListArg(p4, 1) && isIntListArg(p5, 1) && isIntArg(p6)
+    ) {
+      return ops()['conv1d'].callUnchecked(
+        p0,
+        p1,
+        p2 ?? null,
+        intListArg(p3, 1),
+        intListArg(p4, 1),
+        intListArg(p5, 1),
+        intArg(p6),
+      );
+    }
+    if (
+      optionsWithin(o, F_conv1d_K11) && isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) &&
+      isIntListArg(p3, 1) && typeof p4 === 'string' && isIntListArg(p5, 1) && isIntArg(p6)
+    ) {
+      return ops()['conv1d.padding'].callUnchecked(
+        p0,
+        p1,
+        p2 ?? null,
+        intListArg(p3, 1),
+        p4,
+        intListArg(p5, 1),
+        intArg(p6),
+      );
+    }
+  }
+  return callParsed(F_conv1d, ops(), undefined, arguments);
+}
+
+const F_conv2d: OverloadGroup = {
+  name: 'conv2d',
+  method: false,
+  overloads: [{
+    key: 'conv2d',
+    schema:
+      'conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, int[2] padding=0, int[2] dilation=1, int groups=1) -> Tensor',
+  }, {
+    key: 'conv2d.padding',
+    schema:
+      'conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, str padding="valid", int[2] dilation=1, int groups=1) -> Tensor',
+  }],
+};
+const F_conv2d_K0: readonly string[] = ['bias', 'stride', 'padding', 'dilation', 'groups'];
+const F_conv2d_K1: readonly string[] = ['bias', 'stride', 'padding', 'dilation', 'groups'];
+const F_conv2d_K2: readonly string[] = ['stride', 'padding', 'dilation', 'groups'];
+const F_conv2d_K3: readonly string[] = ['stride', 'padding', 'dilation', 'groups'];
+const F_conv2d_K4: readonly string[] = ['padding', 'dilation', 'groups'];
+const F_conv2d_K5: readonly string[] = ['padding', 'dilation', 'groups'];
+const F_conv2d_K6: readonly string[] = ['dilation', 'groups'];
+const F_conv2d_K7: readonly string[] = ['dilation', 'groups'];
+const F_conv2d_K8: readonly string[] = ['groups'];
+const F_conv2d_K9: readonly string[] = ['groups'];
+const F_conv2d_K10: readonly string[] = [];
+const F_conv2d_K11: readonly string[] = [];
+/**
+ * 2-d convolution of `[N, C, H, W]` (or unbatched `[C, H, W]`) with a weight `[OC, C / groups, KH, KW]`.
+ *
+ * Schemas:
+ * - `aten::conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, int[2] padding=0, int[2] dilation=1, int groups=1) -> Tensor`
+ * - `aten::conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, str padding="valid", int[2] dilation=1, int groups=1) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = conv2d(x, x);
+ * ```
+ */
+export function conv2d(
+  input: Tensor,
+  weight: Tensor,
+  options?: {
+    bias?: Tensor | null;
+    stride?: number | readonly number[];
+    padding?: number | readonly number[];
+    dilation?: number | readonly number[];
+    groups?: number;
+  },
+): Tensor;
+/** 2-d convolution of `[N, C, H, W]` (or unbatched `[C, H, W]`) with a weight `[OC, C / groups, KH, KW]`. */
+export function conv2d(
+  input: Tensor,
+  weight: Tensor,
+  bias: Tensor | null,
+  options?: {
+    stride?: number | readonly number[];
+    padding?: number | readonly number[];
+    dilation?: number | readonly number[];
+    groups?: number;
+  },
+): Tensor;
+/** 2-d convolution of `[N, C, H, W]` (or unbatched `[C, H, W]`) with a weight `[OC, C / groups, KH, KW]`. */
+export function conv2d(
+  input: Tensor,
+  weight: Tensor,
+  bias: Tensor | null,
+  stride: number | readonly number[],
+  options?: { padding?: number | readonly number[]; dilation?: number | readonly number[]; groups?: number },
+): Tensor;
+/** 2-d convolution of `[N, C, H, W]` (or unbatched `[C, H, W]`) with a weight `[OC, C / groups, KH, KW]`. */
+export function conv2d(
+  input: Tensor,
+  weight: Tensor,
+  bias: Tensor | null,
+  stride: number | readonly number[],
+  padding: number | readonly number[],
+  options?: { dilation?: number | readonly number[]; groups?: number },
+): Tensor;
+/** 2-d convolution of `[N, C, H, W]` (or unbatched `[C, H, W]`) with a weight `[OC, C / groups, KH, KW]`. */
+export function conv2d(
+  input: Tensor,
+  weight: Tensor,
+  bias: Tensor | null,
+  stride: number | readonly number[],
+  padding: number | readonly number[],
+  dilation: number | readonly number[],
+  options?: { groups?: number },
+): Tensor;
+/** 2-d convolution of `[N, C, H, W]` (or unbatched `[C, H, W]`) with a weight `[OC, C / groups, KH, KW]`. */
+export function conv2d(
+  input: Tensor,
+  weight: Tensor,
+  bias: Tensor | null,
+  stride: number | readonly number[],
+  padding: number | readonly number[],
+  dilation: number | readonly number[],
+  groups: number,
+): Tensor;
+/** 2-d convolution with `padding` 'valid' (none) or 'same' (output as large as the input; stride 1). */
+export function conv2d(
+  input: Tensor,
+  weight: Tensor,
+  options?: {
+    bias?: Tensor | null;
+    stride?: number | readonly number[];
+    padding?: string;
+    dilation?: number | readonly number[];
+    groups?: number;
+  },
+): Tensor;
+/** 2-d convolution with `padding` 'valid' (none) or 'same' (output as large as the input; stride 1). */
+export function conv2d(
+  input: Tensor,
+  weight: Tensor,
+  bias: Tensor | null,
+  options?: {
+    stride?: number | readonly number[];
+    padding?: string;
+    dilation?: number | readonly number[];
+    groups?: number;
+  },
+): Tensor;
+/** 2-d convolution with `padding` 'valid' (none) or 'same' (output as large as the input; stride 1). */
+export function conv2d(
+  input: Tensor,
+  weight: Tensor,
+  bias: Tensor | null,
+  stride: number | readonly number[],
+  options?: { padding?: string; dilation?: number | readonly number[]; groups?: number },
+): Tensor;
+/** 2-d convolution with `padding` 'valid' (none) or 'same' (output as large as the input; stride 1). */
+export function conv2d(
+  input: Tensor,
+  weight: Tensor,
+  bias: Tensor | null,
+  stride: number | readonly number[],
+  padding: string,
+  options?: { dilation?: number | readonly number[]; groups?: number },
+): Tensor;
+/** 2-d convolution with `padding` 'valid' (none) or 'same' (output as large as the input; stride 1). */
+export function conv2d(
+  input: Tensor,
+  weight: Tensor,
+  bias: Tensor | null,
+  stride: number | readonly number[],
+  padding: string,
+  dilation: number | readonly number[],
+  options?: { groups?: number },
+): Tensor;
+/** 2-d convolution with `padding` 'valid' (none) or 'same' (output as large as the input; stride 1). */
+export function conv2d(
+  input: Tensor,
+  weight: Tensor,
+  bias: Tensor | null,
+  stride: number | readonly number[],
+  padding: string,
+  dilation: number | readonly number[],
+  groups: number,
+): Tensor;
+/** 2-d convolution of `[N, C, H, W]` (or unbatched `[C, H, W]`) with a weight `[OC, C / groups, KH, KW]`. (any overload) */
+export function conv2d(
+  input: Tensor,
+  weight: Tensor,
+  bias?: Tensor | null,
+  stride?: number | readonly number[],
+  padding?: number | readonly number[] | string,
+  dilation?: number | readonly number[],
+  groups?: number,
+  options?: {
+    bias?: Tensor | null;
+    stride?: number | readonly number[];
+    padding?: number | readonly number[] | string;
+    dilation?: number | readonly number[];
+    groups?: number;
+  },
+): Tensor;
+export function conv2d(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?: any, p6?: any, p7?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['conv2d'].callUnchecked(p0, p1, null, [1, 1], [0, 0], [1, 1], 1);
+    }
+    if (isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['conv2d.padding'].callUnchecked(p0, p1, null, [1, 1], 'valid', [1, 1], 1);
+    }
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2))) {
+      return ops()['conv2d'].callUnchecked(p0, p1, p2 ?? null, [1, 1], [0, 0], [1, 1], 1);
+    }
+    if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2))) {
+      return ops()['conv2d.padding'].callUnchecked(p0, p1, p2 ?? null, [1, 1], 'valid', [1, 1], 1);
+    }
+  }
+  if (n === 4) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && isIntListArg(p3, 2)) {
+      return ops()['conv2d'].callUnchecked(p0, p1, p2 ?? null, intListArg(p3, 2), [0, 0], [1, 1], 1);
+    }
+    if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && isIntListArg(p3, 2)) {
+      return ops()['conv2d.padding'].callUnchecked(p0, p1, p2 ?? null, intListArg(p3, 2), 'valid', [1, 1], 1);
+    }
+  }
+  if (n === 5) {
+    if (
+      isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && isIntListArg(p3, 2) &&
+      isIntListArg(p4, 2)
+    ) return ops()['conv2d'].callUnchecked(p0, p1, p2 ?? null, intListArg(p3, 2), intListArg(p4, 2), [1, 1], 1);
+    if (
+      isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && isIntListArg(p3, 2) &&
+      typeof p4 === 'string'
+    ) return ops()['conv2d.padding'].callUnchecked(p0, p1, p2 ?? null, intListArg(p3, 2), p4, [1, 1], 1);
+  }
+  if (n === 6) {
+    if (
+      isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && isIntListArg(p3, 2) &&
+      isIntListArg(p4, 2) && isIntListArg(p5, 2)
+    ) {
+      return ops()['conv2d'].callUnchecked(
+        p0,
+        p1,
+        p2 ?? null,
+        intListArg(p3, 2),
+        intListArg(p4, 2),
+        intListArg(p5, 2),
+        1,
+      );
+    }
+    if (
+      isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && isIntListArg(p3, 2) &&
+      typeof p4 === 'string' && isIntListArg(p5, 2)
+    ) return ops()['conv2d.padding'].callUnchecked(p0, p1, p2 ?? null, intListArg(p3, 2), p4, intListArg(p5, 2), 1);
+  }
+  if (n === 7) {
+    if (
+      isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && isIntListArg(p3, 2) &&
+      isIntListArg(p4, 2) && isIntListArg(p5, 2) && isIntArg(p6)
+    ) {
+      return ops()['conv2d'].callUnchecked(
+        p0,
+        p1,
+        p2 ?? null,
+        intListArg(p3, 2),
+        intListArg(p4, 2),
+        intListArg(p5, 2),
+        intArg(p6),
+      );
+    }
+    if (
+      isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && isIntListArg(p3, 2) &&
+      typeof p4 === 'string' && isIntListArg(p5, 2) && isIntArg(p6)
+    ) {
+      return ops()['conv2d.padding'].callUnchecked(
+        p0,
+        p1,
+        p2 ?? null,
+        intListArg(p3, 2),
+        p4,
+        intListArg(p5, 2),
+        intArg(p6),
+      );
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_conv2d_K0) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (o.bias === undefined || (o.bias == null || isLiveTensor(o.bias))) &&
+      (o.stride === undefined || isIntListArg(o.stride, 2)) &&
+      (o.padding === undefined || isIntListArg(o.padding, 2)) &&
+      (o.dilation === undefined || isIntListArg(o.dilation, 2)) && (o.groups === undefined || isIntArg(o.groups))
+    ) {
+      return ops()['conv2d'].callUnchecked(
+        p0,
+        p1,
+        o.bias ?? null,
+        o.stride === undefined ? [1, 1] : intListArg(o.stride, 2),
+        o.padding === undefined ? [0, 0] : intListArg(o.padding, 2),
+        o.dilation === undefined ? [1, 1] : intListArg(o.dilation, 2),
+        o.groups === undefined ? 1 : intArg(o.groups),
+      );
+    }
+    if (
+      optionsWithin(o, F_conv2d_K1) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (o.bias === undefined || (o.bias == null || isLiveTensor(o.bias))) &&
+      (o.stride === undefined || isIntListArg(o.stride, 2)) &&
+      (o.padding === undefined || typeof o.padding === 'string') &&
+      (o.dilation === undefined || isIntListArg(o.dilation, 2)) && (o.groups === undefined || isIntArg(o.groups))
+    ) {
+      return ops()['conv2d.padding'].callUnchecked(
+        p0,
+        p1,
+        o.bias ?? null,
+        o.stride === undefined ? [1, 1] : intListArg(o.stride, 2),
+        o.padding === undefined ? 'valid' : o.padding,
+        o.dilation === undefined ? [1, 1] : intListArg(o.dilation, 2),
+        o.groups === undefined ? 1 : intArg(o.groups),
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_conv2d_K2) && isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) &&
+      (o.stride === undefined || isIntListArg(o.stride, 2)) &&
+      (o.padding === undefined || isIntListArg(o.padding, 2)) &&
+      (o.dilation === undefined || isIntListArg(o.dilation, 2)) && (o.groups === undefined || isIntArg(o.groups))
+    ) {
+      return ops()['conv2d'].callUnchecked(
+        p0,
+        p1,
+        p2 ?? null,
+        o.stride === undefined ? [1, 1] : intListArg(o.stride, 2),
+        o.padding === undefined ? [0, 0] : intListArg(o.padding, 2),
+        o.dilation === undefined ? [1, 1] : intListArg(o.dilation, 2),
+        o.groups === undefined ? 1 : intArg(o.groups),
+      );
+    }
+    if (
+      optionsWithin(o, F_conv2d_K3) && isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) &&
+      (o.stride === undefined || isIntListArg(o.stride, 2)) &&
+      (o.padding === undefined || typeof o.padding === 'string') &&
+      (o.dilation === undefined || isIntListArg(o.dilation, 2)) && (o.groups === undefined || isIntArg(o.groups))
+    ) {
+      return ops()['conv2d.padding'].callUnchecked(
+        p0,
+        p1,
+        p2 ?? null,
+        o.stride === undefined ? [1, 1] : intListArg(o.stride, 2),
+        o.padding === undefined ? 'valid' : o.padding,
+        o.dilation === undefined ? [1, 1] : intListArg(o.dilation, 2),
+        o.groups === undefined ? 1 : intArg(o.groups),
+      );
+    }
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      optionsWithin(o, F_conv2d_K4) && isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) &&
+      isIntListArg(p3, 2) && (o.padding === undefined || isIntListArg(o.padding, 2)) &&
+      (o.dilation === undefined || isIntListArg(o.dilation, 2)) && (o.groups === undefined || isIntArg(o.groups))
+    ) {
+      return ops()['conv2d'].callUnchecked(
+        p0,
+        p1,
+        p2 ?? null,
+        intListArg(p3, 2),
+        o.padding === undefined ? [0, 0] : intListArg(o.padding, 2),
+        o.dilation === undefined ? [1, 1] : intListArg(o.dilation, 2),
+        o.groups === undefined ? 1 : intArg(o.groups),
+      );
+    }
+    if (
+      optionsWithin(o, F_conv2d_K5) && isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) &&
+      isIntListArg(p3, 2) && (o.padding === undefined || typeof o.padding === 'string') &&
+      (o.dilation === undefined || isIntListArg(o.dilation, 2)) && (o.groups === undefined || isIntArg(o.groups))
+    ) {
+      return ops()['conv2d.padding'].callUnchecked(
+        p0,
+        p1,
+        p2 ?? null,
+        intListArg(p3, 2),
+        o.padding === undefined ? 'valid' : o.padding,
+        o.dilation === undefined ? [1, 1] : intListArg(o.dilation, 2),
+        o.groups === undefined ? 1 : intArg(o.groups),
+      );
+    }
+  }
+  if (n === 6 && isOptions(p5)) {
+    const o: any = p5;
+    if (
+      optionsWithin(o, F_conv2d_K6) && isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) &&
+      isIntListArg(p3, 2) && isIntListArg(p4, 2) && (o.dilation === undefined || isIntListArg(o.dilation, 2)) &&
+      (o.groups === undefined || isIntArg(o.groups))
+    ) {
+      return ops()['conv2d'].callUnchecked(
+        p0,
+        p1,
+        p2 ?? null,
+        intListArg(p3, 2),
+        intListArg(p4, 2),
+        o.dilation === undefined ? [1, 1] : intListArg(o.dilation, 2),
+        o.groups === undefined ? 1 : intArg(o.groups),
+      );
+    }
+    if (
+      optionsWithin(o, F_conv2d_K7) && isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) &&
+      isIntListArg(p3, 2) && typeof p4 === 'string' && (o.dilation === undefined || isIntListArg(o.dilation, 2)) &&
+      (o.groups === undefined || isIntArg(o.groups))
+    ) {
+      return ops()['conv2d.padding'].callUnchecked(
+        p0,
+        p1,
+        p2 ?? null,
+        intListArg(p3, 2),
+        p4,
+        o.dilation === undefined ? [1, 1] : intListArg(o.dilation, 2),
+        o.groups === undefined ? 1 : intArg(o.groups),
+      );
+    }
+  }
+  if (n === 7 && isOptions(p6)) {
+    const o: any = p6;
+    if (
+      optionsWithin(o, F_conv2d_K8) && isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) &&
+      isIntListArg(p3, 2) && isIntListArg(p4, 2) && isIntListArg(p5, 2) &&
+      (o.groups === undefined || isIntArg(o.groups))
+    ) {
+      return ops()['conv2d'].callUnchecked(
+        p0,
+        p1,
+        p2 ?? null,
+        intListArg(p3, 2),
+        intListArg(p4, 2),
+        intListArg(p5, 2),
+        o.groups === undefined ? 1 : intArg(o.groups),
+      );
+    }
+    if (
+      optionsWithin(o, F_conv2d_K9) && isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) &&
+      isIntListArg(p3, 2) && typeof p4 === 'string' && isIntListArg(p5, 2) &&
+      (o.groups === undefined || isIntArg(o.groups))
+    ) {
+      return ops()['conv2d.padding'].callUnchecked(
+        p0,
+        p1,
+        p2 ?? null,
+        intListArg(p3, 2),
+        p4,
+        intListArg(p5, 2),
+        o.groups === undefined ? 1 : intArg(o.groups),
+      );
+    }
+  }
+  if (n === 8 && isOptions(p7)) {
+    const o: any = p7;
+    if (
+      optionsWithin(o, F_conv2d_K10) && isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) &&
+      isIntListArg(p3, 2) && isIntListArg(p4, 2) && isIntListArg(p5, 2) && isIntArg(p6)
+    ) {
+      return ops()['conv2d'].callUnchecked(
+        p0,
+        p1,
+        p2 ?? null,
+        intListArg(p3, 2),
+        intListArg(p4, 2),
+        intListArg(p5, 2),
+        intArg(p6),
+      );
+    }
+    if (
+      optionsWithin(o, F_conv2d_K11) && isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) &&
+      isIntListArg(p3, 2) && typeof p4 === 'string' && isIntListArg(p5, 2) && isIntArg(p6)
+    ) {
+      return ops()['conv2d.padding'].callUnchecked(
+        p0,
+        p1,
+        p2 ?? null,
+        intListArg(p3, 2),
+        p4,
+        intListArg(p5, 2),
+        intArg(p6),
+      );
+    }
+  }
+  return callParsed(F_conv2d, ops(), undefined, arguments);
+}
+
+const F_convTranspose1d: OverloadGroup = {
+  name: 'conv_transpose1d',
+  method: false,
+  overloads: [{
+    key: 'conv_transpose1d',
+    schema:
+      'conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=1, int[1] padding=0, int[1] output_padding=0, int groups=1, int[1] dilation=1) -> Tensor',
+  }],
+};
+const F_convTranspose1d_K0: readonly string[] = ['bias', 'stride', 'padding', 'outputPadding', 'groups', 'dilation'];
+const F_convTranspose1d_K1: readonly string[] = ['stride', 'padding', 'outputPadding', 'groups', 'dilation'];
+const F_convTranspose1d_K2: readonly string[] = ['padding', 'outputPadding', 'groups', 'dilation'];
+const F_convTranspose1d_K3: readonly string[] = ['outputPadding', 'groups', 'dilation'];
+const F_convTranspose1d_K4: readonly string[] = ['groups', 'dilation'];
+const F_convTranspose1d_K5: readonly string[] = ['dilation'];
+const F_convTranspose1d_K6: readonly string[] = [];
+/**
+ * 1-d transposed convolution (the gradient of conv1d for its input) with a weight `[C, OC / groups, K]`.
+ *
+ * Schemas:
+ * - `aten::conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=[1], int[1] padding=[0], int[1] output_padding=[0], int groups=1, int[1] dilation=[1]) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = convTranspose1d(x, x);
+ * ```
+ */
+export function convTranspose1d(
+  input: Tensor,
+  weight: Tensor,
+  options?: {
+    bias?: Tensor | null;
+    stride?: number | readonly number[];
+    padding?: number | readonly number[];
+    outputPadding?: number | readonly number[];
+    groups?: number;
+    dilation?: number | readonly number[];
+  },
+): Tensor;
+/** 1-d transposed convolution (the gradient of conv1d for its input) with a weight `[C, OC / groups, K]`. */
+export function convTranspose1d(
+  input: Tensor,
+  weight: Tensor,
+  bias: Tensor | null,
+  options?: {
+    stride?: number | readonly number[];
+    padding?: number | readonly number[];
+    outputPadding?: number | readonly number[];
+    groups?: number;
+    dilation?: number | readonly number[];
+  },
+): Tensor;
+/** 1-d transposed convolution (the gradient of conv1d for its input) with a weight `[C, OC / groups, K]`. */
+export function convTranspose1d(
+  input: Tensor,
+  weight: Tensor,
+  bias: Tensor | null,
+  stride: number | readonly number[],
+  options?: {
+    padding?: number | readonly number[];
+    outputPadding?: number | readonly number[];
+    groups?: number;
+    dilation?: number | readonly number[];
+  },
+): Tensor;
+/** 1-d transposed convolution (the gradient of conv1d for its input) with a weight `[C, OC / groups, K]`. */
+export function convTranspose1d(
+  input: Tensor,
+  weight: Tensor,
+  bias: Tensor | null,
+  stride: number | readonly number[],
+  padding: number | readonly number[],
+  options?: { outputPadding?: number | readonly number[]; groups?: number; dilation?: number | readonly number[] },
+): Tensor;
+/** 1-d transposed convolution (the gradient of conv1d for its input) with a weight `[C, OC / groups, K]`. */
+export function convTranspose1d(
+  input: Tensor,
+  weight: Tensor,
+  bias: Tensor | null,
+  stride: number | readonly number[],
+  padding: number | readonly number[],
+  outputPadding: number | readonly number[],
+  options?: { groups?: number; dilation?: number | readonly number[] },
+): Tensor;
+/** 1-d transposed convolution (the gradient of conv1d for its input) with a weight `[C, OC / groups, K]`. */
+export function convTranspose1d(
+  input: Tensor,
+  weight: Tensor,
+  bias: Tensor | null,
+  stride: number | readonly number[],
+  padding: number | readonly number[],
+  outputPadding: number | readonly number[],
+  groups: number,
+  options?: { dilation?: number | readonly number[] },
+): Tensor;
+/** 1-d transposed convolution (the gradient of conv1d for its input) with a weight `[C, OC / groups, K]`. */
+export function convTranspose1d(
+  input: Tensor,
+  weight: Tensor,
+  bias: Tensor | null,
+  stride: number | readonly number[],
+  padding: number | readonly number[],
+  outputPadding: number | readonly number[],
+  groups: number,
+  dilation: number | readonly number[],
+): Tensor;
+export function convTranspose1d(
+  p0?: any,
+  p1?: any,
+  p2?: any,
+  p3?: any,
+  p4?: any,
+  p5?: any,
+  p6?: any,
+  p7?: any,
+  p8?: any,
+): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['conv_transpose1d'].callUnchecked(p0, p1, null, [1], [0], [0], 1, [1]);
+    }
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2))) {
+      return ops()['conv_transpose1d'].callUnchecked(p0, p1, p2 ?? null, [1], [0], [0], 1, [1]);
+    }
+  }
+  if (n === 4) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && isIntListArg(p3, 1)) {
+      return ops()['conv_transpose1d'].callUnchecked(p0, p1, p2 ?? null, intListArg(p3, 1), [0], [0], 1, [1]);
+    }
+  }
+  if (n === 5) {
+    if (
+      isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && isIntListArg(p3, 1) &&
+      isIntListArg(p4, 1)
+    ) {
+      return ops()['conv_transpose1d'].callUnchecked(p0, p1, p2 ?? null, intListArg(p3, 1), intListArg(p4, 1), [0], 1, [
+        1,
+      ]);
+    }
+  }
+  if (n === 6) {
+    if (
+      isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && isIntListArg(p3, 1) &&
+      isIntListArg(p4, 1) && isIntListArg(p5, 1)
+    ) {
+      return ops()['conv_transpose1d'].callUnchecked(
+        p0,
+        p1,
+        p2 ?? null,
+        intListArg(p3, 1),
+        intListArg(p4, 1),
+        intListArg(p5, 1),
+        1,
+        [1],
+      );
+    }
+  }
+  if (n === 7) {
+    if (
+      isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && isIntListArg(p3, 1) &&
+      isIntListArg(p4, 1) && isIntListArg(p5, 1) && isIntArg(p6)
+    ) {
+      return ops()['conv_transpose1d'].callUnchecked(
+        p0,
+        p1,
+        p2 ?? null,
+        intListArg(p3, 1),
+        intListArg(p4, 1),
+        intListArg(p5, 1),
+        intArg(p6),
+        [1],
+      );
+    }
+  }
+  if (n === 8) {
+    if (
+      isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && isIntListArg(p3, 1) &&
+      isIntListArg(p4, 1) && isIntListArg(p5, 1) && isIntArg(p6) && isIntListArg(p7, 1)
+    ) {
+      return ops()['conv_transpose1d'].callUnchecked(
+        p0,
+        p1,
+        p2 ?? null,
+        intListArg(p3, 1),
+        intListArg(p4, 1),
+        intListArg(p5, 1),
+        intArg(p6),
+        intListArg(p7, 1),
+      );
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_convTranspose1d_K0) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (o.bias === undefined || (o.bias == null || isLiveTensor(o.bias))) &&
+      (o.stride === undefined || isIntListArg(o.stride, 1)) &&
+      (o.padding === undefined || isIntListArg(o.padding, 1)) &&
+      (o.outputPadding === undefined || isIntListArg(o.outputPadding, 1)) &&
+      (o.groups === undefined || isIntArg(o.groups)) && (o.dilation === undefined || isIntListArg(o.dilation, 1))
+    ) {
+      return ops()['conv_transpose1d'].callUnchecked(
+        p0,
+        p1,
+        o.bias ?? null,
+        o.stride === undefined ? [1] : intListArg(o.stride, 1),
+        o.padding === undefined ? [0] : intListArg(o.padding, 1),
+        o.outputPadding === undefined ? [0] : intListArg(o.outputPadding, 1),
+        o.groups === undefined ? 1 : intArg(o.groups),
+        o.dilation === undefined ? [1] : intListArg(o.dilation, 1),
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_convTranspose1d_K1) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (p2 == null || isLiveTensor(p2)) && (o.stride === undefined || isIntListArg(o.stride, 1)) &&
+      (o.padding === undefined || isIntListArg(o.padding, 1)) &&
+      (o.outputPadding === undefined || isIntListArg(o.outputPadding, 1)) &&
+      (o.groups === undefined || isIntArg(o.groups)) && (o.dilation === undefined || isIntListArg(o.dilation, 1))
+    ) {
+      return ops()['conv_transpose1d'].callUnchecked(
+        p0,
+        p1,
+        p2 ?? null,
+        o.stride === undefined ? [1] : intListArg(o.stride, 1),
+        o.padding === undefined ? [0] : intListArg(o.padding, 1),
+        o.outputPadding === undefined ? [0] : intListArg(o.outputPadding, 1),
+        o.groups === undefined ? 1 : intArg(o.groups),
+        o.dilation === undefined ? [1] : intListArg(o.dilation, 1),
+      );
+    }
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      optionsWithin(o, F_convTranspose1d_K2) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (p2 == null || isLiveTensor(p2)) && isIntListArg(p3, 1) &&
+      (o.padding === undefined || isIntListArg(o.padding, 1)) &&
+      (o.outputPadding === undefined || isIntListArg(o.outputPadding, 1)) &&
+      (o.groups === undefined || isIntArg(o.groups)) && (o.dilation === undefined || isIntListArg(o.dilation, 1))
+    ) {
+      return ops()['conv_transpose1d'].callUnchecked(
+        p0,
+        p1,
+        p2 ?? null,
+        intListArg(p3, 1),
+        o.padding === undefined ? [0] : intListArg(o.padding, 1),
+        o.outputPadding === undefined ? [0] : intListArg(o.outputPadding, 1),
+        o.groups === undefined ? 1 : intArg(o.groups),
+        o.dilation === undefined ? [1] : intListArg(o.dilation, 1),
+      );
+    }
+  }
+  if (n === 6 && isOptions(p5)) {
+    const o: any = p5;
+    if (
+      optionsWithin(o, F_convTranspose1d_K3) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (p2 == null || isLiveTensor(p2)) && isIntListArg(p3, 1) && isIntListArg(p4, 1) &&
+      (o.outputPadding === undefined || isIntListArg(o.outputPadding, 1)) &&
+      (o.groups === undefined || isIntArg(o.groups)) && (o.dilation === undefined || isIntListArg(o.dilation, 1))
+    ) {
+      return ops()['conv_transpose1d'].callUnchecked(
+        p0,
+        p1,
+        p2 ?? null,
+        intListArg(p3, 1),
+        intListArg(p4, 1),
+        o.outputPadding === undefined ? [0] : intListArg(o.outputPadding, 1),
+        o.groups === undefined ? 1 : intArg(o.groups),
+        o.dilation === undefined ? [1] : intListArg(o.dilation, 1),
+      );
+    }
+  }
+  if (n === 7 && isOptions(p6)) {
+    const o: any = p6;
+    if (
+      optionsWithin(o, F_convTranspose1d_K4) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (p2 == null || isLiveTensor(p2)) && isIntListArg(p3, 1) && isIntListArg(p4, 1) && isIntListArg(p5, 1) &&
+      (o.groups === undefined || isIntArg(o.groups)) && (o.dilation === undefined || isIntListArg(o.dilation, 1))
+    ) {
+      return ops()['conv_transpose1d'].callUnchecked(
+        p0,
+        p1,
+        p2 ?? null,
+        intListArg(p3, 1),
+        intListArg(p4, 1),
+        intListArg(p5, 1),
+        o.groups === undefined ? 1 : intArg(o.groups),
+        o.dilation === undefined ? [1] : intListArg(o.dilation, 1),
+      );
+    }
+  }
+  if (n === 8 && isOptions(p7)) {
+    const o: any = p7;
+    if (
+      optionsWithin(o, F_convTranspose1d_K5) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (p2 == null || isLiveTensor(p2)) && isIntListArg(p3, 1) && isIntListArg(p4, 1) && isIntListArg(p5, 1) &&
+      isIntArg(p6) && (o.dilation === undefined || isIntListArg(o.dilation, 1))
+    ) {
+      return ops()['conv_transpose1d'].callUnchecked(
+        p0,
+        p1,
+        p2 ?? null,
+        intListArg(p3, 1),
+        intListArg(p4, 1),
+        intListArg(p5, 1),
+        intArg(p6),
+        o.dilation === undefined ? [1] : intListArg(o.dilation, 1),
+      );
+    }
+  }
+  if (n === 9 && isOptions(p8)) {
+    const o: any = p8;
+    if (
+      optionsWithin(o, F_convTranspose1d_K6) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (p2 == null || isLiveTensor(p2)) && isIntListArg(p3, 1) && isIntListArg(p4, 1) && isIntListArg(p5, 1) &&
+      isIntArg(p6) && isIntListArg(p7, 1)
+    ) {
+      return ops()['conv_transpose1d'].callUnchecked(
+        p0,
+        p1,
+        p2 ?? null,
+        intListArg(p3, 1),
+        intListArg(p4, 1),
+        intListArg(p5, 1),
+        intArg(p6),
+        intListArg(p7, 1),
+      );
+    }
+  }
+  return callParsed(F_convTranspose1d, ops(), undefined, arguments);
+}
+
+const F_convTranspose2d: OverloadGroup = {
+  name: 'conv_transpose2d',
+  method: false,
+  overloads: [{
+    key: 'conv_transpose2d.input',
+    schema:
+      'conv_transpose2d.input(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, int[2] padding=0, int[2] output_padding=0, int groups=1, int[2] dilation=1) -> Tensor',
+  }],
+};
+const F_convTranspose2d_K0: readonly string[] = ['bias', 'stride', 'padding', 'outputPadding', 'groups', 'dilation'];
+const F_convTranspose2d_K1: readonly string[] = ['stride', 'padding', 'outputPadding', 'groups', 'dilation'];
+const F_convTranspose2d_K2: readonly string[] = ['padding', 'outputPadding', 'groups', 'dilation'];
+const F_convTranspose2d_K3: readonly string[] = ['outputPadding', 'groups', 'dilation'];
+const F_convTranspose2d_K4: readonly string[] = ['groups', 'dilation'];
+const F_convTranspose2d_K5: readonly string[] = ['dilation'];
+const F_convTranspose2d_K6: readonly string[] = [];
+/**
+ * 2-d transposed convolution (the gradient of conv2d for its input) with a weight `[C, OC / groups, KH, KW]`.
+ *
+ * Schemas:
+ * - `aten::conv_transpose2d.input(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, int[2] padding=0, int[2] output_padding=0, int groups=1, int[2] dilation=1) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = convTranspose2d(x, x);
+ * ```
+ */
+export function convTranspose2d(
+  input: Tensor,
+  weight: Tensor,
+  options?: {
+    bias?: Tensor | null;
+    stride?: number | readonly number[];
+    padding?: number | readonly number[];
+    outputPadding?: number | readonly number[];
+    groups?: number;
+    dilation?: number | readonly number[];
+  },
+): Tensor;
+/** 2-d transposed convolution (the gradient of conv2d for its input) with a weight `[C, OC / groups, KH, KW]`. */
+export function convTranspose2d(
+  input: Tensor,
+  weight: Tensor,
+  bias: Tensor | null,
+  options?: {
+    stride?: number | readonly number[];
+    padding?: number | readonly number[];
+    outputPadding?: number | readonly number[];
+    groups?: number;
+    dilation?: number | readonly number[];
+  },
+): Tensor;
+/** 2-d transposed convolution (the gradient of conv2d for its input) with a weight `[C, OC / groups, KH, KW]`. */
+export function convTranspose2d(
+  input: Tensor,
+  weight: Tensor,
+  bias: Tensor | null,
+  stride: number | readonly number[],
+  options?: {
+    padding?: number | readonly number[];
+    outputPadding?: number | readonly number[];
+    groups?: number;
+    dilation?: number | readonly number[];
+  },
+): Tensor;
+/** 2-d transposed convolution (the gradient of conv2d for its input) with a weight `[C, OC / groups, KH, KW]`. */
+export function convTranspose2d(
+  input: Tensor,
+  weight: Tensor,
+  bias: Tensor | null,
+  stride: number | readonly number[],
+  padding: number | readonly number[],
+  options?: { outputPadding?: number | readonly number[]; groups?: number; dilation?: number | readonly number[] },
+): Tensor;
+/** 2-d transposed convolution (the gradient of conv2d for its input) with a weight `[C, OC / groups, KH, KW]`. */
+export function convTranspose2d(
+  input: Tensor,
+  weight: Tensor,
+  bias: Tensor | null,
+  stride: number | readonly number[],
+  padding: number | readonly number[],
+  outputPadding: number | readonly number[],
+  options?: { groups?: number; dilation?: number | readonly number[] },
+): Tensor;
+/** 2-d transposed convolution (the gradient of conv2d for its input) with a weight `[C, OC / groups, KH, KW]`. */
+export function convTranspose2d(
+  input: Tensor,
+  weight: Tensor,
+  bias: Tensor | null,
+  stride: number | readonly number[],
+  padding: number | readonly number[],
+  outputPadding: number | readonly number[],
+  groups: number,
+  options?: { dilation?: number | readonly number[] },
+): Tensor;
+/** 2-d transposed convolution (the gradient of conv2d for its input) with a weight `[C, OC / groups, KH, KW]`. */
+export function convTranspose2d(
+  input: Tensor,
+  weight: Tensor,
+  bias: Tensor | null,
+  stride: number | readonly number[],
+  padding: number | readonly number[],
+  outputPadding: number | readonly number[],
+  groups: number,
+  dilation: number | readonly number[],
+): Tensor;
+export function convTranspose2d(
+  p0?: any,
+  p1?: any,
+  p2?: any,
+  p3?: any,
+  p4?: any,
+  p5?: any,
+  p6?: any,
+  p7?: any,
+  p8?: any,
+): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isLiveTensor(p1)) {
+      return ops()['conv_transpose2d.input'].callUnchecked(p0, p1, null, [1, 1], [0, 0], [0, 0], 1, [1, 1]);
+    }
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2))) {
+      return ops()['conv_transpose2d.input'].callUnchecked(p0, p1, p2 ?? null, [1, 1], [0, 0], [0, 0], 1, [1, 1]);
+    }
+  }
+  if (n === 4) {
+    if (isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && isIntListArg(p3, 2)) {
+      return ops()['conv_transpose2d.input'].callUnchecked(p0, p1, p2 ?? null, intListArg(p3, 2), [0, 0], [0, 0], 1, [
+        1,
+        1,
+      ]);
+    }
+  }
+  if (n === 5) {
+    if (
+      isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && isIntListArg(p3, 2) &&
+      isIntListArg(p4, 2)
+    ) {
+      return ops()['conv_transpose2d.input'].callUnchecked(
+        p0,
+        p1,
+        p2 ?? null,
+        intListArg(p3, 2),
+        intListArg(p4, 2),
+        [0, 0],
+        1,
+        [1, 1],
+      );
+    }
+  }
+  if (n === 6) {
+    if (
+      isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && isIntListArg(p3, 2) &&
+      isIntListArg(p4, 2) && isIntListArg(p5, 2)
+    ) {
+      return ops()['conv_transpose2d.input'].callUnchecked(
+        p0,
+        p1,
+        p2 ?? null,
+        intListArg(p3, 2),
+        intListArg(p4, 2),
+        intListArg(p5, 2),
+        1,
+        [1, 1],
+      );
+    }
+  }
+  if (n === 7) {
+    if (
+      isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && isIntListArg(p3, 2) &&
+      isIntListArg(p4, 2) && isIntListArg(p5, 2) && isIntArg(p6)
+    ) {
+      return ops()['conv_transpose2d.input'].callUnchecked(
+        p0,
+        p1,
+        p2 ?? null,
+        intListArg(p3, 2),
+        intListArg(p4, 2),
+        intListArg(p5, 2),
+        intArg(p6),
+        [1, 1],
+      );
+    }
+  }
+  if (n === 8) {
+    if (
+      isLiveTensor(p0) && isLiveTensor(p1) && (p2 == null || isLiveTensor(p2)) && isIntListArg(p3, 2) &&
+      isIntListArg(p4, 2) && isIntListArg(p5, 2) && isIntArg(p6) && isIntListArg(p7, 2)
+    ) {
+      return ops()['conv_transpose2d.input'].callUnchecked(
+        p0,
+        p1,
+        p2 ?? null,
+        intListArg(p3, 2),
+        intListArg(p4, 2),
+        intListArg(p5, 2),
+        intArg(p6),
+        intListArg(p7, 2),
+      );
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_convTranspose2d_K0) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (o.bias === undefined || (o.bias == null || isLiveTensor(o.bias))) &&
+      (o.stride === undefined || isIntListArg(o.stride, 2)) &&
+      (o.padding === undefined || isIntListArg(o.padding, 2)) &&
+      (o.outputPadding === undefined || isIntListArg(o.outputPadding, 2)) &&
+      (o.groups === undefined || isIntArg(o.groups)) && (o.dilation === undefined || isIntListArg(o.dilation, 2))
+    ) {
+      return ops()['conv_transpose2d.input'].callUnchecked(
+        p0,
+        p1,
+        o.bias ?? null,
+        o.stride === undefined ? [1, 1] : intListArg(o.stride, 2),
+        o.padding === undefined ? [0, 0] : intListArg(o.padding, 2),
+        o.outputPadding === undefined ? [0, 0] : intListArg(o.outputPadding, 2),
+        o.groups === undefined ? 1 : intArg(o.groups),
+        o.dilation === undefined ? [1, 1] : intListArg(o.dilation, 2),
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_convTranspose2d_K1) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (p2 == null || isLiveTensor(p2)) && (o.stride === undefined || isIntListArg(o.stride, 2)) &&
+      (o.padding === undefined || isIntListArg(o.padding, 2)) &&
+      (o.outputPadding === undefined || isIntListArg(o.outputPadding, 2)) &&
+      (o.groups === undefined || isIntArg(o.groups)) && (o.dilation === undefined || isIntListArg(o.dilation, 2))
+    ) {
+      return ops()['conv_transpose2d.input'].callUnchecked(
+        p0,
+        p1,
+        p2 ?? null,
+        o.stride === undefined ? [1, 1] : intListArg(o.stride, 2),
+        o.padding === undefined ? [0, 0] : intListArg(o.padding, 2),
+        o.outputPadding === undefined ? [0, 0] : intListArg(o.outputPadding, 2),
+        o.groups === undefined ? 1 : intArg(o.groups),
+        o.dilation === undefined ? [1, 1] : intListArg(o.dilation, 2),
+      );
+    }
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      optionsWithin(o, F_convTranspose2d_K2) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (p2 == null || isLiveTensor(p2)) && isIntListArg(p3, 2) &&
+      (o.padding === undefined || isIntListArg(o.padding, 2)) &&
+      (o.outputPadding === undefined || isIntListArg(o.outputPadding, 2)) &&
+      (o.groups === undefined || isIntArg(o.groups)) && (o.dilation === undefined || isIntListArg(o.dilation, 2))
+    ) {
+      return ops()['conv_transpose2d.input'].callUnchecked(
+        p0,
+        p1,
+        p2 ?? null,
+        intListArg(p3, 2),
+        o.padding === undefined ? [0, 0] : intListArg(o.padding, 2),
+        o.outputPadding === undefined ? [0, 0] : intListArg(o.outputPadding, 2),
+        o.groups === undefined ? 1 : intArg(o.groups),
+        o.dilation === undefined ? [1, 1] : intListArg(o.dilation, 2),
+      );
+    }
+  }
+  if (n === 6 && isOptions(p5)) {
+    const o: any = p5;
+    if (
+      optionsWithin(o, F_convTranspose2d_K3) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (p2 == null || isLiveTensor(p2)) && isIntListArg(p3, 2) && isIntListArg(p4, 2) &&
+      (o.outputPadding === undefined || isIntListArg(o.outputPadding, 2)) &&
+      (o.groups === undefined || isIntArg(o.groups)) && (o.dilation === undefined || isIntListArg(o.dilation, 2))
+    ) {
+      return ops()['conv_transpose2d.input'].callUnchecked(
+        p0,
+        p1,
+        p2 ?? null,
+        intListArg(p3, 2),
+        intListArg(p4, 2),
+        o.outputPadding === undefined ? [0, 0] : intListArg(o.outputPadding, 2),
+        o.groups === undefined ? 1 : intArg(o.groups),
+        o.dilation === undefined ? [1, 1] : intListArg(o.dilation, 2),
+      );
+    }
+  }
+  if (n === 7 && isOptions(p6)) {
+    const o: any = p6;
+    if (
+      optionsWithin(o, F_convTranspose2d_K4) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (p2 == null || isLiveTensor(p2)) && isIntListArg(p3, 2) && isIntListArg(p4, 2) && isIntListArg(p5, 2) &&
+      (o.groups === undefined || isIntArg(o.groups)) && (o.dilation === undefined || isIntListArg(o.dilation, 2))
+    ) {
+      return ops()['conv_transpose2d.input'].callUnchecked(
+        p0,
+        p1,
+        p2 ?? null,
+        intListArg(p3, 2),
+        intListArg(p4, 2),
+        intListArg(p5, 2),
+        o.groups === undefined ? 1 : intArg(o.groups),
+        o.dilation === undefined ? [1, 1] : intListArg(o.dilation, 2),
+      );
+    }
+  }
+  if (n === 8 && isOptions(p7)) {
+    const o: any = p7;
+    if (
+      optionsWithin(o, F_convTranspose2d_K5) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (p2 == null || isLiveTensor(p2)) && isIntListArg(p3, 2) && isIntListArg(p4, 2) && isIntListArg(p5, 2) &&
+      isIntArg(p6) && (o.dilation === undefined || isIntListArg(o.dilation, 2))
+    ) {
+      return ops()['conv_transpose2d.input'].callUnchecked(
+        p0,
+        p1,
+        p2 ?? null,
+        intListArg(p3, 2),
+        intListArg(p4, 2),
+        intListArg(p5, 2),
+        intArg(p6),
+        o.dilation === undefined ? [1, 1] : intListArg(o.dilation, 2),
+      );
+    }
+  }
+  if (n === 9 && isOptions(p8)) {
+    const o: any = p8;
+    if (
+      optionsWithin(o, F_convTranspose2d_K6) && isLiveTensor(p0) && isLiveTensor(p1) &&
+      (p2 == null || isLiveTensor(p2)) && isIntListArg(p3, 2) && isIntListArg(p4, 2) && isIntListArg(p5, 2) &&
+      isIntArg(p6) && isIntListArg(p7, 2)
+    ) {
+      return ops()['conv_transpose2d.input'].callUnchecked(
+        p0,
+        p1,
+        p2 ?? null,
+        intListArg(p3, 2),
+        intListArg(p4, 2),
+        intListArg(p5, 2),
+        intArg(p6),
+        intListArg(p7, 2),
+      );
+    }
+  }
+  return callParsed(F_convTranspose2d, ops(), undefined, arguments);
+}
+
+const F_maxPool2d: OverloadGroup = {
+  name: 'max_pool2d',
+  method: false,
+  overloads: [{
+    key: 'max_pool2d',
+    schema:
+      'max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor',
+  }],
+};
+const F_maxPool2d_K0: readonly string[] = ['stride', 'padding', 'dilation', 'ceilMode'];
+const F_maxPool2d_K1: readonly string[] = ['padding', 'dilation', 'ceilMode'];
+const F_maxPool2d_K2: readonly string[] = ['dilation', 'ceilMode'];
+const F_maxPool2d_K3: readonly string[] = ['ceilMode'];
+const F_maxPool2d_K4: readonly string[] = [];
+/**
+ * Max pooling over the last two dims of `[N, C, H, W]` or `[C, H, W]` (stride defaults to the kernel size).
+ *
+ * Schemas:
+ * - `aten::max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = maxPool2d(x, [2, 3]);
+ * ```
+ */
+export function maxPool2d(
+  input: Tensor,
+  kernelSize: number | readonly number[],
+  options?: {
+    stride?: number | readonly number[];
+    padding?: number | readonly number[];
+    dilation?: number | readonly number[];
+    ceilMode?: boolean;
+  },
+): Tensor;
+/** Max pooling over the last two dims of `[N, C, H, W]` or `[C, H, W]` (stride defaults to the kernel size). */
+export function maxPool2d(
+  input: Tensor,
+  kernelSize: number | readonly number[],
+  stride: number | readonly number[],
+  options?: { padding?: number | readonly number[]; dilation?: number | readonly number[]; ceilMode?: boolean },
+): Tensor;
+/** Max pooling over the last two dims of `[N, C, H, W]` or `[C, H, W]` (stride defaults to the kernel size). */
+export function maxPool2d(
+  input: Tensor,
+  kernelSize: number | readonly number[],
+  stride: number | readonly number[],
+  padding: number | readonly number[],
+  options?: { dilation?: number | readonly number[]; ceilMode?: boolean },
+): Tensor;
+/** Max pooling over the last two dims of `[N, C, H, W]` or `[C, H, W]` (stride defaults to the kernel size). */
+export function maxPool2d(
+  input: Tensor,
+  kernelSize: number | readonly number[],
+  stride: number | readonly number[],
+  padding: number | readonly number[],
+  dilation: number | readonly number[],
+  options?: { ceilMode?: boolean },
+): Tensor;
+/** Max pooling over the last two dims of `[N, C, H, W]` or `[C, H, W]` (stride defaults to the kernel size). */
+export function maxPool2d(
+  input: Tensor,
+  kernelSize: number | readonly number[],
+  stride: number | readonly number[],
+  padding: number | readonly number[],
+  dilation: number | readonly number[],
+  ceilMode: boolean,
+): Tensor;
+export function maxPool2d(p0?: any, p1?: any, p2?: any, p3?: any, p4?: any, p5?: any, p6?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntListArg(p1, 2)) {
+      return ops()['max_pool2d'].callUnchecked(p0, intListArg(p1, 2), [], [0, 0], [1, 1], false);
+    }
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntListArg(p1, 2) && isIntListArg(p2, 2)) {
+      return ops()['max_pool2d'].callUnchecked(p0, intListArg(p1, 2), intListArg(p2, 2), [0, 0], [1, 1], false);
+    }
+  }
+  if (n === 4) {
+    if (isLiveTensor(p0) && isIntListArg(p1, 2) && isIntListArg(p2, 2) && isIntListArg(p3, 2)) {
+      return ops()['max_pool2d'].callUnchecked(
+        p0,
+        intListArg(p1, 2),
+        intListArg(p2, 2),
+        intListArg(p3, 2),
+        [1, 1],
+        false,
+      );
+    }
+  }
+  if (n === 5) {
+    if (isLiveTensor(p0) && isIntListArg(p1, 2) && isIntListArg(p2, 2) && isIntListArg(p3, 2) && isIntListArg(p4, 2)) {
+      return ops()['max_pool2d'].callUnchecked(
+        p0,
+        intListArg(p1, 2),
+        intListArg(p2, 2),
+        intListArg(p3, 2),
+        intListArg(p4, 2),
+        false,
+      );
+    }
+  }
+  if (n === 6) {
+    if (
+      isLiveTensor(p0) && isIntListArg(p1, 2) && isIntListArg(p2, 2) && isIntListArg(p3, 2) && isIntListArg(p4, 2) &&
+      typeof p5 === 'boolean'
+    ) {
+      return ops()['max_pool2d'].callUnchecked(
+        p0,
+        intListArg(p1, 2),
+        intListArg(p2, 2),
+        intListArg(p3, 2),
+        intListArg(p4, 2),
+        p5,
+      );
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_maxPool2d_K0) && isLiveTensor(p0) && isIntListArg(p1, 2) &&
+      (o.stride === undefined || isIntListArg(o.stride, 2)) &&
+      (o.padding === undefined || isIntListArg(o.padding, 2)) &&
+      (o.dilation === undefined || isIntListArg(o.dilation, 2)) &&
+      (o.ceilMode === undefined || typeof o.ceilMode === 'boolean')
+    ) {
+      return ops()['max_pool2d'].callUnchecked(
+        p0,
+        intListArg(p1, 2),
+        o.stride === undefined ? [] : intListArg(o.stride, 2),
+        o.padding === undefined ? [0, 0] : intListArg(o.padding, 2),
+        o.dilation === undefined ? [1, 1] : intListArg(o.dilation, 2),
+        o.ceilMode === undefined ? false : o.ceilMode,
+      );
+    }
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (
+      optionsWithin(o, F_maxPool2d_K1) && isLiveTensor(p0) && isIntListArg(p1, 2) && isIntListArg(p2, 2) &&
+      (o.padding === undefined || isIntListArg(o.padding, 2)) &&
+      (o.dilation === undefined || isIntListArg(o.dilation, 2)) &&
+      (o.ceilMode === undefined || typeof o.ceilMode === 'boolean')
+    ) {
+      return ops()['max_pool2d'].callUnchecked(
+        p0,
+        intListArg(p1, 2),
+        intListArg(p2, 2),
+        o.padding === undefined ? [0, 0] : intListArg(o.padding, 2),
+        o.dilation === undefined ? [1, 1] : intListArg(o.dilation, 2),
+        o.ceilMode === undefined ? false : o.ceilMode,
+      );
+    }
+  }
+  if (n === 5 && isOptions(p4)) {
+    const o: any = p4;
+    if (
+      optionsWithin(o, F_maxPool2d_K2) && isLiveTensor(p0) && isIntListArg(p1, 2) && isIntListArg(p2, 2) &&
+      isIntListArg(p3, 2) && (o.dilation === undefined || isIntListArg(o.dilation, 2)) &&
+      (o.ceilMode === undefined || typeof o.ceilMode === 'boolean')
+    ) {
+      return ops()['max_pool2d'].callUnchecked(
+        p0,
+        intListArg(p1, 2),
+        intListArg(p2, 2),
+        intListArg(p3, 2),
+        o.dilation === undefined ? [1, 1] : intListArg(o.dilation, 2),
+        o.ceilMode === undefined ? false : o.ceilMode,
+      );
+    }
+  }
+  if (n === 6 && isOptions(p5)) {
+    const o: any = p5;
+    if (
+      optionsWithin(o, F_maxPool2d_K3) && isLiveTensor(p0) && isIntListArg(p1, 2) && isIntListArg(p2, 2) &&
+      isIntListArg(p3, 2) && isIntListArg(p4, 2) && (o.ceilMode === undefined || typeof o.ceilMode === 'boolean')
+    ) {
+      return ops()['max_pool2d'].callUnchecked(
+        p0,
+        intListArg(p1, 2),
+        intListArg(p2, 2),
+        intListArg(p3, 2),
+        intListArg(p4, 2),
+        o.ceilMode === undefined ? false : o.ceilMode,
+      );
+    }
+  }
+  if (n === 7 && isOptions(p6)) {
+    const o: any = p6;
+    if (
+      optionsWithin(o, F_maxPool2d_K4) && isLiveTensor(p0) && isIntListArg(p1, 2) && isIntListArg(p2, 2) &&
+      isIntListArg(p3, 2) && isIntListArg(p4, 2) && typeof p5 === 'boolean'
+    ) {
+      return ops()['max_pool2d'].callUnchecked(
+        p0,
+        intListArg(p1, 2),
+        intListArg(p2, 2),
+        intListArg(p3, 2),
+        intListArg(p4, 2),
+        p5,
+      );
+    }
+  }
+  return callParsed(F_maxPool2d, ops(), undefined, arguments);
+}
+
+const F_adaptiveAvgPool2d: OverloadGroup = {
+  name: 'adaptive_avg_pool2d',
+  method: false,
+  overloads: [{
+    key: 'adaptive_avg_pool2d',
+    schema: 'adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor',
+  }],
+};
+const F_adaptiveAvgPool2d_K0: readonly string[] = [];
+/**
+ * Average pooling to a fixed `output_size`: window i of a dim spans [floor(i * In / Out), ceil((i + 1) * In / Out)).
+ *
+ * Schemas:
+ * - `aten::adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = adaptiveAvgPool2d(x, [2, 3]);
+ * ```
+ */
+export function adaptiveAvgPool2d(input: Tensor, outputSize: number | readonly number[]): Tensor;
+export function adaptiveAvgPool2d(p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntListArg(p1, 2)) {
+      return ops()['adaptive_avg_pool2d'].callUnchecked(p0, intListArg(p1, 2));
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, F_adaptiveAvgPool2d_K0) && isLiveTensor(p0) && isIntListArg(p1, 2)) {
+      return ops()['adaptive_avg_pool2d'].callUnchecked(p0, intListArg(p1, 2));
+    }
+  }
+  return callParsed(F_adaptiveAvgPool2d, ops(), undefined, arguments);
+}
+
+const F_batchNorm: OverloadGroup = {
+  name: 'batch_norm',
+  method: false,
+  overloads: [{
+    key: 'batch_norm',
+    schema:
+      'batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor',
+  }],
+};
+const F_batchNorm_K0: readonly string[] = [];
+/**
+ * Batch normalisation over dim 1 of `[N, C, *]` (training: batch statistics, running statistics updated).
+ *
+ * Schemas:
+ * - `aten::batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = batchNorm(x, x, x, x, x, true, 2, 2, true);
+ * ```
+ */
+export function batchNorm(
+  input: Tensor,
+  weight: Tensor | null,
+  bias: Tensor | null,
+  runningMean: Tensor | null,
+  runningVar: Tensor | null,
+  options?: { training?: boolean; momentum?: number; eps?: number; cudnnEnabled?: boolean },
+): Tensor;
+/** Batch normalisation over dim 1 of `[N, C, *]` (training: batch statistics, running statistics updated). */
+export function batchNorm(
+  input: Tensor,
+  weight: Tensor | null,
+  bias: Tensor | null,
+  runningMean: Tensor | null,
+  runningVar: Tensor | null,
+  training: boolean,
+  options?: { momentum?: number; eps?: number; cudnnEnabled?: boolean },
+): Tensor;
+/** Batch normalisation over dim 1 of `[N, C, *]` (training: batch statistics, running statistics updated). */
+export function batchNorm(
+  input: Tensor,
+  weight: Tensor | null,
+  bias: Tensor | null,
+  runningMean: Tensor | null,
+  runningVar: Tensor | null,
+  training: boolean,
+  momentum: number,
+  options?: { eps?: number; cudnnEnabled?: boolean },
+): Tensor;
+/** Batch normalisation over dim 1 of `[N, C, *]` (training: batch statistics, running statistics updated). */
+export function batchNorm(
+  input: Tensor,
+  weight: Tensor | null,
+  bias: Tensor | null,
+  runningMean: Tensor | null,
+  runningVar: Tensor | null,
+  training: boolean,
+  momentum: number,
+  eps: number,
+  options?: { cudnnEnabled?: boolean },
+): Tensor;
+/** Batch normalisation over dim 1 of `[N, C, *]` (training: batch statistics, running statistics updated). */
+export function batchNorm(
+  input: Tensor,
+  weight: Tensor | null,
+  bias: Tensor | null,
+  runningMean: Tensor | null,
+  runningVar: Tensor | null,
+  training: boolean,
+  momentum: number,
+  eps: number,
+  cudnnEnabled: boolean,
+): Tensor;
+export function batchNorm(
+  p0?: any,
+  p1?: any,
+  p2?: any,
+  p3?: any,
+  p4?: any,
+  p5?: any,
+  p6?: any,
+  p7?: any,
+  p8?: any,
+  p9?: any,
+): any {
+  const n = arguments.length;
+  if (n === 9) {
+    if (
+      isLiveTensor(p0) && (p1 == null || isLiveTensor(p1)) && (p2 == null || isLiveTensor(p2)) &&
+      (p3 == null || isLiveTensor(p3)) && (p4 == null || isLiveTensor(p4)) && typeof p5 === 'boolean' &&
+      isFloatArg(p6) && isFloatArg(p7) && typeof p8 === 'boolean'
+    ) {
+      return ops()['batch_norm'].callUnchecked(
+        p0,
+        p1 ?? null,
+        p2 ?? null,
+        p3 ?? null,
+        p4 ?? null,
+        p5,
+        floatArg(p6),
+        floatArg(p7),
+        p8,
+      );
+    }
+  }
+  if (n === 10 && isOptions(p9)) {
+    const o: any = p9;
+    if (
+      optionsWithin(o, F_batchNorm_K0) && isLiveTensor(p0) && (p1 == null || isLiveTensor(p1)) &&
+      (p2 == null || isLiveTensor(p2)) && (p3 == null || isLiveTensor(p3)) && (p4 == null || isLiveTensor(p4)) &&
+      typeof p5 === 'boolean' && isFloatArg(p6) && isFloatArg(p7) && typeof p8 === 'boolean'
+    ) {
+      return ops()['batch_norm'].callUnchecked(
+        p0,
+        p1 ?? null,
+        p2 ?? null,
+        p3 ?? null,
+        p4 ?? null,
+        p5,
+        floatArg(p6),
+        floatArg(p7),
+        p8,
+      );
+    }
+  }
+  return callParsed(F_batchNorm, ops(), undefined, arguments);
+}
+
 /** Methods every Tensor has, generated from the operator declarations. */
 export interface TensorMethods {
   /** Adds `other`, scaled by `alpha`, to `self`, with broadcasting and type promotion. */
