@@ -11,7 +11,6 @@
  *
  * @module
  */
-import { bench, do_not_optimize, group, summary } from 'mitata';
 import {
   conv2d,
   convTranspose2d,
@@ -25,10 +24,10 @@ import {
 } from '../mod.ts';
 import { BatchNorm2d, Conv2d, Flatten, Linear, MaxPool2d, ReLU, Sequential } from '../core/nn/mod.ts';
 import { Adam } from '../core/optim/mod.ts';
-import { runAndReport } from './_report.ts';
+import { bench, do_not_optimize, group, runAndReport, smokeSize, summary } from './_report.ts';
 import { setupTfjs, useTfBackend } from './_peers.ts';
 
-const N = 32, C = 64, HW = 32, K = 3;
+const N = smokeSize(32, 2), C = smokeSize(64, 8), HW = smokeSize(32, 9), K = 3;
 const SHAPE = `3x3 conv, batch ${N}, ${C}->${C} channels, ${HW}x${HW}, padding 1`;
 const FORWARD = `forward, ${SHAPE}`;
 const INPUT_GRAD = `input gradient (transposed conv), ${SHAPE}`;

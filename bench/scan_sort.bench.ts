@@ -8,11 +8,10 @@
  *
  * @module
  */
-import { bench, do_not_optimize, group } from 'mitata';
 import { manualSeed, rand } from '../mod.ts';
-import { runAndReport } from './_report.ts';
+import { bench, do_not_optimize, group, runAndReport, smokeSize } from './_report.ts';
 
-const N = 1 << 20;
+const N = smokeSize(1 << 20, 1000);
 manualSeed(0);
 const x = rand([N]);
 const host = Float32Array.from(x.toArray() as number[]);

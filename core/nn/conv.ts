@@ -17,7 +17,8 @@ import { calculateFanInAndFanOut, kaimingUniform_, ones_, uniform_, zeros_ } fro
 import type { FactoryOptions } from './layers.ts';
 import { Module } from './module.ts';
 
-type IntOrPair = number | readonly number[];
+/** A size given as one number for every spatial dim, or one per dim. */
+export type IntOrPair = number | readonly number[];
 
 const tuple = (v: IntOrPair, n: number): number[] => (typeof v === 'number' ? new Array<number>(n).fill(v) : [...v]);
 const pyTuple = (xs: readonly number[]) => (xs.length === 1 ? `(${xs[0]},)` : `(${xs.join(', ')})`);
@@ -46,7 +47,7 @@ export interface ConvModuleOptions extends FactoryOptions {
 }
 
 /** The shared part of Conv1d and Conv2d (PyTorch's `_ConvNd`). */
-abstract class ConvNd extends Module {
+export abstract class ConvNd extends Module {
   /** Input channels. */
   readonly inChannels: number;
   /** Output channels. */
@@ -66,6 +67,7 @@ abstract class ConvNd extends Module {
   /** `[outChannels]`, or null without bias. */
   readonly bias: Tensor | null;
 
+  /** Checks the options and creates the parameters with PyTorch's initialisation (the subclasses call it). */
   constructor(
     dims: number,
     inChannels: number,
@@ -311,7 +313,7 @@ export interface BatchNormModuleOptions extends FactoryOptions {
 }
 
 /** The shared part of BatchNorm1d and BatchNorm2d (PyTorch's `_BatchNorm`). */
-abstract class BatchNormNd extends Module {
+export abstract class BatchNormNd extends Module {
   /** Channels (dim 1 of the input). */
   readonly numFeatures: number;
   /** Added to the variance. */
@@ -333,6 +335,7 @@ abstract class BatchNormNd extends Module {
   /** Batches seen in training (int64 buffer `num_batches_tracked`), or null. */
   readonly numBatchesTracked: Tensor | null;
 
+  /** Checks the options and creates the affine parameters and running-statistics buffers (the subclasses call it). */
   constructor(numFeatures: number, options: BatchNormModuleOptions) {
     super();
     this.numFeatures = checkCount('num_features', numFeatures);
@@ -411,6 +414,7 @@ export class BatchNorm1d extends BatchNormNd {
     super(numFeatures, options);
   }
 
+  /** Refuses an input that is not `[N, C]` or `[N, C, L]`, as PyTorch's `_check_input_dim`. */
   protected checkInputDim(input: Tensor): void {
     if (input.ndim !== 2 && input.ndim !== 3) {
       throw new ValueError(`expected 2D or 3D input (got ${input.ndim}D input)`);
@@ -436,6 +440,7 @@ export class BatchNorm2d extends BatchNormNd {
     super(numFeatures, options);
   }
 
+  /** Refuses an input that is not `[N, C, H, W]`, as PyTorch's `_check_input_dim`. */
   protected checkInputDim(input: Tensor): void {
     if (input.ndim !== 4) throw new ValueError(`expected 4D input (got ${input.ndim}D input)`);
   }

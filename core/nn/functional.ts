@@ -26,10 +26,9 @@ import {
   maxPool2dWithIndices,
 } from '../ops/generated_api.ts';
 import { Tensor } from '../tensor/tensor.ts';
+import type { IntOrPair } from './conv.ts';
 
 export { crossEntropy, flatten, linear, logSoftmax, relu, softmax } from '../ops/generated_api.ts';
-
-type IntOrPair = number | readonly number[];
 
 /** Options of {@linkcode conv1d} and {@linkcode conv2d}. */
 export interface ConvOptions {
@@ -186,6 +185,7 @@ export function maxPool2d(
   kernelSize: IntOrPair,
   options?: MaxPool2dOptions & { returnIndices?: false },
 ): Tensor;
+/** With `returnIndices: true`: `[values, indices]`. */
 export function maxPool2d(
   input: Tensor,
   kernelSize: IntOrPair,

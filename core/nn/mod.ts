@@ -61,6 +61,7 @@ export * as init from './init.ts';
 export * as utils from './utils.ts';
 export * as safetensors from './safetensors.ts';
 export * as functional from './functional.ts';
+export type { ConvOptions } from './functional.ts';
 export {
   AdaptiveAvgPool2d,
   AvgPool2d,
@@ -68,12 +69,15 @@ export {
   BatchNorm1d,
   BatchNorm2d,
   type BatchNormModuleOptions,
+  BatchNormNd,
   Conv1d,
   Conv2d,
   type ConvModuleOptions,
+  ConvNd,
   ConvTranspose2d,
   type ConvTransposeModuleOptions,
   Flatten,
+  type IntOrPair,
   MaxPool2d,
   type MaxPool2dModuleOptions,
 } from './conv.ts';

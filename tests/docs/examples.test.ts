@@ -16,6 +16,7 @@ const isBun = typeof (globalThis as { Bun?: unknown }).Bun !== 'undefined';
  * new example gets a smoke check when it is added.
  */
 const EXPECTED: Record<string, { readonly args?: readonly string[]; readonly prints: RegExp }> = {
+  'cnn.ts': { prints: /final test accuracy/ },
   'digits.ts': { prints: /test accuracy/i },
   'dispatch_tour.ts': { prints: /CPU: registered at/ },
   'features_tour.ts': { prints: /step 4: loss/ },
