@@ -96,6 +96,17 @@ if (staticOnly || (extraArgs.length === 0 && runtimeFlag === undefined)) {
   // Every symbol reachable from the package's entry points is exported and documented.
   const entryPoints = Object.values(JSON.parse(readFileSync(join(root, 'deno.json'), 'utf8')).exports);
   check('deno doc --lint', bin('deno'), ['doc', '--lint', ...entryPoints]);
+  // The API reference is generated from the JSDoc (`npm run docs` writes it to docs/api/, not committed).
+  const apiDir = mkdtempSync(join(tmpdir(), 'switchyard-api-'));
+  check('deno doc --html', bin('deno'), [
+    'doc',
+    '--html',
+    '--quiet',
+    '--name=Switchyard',
+    `--output=${apiDir}`,
+    ...entryPoints,
+  ]);
+  rmSync(apiDir, { recursive: true, force: true });
 }
 
 if (staticOnly) {

@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { writeFileSync } from 'node:fs';
+import { hostFileSystem } from '../tensor/host_files.ts';
 import { ValueError } from '../dispatch/errors.ts';
 import type { ProfilerEvent } from './profiler.ts';
 
@@ -304,5 +304,5 @@ export function writeChromeTrace(events: readonly ProfilerEvent[], path: string)
   if (typeof path !== 'string' || path === '') {
     throw new TypeError(`exportChromeTrace(): argument 'path' must be a non-empty string, not ${typeof path}`);
   }
-  writeFileSync(path, JSON.stringify(chromeTrace(events)));
+  hostFileSystem('exportChromeTrace()').writeFileSync(path, JSON.stringify(chromeTrace(events)));
 }

@@ -20,6 +20,7 @@ import { empty } from '../ops/generated_api.ts';
 import { type DeviceLike, toDevice } from '../tensor/device.ts';
 import type { DTypeName } from '../tensor/dtype.ts';
 import { contiguousHostBytes, Tensor } from '../tensor/tensor.ts';
+import { type HostFileSystem, hostFileSystem } from '../tensor/host_files.ts';
 
 /** The safetensors dtypes Switchyard reads and writes. */
 export type SafetensorsDType = 'F64' | 'F32' | 'F16' | 'BF16' | 'I64' | 'I32' | 'I16' | 'I8' | 'U8' | 'BOOL';
@@ -430,19 +431,13 @@ export function readMetadata(data: Uint8Array | ArrayBuffer): SafetensorsMetadat
   return parseHeader(asBytes('safetensors.readMetadata()', data)).metadata;
 }
 
-interface FileSystem {
-  readFileSync(path: string): Uint8Array;
-  writeFileSync(path: string, data: Uint8Array): void;
-}
-
 // Looked up when a file is read or written, so that the module also loads where there is no file system.
-function fileSystem(what: string): FileSystem {
-  const process = (globalThis as { process?: { getBuiltinModule?: (name: string) => unknown } }).process;
-  const fs = process?.getBuiltinModule?.('node:fs') as FileSystem | undefined;
-  if (fs === undefined) {
-    throw new Error(`${what} needs file system access (Deno, Bun or Node); use save()/load() with bytes instead`);
+function fileSystem(what: string): HostFileSystem {
+  try {
+    return hostFileSystem(what);
+  } catch (e) {
+    throw new Error(`${(e as Error).message}; use save()/load() with bytes instead`);
   }
-  return fs;
 }
 
 function checkPath(what: string, path: unknown): string {

@@ -42,6 +42,7 @@ const DRY: Record<string, { args: string[]; expect: RegExp }> = {
   'gen:ops': { args: ['--check'], expect: /fresh|up to date|matches|^$/i },
   'demo:dispatch': { args: [], expect: /dispatch/i },
   'bench:figures': { args: ['--check'], expect: /^$/ },
+  docs: { args: [], expect: /Written \d+ files/ },
   'demo:cnn': { args: [], expect: /final test accuracy/ },
   'demo:web': { args: ['--help'], expect: /usage: .*examples\/web\/serve\.ts/ },
 };
