@@ -140,24 +140,18 @@ if (runtimes.includes('deno')) {
   ], { env: testEnv });
   if (existsSync(junitPath)) {
     const xml = readFileSync(junitPath, 'utf8');
-    const cases = [
-      ...xml.matchAll(/<testcase name="([^"]*)" classname="\.\/([^"]*)"[^>]*>([\s\S]*?)<\/testcase>/g),
-    ].map((m) => ({
-      name: m[1],
-      file: m[2],
-      failed: /<failure/.test(m[3]),
-      skipped: /<skipped/.test(m[3]),
-    }));
+    const cases = [...xml.matchAll(/<testcase name="([^"]*)" classname="([^"]*)"[^>]*>([\s\S]*?)<\/testcase>/g)].map((
+      m,
+    ) => ({ name: m[1], classname: m[2], failed: /<failure/.test(m[3]), skipped: /<skipped/.test(m[3]) }));
+    // A top-level test names its file (classname); its steps name only their top-level test (`top &gt; step`).
+    const fileOf = new Map(
+      cases.filter((c) => c.classname.startsWith('./')).map((c) => [c.name, c.classname.slice(2)]),
+    );
     for (const c of cases) {
-      const isLeaf = !cases.some((o) => o.file === c.file && o.name.startsWith(`${c.name} &gt; `));
-      if (isLeaf) {
-        const counts = BUN_EXCLUDED.has(c.file) ? denoOnlyCounts : denoCounts;
-        counts[c.failed ? 'failed' : c.skipped ? 'skipped' : 'passed']++;
-      } else if (
-        c.failed && !cases.some((o) => o.file === c.file && o.failed && o.name.startsWith(`${c.name} &gt; `))
-      ) {
-        denoCounts.failed++;
-      }
+      const counts = BUN_EXCLUDED.has(fileOf.get(c.name.split(' &gt; ')[0]) ?? '') ? denoOnlyCounts : denoCounts;
+      const isLeaf = !cases.some((o) => o.name.startsWith(`${c.name} &gt; `));
+      if (isLeaf) counts[c.failed ? 'failed' : c.skipped ? 'skipped' : 'passed']++;
+      else if (c.failed && !cases.some((o) => o.failed && o.name.startsWith(`${c.name} &gt; `))) counts.failed++;
     }
   } else if (deno.status !== 0) {
     denoCounts.failed++;
