@@ -653,41 +653,48 @@ function winogradWeightGrad<T>(
   return STATUS_OK;
 }
 
-/** Z[xi][t0 + tile][o] = (A dY A^T)[xi] for every 2x2 tile dY of the OCg gradient planes at `dy` (0 outside). */
+/**
+ * Z[xi][t0 + tile][o] = (A dY A^T)[xi] for every 2x2 tile dY of the OCg gradient planes at `dy` (0 outside).
+ * Channels go in blocks of 8 with the tiles inside, so the stores of a block stay within a few cache lines and
+ * only 8 planes are read at once.
+ */
 function winogradGradTiles<T>(dy: usize, OCg: i32, OH: i32, OW: i32, tH: i32, tW: i32, Z: usize, T: i32, t0: i32): void {
   const es = <usize>sizeof<T>();
   const plane = <usize>OCg * <usize>T * es;
-  for (let o = 0; o < OCg; o++) {
-    const y = dy + <usize>o * <usize>OH * <usize>OW * es;
-    const row0 = Z + (<usize>t0 * <usize>OCg + <usize>o) * es;
+  for (let o0 = 0; o0 < OCg; o0 += 8) {
+    const o1 = min(o0 + 8, OCg);
     for (let ty = 0; ty < tH; ty++) {
       const h = 2 * ty;
+      const down = h + 1 < OH;
       for (let tx = 0; tx < tW; tx++) {
         const w = 2 * tx;
-        const q = y + (<usize>h * <usize>OW + <usize>w) * es;
-        const right = w + 1 < OW, down = h + 1 < OH;
-        const p00 = load<T>(q), p01: T = right ? load<T>(q + es) : <T>0;
-        const p10: T = down ? load<T>(q + <usize>OW * es) : <T>0;
-        const p11: T = right && down ? load<T>(q + <usize>OW * es + es) : <T>0;
-        // Rows of A dY (4 x 2), then each row [u, v] -> [u, u + v, u - v, -v].
-        const u1 = p00 + p10, v1 = p01 + p11, u2 = p00 - p10, v2 = p01 - p11;
-        const at = row0 + <usize>(ty * tW + tx) * <usize>OCg * es;
-        store<T>(at, p00);
-        store<T>(at + plane, p00 + p01);
-        store<T>(at + 2 * plane, p00 - p01);
-        store<T>(at + 3 * plane, -p01);
-        store<T>(at + 4 * plane, u1);
-        store<T>(at + 5 * plane, u1 + v1);
-        store<T>(at + 6 * plane, u1 - v1);
-        store<T>(at + 7 * plane, -v1);
-        store<T>(at + 8 * plane, u2);
-        store<T>(at + 9 * plane, u2 + v2);
-        store<T>(at + 10 * plane, u2 - v2);
-        store<T>(at + 11 * plane, -v2);
-        store<T>(at + 12 * plane, -p10);
-        store<T>(at + 13 * plane, -(p10 + p11));
-        store<T>(at + 14 * plane, p11 - p10);
-        store<T>(at + 15 * plane, p11);
+        const right = w + 1 < OW;
+        const tile = Z + ((<usize>t0 + <usize>(ty * tW + tx)) * <usize>OCg) * es;
+        for (let o = o0; o < o1; o++) {
+          const q = dy + (<usize>o * <usize>OH * <usize>OW + <usize>h * <usize>OW + <usize>w) * es;
+          const p00 = load<T>(q), p01: T = right ? load<T>(q + es) : <T>0;
+          const p10: T = down ? load<T>(q + <usize>OW * es) : <T>0;
+          const p11: T = right && down ? load<T>(q + <usize>OW * es + es) : <T>0;
+          // Rows of A dY (4 x 2), then each row [u, v] -> [u, u + v, u - v, -v].
+          const u1 = p00 + p10, v1 = p01 + p11, u2 = p00 - p10, v2 = p01 - p11;
+          const at = tile + <usize>o * es;
+          store<T>(at, p00);
+          store<T>(at + plane, p00 + p01);
+          store<T>(at + 2 * plane, p00 - p01);
+          store<T>(at + 3 * plane, -p01);
+          store<T>(at + 4 * plane, u1);
+          store<T>(at + 5 * plane, u1 + v1);
+          store<T>(at + 6 * plane, u1 - v1);
+          store<T>(at + 7 * plane, -v1);
+          store<T>(at + 8 * plane, u2);
+          store<T>(at + 9 * plane, u2 + v2);
+          store<T>(at + 10 * plane, u2 - v2);
+          store<T>(at + 11 * plane, -v2);
+          store<T>(at + 12 * plane, -p10);
+          store<T>(at + 13 * plane, -(p10 + p11));
+          store<T>(at + 14 * plane, p11 - p10);
+          store<T>(at + 15 * plane, p11);
+        }
       }
     }
   }
