@@ -8,6 +8,7 @@ import type { Tensor } from '../tensor/tensor.ts';
 import { attachSharedRuntime, drainReleased } from './shared_runtime.ts';
 import { decode, encode, type HandleMarker } from './wire.ts';
 import type { WireError } from './agent.ts';
+import { syncOperatorLibraries } from './shared_ops.ts';
 
 /** The global scope of a worker, as far as this module needs it. */
 export interface WorkerScope {
@@ -43,7 +44,7 @@ export function serveAgent(scope: WorkerScope): void {
     if (m.type === 'attach') {
       try {
         attachSharedRuntime(m.init);
-        for (const url of m.modules as string[]) await import(url);
+        await syncOperatorLibraries();
         if (m.program !== undefined) program = await import(m.program);
         scope.postMessage({ type: 'ready' });
       } catch (err) {
@@ -54,6 +55,8 @@ export function serveAgent(scope: WorkerScope): void {
     drainReleased();
     const received: Tensor[] = [];
     try {
+      // Operator libraries another agent loaded since the last call (one read when there are none).
+      await syncOperatorLibraries();
       const args = decode(m.args, (marker: HandleMarker) => lookup(marker.id), received) as unknown[];
       const target = (m.target < 0 ? program : lookup(m.target)) as Record<string, unknown>;
       let value: unknown;
@@ -67,6 +70,8 @@ export function serveAgent(scope: WorkerScope): void {
         value = await target[m.name];
       } else if (m.type === 'release') {
         handles.delete(m.target);
+      } else if (m.type === 'sync') {
+        // Done above.
       } else {
         throw new Error(`Unknown agent request ${String(m.type)}`);
       }

@@ -366,6 +366,11 @@ export class ControlBlock {
     return true;
   }
 
+  /** How many modules every agent loads. */
+  moduleCount(): number {
+    return Atomics.load(this.words, W_MODULE_COUNT);
+  }
+
   /** The module URLs every agent loads, in registration order. */
   modules(): string[] {
     const count = Atomics.load(this.words, W_MODULE_COUNT);

@@ -18,3 +18,11 @@ export {
 } from './agent.ts';
 export { NotAttachableError, notAttachableReason } from './environment.ts';
 export { SharedLockTimeoutError } from './control_block.ts';
+export {
+  defineKernel,
+  loadOperatorLibrary,
+  registerShared,
+  registrationGeneration,
+  sharedSlot,
+  syncOperatorLibraries,
+} from './shared_ops.ts';

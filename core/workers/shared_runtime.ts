@@ -32,6 +32,7 @@ import {
   H_PTR_UNIT,
   H_STATE,
   PAGE_BYTES,
+  S_SEQ,
   STORAGE_LIVE,
   W_POOL_LIMIT,
   W_POOL_START,
@@ -223,7 +224,14 @@ export function drainReleased(): number {
 export function retireAgent(dead: number): number {
   const { cb, agent } = sharedRuntime();
   if (dead === agent) throw new Error('An agent cannot retire itself');
-  cb.breakLockOf(dead);
+  if (cb.breakLockOf(dead)) {
+    // It died inside a locked section: a slot it was rewriting may be left mid-write (Note [Shared kernel
+    // slots]); close the seqlock so readers stop waiting (the stack holds the old or the new entries).
+    for (let s = 0; s < cb.slotCount(); s++) {
+      const at = cb.slotAt(s) + S_SEQ;
+      if ((Atomics.load(cb.words, at) & 1) !== 0) Atomics.add(cb.words, at, 1);
+    }
+  }
   return cb.locked(agent, () => {
     const w = cb.words, at = cb.agentAt(dead);
     if (w[at + A_STATE] !== AGENT_LIVE) return w[at + A_ORPHANS];
