@@ -167,17 +167,20 @@ export function data(n: number): { x: Tensor; y: Tensor } {
 // ---- shared dispatch stress ----
 
 /**
- * Registers and deregisters kernels in the shared slot of wtest::probe. `epochs[0]` is odd while kernel
- * `epochs[0] >> 2 & 3`... see tests/workers/shared_dispatch.test.ts: each change bumps it by one.
+ * Registers and deregisters kernels in the shared slot of wtest::probe until `epochs[1]` is set: round i
+ * registers kernel k(i % 4), then bumps `epochs[0]` to 2i + 1, removes it, then bumps it to 2i + 2. Sets
+ * `epochs[2]` once running. Returns the rounds done.
  */
-export function registerLoop(epochs: Int32Array, rounds: number): number {
-  for (let i = 0; i < rounds; i++) {
+export function registerLoop(epochs: Int32Array): number {
+  Atomics.store(epochs, 2, 1);
+  let i = 0;
+  for (; Atomics.load(epochs, 1) === 0; i++) {
     const reg = registerShared('wtest::probe', DispatchKey.CPU, `wtest.k${i % 4}`);
-    Atomics.add(epochs, 0, 1); // odd: kernel i % 4 registered
+    Atomics.add(epochs, 0, 1);
     reg.dispose();
-    Atomics.add(epochs, 0, 1); // even: only the base kernel
+    Atomics.add(epochs, 0, 1);
   }
-  return rounds;
+  return i;
 }
 
 /**
