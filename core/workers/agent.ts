@@ -18,7 +18,14 @@ import { isCpuChecked } from '../cpu/runtime.ts';
 import { kernelModule } from '../cpu/wasm.ts';
 import type { Tensor } from '../tensor/tensor.ts';
 import { requireAttachable } from './environment.ts';
-import { type AgentInit, drainReleased, retireAgent, sharedRuntime } from './shared_runtime.ts';
+import {
+  type AgentInit,
+  drainReleased,
+  markStopping,
+  retireAgent,
+  sharedRuntime,
+  whenStopped,
+} from './shared_runtime.ts';
 import { decode, discardWire, encode, type HandleMarker } from './wire.ts';
 
 /** Messages from the worker. */
@@ -146,39 +153,46 @@ export class AgentHandle {
   }
 
   /**
-   * Ends the worker at once (even in the middle of a kernel) and retires its agent (Note [Agent faults]);
-   * calls in flight reject. Idempotent.
+   * Ends the worker (even in the middle of a kernel): calls in flight reject at once, and the returned
+   * promise resolves when its agent is retired (Note [Agent faults]), which waits until the worker has
+   * really stopped (Note [Stopping is not stopped] in shared_runtime.ts). Idempotent.
    *
    * @example
    * ```ts ignore
    * const agent = await spawnAgent();
-   * agent.terminate();
+   * await agent.terminate();
    * ```
    */
-  terminate(reason = 'The worker was terminated'): void {
-    if (this.#ended !== undefined) return;
+  terminate(reason = 'The worker was terminated'): Promise<void> {
+    if (this.#retired !== undefined) return this.#retired;
     this.worker.terminate();
-    this.retire(new Error(reason));
-  }
-
-  /** @internal Marks the worker ended and retires its agent. */
-  retire(error: Error): void {
-    if (this.#ended !== undefined) return;
+    const error = new Error(reason);
     this.#ended = error;
-    this.#orphans = retireAgent(this.agent);
+    markStopping(this.agent);
     for (const { reject } of this.#pending.values()) reject(error);
     this.#pending.clear();
-    for (const f of this.#onExit) f();
+    this.#retired = whenStopped(this.agent).then(() => {
+      this.#orphans = retireAgent(this.agent);
+      for (const f of this.#onExit) f();
+    });
+    return this.#retired;
   }
+
+  #retired: Promise<void> | undefined;
 
   /** @internal */
   onExit(f: () => void): void {
     this.#onExit.push(f);
   }
 
-  /** Terminates the worker (`using agent = await spawnAgent()`). */
+  /** Terminates the worker (`using agent = await spawnAgent()`; retirement finishes in the background). */
   [Symbol.dispose](): void {
-    this.terminate();
+    void this.terminate();
+  }
+
+  /** Terminates the worker and waits for its retirement (`await using agent = await spawnAgent()`). */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.terminate();
   }
 }
 
@@ -276,14 +290,14 @@ export async function spawnAgent(options: SpawnAgentOptions = {}): Promise<Agent
       if (m.type === 'ready') resolve();
       else if (m.type === 'failed') {
         const error = new RemoteError(m.error);
-        handle.terminate(error.message);
+        void handle.terminate(error.message);
         reject(error);
       } else handle.settle(m);
     };
     worker.onerror = (e: ErrorEvent) => {
       e.preventDefault?.(); // Deno ends the whole process on an unhandled worker error otherwise
       const error = new Error(`The worker of agent ${agent} failed: ${e.message}`);
-      handle.terminate(error.message);
+      void handle.terminate(error.message);
       reject(error);
     };
   });
@@ -302,7 +316,7 @@ export async function spawnAgent(options: SpawnAgentOptions = {}): Promise<Agent
  * ```
  */
 export function liveAgents(): AgentHandle[] {
-  return [...live];
+  return [...live].filter((a) => !a.ended);
 }
 
 /**

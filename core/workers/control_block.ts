@@ -64,10 +64,13 @@ export const W_MAGIC = 0,
   W_MODULE_COUNT = 12;
 const HEADER_WORDS = 16;
 
-/** Agent states. */
-export const AGENT_FREE = 0, AGENT_LIVE = 1, AGENT_DEAD = 2;
-/** Words per agent: state, released-list head (header index + 1), orphans. */
-export const A_STATE = 0, A_RELEASED = 1, A_ORPHANS = 2;
+/** Agent states: STOPPING from the termination request until it is retired (Note [Agent faults]). */
+export const AGENT_FREE = 0, AGENT_LIVE = 1, AGENT_DEAD = 2, AGENT_STOPPING = 3;
+/**
+ * Words per agent: state, released-list head (header index + 1), orphans, and an activity count the agent
+ * bumps on every allocation (how the main agent sees that a terminated worker really stopped).
+ */
+export const A_STATE = 0, A_RELEASED = 1, A_ORPHANS = 2, A_ACTIVITY = 3;
 const AGENT_WORDS = 4;
 
 /** Words per shared storage header. */
@@ -92,6 +95,9 @@ const WORDS = MODULES_AT + MAX_MODULES;
 
 /** Bytes of the control block (the name text follows the words). */
 export const CONTROL_BLOCK_BYTES: number = WORDS * 4 + NAME_BYTES;
+
+/** How long a terminated agent must have made no allocation to count as stopped. */
+export const STOPPED_QUIET_MS = 100;
 
 /** How long a lock waiter keeps trying before it reports the holder (a dead agent the main agent has not retired). */
 const LOCK_TIMEOUT_MS = 10_000;
@@ -173,12 +179,30 @@ export class ControlBlock {
     const w = this.words;
     if (Atomics.compareExchange(w, W_LOCK, 0, agent + 1) === 0) return;
     const deadline = Date.now() + LOCK_TIMEOUT_MS;
+    let watched = -1, activity = 0, quietSince = 0;
     for (let spins = 0;; spins++) {
       const holder = Atomics.compareExchange(w, W_LOCK, 0, agent + 1);
       if (holder === 0) return;
       if (holder === agent + 1) throw new Error(`Agent ${agent} tried to take the shared lock it already holds`);
       if (spins > 1000) {
-        if (Date.now() > deadline) throw new SharedLockTimeoutError(holder - 1);
+        const now = Date.now();
+        if (now > deadline) throw new SharedLockTimeoutError(holder - 1);
+        // A holder whose termination was requested and that has stopped (Note [Stopping is not stopped] in
+        // shared_runtime.ts) will never give the lock back: break it here, since the agent that would
+        // retire it may be this one, blocked in this loop.
+        const at = this.agentAt(holder - 1);
+        const state = Atomics.load(w, at + A_STATE);
+        if (state === AGENT_STOPPING || state === AGENT_DEAD) {
+          const seen = Atomics.load(w, at + A_ACTIVITY);
+          if (watched !== holder || seen !== activity) {
+            watched = holder;
+            activity = seen;
+            quietSince = now;
+          } else if (now - quietSince >= STOPPED_QUIET_MS) {
+            this.breakLockOf(holder - 1);
+            continue;
+          }
+        }
         try {
           Atomics.wait(w, W_LOCK, holder, 1);
         } catch {

@@ -18,12 +18,14 @@ import type { RangeSource } from '../cpu/allocator.ts';
 import { attachCpuRuntime, cpuRuntime, freeCpuBlock, hasCpuRuntime, reserveCpuBlock } from '../cpu/runtime.ts';
 import { registerDeviceAllocator } from '../tensor/storage.ts';
 import {
+  A_ACTIVITY,
   A_ORPHANS,
   A_RELEASED,
   A_STATE,
   AGENT_DEAD,
   AGENT_FREE,
   AGENT_LIVE,
+  AGENT_STOPPING,
   CONTROL_BLOCK_BYTES,
   ControlBlock,
   H_NBYTES,
@@ -33,6 +35,7 @@ import {
   H_STATE,
   PAGE_BYTES,
   S_SEQ,
+  STOPPED_QUIET_MS,
   STORAGE_LIVE,
   W_POOL_LIMIT,
   W_POOL_START,
@@ -175,9 +178,13 @@ function findFreePages(cb: ControlBlock, pages: number): number {
  * this one (one array read when there are none).
  */
 function installDrainingAllocator(state: SharedRuntime): void {
-  const w = state.cb.words, head = state.cb.agentAt(state.agent) + A_RELEASED;
+  const w = state.cb.words, at = state.cb.agentAt(state.agent), head = at + A_RELEASED;
   registerDeviceAllocator('cpu', {
     allocate: (nbytes) => {
+      w[at + A_ACTIVITY]++;
+      if (w[at + A_STATE] !== AGENT_LIVE) {
+        throw new Error(`Agent ${state.agent} was terminated: it may not allocate any more`);
+      }
       if (w[head] !== 0) drainReleased();
       return cpuRuntime().allocator.alloc(nbytes);
     },
@@ -234,7 +241,7 @@ export function retireAgent(dead: number): number {
   }
   return cb.locked(agent, () => {
     const w = cb.words, at = cb.agentAt(dead);
-    if (w[at + A_STATE] !== AGENT_LIVE) return w[at + A_ORPHANS];
+    if (w[at + A_STATE] !== AGENT_LIVE && w[at + A_STATE] !== AGENT_STOPPING) return w[at + A_ORPHANS];
     for (let next = w[at + A_RELEASED]; next !== 0;) {
       const following = w[cb.headerAt(next - 1) + H_NEXT];
       cb.dropHeader(next - 1);
@@ -250,6 +257,44 @@ export function retireAgent(dead: number): number {
     Atomics.store(w, at + A_STATE, AGENT_DEAD);
     if (orphans === 0) freeAgentPages(cb, dead);
     return orphans;
+  });
+}
+
+/**
+ * Marks a worker whose termination was requested: from now on it may not allocate (its allocator throws),
+ * and {@linkcode whenStopped} watches its activity count.
+ */
+export function markStopping(agent: number): void {
+  const { cb } = sharedRuntime();
+  Atomics.compareExchange(cb.words, cb.agentAt(agent) + A_STATE, AGENT_LIVE, AGENT_STOPPING);
+}
+
+/**
+ * Resolves once a terminated worker has made no allocation for `quietMs` (polled every 10 ms).
+ *
+ * Note [Stopping is not stopped]
+ * `worker.terminate()` only asks the engine to stop the worker at its next interrupt check; Deno 2.9 was
+ * measured running a worker's allocation loop for up to several hundred milliseconds after it. Until the
+ * worker has stopped it may still write into its own blocks, so its pages cannot go back to the pool and
+ * the lock it holds cannot be broken. Every allocation bumps the agent's activity word and fails once the
+ * agent is marked stopping, so a worker still running soon throws out of its program and goes idle; its
+ * agent is retired once the word has stayed unchanged for `quietMs`.
+ */
+export function whenStopped(agent: number, quietMs = STOPPED_QUIET_MS): Promise<void> {
+  const { cb } = sharedRuntime();
+  const at = cb.agentAt(agent) + A_ACTIVITY;
+  return new Promise((resolve) => {
+    let last = Atomics.load(cb.words, at), since = Date.now();
+    const poll = () => {
+      const now = Atomics.load(cb.words, at);
+      if (now !== last) {
+        last = now;
+        since = Date.now();
+      }
+      if (Date.now() - since >= quietMs) resolve();
+      else setTimeout(poll, 10);
+    };
+    setTimeout(poll, 10);
   });
 }
 

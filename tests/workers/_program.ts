@@ -121,6 +121,7 @@ export function churnForever(flag: Int32Array): void {
       a.add(1).mul(2).sum();
     });
     if (i === 3) Atomics.store(flag, 0, 1);
+    Atomics.add(flag, 1, 1);
   }
 }
 

@@ -13,7 +13,7 @@ describe('the allocator shared by several agents', () => {
   before(async () => {
     agents = await Promise.all([spawnAgent({ program }), spawnAgent({ program })]);
   });
-  after(() => agents.forEach((a) => a.terminate()));
+  after(() => Promise.all(agents.map((a) => a.terminate())));
 
   it('three agents allocating and freeing at once never get overlapping blocks', async () => {
     const remote = agents.map((a, i) => a.call('allocStress', 11 + i, 400));

@@ -30,9 +30,8 @@ describe('dispatch shared by agents', () => {
     base = registerShared('wtest::probe', DispatchKey.CPU, 'wtest.base');
     late = await spawnAgent({ program }); // loads it when it attaches
   });
-  after(() => {
-    early.terminate();
-    late.terminate();
+  after(async () => {
+    await Promise.all([early.terminate(), late.terminate()]);
     base.dispose();
   });
 
