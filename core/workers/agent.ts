@@ -68,8 +68,11 @@ let nextCallId = 1;
 /**
  * A Worker attached to this runtime. `call(name, ...args)` runs the program module's export `name` there:
  * tensor arguments and results travel as descriptors over the shared memory (no copy), other objects the
- * program returns stay in the worker as {@linkcode RemoteHandle}s. Argument tensors stay yours; result
- * tensors become yours (the worker lets go of them), so a program returns a view of a tensor it keeps.
+ * program returns stay in the worker as {@linkcode RemoteHandle}s. Lifetimes follow `scope()` (Note [Call
+ * lifetimes] in agent_serve.ts): argument tensors stay yours and live in the worker for the call (a program
+ * that keeps one keeps a view: `keep(x.view(x.shape))`); what the call made and did not return is freed
+ * there; returned tensors become yours; objects returned as handles, and everything they hold, stay alive
+ * in the worker until the handle is disposed.
  */
 export class AgentHandle {
   /** The agent id of the worker. */

@@ -5,6 +5,7 @@
  * @module
  */
 import type { Tensor } from '../tensor/tensor.ts';
+import { keep, scope as tensorScope } from '../tensor/lifetime.ts';
 import { attachSharedRuntime, drainReleased } from './shared_runtime.ts';
 import { decode, encode, type HandleMarker } from './wire.ts';
 import type { WireError } from './agent.ts';
@@ -30,7 +31,7 @@ function wireError(e: unknown): WireError {
  * serveAgent(self as unknown as WorkerScope);
  * ```
  */
-export function serveAgent(scope: WorkerScope): void {
+export function serveAgent(host: WorkerScope): void {
   let program: Record<string, unknown> = {};
   const handles = new Map<number, object>();
   let nextHandle = 1;
@@ -39,16 +40,16 @@ export function serveAgent(scope: WorkerScope): void {
     if (found === undefined) throw new Error(`The worker holds no object for handle ${id} (it was disposed)`);
     return found;
   };
-  scope.onmessage = async (e: MessageEvent) => {
+  host.onmessage = async (e: MessageEvent) => {
     const m = e.data;
     if (m.type === 'attach') {
       try {
         attachSharedRuntime(m.init);
         await syncOperatorLibraries();
         if (m.program !== undefined) program = await import(m.program);
-        scope.postMessage({ type: 'ready' });
+        host.postMessage({ type: 'ready' });
       } catch (err) {
-        scope.postMessage({ type: 'failed', error: wireError(err) });
+        host.postMessage({ type: 'failed', error: wireError(err) });
       }
       return;
     }
@@ -59,35 +60,37 @@ export function serveAgent(scope: WorkerScope): void {
       await syncOperatorLibraries();
       const args = decode(m.args, (marker: HandleMarker) => lookup(marker.id), received) as unknown[];
       const target = (m.target < 0 ? program : lookup(m.target)) as Record<string, unknown>;
-      let value: unknown;
-      if (m.type === 'call') {
-        const fn = target[m.name];
-        if (typeof fn !== 'function') {
-          throw new TypeError(`${m.target < 0 ? 'The program' : 'The remote object'} has no function '${m.name}'`);
-        }
-        value = await fn.apply(target, args);
-      } else if (m.type === 'get') {
-        value = await target[m.name];
-      } else if (m.type === 'release') {
-        handles.delete(m.target);
-      } else if (m.type === 'sync') {
-        // Done above.
-      } else {
-        throw new Error(`Unknown agent request ${String(m.type)}`);
-      }
-      const results: Tensor[] = [];
-      const wire = encode(value, {
-        keep: (obj) => {
-          const id = nextHandle++;
-          handles.set(id, obj);
-          return { kind: 'switchyard.handle', id };
-        },
-      }, results);
-      scope.postMessage({ type: 'result', id: m.id, value: wire });
-      // Result tensors are handed over: the descriptor holds the storage now.
-      for (const t of results) t.dispose();
+      // Note [Call lifetimes]: the inner scope frees what the call made and did not return; the outer one
+      // frees the returned tensors once shared (the descriptors hold them now). Objects that stay here as
+      // handles are kept from every scope; tensors that existed before the call stay the program's.
+      await tensorScope(async () => {
+        const value = await tensorScope(async () => {
+          if (m.type === 'call') {
+            const fn = target[m.name];
+            if (typeof fn !== 'function') {
+              throw new TypeError(
+                `${m.target < 0 ? 'The program' : 'The remote object'} has no function '${m.name}'`,
+              );
+            }
+            return await fn.apply(target, args);
+          }
+          if (m.type === 'get') return await target[m.name];
+          if (m.type === 'release') return void handles.delete(m.target);
+          if (m.type === 'sync') return undefined; // done above
+          throw new Error(`Unknown agent request ${String(m.type)}`);
+        });
+        const wire = encode(value, {
+          keep: (obj) => {
+            keep(obj);
+            const id = nextHandle++;
+            handles.set(id, obj);
+            return { kind: 'switchyard.handle', id };
+          },
+        });
+        host.postMessage({ type: 'result', id: m.id, value: wire });
+      });
     } catch (err) {
-      scope.postMessage({ type: 'error', id: m.id, error: wireError(err) });
+      host.postMessage({ type: 'error', id: m.id, error: wireError(err) });
     } finally {
       for (const t of received) t.dispose();
     }

@@ -8,6 +8,7 @@ import {
   excludeKeys,
   full,
   isGradEnabled,
+  keep,
   Library,
   localKeys,
   manualSeed,
@@ -49,8 +50,8 @@ export function makeRange(n: number): Tensor {
 
 let kept: Tensor | undefined;
 /** Keeps a view of `x` past the call (the caller may dispose of its own tensor meanwhile). */
-export function keep(x: Tensor): void {
-  kept = x.view(x.shape as number[]);
+export function keepView(x: Tensor): void {
+  kept = keep(x.view(x.shape as number[]));
 }
 export function keptSum(): number {
   return kept!.sum().item() as number;

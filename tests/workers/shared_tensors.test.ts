@@ -91,7 +91,7 @@ describe('tensors shared between agents', () => {
 
   it('a tensor lives until the last agent disposes of it, in either order', async () => {
     const x = tensor(new Float32Array([1, 2, 3, 4]));
-    await agent.call('keep', x);
+    await agent.call('keepView', x);
     x.dispose(); // the worker still holds a view
     assert.equal(await agent.call('keptSum'), 10);
     await agent.call('dropKept');
