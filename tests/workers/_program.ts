@@ -5,7 +5,6 @@ import {
   crossEntropy,
   Dispatcher,
   DispatchKey,
-  excludeKeys,
   full,
   isGradEnabled,
   keep,
@@ -13,7 +12,6 @@ import {
   localKeys,
   manualSeed,
   nn,
-  noGrad,
   optim,
   randn,
   scope,
@@ -40,7 +38,7 @@ export function fillRowsThroughView(x: Tensor, value: number): number {
 }
 
 export function values(x: Tensor): number[] {
-  return Array.from(x.contiguous().toArray() as ArrayLike<number>, Number);
+  return Array.from(x.contiguous().toArray() as number[], Number);
 }
 
 /** A tensor made here and handed over (its storage belongs to this agent). */
