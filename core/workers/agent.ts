@@ -4,13 +4,15 @@
  * handle that forwards calls to a program module in it (proxy mode) and retires the worker when it ends.
  *
  * Note [Agent faults]
- * A worker can end in three ways: `terminate()` (also what the handle does when a call times out or the
- * worker reports an uncaught error), `close()` from inside, or a crash. Whatever the way, the handle retires
- * its agent (core/workers/shared_runtime.ts `retireAgent`): the shared lock is broken if the worker held it
- * (the lock word names its holder), the blocks other agents had released to it are forgotten, and its pages
- * return to the pool, except those holding blocks still shared with live agents, which return when the last
- * of those is released. Calls in flight are rejected. A kernel that throws inside a worker rejects its call
- * and nothing else: allocation is per agent and the lock is only held inside short `try/finally` sections.
+ * A worker ends through its handle's `terminate()`, which the handle also calls itself when the worker
+ * reports an uncaught error or fails to attach (a worker that calls `close()` from inside is not noticed:
+ * end workers from outside). Calls in flight are rejected at once. Once the worker has really stopped (Note
+ * [Stopping is not stopped] in shared_runtime.ts), the handle retires its agent (`retireAgent`): the shared
+ * lock is broken if the worker held it (the lock word names its holder), the blocks other agents had
+ * released to it are forgotten, and its pages return to the pool, except while blocks of it are still
+ * shared with live agents: those pages return with the last of them. A kernel that throws inside a worker
+ * rejects its call and nothing else: allocation is per agent and the lock is only held inside short
+ * `try/finally` sections.
  *
  * @module
  */

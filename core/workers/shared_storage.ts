@@ -199,6 +199,9 @@ export function receive(descriptor: TensorDescriptor): Tensor {
   ) {
     throw new Error('receive(): the descriptor is stale: its tensor was already received, discarded or freed');
   }
+  if (ptr < 64 || ptr + nbytes > sharedRuntime().memory.buffer.byteLength) {
+    throw new RangeError(`receive(): shared storage ${header} lies outside the memory (corrupt control block)`);
+  }
   const storage = Storage.adoptShared(Device.cpu, ptr, nbytes, sharedReference(cb, agent, header));
   headerOfStorage.set(storage, header);
   const version: VersionCounter = { version: 0 };

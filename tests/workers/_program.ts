@@ -166,6 +166,11 @@ export function data(n: number): { x: Tensor; y: Tensor } {
 
 // ---- shared dispatch stress ----
 
+function spinMicroseconds(us: number): void {
+  const end = performance.now() + us / 1000;
+  while (performance.now() < end) { /* spin */ }
+}
+
 /**
  * Registers and deregisters kernels in the shared slot of wtest::probe until `epochs[1]` is set: round i
  * registers kernel k(i % 4), then bumps `epochs[0]` to 2i + 1, removes it, then bumps it to 2i + 2. Sets
@@ -177,8 +182,10 @@ export function registerLoop(epochs: Int32Array): number {
   for (; Atomics.load(epochs, 1) === 0; i++) {
     const reg = registerShared('wtest::probe', DispatchKey.CPU, `wtest.k${i % 4}`);
     Atomics.add(epochs, 0, 1);
+    spinMicroseconds(50); // registered long enough for the dispatching agents to see it
     reg.dispose();
     Atomics.add(epochs, 0, 1);
+    spinMicroseconds(50);
   }
   return i;
 }

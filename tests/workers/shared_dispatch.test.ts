@@ -73,7 +73,7 @@ describe('dispatch shared by agents', () => {
     const remote = await workerProbe as { calls: number; hits: number; violations: string[] };
     Atomics.store(epochs, 1, 1);
     const rounds = await registrar as number;
-    assert.ok(rounds > 100, `${rounds} registration rounds`);
+    assert.ok(rounds > 10, `${rounds} registration rounds`);
     for (const r of [mainProbe, remote]) {
       assert.deepEqual(r.violations, [], 'every call ran a kernel registered while it ran');
       assert.ok(r.calls > 1000);
