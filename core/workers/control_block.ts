@@ -19,6 +19,7 @@
  *   [SLOTS]    shared kernel slots (core/workers/shared_ops.ts): seqlock word, slot name, depth, kernel
  *              name ids (a registration stack, newest last)
  *   [MODULES]  name ids of the operator-library modules every agent loads
+ *   [RNG]      the default random generator's state (core/workers/shared_generator.ts), under its own lock
  *
  * Every structural change (pages, headers, names, slots) happens under the one lock word, which holds the
  * owner's agent id + 1, so the main agent can break it when it knows the owner died (Note [Agent faults] in
@@ -61,7 +62,9 @@ export const W_MAGIC = 0,
   W_NAME_BYTES = 9,
   W_NAME_COUNT = 10,
   W_SLOT_COUNT = 11,
-  W_MODULE_COUNT = 12;
+  W_MODULE_COUNT = 12,
+  W_RNG_LOCK = 13,
+  W_RNG_VERSION = 14;
 const HEADER_WORDS = 16;
 
 /** Agent states: STOPPING from the termination request until it is retired (Note [Agent faults]). */
@@ -91,7 +94,10 @@ const HEADERS_AT = OWNERS_AT + PAGE_COUNT;
 const NAME_INDEX_AT = HEADERS_AT + MAX_SHARED_STORAGES * STORAGE_WORDS;
 const SLOTS_AT = NAME_INDEX_AT + 2 * MAX_NAMES;
 const MODULES_AT = SLOTS_AT + MAX_SLOTS * SLOT_WORDS;
-const WORDS = MODULES_AT + MAX_MODULES;
+/** The default generator's state, as `getRngState()` bytes (5056 bytes). */
+const RNG_AT = MODULES_AT + MAX_MODULES;
+const RNG_WORDS = 1264;
+const WORDS = RNG_AT + RNG_WORDS;
 
 /** Bytes of the control block (the name text follows the words). */
 export const CONTROL_BLOCK_BYTES: number = WORDS * 4 + NAME_BYTES;
@@ -136,6 +142,8 @@ export class ControlBlock {
   readonly words: Int32Array;
   /** The name text. */
   readonly nameBytes: Uint8Array;
+  /** The default generator's state bytes. */
+  readonly rngBytes: Uint8Array;
   /** Byte offset of the block in the memory (what an attaching agent is told). */
   readonly base: number;
 
@@ -143,6 +151,7 @@ export class ControlBlock {
     this.base = base;
     this.words = new Int32Array(buffer, base, WORDS);
     this.nameBytes = new Uint8Array(buffer, base + WORDS * 4, NAME_BYTES);
+    this.rngBytes = new Uint8Array(buffer, base + RNG_AT * 4, RNG_WORDS * 4);
   }
 
   /** Lays out a fresh block (zeroed first) whose page pool runs from `poolStartPage` up to `poolLimitPage`. */
@@ -175,13 +184,13 @@ export class ControlBlock {
    * Takes the lock for `agent` (spinning, then sleeping 1 ms at a time where the agent may block). Throws a
    * {@linkcode SharedLockTimeoutError} when the holder keeps it past the timeout.
    */
-  lock(agent: number): void {
+  lock(agent: number, word: number = W_LOCK): void {
     const w = this.words;
-    if (Atomics.compareExchange(w, W_LOCK, 0, agent + 1) === 0) return;
+    if (Atomics.compareExchange(w, word, 0, agent + 1) === 0) return;
     const deadline = Date.now() + LOCK_TIMEOUT_MS;
     let watched = -1, activity = 0, quietSince = 0;
     for (let spins = 0;; spins++) {
-      const holder = Atomics.compareExchange(w, W_LOCK, 0, agent + 1);
+      const holder = Atomics.compareExchange(w, word, 0, agent + 1);
       if (holder === 0) return;
       if (holder === agent + 1) throw new Error(`Agent ${agent} tried to take the shared lock it already holds`);
       if (spins > 1000) {
@@ -199,12 +208,12 @@ export class ControlBlock {
             activity = seen;
             quietSince = now;
           } else if (now - quietSince >= STOPPED_QUIET_MS) {
-            this.breakLockOf(holder - 1);
+            this.breakLockOf(holder - 1, word);
             continue;
           }
         }
         try {
-          Atomics.wait(w, W_LOCK, holder, 1);
+          Atomics.wait(w, word, holder, 1);
         } catch {
           // An agent that may not block (a browser's main thread) keeps spinning.
         }
@@ -213,27 +222,27 @@ export class ControlBlock {
   }
 
   /** Gives the lock back. */
-  unlock(agent: number): void {
-    if (Atomics.compareExchange(this.words, W_LOCK, agent + 1, 0) !== agent + 1) {
+  unlock(agent: number, word: number = W_LOCK): void {
+    if (Atomics.compareExchange(this.words, word, agent + 1, 0) !== agent + 1) {
       throw new Error(`Agent ${agent} released the shared lock it does not hold`);
     }
-    Atomics.notify(this.words, W_LOCK);
+    Atomics.notify(this.words, word);
   }
 
-  /** Runs `fn` under the lock. */
-  locked<T>(agent: number, fn: () => T): T {
-    this.lock(agent);
+  /** Runs `fn` under the lock (`word`: the structural lock unless given). */
+  locked<T>(agent: number, fn: () => T, word: number = W_LOCK): T {
+    this.lock(agent, word);
     try {
       return fn();
     } finally {
-      this.unlock(agent);
+      this.unlock(agent, word);
     }
   }
 
-  /** Breaks the lock if `agent` holds it (that agent is dead); returns whether it did. */
-  breakLockOf(agent: number): boolean {
-    const broke = Atomics.compareExchange(this.words, W_LOCK, agent + 1, 0) === agent + 1;
-    if (broke) Atomics.notify(this.words, W_LOCK);
+  /** Breaks the lock at `word` if `agent` holds it (that agent is dead); returns whether it did. */
+  breakLockOf(agent: number, word: number = W_LOCK): boolean {
+    const broke = Atomics.compareExchange(this.words, word, agent + 1, 0) === agent + 1;
+    if (broke) Atomics.notify(this.words, word);
     return broke;
   }
 

@@ -40,7 +40,9 @@ import {
   W_POOL_LIMIT,
   W_POOL_START,
   W_POOL_TOP,
+  W_RNG_LOCK,
 } from './control_block.ts';
+import { shareDefaultGenerator } from './shared_generator.ts';
 import { requireAttachable } from './environment.ts';
 
 const UNITS_PER_PAGE = PAGE_BYTES / 64;
@@ -97,6 +99,7 @@ function startSharing(): SharedRuntime {
   const cb = ControlBlock.initialize(rt.memory.buffer as SharedArrayBuffer, base, startPage, limitPage);
   const agent = cb.locked(0, () => cb.claimAgent());
   shared = { cb, agent, memory: rt.memory };
+  shareDefaultGenerator(cb, agent, true);
   arena.useRangeSource(pagePool(shared));
   installDrainingAllocator(shared);
   return shared;
@@ -124,6 +127,7 @@ export function attachSharedRuntime(init: AgentInit): SharedRuntime {
   const state: SharedRuntime = { cb, agent: init.agent, memory: init.memory };
   attachCpuRuntime({ memory: init.memory, module: init.module, checked: init.checked, source: pagePool(state) });
   shared = state;
+  shareDefaultGenerator(cb, init.agent, false);
   installDrainingAllocator(state);
   return state;
 }
@@ -231,6 +235,7 @@ export function drainReleased(): number {
 export function retireAgent(dead: number): number {
   const { cb, agent } = sharedRuntime();
   if (dead === agent) throw new Error('An agent cannot retire itself');
+  cb.breakLockOf(dead, W_RNG_LOCK);
   if (cb.breakLockOf(dead)) {
     // It died inside a locked section: a slot it was rewriting may be left mid-write (Note [Shared kernel
     // slots]); close the seqlock so readers stop waiting (the stack holds the old or the new entries).

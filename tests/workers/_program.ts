@@ -13,6 +13,7 @@ import {
   manualSeed,
   nn,
   optim,
+  rand,
   randn,
   scope,
   type Tensor,
@@ -224,4 +225,15 @@ export function probeLoop(epochs: Int32Array, ms: number): { calls: number; hits
 /** Whether this agent's dispatcher knows the operator. */
 export function hasOperator(name: string): boolean {
   return Dispatcher.singleton().findSchema(name) !== undefined;
+}
+
+/** Draws `n` float32 uniform values from the default generator. */
+export function randValues(n: number): number[] {
+  using t = rand([n]);
+  return Array.from(t.toArray() as number[], Number);
+}
+
+/** Seeds the default generator here. */
+export function seed(s: number): void {
+  manualSeed(s);
 }
