@@ -74,7 +74,8 @@ export const AGENT_FREE = 0, AGENT_LIVE = 1, AGENT_DEAD = 2, AGENT_STOPPING = 3;
  * bumps on every allocation (how the main agent sees that a terminated worker really stopped).
  */
 export const A_STATE = 0, A_RELEASED = 1, A_ORPHANS = 2, A_ACTIVITY = 3;
-const AGENT_WORDS = 4;
+// A cache line per agent: each bumps its activity word on every allocation, which must not slow the others.
+const AGENT_WORDS = 16;
 
 /** Words per shared storage header. */
 export const H_REFS = 0, H_VERSION = 1, H_PTR_UNIT = 2, H_NBYTES = 3, H_OWNER = 4, H_NEXT = 5, H_STATE = 6;
