@@ -17,6 +17,10 @@
  * Metadata lives in JS, never in wasm memory, so a kernel writing out of bounds cannot corrupt
  * it. Offsets are kept in 64-byte units, small integers (V8 Smis) for any 32-bit memory.
  *
+ * Several agents (Workers) share one memory by giving each its own allocator, an arena whose ranges
+ * come from a shared page pool (core/workers/page_pool.ts) instead of the top of a private arena:
+ * see {@linkcode Allocator.useRangeSource}. The hot path (a class pop or push) is the same.
+ *
  * @module
  */
 
@@ -48,6 +52,17 @@ export interface AllocatorMemory {
   readonly buffer: ArrayBufferLike;
   /** Grows by `deltaPages` 64 KiB pages; throws when it cannot. */
   grow(deltaPages: number): number;
+}
+
+/**
+ * Where an allocator in a shared memory gets address ranges once its free lists cannot serve a request
+ * (core/workers/page_pool.ts). Ranges are whole 64 KiB pages; the source grows the memory itself.
+ */
+export interface RangeSource {
+  /** Start of a range of at least `units` 64-byte units, and its size in units; undefined when none is left. */
+  acquire(units: number): { start: number; units: number } | undefined;
+  /** Bytes the source can ever hand out to all agents (for the out-of-memory message). */
+  readonly limitBytes: number;
 }
 
 /** Where the allocator's arena lies. */
@@ -110,6 +125,8 @@ export class Allocator {
   #bytesInUse = 0;
   #peakBytesInUse = 0;
   #allocCount = 0;
+  #source: RangeSource | undefined;
+  #sourcedUnits = 0;
 
   /** Manages `[base, maximumBytes)` of `options.memory`; throws a RangeError for an invalid range. */
   constructor(options: AllocatorOptions) {
@@ -269,7 +286,7 @@ export class Allocator {
     return {
       bytesInUse: this.#bytesInUse,
       peakBytesInUse: this.#peakBytesInUse,
-      bytesReserved: (this.#highWater - this.#baseUnit) * UNIT,
+      bytesReserved: (this.#highWater - this.#baseUnit + this.#sourcedUnits) * UNIT,
       liveAllocations: this.#liveCount,
       allocCount: this.#allocCount,
     };
@@ -290,6 +307,33 @@ export class Allocator {
    */
   resetPeak(): void {
     this.#peakBytesInUse = this.#bytesInUse;
+  }
+
+  /**
+   * From now on, takes new ranges from `source` instead of growing its own arena, and never gives a range
+   * back to the top (another agent may own what lies above it). What it already holds stays its own.
+   *
+   * @example
+   * ```ts
+   * import { Allocator } from './allocator.ts';
+   * const memory = new WebAssembly.Memory({ initial: 4, maximum: 16, shared: true });
+   * const allocator = new Allocator({ memory, base: 0, maximumBytes: 16 * 65536 });
+   * allocator.useRangeSource({ acquire: (units) => ({ start: 1024, units: Math.max(units, 1024) }), limitBytes: 1 << 20 });
+   * console.log(allocator.alloc(100) >= 65536); // true
+   * ```
+   */
+  /** The most bytes of the memory this allocator's own arena may reach (`maximumBytes`). */
+  get limitBytes(): number {
+    return this.#limitUnit * UNIT;
+  }
+
+  /** The end of this allocator's own arena in bytes (where a page pool over the same memory may start). */
+  get arenaEnd(): number {
+    return this.#top * UNIT;
+  }
+
+  useRangeSource(source: RangeSource): void {
+    this.#source = source;
   }
 
   /** A new small block: cut from the current chunk, or from a new one. */
@@ -335,6 +379,7 @@ export class Allocator {
       if (size > units) this.#insertFree(start + units, size - units);
       return start;
     }
+    if (this.#source !== undefined) return this.#allocFromSource(units);
     const end = this.#top + units;
     if (end > this.#limitUnit) return -1;
     const shortfall = end * UNIT - this.#memory.buffer.byteLength;
@@ -351,6 +396,15 @@ export class Allocator {
     return start;
   }
 
+  #allocFromSource(units: number): number {
+    const range = this.#source!.acquire(units);
+    if (range === undefined) return -1;
+    this.#sourcedUnits += range.units;
+    // A range next to one this allocator holds free merges with it (both are its own).
+    if (range.units > units) this.#releaseLarge(range.start + units, range.units - units);
+    return range.start;
+  }
+
   /** Returns a large range: merged with free neighbours, or given back to the top of the arena. */
   #releaseLarge(start: number, units: number): void {
     const nextSize = this.#freeSize.get(start + units);
@@ -365,7 +419,7 @@ export class Allocator {
       start = previous;
       units += previousSize;
     }
-    if (start + units === this.#top) this.#top = start;
+    if (this.#source === undefined && start + units === this.#top) this.#top = start;
     else this.#insertFree(start, units);
   }
 
@@ -410,7 +464,7 @@ export class Allocator {
    * ```
    */
   outOfMemoryError(nbytes: number): RangeError {
-    const limit = (this.#limitUnit - this.#baseUnit) * UNIT;
+    const limit = this.#source?.limitBytes ?? (this.#limitUnit - this.#baseUnit) * UNIT;
     return new RangeError(
       `Out of memory: tried to allocate ${formatSize(nbytes)} (${nbytes} bytes); ` +
         `${formatSize(this.#bytesInUse)} in use, limit ${formatSize(limit)}`,

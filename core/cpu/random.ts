@@ -124,12 +124,16 @@ function uniformValues(g: Generator, n: number, dtype: DType, from: number, to: 
 }
 
 function uniformCpu(self: Tensor, from: number, to: number, generator: Generator | null): Tensor {
+  const g = generator ?? defaultCpuGenerator();
+  return g.use(() => uniformWith(self, from, to, g));
+}
+
+function uniformWith(self: Tensor, from: number, to: number, g: Generator): Tensor {
   self.assertAlive('uniform_');
   checkUniformBounds(self.dtype, from, to);
   checkWritable(self);
   const n = self.numel;
   if (n === 0) return self;
-  const g = generator ?? defaultCpuGenerator();
   if (self.dtype.name === 'float32' && from === 0 && to === 1 && self.isContiguous()) {
     // The common case (`rand`): straight into memory, 24 bits of one draw each.
     const data = hostElements(self, 'uniform_', n) as Float32Array;
@@ -276,12 +280,16 @@ function normalScalar(g: Generator, mean: number, std: number): number {
 }
 
 function normalCpu(self: Tensor, mean: number, std: number, generator: Generator | null): Tensor {
+  const g = generator ?? defaultCpuGenerator();
+  return g.use(() => normalWith(self, mean, std, g));
+}
+
+function normalWith(self: Tensor, mean: number, std: number, g: Generator): Tensor {
   self.assertAlive('normal_');
   checkNormalArgs(self.dtype, std);
   checkWritable(self);
   const n = self.numel;
   if (n === 0) return self;
-  const g = generator ?? defaultCpuGenerator();
   if (n < 16 || !self.isContiguous()) {
     const values = new Float64Array(n);
     for (let i = 0; i < n; i++) values[i] = normalScalar(g, mean, std);
@@ -368,7 +376,10 @@ const randint = (
 ) => {
   const meta = randintMeta(low, high, size, dtype, layout);
   const [from, to] = checkRandomRange(meta.dtype, low, high);
-  return randomFactory(size, meta.dtype, layout, (t) => fillRandomRange(t, from, to, g ?? defaultCpuGenerator()));
+  return randomFactory(size, meta.dtype, layout, (t) => {
+    const gen = g ?? defaultCpuGenerator();
+    gen.use(() => fillRandomRange(t, from, to, gen));
+  });
 };
 
 /**

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { Allocator } from './allocator.ts';
+import { Allocator, type RangeSource } from './allocator.ts';
 import { type BlockAllocator, GuardedAllocator, guardKernels } from './guarded_allocator.ts';
 import { readEnv } from '../dispatch/env.ts';
 import type { KernelExports } from './kernel_exports.ts';
@@ -25,6 +25,20 @@ export interface CpuRuntime {
   readonly scratchBytes: number;
   /** The guarded allocator in checked mode (Note [Guard bytes]); undefined otherwise. */
   readonly guards: GuardedAllocator | undefined;
+  /** The plain allocator under the guards: this agent's arena (core/workers gives it a shared page pool). */
+  readonly arena: Allocator;
+}
+
+/** How a Worker's runtime joins another agent's memory (core/workers/agent.ts). */
+export interface AttachedCpuOptions {
+  /** The shared memory of the agent it attaches to. */
+  readonly memory: WebAssembly.Memory;
+  /** The compiled kernel module, posted by that agent (saves compiling it again). */
+  readonly module?: WebAssembly.Module;
+  /** Checked mode, as the other agent runs. */
+  readonly checked: boolean;
+  /** Where this agent's allocator takes its ranges. */
+  readonly source: RangeSource;
 }
 
 /** Limits of the CPU memory. */
@@ -80,13 +94,59 @@ function createRuntime(): CpuRuntime {
   const raw = instantiateKernels(memory);
   const base = raw.heapBase();
   const plain = new Allocator({ memory, base, maximumBytes: Math.min(maximumPages * 65536, base + maxBytes) });
-  const checked = options.checked ?? readEnv(CHECKED_ENV_VAR) === '1';
+  return finishRuntime(memory, raw, plain, options.checked ?? readEnv(CHECKED_ENV_VAR) === '1');
+}
+
+function finishRuntime(memory: WebAssembly.Memory, raw: KernelExports, plain: Allocator, checked: boolean): CpuRuntime {
   const guards = checked ? new GuardedAllocator(plain, memory) : undefined;
   const allocator = guards ?? plain;
   const kernels = guards === undefined ? raw : guardKernels(raw, guards);
+  // Each agent has its own scratch block: descriptors written by one never race with another's.
   const scratch = allocator.alloc(SCRATCH_BYTES);
-  runtime = { memory, kernels, allocator, scratch, scratchBytes: SCRATCH_BYTES, guards };
+  runtime = { memory, kernels, allocator, scratch, scratchBytes: SCRATCH_BYTES, guards, arena: plain };
   return runtime;
+}
+
+/**
+ * Makes this agent's CPU runtime one more instance of the kernels over another agent's shared memory, with an
+ * allocator that takes its ranges from `source` (core/workers/agent.ts calls it in a Worker; must come before
+ * the first CPU tensor). Instantiating rewrites the module's data segments with the bytes already there
+ * (read-only constants); the kernels keep no other state in memory, and their mutable globals are per instance.
+ *
+ * @example
+ * ```ts ignore
+ * import { attachCpuRuntime } from './runtime.ts';
+ * attachCpuRuntime({ memory, module, checked: false, source: pagePool });
+ * ```
+ */
+export function attachCpuRuntime(attached: AttachedCpuOptions): CpuRuntime {
+  if (runtime !== undefined) {
+    throw new Error('attachCpuRuntime() must be called before the first CPU tensor is created');
+  }
+  const { memory, source } = attached;
+  const raw = instantiateKernels(memory, attached.module === undefined ? {} : { module: attached.module });
+  const base = raw.heapBase();
+  const plain = new Allocator({ memory, base, maximumBytes: base });
+  plain.useRangeSource(source);
+  return finishRuntime(memory, raw, plain, attached.checked);
+}
+
+/**
+ * A block of the CPU memory outside any tensor, never freed (core/workers keeps its shared control block
+ * there). Counted by the allocator, not by `memoryStats`.
+ */
+export function reserveCpuBlock(nbytes: number): number {
+  return cpuRuntime().allocator.alloc(nbytes);
+}
+
+/** Frees a block of this agent's allocator (core/workers, for a block another agent released). */
+export function freeCpuBlock(ptr: number): void {
+  cpuRuntime().allocator.free(ptr);
+}
+
+/** Whether this agent's CPU runtime exists yet. */
+export function hasCpuRuntime(): boolean {
+  return runtime !== undefined;
 }
 
 /**

@@ -61,6 +61,7 @@ function toSeed(seed: number | bigint): bigint {
  */
 export class Generator {
   readonly #state = new Uint32Array(N);
+  #sync: GeneratorSync | undefined;
   // PyTorch's mt19937 bookkeeping (`left_`, `next_`), kept as is so that states round-trip with PyTorch.
   #left = 1;
   #next = 0;
@@ -73,6 +74,20 @@ export class Generator {
   /** A generator seeded with `seed` (PyTorch's default seed when omitted). */
   constructor(seed: number | bigint = DEFAULT_SEED) {
     this.manualSeed(seed);
+  }
+
+  /**
+   * Runs `fn` with exclusive use of this generator's stream: the random kernels draw inside it. A generator
+   * shared by several agents (the default one, once agents share the runtime: core/workers) takes its lock
+   * and brings its state up to date around `fn`, as PyTorch's kernels hold the generator's mutex.
+   */
+  use<T>(fn: () => T): T {
+    return this.#sync === undefined ? fn() : this.#sync.use(this, fn);
+  }
+
+  /** Makes this generator's stream shared through `sync` (core/workers/shared_generator.ts). */
+  shareWith(sync: GeneratorSync): void {
+    this.#sync = sync;
   }
 
   /** The device whose streams this generator drives. */
@@ -219,6 +234,12 @@ function twist(u: number, v: number): number {
   return (y >>> 1) ^ ((v & 1) !== 0 ? MATRIX_A : 0);
 }
 
+/** How a generator shared by several agents is used (core/workers/shared_generator.ts). */
+export interface GeneratorSync {
+  /** Runs `fn` under the shared generator's lock with its state current. */
+  use<T>(generator: Generator, fn: () => T): T;
+}
+
 let defaultGenerator: Generator | undefined;
 
 /**
@@ -244,7 +265,8 @@ export function defaultCpuGenerator(): Generator {
  * ```
  */
 export function manualSeed(seed: number | bigint): Generator {
-  return defaultCpuGenerator().manualSeed(seed);
+  const g = defaultCpuGenerator();
+  return g.use(() => g.manualSeed(seed));
 }
 
 /**
@@ -258,7 +280,8 @@ export function manualSeed(seed: number | bigint): Generator {
  * ```
  */
 export function initialSeed(): bigint {
-  return defaultCpuGenerator().initialSeed();
+  const g = defaultCpuGenerator();
+  return g.use(() => g.initialSeed());
 }
 
 /**
@@ -272,7 +295,8 @@ export function initialSeed(): bigint {
  * ```
  */
 export function getRngState(): Uint8Array {
-  return defaultCpuGenerator().getState();
+  const g = defaultCpuGenerator();
+  return g.use(() => g.getState());
 }
 
 /**
@@ -285,5 +309,6 @@ export function getRngState(): Uint8Array {
  * ```
  */
 export function setRngState(state: ArrayLike<number>): void {
-  defaultCpuGenerator().setState(state);
+  const g = defaultCpuGenerator();
+  g.use(() => g.setState(state));
 }

@@ -67,7 +67,7 @@ export class Storage {
   readonly #device: Device;
   readonly #ptr: number;
   readonly #nbytes: number;
-  readonly #allocator: DeviceAllocator;
+  #allocator: DeviceAllocator;
   #refs = 1;
 
   private constructor(token: symbol, device: Device, ptr: number, nbytes: number, allocator: DeviceAllocator) {
@@ -96,6 +96,26 @@ export class Storage {
     liveStorages++;
     if (liveBytes > peakBytes) peakBytes = liveBytes;
     return new Storage(ALLOCATE, device, ptr, nbytes, allocator);
+  }
+
+  /**
+   * A storage over a block another agent allocated in the shared CPU memory (core/workers/shared_storage.ts):
+   * `allocator` is that block's shared reference, whose `free` drops it. The caller checks the block.
+   */
+  static adoptShared(device: Device, ptr: number, nbytes: number, allocator: DeviceAllocator): Storage {
+    liveBytes += nbytes;
+    liveStorages++;
+    if (liveBytes > peakBytes) peakBytes = liveBytes;
+    return new Storage(ALLOCATE, device, ptr, nbytes, allocator);
+  }
+
+  /**
+   * Hands the storage's final free to `allocator` (a shared reference count, core/workers/shared_storage.ts):
+   * once shared with other agents, a block is freed when the last agent lets go of it, not this one.
+   */
+  static redirectFree(storage: Storage, allocator: DeviceAllocator): void {
+    if (storage.#refs === 0) throw new Error('Storage was already freed');
+    storage.#allocator = allocator;
   }
 
   /** Whether `value` is a storage made by `Storage.allocate` (a brand check, not duck typing). */

@@ -35,7 +35,8 @@ const RULES: readonly Rule[] = [
   {
     what: 'reads a storage address',
     pattern: /\.ptr\b/,
-    allowed: ['core/cpu/boundary.ts', 'core/tensor/storage.ts'],
+    // core/workers/shared_storage.ts publishes a shared storage's block to the other agents (its header).
+    allowed: ['core/cpu/boundary.ts', 'core/tensor/storage.ts', 'core/workers/shared_storage.ts'],
   },
   {
     what: 'reaches the kernel exports without the boundary',
@@ -51,6 +52,9 @@ const RULES: readonly Rule[] = [
       'core/cpu/allocator.ts',
       'core/cpu/guarded_allocator.ts',
       'core/cpu/wasm.ts', // makes the memory; only asks whether its buffer is shared
+      // The memory shared by agents: the control block, the page pool, host views of shared blocks.
+      'core/workers/shared_runtime.ts',
+      'core/workers/shared_storage.ts',
     ],
   },
   {
@@ -61,7 +65,8 @@ const RULES: readonly Rule[] = [
   {
     what: 'uses the allocator directly',
     pattern: /\.allocator\.(alloc|free)\(/,
-    allowed: ['core/cpu/boundary.ts', 'core/cpu/runtime.ts'],
+    // core/workers/shared_runtime.ts re-registers the CPU allocator of an agent that shares its memory.
+    allowed: ['core/cpu/boundary.ts', 'core/cpu/runtime.ts', 'core/workers/shared_runtime.ts'],
   },
 ];
 

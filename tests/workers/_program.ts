@@ -1,0 +1,239 @@
+// The program module the tests in this folder run in attached workers (proxy mode): each export is a step a
+// test asks a worker to take.
+import {
+  arange,
+  crossEntropy,
+  Dispatcher,
+  DispatchKey,
+  full,
+  isGradEnabled,
+  keep,
+  Library,
+  localKeys,
+  manualSeed,
+  nn,
+  optim,
+  rand,
+  randn,
+  scope,
+  type Tensor,
+  tensor,
+} from '../../mod.ts';
+import { sharedRuntime } from '../../core/workers/shared_runtime.ts';
+import { registerShared } from '../../core/workers/shared_ops.ts';
+
+export function double(x: Tensor): Tensor {
+  return x.mul(2);
+}
+
+export function scaleInPlace(x: Tensor, f: number): number {
+  x.mul_(f);
+  return x.version;
+}
+
+/** Writes `value` through a view of rows [1, 3) of `x`. */
+export function fillRowsThroughView(x: Tensor, value: number): number {
+  using v = x.narrow(0, 1, 2);
+  v.fill_(value);
+  return x.version;
+}
+
+export function values(x: Tensor): number[] {
+  return Array.from(x.contiguous().toArray() as number[], Number);
+}
+
+/** A tensor made here and handed over (its storage belongs to this agent). */
+export function makeRange(n: number): Tensor {
+  return arange(n, { dtype: 'float32' });
+}
+
+let kept: Tensor | undefined;
+/** Keeps a view of `x` past the call (the caller may dispose of its own tensor meanwhile). */
+export function keepView(x: Tensor): void {
+  kept = keep(x.view(x.shape as number[]));
+}
+export function keptSum(): number {
+  return kept!.sum().item() as number;
+}
+export function dropKept(): void {
+  kept?.dispose();
+  kept = undefined;
+}
+
+/**
+ * Allocates and frees tensors of random sizes (small classes and blocks over 1 MiB), each filled with a
+ * value unique to this agent and round, and checks every live one before freeing it: a block handed to two
+ * agents at once would show another agent's value.
+ */
+export function allocStress(seed: number, rounds: number): number {
+  let s = seed >>> 0;
+  const rand = () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32;
+  const live: Array<[Tensor, number]> = [];
+  let checked = 0;
+  for (let r = 0; r < rounds; r++) {
+    const big = rand() < 0.15;
+    const n = big ? 262144 + Math.floor(rand() * 400000) : 1 + Math.floor(rand() * 3000);
+    const value = seed * 100000 + r;
+    live.push([full([n], value, { dtype: 'float64' }), value]);
+    if (live.length > 12 || rand() < 0.4) {
+      const [t, v] = live.splice(Math.floor(rand() * live.length), 1)[0];
+      const bad = t.ne(v).sum().item();
+      if (bad !== 0) throw new Error(`Block of agent ${sharedRuntime().agent} was overwritten (${bad} elements)`);
+      checked++;
+      t.dispose();
+    }
+  }
+  for (const [t] of live) t.dispose();
+  return checked;
+}
+
+/** A tensor of `bytes` bytes, which grows the shared memory. */
+export function bigTensor(bytes: number): Tensor {
+  return full([bytes / 4], 3, { dtype: 'float32' });
+}
+
+/** Runs an operator whose kernel throws after allocating. */
+export function kernelThrows(): void {
+  using lib = new Library('wprog', 'FRAGMENT');
+  const op = lib.define('wprog::explode(Tensor x) -> Tensor');
+  lib.impl('explode', (_hi: number, _lo: number, x: Tensor) => {
+    const scratch = x.add(1); // made inside the kernel, then the kernel fails
+    scratch.dispose();
+    throw new RangeError('explode: the kernel failed on purpose');
+  }, DispatchKey.CPU);
+  using x = tensor([1, 2]);
+  op.call(x);
+}
+
+/** Takes the shared lock and never gives it back (a worker that dies inside a locked section). */
+export function holdLockForever(flag: Int32Array): void {
+  const { cb, agent } = sharedRuntime();
+  cb.lock(agent);
+  Atomics.store(flag, 0, 1);
+  for (;;) Atomics.wait(flag, 1, 0, 50);
+}
+
+/** Allocates and frees without end (a worker terminated in the middle of an operation). */
+export function churnForever(flag: Int32Array): void {
+  for (let i = 0;; i++) {
+    scope(() => {
+      const a = full([100000 + (i % 7) * 50000], i, { dtype: 'float64' });
+      a.add(1).mul(2).sum();
+    });
+    if (i === 3) Atomics.store(flag, 0, 1);
+    Atomics.add(flag, 1, 1);
+  }
+}
+
+/** This agent's per-agent dispatch state. */
+export function agentState(): { gradEnabled: boolean; excludedHi: number } {
+  return { gradEnabled: isGradEnabled(), excludedHi: localKeys.excludedHi };
+}
+
+// ---- proxy mode: a model and a training loop living in the worker ----
+
+let model: nn.Sequential | undefined;
+
+/** Builds a small MLP here; the caller gets a handle to it. */
+export function makeModel(seed: number): nn.Sequential {
+  manualSeed(seed);
+  model = new nn.Sequential(new nn.Linear(4, 16), new nn.ReLU(), new nn.Linear(16, 3));
+  return model;
+}
+
+/** Trains the model for `steps` steps on (x, y) and returns the last loss (a scalar tensor). */
+export function train(x: Tensor, y: Tensor, steps: number): Tensor {
+  const opt = new optim.Adam(model!.parameters(), { lr: 1e-2 });
+  let last = 0;
+  for (let i = 0; i < steps; i++) {
+    last = scope(() => {
+      const loss = crossEntropy(model!.forward(x), y);
+      opt.zeroGrad();
+      loss.backward();
+      opt.step();
+      return loss.item() as number;
+    });
+  }
+  return tensor([last], { dtype: 'float32' });
+}
+
+/** Random data made here. */
+export function data(n: number): { x: Tensor; y: Tensor } {
+  manualSeed(1);
+  const x = randn([n, 4]);
+  const y = tensor(Array.from({ length: n }, (_, i) => i % 3));
+  return { x, y };
+}
+
+// ---- shared dispatch stress ----
+
+function spinMicroseconds(us: number): void {
+  const end = performance.now() + us / 1000;
+  while (performance.now() < end) { /* spin */ }
+}
+
+/**
+ * Registers and deregisters kernels in the shared slot of wtest::probe until `epochs[1]` is set: round i
+ * registers kernel k(i % 4), then bumps `epochs[0]` to 2i + 1, removes it, then bumps it to 2i + 2. Sets
+ * `epochs[2]` once running. Returns the rounds done.
+ */
+export function registerLoop(epochs: Int32Array): number {
+  Atomics.store(epochs, 2, 1);
+  let i = 0;
+  for (; Atomics.load(epochs, 1) === 0; i++) {
+    const reg = registerShared('wtest::probe', DispatchKey.CPU, `wtest.k${i % 4}`);
+    Atomics.add(epochs, 0, 1);
+    spinMicroseconds(50); // registered long enough for the dispatching agents to see it
+    reg.dispose();
+    Atomics.add(epochs, 0, 1);
+    spinMicroseconds(50);
+  }
+  return i;
+}
+
+/**
+ * Calls wtest::probe for `ms` milliseconds; for every call that ran kernel k_j checks that some round i with
+ * i % 4 === j had it registered while the call ran (epoch 2i + 1 lies in the call's [before, after] epochs,
+ * or the write of round i happened during epoch 2i, inside the window). Returns counts and the violations.
+ */
+export function probeLoop(epochs: Int32Array, ms: number): { calls: number; hits: number; violations: string[] } {
+  const op = Dispatcher.singleton().findSchemaOrThrow('wtest::probe');
+  using x = tensor([0], { dtype: 'float32' });
+  const violations: string[] = [];
+  let calls = 0, hits = 0;
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    for (let k = 0; k < 200; k++) {
+      const before = Atomics.load(epochs, 0);
+      const j = op.call(x) as number;
+      const after = Atomics.load(epochs, 0);
+      calls++;
+      if (j < 0) continue;
+      hits++;
+      // Round i is registered during epochs 2i (after its write) and 2i + 1 (until its removal).
+      let ok = false;
+      for (let e = before; e <= after + 1 && !ok; e++) {
+        const i = e >> 1;
+        if (i % 4 === j && e >= 2 * i && e <= 2 * i + 1 && 2 * i <= after && 2 * i + 1 >= before) ok = true;
+      }
+      if (!ok && violations.length < 5) violations.push(`kernel k${j} ran during epochs [${before}, ${after}]`);
+    }
+  }
+  return { calls, hits, violations };
+}
+
+/** Whether this agent's dispatcher knows the operator. */
+export function hasOperator(name: string): boolean {
+  return Dispatcher.singleton().findSchema(name) !== undefined;
+}
+
+/** Draws `n` float32 uniform values from the default generator. */
+export function randValues(n: number): number[] {
+  using t = rand([n]);
+  return Array.from(t.toArray() as number[], Number);
+}
+
+/** Seeds the default generator here. */
+export function seed(s: number): void {
+  manualSeed(s);
+}
