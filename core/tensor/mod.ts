@@ -22,6 +22,7 @@ export {
   DEFAULT_SEED,
   defaultCpuGenerator,
   Generator,
+  type GeneratorSync,
   getRngState,
   initialSeed,
   manualSeed,

@@ -5,7 +5,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const examplesDir = new URL('../../examples/', import.meta.url);
@@ -22,6 +22,7 @@ const EXPECTED: Record<string, { readonly args?: readonly string[]; readonly pri
   'features_tour.ts': { prints: /step 4: loss/ },
   'logging_tensor.ts': { prints: /aten::mm/ },
   'per_sample_grads.ts': { prints: /largest difference from the loop/ },
+  'workers/main.ts': { prints: /loss \d+\.\d+, logits 256,3/ },
 };
 
 function runExample(file: string, args: readonly string[]) {
@@ -31,7 +32,14 @@ function runExample(file: string, args: readonly string[]) {
 }
 
 describe('examples', () => {
-  const files = readdirSync(examplesDir).filter((f) => f.endsWith('.ts')).sort();
+  // Top-level examples, and the entry (main.ts) of an example in a folder of its own (the browser one has its test).
+  const files = readdirSync(examplesDir, { withFileTypes: true }).flatMap((e) =>
+    e.isFile() && e.name.endsWith('.ts')
+      ? [e.name]
+      : e.isDirectory() && existsSync(new URL(`${e.name}/main.ts`, examplesDir))
+      ? [`${e.name}/main.ts`]
+      : []
+  ).sort();
 
   it('every example has a smoke check', () => {
     assert.deepEqual(files.filter((f) => !(f in EXPECTED)), []);
