@@ -8,13 +8,12 @@
  *
  * @module
  */
-import { bench, do_not_optimize, group, summary } from 'mitata';
 import { add, receive, scope, share, spawnAgent, type Tensor, tensor } from '../mod.ts';
-import { runAndReport } from './_report.ts';
+import { bench, do_not_optimize, group, runAndReport, SMOKE, smokeSize, summary } from './_report.ts';
 import { timeTinyAdds } from './_workers_program.ts';
 
 const agent = await spawnAgent({ program: new URL('./_workers_program.ts', import.meta.url) });
-const SIZES = [['1 KiB', 1024], ['64 MiB', 64 << 20]] as const;
+const SIZES = [['1 KiB', 1024], ['64 MiB', smokeSize(64 << 20, 1 << 16)]] as const;
 const tensors = new Map(SIZES.map(([label, bytes]) => [label, tensor(new Float32Array(bytes / 4).fill(1))]));
 const copies = new Map(SIZES.map(([label, bytes]) => [label, new Float32Array(bytes / 4).fill(1)]));
 
@@ -38,7 +37,7 @@ bench('share + receive, same agent (descriptor cost alone)', () => {
 const a = tensor(new Float32Array([1])), b = tensor(new Float32Array([2]));
 bench('tiny add on the main agent (mitata)', () => add(a, b).dispose());
 
-const CALLS = 100_000, BATCHES = 9, WARM_MS = 300;
+const CALLS = smokeSize(100_000, 100), BATCHES = smokeSize(9, 1), WARM_MS = smokeSize(300, 0);
 await runAndReport('workers_agents', (f) => {
   const p50 = (name: string) => f.get(name)!.p50_ns;
   const out: Record<string, unknown> = {};
@@ -73,15 +72,18 @@ await runAndReport('workers_agents', (f) => {
     `tiny add: main agent ${main.toFixed(1)} ns/call (in an async scope ${scoped.toFixed(1)}), ` +
       `worker ${worker.toFixed(1)} ns/call, worker/main-in-scope ${(worker / scoped).toFixed(2)}`,
   );
-  const { readFileSync, writeFileSync } = await import('node:fs');
-  const { runtimeName } = await import('./_report.ts');
-  const file = new URL(`./results/workers_agents-${runtimeName().split(' ')[0]}.json`, import.meta.url);
-  const json = JSON.parse(readFileSync(file, 'utf8'));
-  json.derived.tiny_add_main_ns = Number(main.toFixed(1));
-  json.derived.tiny_add_main_in_scope_ns = Number(scoped.toFixed(1));
-  json.derived.tiny_add_worker_ns = Number(worker.toFixed(1));
-  json.derived.tiny_add_worker_over_main_in_scope = Number((worker / scoped).toFixed(2));
-  writeFileSync(file, JSON.stringify(json, null, 2) + '\n');
+  if (!SMOKE) {
+    // smoke mode writes no results
+    const { readFileSync, writeFileSync } = await import('node:fs');
+    const { runtimeName } = await import('./_report.ts');
+    const file = new URL(`./results/workers_agents-${runtimeName().split(' ')[0]}.json`, import.meta.url);
+    const json = JSON.parse(readFileSync(file, 'utf8'));
+    json.derived.tiny_add_main_ns = Number(main.toFixed(1));
+    json.derived.tiny_add_main_in_scope_ns = Number(scoped.toFixed(1));
+    json.derived.tiny_add_worker_ns = Number(worker.toFixed(1));
+    json.derived.tiny_add_worker_over_main_in_scope = Number((worker / scoped).toFixed(2));
+    writeFileSync(file, JSON.stringify(json, null, 2) + '\n');
+  }
   a.dispose();
   b.dispose();
   for (const t of tensors.values()) t.dispose();
