@@ -29,6 +29,17 @@ import { Tensor } from '../tensor/tensor.ts';
 import type { IntOrPair } from './conv.ts';
 
 export { crossEntropy, flatten, linear, logSoftmax, relu, softmax } from '../ops/generated_api.ts';
+export {
+  alphaDropout,
+  dropout1d,
+  dropout2d,
+  dropout3d,
+  featureAlphaDropout,
+  groupNorm,
+  type GroupNormOptions,
+  instanceNorm,
+  type InstanceNormOptions,
+} from './normalization.ts';
 
 /** Options of {@linkcode conv1d} and {@linkcode conv2d}. */
 export interface ConvOptions {

@@ -81,3 +81,17 @@ export {
   MaxPool2d,
   type MaxPool2dModuleOptions,
 } from './conv.ts';
+export {
+  AlphaDropout,
+  Dropout1d,
+  Dropout2d,
+  Dropout3d,
+  DropoutModule,
+  FeatureAlphaDropout,
+  GroupNorm,
+  type GroupNormModuleOptions,
+  InstanceNorm1d,
+  InstanceNorm2d,
+  type InstanceNormModuleOptions,
+  InstanceNormNd,
+} from './normalization.ts';
