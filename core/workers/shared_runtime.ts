@@ -96,7 +96,7 @@ function startSharing(): SharedRuntime {
   const arena = rt.arena;
   const startPage = Math.ceil(arena.arenaEnd / PAGE_BYTES);
   const limitPage = Math.floor(arena.limitBytes / PAGE_BYTES);
-  const cb = ControlBlock.initialize(rt.memory.buffer as SharedArrayBuffer, base, startPage, limitPage);
+  const cb = ControlBlock.initialize(rt.memory.buffer as unknown as SharedArrayBuffer, base, startPage, limitPage);
   const agent = cb.locked(0, () => cb.claimAgent());
   shared = { cb, agent, memory: rt.memory };
   shareDefaultGenerator(cb, agent, true);
@@ -120,7 +120,7 @@ export function attachSharedRuntime(init: AgentInit): SharedRuntime {
   if (hasCpuRuntime()) {
     throw new Error('attach() must run before this Worker creates its first CPU tensor');
   }
-  const cb = ControlBlock.open(init.memory.buffer as SharedArrayBuffer, init.controlBase);
+  const cb = ControlBlock.open(init.memory.buffer as unknown as SharedArrayBuffer, init.controlBase);
   if (cb.agentState(init.agent) !== AGENT_LIVE) {
     throw new Error(`Agent id ${init.agent} was not claimed for this Worker`);
   }
