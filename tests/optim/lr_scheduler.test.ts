@@ -199,8 +199,9 @@ const EXPECTED = {
 /** Equal up to a couple of float64 ulps (libm's cos may round differently from V8's/JSC's). */
 function assertClose(actual: readonly number[], expected: readonly number[], what: string): void {
   assert.equal(actual.length, expected.length, what);
+  // A few ulps: the closed forms call Math.cos/Math.pow, which V8 (Node 24) rounds differently from glibc (Python).
   actual.forEach((a, i) => {
-    if (Math.abs(a - expected[i]) > 4e-16 * Math.abs(expected[i]) + 1e-18) {
+    if (Math.abs(a - expected[i]) > 2e-15 * Math.abs(expected[i]) + 1e-18) {
       assert.fail(`${what}[${i}]: got ${a}, expected ${expected[i]}`);
     }
   });
