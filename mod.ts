@@ -24,3 +24,4 @@ export { tensor, type TensorData, type TensorOptions } from './core/ops/creation
 export { registerOperators } from './core/ops/registry.ts';
 export { configureCpu } from './core/cpu/runtime.ts';
 export { emptyGpuCache, gpuInfo, gpuMemoryStats, initWebGPU, synchronizeWebGPU } from './gpu/mod.ts';
+export { getNumThreads, setNumThreads, ThreadPoolError } from './core/workers/pool.ts';
