@@ -55,6 +55,13 @@ export function elementwiseSplitMin(): number {
 }
 /** Split element ranges start at multiples of this many elements (Note [Intra-op splitting]). */
 export const SPLIT_ALIGN = 256;
+/** Chunks per thread of elementwise ops, reductions and softmax: enough for claiming to even out the shares. */
+export const CHUNKS_PER_THREAD = 4;
+
+/** Chunks of an elementwise, reduction or softmax job: a function of the thread count alone. */
+export function elementwiseChunks(): number {
+  return CHUNKS_PER_THREAD * getNumThreads();
+}
 
 /**
  * Whether an elementwise op over `numel` elements is split (the size test comes first: small ops pay one
@@ -73,6 +80,20 @@ export function splitsElementwise(numel: number): boolean {
 /** The process-wide pool over the CPU memory, or undefined for one thread. */
 export function cpuPool(): ThreadPool | undefined {
   return intraOpPool(cpuRuntime().memory, kernelModule());
+}
+
+/**
+ * Starts the process-wide pool for {@linkcode getNumThreads} threads now and blocks until its workers are
+ * ready (benchmarks call it, so that no timed call starts workers).
+ *
+ * @example
+ * ```ts
+ * import { startCpuThreads } from './parallel.ts';
+ * startCpuThreads();
+ * ```
+ */
+export function startCpuThreads(): void {
+  cpuPool()?.waitReady();
 }
 
 /** Runs `name` once per task through the pool (or all on this agent without one); the first nonzero status. */
@@ -143,9 +164,9 @@ export function splitElementwise(
   plan?: ElementwisePlan,
 ): number {
   const layout = FAMILIES[family];
-  const threads = getNumThreads();
+  const parts = elementwiseChunks();
   if (plan === undefined || plan.contiguous) {
-    const tasks = splitRange(numel, threads, SPLIT_ALIGN).map(([start, end]) => {
+    const tasks = splitRange(numel, parts, SPLIT_ALIGN).map(([start, end]) => {
       const task = args.slice();
       for (let p = 0; p < layout.pointers.length; p++) task[layout.pointers[p]] += start * itemSizes[p];
       task[layout.count] = end - start;
@@ -156,7 +177,7 @@ export function splitElementwise(
   const { sizes, strides } = plan;
   if (sizes.length === 0) return runTasks(`${family}_strided`, [withCount(args, layout.count, plan.desc)]);
   // The outermost coalesced dim is cut; a 1-d iteration is cut at aligned elements like a contiguous one.
-  const ranges = splitRange(sizes[0], threads, sizes.length === 1 ? SPLIT_ALIGN : 1);
+  const ranges = splitRange(sizes[0], parts, sizes.length === 1 ? SPLIT_ALIGN : 1);
   const words = 1 + sizes.length * (1 + strides.length);
   const descBytes = Math.ceil((words * 4) / 64) * 64;
   const name = `${family}_strided`;
@@ -203,7 +224,7 @@ export function splitOuter(
   pointers: ReadonlyArray<readonly [index: number, bytesPerOuter: number]>,
   outerAt: number,
 ): number {
-  const ranges = splitRange(args[outerAt], getNumThreads());
+  const ranges = splitRange(args[outerAt], elementwiseChunks());
   const tasks = ranges.map(([start, end]) => {
     const task = args.slice();
     for (const [index, bytes] of pointers) task[index] += start * bytes;

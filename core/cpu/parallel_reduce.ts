@@ -4,9 +4,9 @@
  * Note [Split reductions]
  * A reduction over `[outer, R, inner]` with at least one row of `outer` per thread splits `outer`: each thread
  * reduces whole rows, and the result is bitwise identical to one thread. With a small `outer` (full
- * reductions, column sums) only `R` can be cut: with `outer` = 1 each thread reduces a contiguous slab of R
- * into its own row of partial results (in the result dtype), and the kernel then reduces those `[threads,
- * inner]` partials in thread order. The cut depends only on the thread count, so the result is deterministic
+ * reductions, column sums) only `R` can be cut: with `outer` = 1 each chunk (4 per thread) reduces a contiguous
+ * slab of R into its own row of partial results (in the result dtype), and the kernel then reduces those
+ * `[chunks, inner]` partials in chunk order. The cut depends only on the thread count, so the result is deterministic
  * for a count; it can differ from one thread's in the last bits of a float sum, as PyTorch's parallel sums do.
  * Only reductions whose partial results lose nothing the single-thread kernel would keep are cut along R:
  * max / min (exact), integer sums and products (wrapping arithmetic is associative), and float32 / float64 sums,
@@ -19,7 +19,7 @@ import type { DType } from '../tensor/dtype.ts';
 import { contiguousAddress, kernels } from './boundary.ts';
 import { BinaryOp } from './exports_elementwise.ts';
 import { emptyCpu } from './iterator.ts';
-import { elementwiseSplitMin, runTasks, splitOuter, splitRange } from './parallel.ts';
+import { elementwiseChunks, elementwiseSplitMin, runTasks, splitOuter, splitRange } from './parallel.ts';
 import { getNumThreads } from '../workers/pool.ts';
 
 /** The `[outer, R, inner]` reduction kernels. */
@@ -79,12 +79,14 @@ export function splitReduction(
   R: number,
   inner: number,
 ): number {
-  const threads = getNumThreads(), outCode = outDtype.scalarType;
+  const chunks = elementwiseChunks(), outCode = outDtype.scalarType;
   const args = [code, outCode, o, a, outer, R, inner];
-  if (outer >= threads) return splitOuter(kernel, args, [[2, inner * outDtype.itemSize], [3, R * inner * inItem]], 4);
+  if (outer >= getNumThreads()) {
+    return splitOuter(kernel, args, [[2, inner * outDtype.itemSize], [3, R * inner * inItem]], 4);
+  }
   const k = kernels() as unknown as Record<string, (...args: number[]) => number>;
-  if (outer !== 1 || R < 2 * threads || !cutsR(kernel, code, outCode)) return k[kernel](...args);
-  const ranges = splitRange(R, threads);
+  if (outer !== 1 || R < 2 * chunks || !cutsR(kernel, code, outCode)) return k[kernel](...args);
+  const ranges = splitRange(R, chunks);
   const partials = emptyCpu([ranges.length, inner], outDtype);
   try {
     const pp = contiguousAddress(partials, kernel, ranges.length * inner);

@@ -3,44 +3,56 @@
  * and the `setNumThreads` / `getNumThreads` settings that size it.
  *
  * Note [Pool job protocol]
- * One `SharedArrayBuffer` (core/workers/pool_layout.ts) holds a PENDING counter and, per worker, a slot:
- * a generation word, a ready flag, the job (an index into the kernel module's function exports), its argument
- * count, the returned status and the length of an error text, plus f64 argument and byte error areas. A job is
- * one call of a kernel export per participant, with its own arguments (each participant gets its own rows,
- * elements or workspace). The caller writes every worker's job and arguments, sets PENDING to the number of
- * workers it uses, then bumps each one's generation word and notifies it; `Atomics` operations order the plain
- * writes before them. It runs its own share (and that of any worker not ready yet) on the calling agent, then
- * polls PENDING briefly and blocks in `Atomics.wait` until it is 0; the last worker to finish notifies. Each
- * worker waits on its own generation word, so a worker left out of a job is not woken, and it reads its
- * generation before it reports ready (else a job posted in between would be missed: TOOLCHAIN Q2).
+ * One `SharedArrayBuffer` (core/workers/pool_layout.ts) holds the current job: a sequence number, the kernel (an
+ * index into the kernel module's function exports), the number of chunks and each chunk's arguments (f64
+ * slots: every chunk gets its own rows, elements or workspace), a claim word, a done counter and per-chunk
+ * statuses. The caller writes the job, then publishes it by storing the claim word `(seq << 11) | chunks` and
+ * the sequence number, and wakes the workers; `Atomics` operations order the plain writes before them. Every
+ * participant, the caller included, then claims chunks by compare-exchange on the claim word (highest first)
+ * until none is left; the caller finally polls the done counter briefly and blocks in `Atomics.wait` until every
+ * chunk is done (the worker finishing the last one notifies). Since a claim names the job's sequence number, a
+ * worker that wakes after the job was finished by others claims nothing, and a claimed chunk pins the job (the
+ * caller rewrites nothing until every chunk is done). So work is shared as it comes: a worker that sleeps (waking
+ * costs 10-300 us on this VM) leaves its chunks to the caller instead of delaying it, and a split kernel is never
+ * much slower than one thread. A worker polls for a while after each job before sleeping, because split
+ * kernels often come in runs (a training step). Workers read the sequence number before they report ready, so
+ * a job posted in between is not missed (TOOLCHAIN Q2).
  *
- * How the work is split depends only on the thread count, never on which workers happen to be ready, so a
+ * How the work is cut into chunks depends only on the thread count, never on who runs which chunk, so a
  * reduction's partial sums, and so its result, are the same on every run with that count.
  *
- * Faults: a kernel that throws in a worker (a wasm trap) is caught there and reported as a status with its
- * message; a worker that dies cannot report, so the caller waits at most `timeoutMs`. Either way the caller
+ * Faults: a kernel that throws in a worker (a wasm trap) is caught there and reported with its message; a
+ * worker that dies holding a chunk cannot report, so the caller waits at most `timeoutMs`. Either way the caller
  * throws a {@linkcode ThreadPoolError} and the pool is shut down and rebuilt on next use. The calling agent
- * blocks in `Atomics.wait`, which browsers forbid on their main thread: there the pool is unavailable and
- * everything runs on one thread.
+ * blocks in `Atomics.wait`, which browsers forbid on their main thread: there the pool is unavailable (a clear
+ * error from `setNumThreads`) and everything runs on one thread.
  *
  * @module
  */
 import {
-  controlLayout,
+  ARGS_AT,
+  CHUNKS,
+  CLAIM,
+  claimChunk,
+  claimWord,
+  CONTROL_BYTES,
+  CONTROL_WORDS,
+  DONE,
+  ERROR_AT,
   ERROR_BYTES,
+  ERROR_LENGTH,
+  FAULT_WORKER,
+  FAULTED,
   functionExports,
-  HEADER_WORDS,
+  JOB,
   JOB_STOP,
   MAX_ARGS,
-  PENDING,
-  SLOT_ERROR_LENGTH,
-  SLOT_GEN,
-  SLOT_JOB,
-  SLOT_NARGS,
-  SLOT_READY,
-  SLOT_STATUS,
-  SLOT_WORDS,
-  STATUS_FAULT,
+  MAX_CHUNKS,
+  MAX_WORKERS,
+  NARGS,
+  READY,
+  SEQ,
+  STATUSES,
 } from './pool_layout.ts';
 
 /**
@@ -74,8 +86,8 @@ export interface ThreadPoolOptions {
   readonly threads: number;
   /** Longest wait for the workers' shares of one job before they are presumed dead; default 120 000 ms. */
   readonly timeoutMs?: number;
-  /** Polls of a word before blocking on it (workers between jobs, the caller for its workers); default 20 000. */
-  readonly spin?: number;
+  /** Microseconds a worker polls for the next job after one ends before it sleeps; default 300. */
+  readonly spinMicros?: number;
 }
 
 interface WorkerHandle {
@@ -146,7 +158,7 @@ export function threadPoolUnsupportedReason(): string | undefined {
 }
 
 /**
- * Workers that run shares of kernel calls over one shared memory (Note [Pool job protocol]). Most code uses
+ * Workers that run chunks of kernel calls over one shared memory (Note [Pool job protocol]). Most code uses
  * the process-wide pool through {@linkcode setNumThreads}; tests make their own.
  *
  * @example
@@ -162,57 +174,42 @@ export class ThreadPool {
   /** Threads, the calling agent included. */
   readonly threads: number;
   readonly #words: Int32Array;
-  readonly #args: Float64Array[];
-  readonly #errors: Uint8Array[];
+  readonly #args: Float64Array;
+  readonly #errorBytes: Uint8Array;
   readonly #workers: WorkerHandle[] = [];
   readonly #exportIndex: Map<string, number>;
   readonly #timeoutMs: number;
-  readonly #spin: number;
+  #seq = 0;
   #closed = false;
   #faulted = false;
-  #workerTasks = 0;
-  /** A worker handle per task slot used by the current job (reused, so a job allocates nothing of its own). */
-  readonly #used: number[] = [];
+  #workerChunks = 0;
 
-  /** Starts `threads - 1` workers (they get ready asynchronously; jobs meanwhile run their shares here). */
+  /** Starts `threads - 1` workers (they get ready asynchronously; jobs meanwhile run on the calling agent). */
   constructor(options: ThreadPoolOptions) {
     const { threads } = options;
-    if (!Number.isInteger(threads) || threads < 1) {
-      throw new RangeError(`ThreadPool: threads must be a positive integer, got ${String(threads)}`);
+    if (!Number.isInteger(threads) || threads < 1 || threads > MAX_WORKERS + 1) {
+      throw new RangeError(`ThreadPool: threads must be an integer in [1, ${MAX_WORKERS + 1}], got ${String(threads)}`);
     }
     const reason = threadPoolUnsupportedReason();
     if (reason !== undefined && threads > 1) throw new ThreadPoolError(`Cannot start worker threads: ${reason}`);
     this.threads = threads;
     this.#timeoutMs = options.timeoutMs ?? 120_000;
-    this.#spin = options.spin ?? 20_000;
-    const workers = threads - 1;
-    const layout = controlLayout(workers);
-    const control = new SharedArrayBuffer(layout.bytes);
-    this.#words = new Int32Array(control, 0, HEADER_WORDS + workers * SLOT_WORDS);
-    this.#args = [];
-    this.#errors = [];
-    for (let w = 0; w < workers; w++) {
-      this.#args.push(new Float64Array(control, layout.argsAt + w * MAX_ARGS * 8, MAX_ARGS));
-      this.#errors.push(new Uint8Array(control, layout.errorsAt + w * ERROR_BYTES, ERROR_BYTES));
-    }
+    const control = new SharedArrayBuffer(CONTROL_BYTES);
+    this.#words = new Int32Array(control, 0, CONTROL_WORDS);
+    this.#args = new Float64Array(control, ARGS_AT, MAX_CHUNKS * MAX_ARGS);
+    this.#errorBytes = new Uint8Array(control, ERROR_AT, ERROR_BYTES);
     this.#exportIndex = new Map(functionExports(options.module).map((name, i) => [name, i]));
-    if (workers === 0) return;
+    if (threads === 1) return;
     const spawn = workerSpawner()!;
     const url = new URL('./pool_worker.ts', import.meta.url);
     try {
-      for (let w = 0; w < workers; w++) {
+      for (let index = 1; index < threads; index++) {
         const worker = spawn(url, () => {
           if (!this.#closed) this.#faulted = true;
         });
         this.#workers.push(worker);
-        worker.postMessage({
-          memory: options.memory,
-          module: options.module,
-          control,
-          workers,
-          index: w,
-          spin: this.#spin,
-        });
+        const spinMicros = options.spinMicros ?? 300;
+        worker.postMessage({ memory: options.memory, module: options.module, control, index, spinMicros });
       }
     } catch (e) {
       this.close();
@@ -230,48 +227,80 @@ export class ThreadPool {
     return this.#faulted;
   }
 
-  /** Tasks handed to workers so far (the others ran on the calling agent). */
-  get workerTasks(): number {
-    return this.#workerTasks;
+  /** Chunks run by workers so far (the others ran on the calling agent). */
+  get workerChunks(): number {
+    return this.#workerChunks;
   }
 
   /** Workers that have instantiated the kernels and wait for jobs. */
   get readyWorkers(): number {
     let n = 0;
-    for (let w = 0; w < this.#workers.length; w++) if (Atomics.load(this.#words, this.#slot(w) + SLOT_READY) === 1) n++;
+    for (let w = 0; w < this.#workers.length; w++) if (Atomics.load(this.#words, READY + w) === 1) n++;
     return n;
   }
 
   /**
-   * Resolves when every worker is ready; rejects if one failed to start or none is ready after `timeoutMs`.
+   * Resolves when every worker is ready; rejects if one failed to start or after `timeoutMs`.
    *
    * @example
    * ```ts
-   * import { setNumThreads, whenThreadsReady } from './pool.ts';
-   * setNumThreads(2);
-   * await whenThreadsReady();
+   * import { ThreadPool } from './pool.ts';
+   * import { createKernelMemory, kernelModule } from '../cpu/wasm.ts';
+   * const pool = new ThreadPool({ memory: createKernelMemory(), module: kernelModule(), threads: 2 });
+   * await pool.whenReady();
+   * pool.close();
    * ```
    */
   async whenReady(timeoutMs = 30_000): Promise<void> {
     const deadline = performance.now() + timeoutMs;
-    for (;;) {
-      let ready = 0;
-      for (let w = 0; w < this.#workers.length; w++) {
-        const state = Atomics.load(this.#words, this.#slot(w) + SLOT_READY);
-        if (state === -1) throw new ThreadPoolError(`Worker ${w + 1} failed to start: ${this.#errorText(w)}`);
-        if (state === 1) ready++;
-      }
-      if (ready === this.#workers.length) return;
-      if (this.#closed) throw new ThreadPoolError('The thread pool was closed before its workers were ready');
-      if (performance.now() > deadline) throw new ThreadPoolError(`Worker threads not ready after ${timeoutMs} ms`);
-      await new Promise((resolve) => setTimeout(resolve, 2));
-    }
+    while (!this.#checkReady(timeoutMs, deadline)) await new Promise((resolve) => setTimeout(resolve, 2));
   }
 
   /**
-   * Calls kernel export `name` once per task, task `i` with arguments `tasks[i]` (numbers; i32, f32 and f64
-   * parameters), task 0 on the calling agent through `local`, the others on workers, and returns when all are
-   * done: the first nonzero status in task order, or 0. At most {@linkcode threads} tasks.
+   * Blocks (in `Atomics.wait`) until every worker is ready; throws if one failed to start or after `timeoutMs`.
+   * Workers start on their own threads, so this needs no event-loop turn (benchmark set-up uses it).
+   *
+   * @example
+   * ```ts
+   * import { ThreadPool } from './pool.ts';
+   * import { createKernelMemory, kernelModule } from '../cpu/wasm.ts';
+   * const pool = new ThreadPool({ memory: createKernelMemory(), module: kernelModule(), threads: 2 });
+   * pool.waitReady();
+   * pool.close();
+   * ```
+   */
+  waitReady(timeoutMs = 30_000): void {
+    const deadline = performance.now() + timeoutMs;
+    for (let w = 0; w < this.#workers.length; w++) {
+      for (;;) {
+        const state = Atomics.load(this.#words, READY + w);
+        if (state !== 0) break;
+        const left = deadline - performance.now();
+        if (left <= 0) break;
+        Atomics.wait(this.#words, READY + w, 0, left);
+      }
+    }
+    this.#checkReady(timeoutMs, deadline);
+  }
+
+  /** Whether every worker is ready; throws for one that failed to start, or after the deadline. */
+  #checkReady(timeoutMs: number, deadline: number): boolean {
+    let ready = 0;
+    for (let w = 0; w < this.#workers.length; w++) {
+      const state = Atomics.load(this.#words, READY + w);
+      if (state === -1) throw new ThreadPoolError(`Worker ${w + 1} failed to start: ${this.#errorText()}`);
+      if (state === 1) ready++;
+    }
+    if (ready === this.#workers.length) return true;
+    if (this.#closed) throw new ThreadPoolError('The thread pool was closed before its workers were ready');
+    if (performance.now() >= deadline) throw new ThreadPoolError(`Worker threads not ready after ${timeoutMs} ms`);
+    return false;
+  }
+
+  /**
+   * Calls kernel export `name` once per chunk, chunk `i` with arguments `chunks[i]` (numbers for its i32, f32
+   * and f64 parameters), shared between the calling agent (through `local`, its own instance) and the workers,
+   * and returns when all are done: the first nonzero status in chunk order, or 0.
    *
    * @example
    * ```ts
@@ -280,96 +309,88 @@ export class ThreadPool {
    * const memory = createKernelMemory(), module = kernelModule();
    * const pool = new ThreadPool({ memory, module, threads: 2 });
    * const local = instantiateKernels(memory, { module }) as unknown as Record<string, unknown>;
-   * // fill 2 x 64 float32 (dtype code 6) at byte 1 << 16 with 1.5, one half per thread
+   * // fill 2 x 64 float32 (dtype code 6) at byte 1 << 16 with 1.5, one chunk each
    * pool.run('fill_contig', [[6, 1 << 16, 1.5, 64], [6, (1 << 16) + 256, 1.5, 64]], local); // 0
    * pool.close();
    * ```
    */
-  run(name: string, tasks: ReadonlyArray<readonly number[]>, local: LocalKernels): number {
-    if (this.#closed) throw new ThreadPoolError('The thread pool is closed');
+  run(name: string, chunks: ReadonlyArray<readonly number[]>, local: LocalKernels): number {
     const job = this.#exportIndex.get(name);
     const fn = local[name];
     if (job === undefined || typeof fn !== 'function') {
       throw new ThreadPoolError(`ThreadPool.run: the kernel module has no function '${name}'`);
     }
-    if (tasks.length > this.threads) {
-      throw new ThreadPoolError(`ThreadPool.run: ${tasks.length} tasks for ${this.threads} threads`);
-    }
-    return this.runJob(job, tasks, (args) => (fn as (...a: number[]) => number)(...args));
+    return this.runJob(job, chunks, (args) => (fn as (...a: number[]) => number)(...args));
   }
 
   /**
-   * {@linkcode run} with a raw job code (for tests: the `JOB_TEST_*` codes of pool_layout.ts) and the function
-   * the calling agent runs its tasks with.
+   * {@linkcode run} with a raw job code (tests use the `JOB_TEST_*` codes of pool_layout.ts) and the function
+   * the calling agent runs its chunks with.
    */
-  runJob(job: number, tasks: ReadonlyArray<readonly number[]>, runLocal: (args: readonly number[]) => number): number {
+  runJob(job: number, chunks: ReadonlyArray<readonly number[]>, runLocal: (args: readonly number[]) => number): number {
     if (this.#closed) throw new ThreadPoolError('The thread pool is closed');
     if (this.#faulted) this.#fail('a worker thread stopped (it threw outside a job or exited)');
-    const words = this.#words, used = this.#used;
-    used.length = 0;
-    for (let t = 1; t < tasks.length; t++) {
-      const w = t - 1, slot = this.#slot(w);
-      if (Atomics.load(words, slot + SLOT_READY) !== 1) continue;
-      const args = tasks[t];
-      if (args.length > MAX_ARGS) throw new ThreadPoolError(`ThreadPool.run: more than ${MAX_ARGS} arguments`);
-      const area = this.#args[w];
-      for (let i = 0; i < args.length; i++) area[i] = args[i];
-      words[slot + SLOT_JOB] = job;
-      words[slot + SLOT_NARGS] = args.length;
-      words[slot + SLOT_STATUS] = 0;
-      words[slot + SLOT_ERROR_LENGTH] = 0;
-      used.push(t);
+    const n = chunks.length;
+    if (n > MAX_CHUNKS) throw new ThreadPoolError(`ThreadPool.run: ${n} chunks, at most ${MAX_CHUNKS}`);
+    if (n === 0) return 0;
+    const words = this.#words, args = this.#args;
+    const nargs = chunks[0].length;
+    if (nargs > MAX_ARGS) throw new ThreadPoolError(`ThreadPool.run: more than ${MAX_ARGS} arguments`);
+    for (let c = 0; c < n; c++) {
+      const chunk = chunks[c];
+      if (chunk.length !== nargs) throw new ThreadPoolError('ThreadPool.run: chunks take different argument counts');
+      for (let i = 0; i < nargs; i++) args[c * MAX_ARGS + i] = chunk[i];
+      words[STATUSES + c] = 0;
     }
-    this.#workerTasks += used.length;
-    Atomics.store(words, PENDING, used.length);
-    for (const t of used) {
-      const slot = this.#slot(t - 1);
-      Atomics.add(words, slot + SLOT_GEN, 1);
-      Atomics.notify(words, slot + SLOT_GEN, 1);
-    }
-    let status = 0, localError: unknown, failed = false;
-    try {
-      for (let t = 0, u = 0; t < tasks.length; t++) {
-        if (t > 0 && used[u] === t) {
-          u++;
-          continue;
+    words[JOB] = job;
+    words[NARGS] = nargs;
+    words[CHUNKS] = n;
+    words[FAULTED] = 0;
+    words[ERROR_LENGTH] = 0;
+    Atomics.store(words, DONE, 0);
+    const seq = this.#seq = (this.#seq + 1) & 0x1fffff;
+    Atomics.store(words, CLAIM, claimWord(seq, n));
+    Atomics.store(words, SEQ, seq);
+    if (n > 1) Atomics.notify(words, SEQ, n - 1);
+    let local = 0, localError: unknown, failed = false;
+    for (let c = claimChunk(words, seq); c >= 0; c = claimChunk(words, seq)) {
+      if (!failed) {
+        try {
+          words[STATUSES + c] = runLocal(chunks[c]);
+        } catch (e) {
+          localError = e;
+          failed = true;
         }
-        const s = runLocal(tasks[t]);
-        if (s !== 0 && status === 0) status = s;
       }
-    } catch (e) {
-      localError = e;
-      failed = true;
+      local++;
     }
-    // The workers may still write memory the caller is about to free: wait for them even after a local error.
-    if (!this.#join()) {
+    // Workers may still write memory the caller is about to free: wait for them even after a local error.
+    if (local > 0) Atomics.add(words, DONE, local);
+    if (!this.#join(n)) {
       this.#fail(`worker threads did not finish a job within ${this.#timeoutMs} ms (presumed dead)`);
     }
-    for (const t of used) {
-      const slot = this.#slot(t - 1);
-      const s = words[slot + SLOT_STATUS];
-      if (s === STATUS_FAULT) this.#fail(`worker ${t} failed in a kernel: ${this.#errorText(t - 1)}`);
+    this.#workerChunks += n - local;
+    if (Atomics.load(words, FAULTED) !== 0) {
+      this.#fail(`worker ${words[FAULT_WORKER]} failed in a kernel: ${this.#errorText()}`);
     }
     if (failed) throw localError;
-    if (status === 0) {
-      for (const t of used) {
-        const s = words[this.#slot(t - 1) + SLOT_STATUS];
-        if (s !== 0) return s;
-      }
+    for (let c = 0; c < n; c++) {
+      const s = words[STATUSES + c];
+      if (s !== 0) return s;
     }
-    return status;
+    return 0;
   }
 
   /** Stops the workers (idempotent). */
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    for (let w = 0; w < this.#workers.length; w++) {
-      const slot = this.#slot(w);
-      this.#words[slot + SLOT_JOB] = JOB_STOP;
-      Atomics.add(this.#words, slot + SLOT_GEN, 1);
-      Atomics.notify(this.#words, slot + SLOT_GEN);
-    }
+    const words = this.#words;
+    words[JOB] = JOB_STOP;
+    words[CHUNKS] = 0;
+    Atomics.store(words, CLAIM, 0);
+    Atomics.store(words, SEQ, this.#seq = (this.#seq + 1) & 0x1fffff);
+    Atomics.notify(words, SEQ);
     for (const worker of this.#workers) {
       try {
         worker.terminate();
@@ -379,27 +400,24 @@ export class ThreadPool {
     }
   }
 
-  #slot(w: number): number {
-    return HEADER_WORDS + w * SLOT_WORDS;
-  }
-
-  #errorText(w: number): string {
-    const n = Math.min(Atomics.load(this.#words, this.#slot(w) + SLOT_ERROR_LENGTH), ERROR_BYTES);
+  #errorText(): string {
+    const n = Math.min(Atomics.load(this.#words, ERROR_LENGTH), ERROR_BYTES);
     // TextDecoder refuses views of shared memory: copy first.
-    return new TextDecoder().decode(this.#errors[w].slice(0, n)) || 'no message';
+    return new TextDecoder().decode(this.#errorBytes.slice(0, n)) || 'no message';
   }
 
-  /** Waits until PENDING is 0; false after the timeout. */
-  #join(): boolean {
+  /** Waits until `n` chunks are done; false after the timeout. */
+  #join(n: number): boolean {
     const words = this.#words;
-    for (let i = this.#spin; i > 0; i--) if (Atomics.load(words, PENDING) === 0) return true;
+    // Poll first: the workers' last chunks usually end within microseconds of the caller's.
+    for (let i = 0; i < 4096; i++) if (Atomics.load(words, DONE) === n) return true;
     const deadline = performance.now() + this.#timeoutMs;
     for (;;) {
-      const pending = Atomics.load(words, PENDING);
-      if (pending === 0) return true;
+      const done = Atomics.load(words, DONE);
+      if (done === n) return true;
       const left = deadline - performance.now();
       if (left <= 0) return false;
-      Atomics.wait(words, PENDING, pending, Math.min(left, 1000));
+      Atomics.wait(words, DONE, done, Math.min(left, 1000));
     }
   }
 
@@ -439,9 +457,9 @@ function defaultThreads(): number {
  * ```
  */
 export function setNumThreads(n: number): void {
-  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 256) {
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > MAX_WORKERS + 1) {
     throw new RangeError(
-      `setNumThreads: expected a positive integer number of threads (at most 256), got ${String(n)}`,
+      `setNumThreads: expected a positive integer number of threads (at most ${MAX_WORKERS + 1}), got ${String(n)}`,
     );
   }
   if (n > 1) {

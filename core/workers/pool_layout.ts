@@ -5,47 +5,75 @@
  * @module
  */
 
-/** Int32 words before the first worker slot. */
-export const HEADER_WORDS = 16;
-/** Word 0: how many workers of the current job have not finished yet. */
-export const PENDING = 0;
+/** Word: the job sequence number (24 bits, wrapping); workers wait on it for a new job. */
+export const SEQ = 0;
+/** Word: `(seq << CLAIM_SHIFT) | chunks not yet claimed`; a participant claims the top chunk by compare-exchange. */
+export const CLAIM = 1;
+/** Word: chunks of the current job finished (run or faulted). */
+export const DONE = 2;
+/** Word: chunks of the current job. */
+export const CHUNKS = 3;
+/** Word: the job: an index into the module's function exports, or one of the `JOB_*` codes. */
+export const JOB = 4;
+/** Word: arguments (f64 slots) per chunk. */
+export const NARGS = 5;
+/** Word: 0, or 1 once a chunk faulted (the first fault writes the error text). */
+export const FAULTED = 6;
+/** Word: bytes of UTF-8 error text. */
+export const ERROR_LENGTH = 7;
+/** Word: the worker (1-based) whose fault the error text describes. */
+export const FAULT_WORKER = 8;
+/** Words from here: one ready flag per worker (0 starting, 1 ready, -1 failed to start). */
+export const READY = 16;
+/** Most workers a pool runs. */
+export const MAX_WORKERS = 255;
+/** Words from here: the status of each chunk (a kernel status, or {@linkcode STATUS_FAULT}). */
+export const STATUSES = READY + MAX_WORKERS + 1;
+/** Most chunks one job has. */
+export const MAX_CHUNKS = 1024;
+/** Bits of the claim word that count chunks (the rest hold the low bits of the job sequence). */
+export const CLAIM_SHIFT = 11;
+/** Int32 words of the control block. */
+export const CONTROL_WORDS = STATUSES + MAX_CHUNKS;
 
-/** Int32 words per worker slot. */
-export const SLOT_WORDS = 16;
-/** Slot word: bumped by the caller to hand the worker a job; the worker waits on it. */
-export const SLOT_GEN = 0;
-/** Slot word: 0 while starting, 1 when the worker waits for jobs, -1 when it failed to start. */
-export const SLOT_READY = 1;
-/** Slot word: the job (an index into the module's function exports, or one of the `JOB_*` codes). */
-export const SLOT_JOB = 2;
-/** Slot word: how many arguments (f64 slots) the job takes. */
-export const SLOT_NARGS = 3;
-/** Slot word: the kernel's status, or {@linkcode STATUS_FAULT} when it threw. */
-export const SLOT_STATUS = 4;
-/** Slot word: bytes of UTF-8 error text in the worker's error area. */
-export const SLOT_ERROR_LENGTH = 5;
-
-/** Most arguments a job passes to a kernel export (`bmm` takes 20). */
+/** Most arguments a job passes to a kernel export per chunk (`bmm` takes 20). */
 export const MAX_ARGS = 24;
-/** Bytes of error text a worker can report. */
+/** Bytes of error text. */
 export const ERROR_BYTES = 512;
+/** Byte offset of the f64 argument area: `MAX_ARGS` slots per chunk. */
+export const ARGS_AT = CONTROL_WORDS * 4;
+/** Byte offset of the error text. */
+export const ERROR_AT = ARGS_AT + MAX_CHUNKS * MAX_ARGS * 8;
+/** Bytes of the whole shared block. */
+export const CONTROL_BYTES = ERROR_AT + ERROR_BYTES;
 
 /** Job code: leave the loop (the pool is shutting down). */
 export const JOB_STOP = -1;
-/** Job code for tests: throw inside the job (a kernel fault the worker reports). */
+/** Job code for tests: a chunk that throws (a kernel fault the worker reports). */
 export const JOB_TEST_THROW = -2;
-/** Job code for tests: throw outside the job's error handling, so the worker dies mid-job. */
+/** Job code for tests: the worker exits without finishing its chunk, as a killed worker would. */
 export const JOB_TEST_DIE = -3;
 
-/** The status a slot reports when its kernel threw (kernels return statuses >= 0). */
+/** The status of a chunk whose kernel threw (kernels return statuses >= 0). */
 export const STATUS_FAULT = -1;
 
-/** Bytes of the shared control block for `workers` workers, and where each part starts. */
-export function controlLayout(workers: number): { bytes: number; argsAt: number; errorsAt: number } {
-  const words = HEADER_WORDS + workers * SLOT_WORDS;
-  const argsAt = Math.ceil((words * 4) / 8) * 8;
-  const errorsAt = argsAt + workers * MAX_ARGS * 8;
-  return { bytes: errorsAt + workers * ERROR_BYTES, argsAt, errorsAt };
+/** The claim word of job `seq` with `chunks` chunks unclaimed. */
+export function claimWord(seq: number, chunks: number): number {
+  return ((seq << CLAIM_SHIFT) | chunks) | 0;
+}
+
+/**
+ * Claims the top unclaimed chunk of job `seq`: its index, or -1 when none is left or `seq` is no longer the
+ * current job (a worker that woke late for a finished job claims nothing).
+ */
+export function claimChunk(words: Int32Array, seq: number): number {
+  const mine = claimWord(seq, 0) >>> CLAIM_SHIFT;
+  for (;;) {
+    const v = Atomics.load(words, CLAIM);
+    const left = v & ((1 << CLAIM_SHIFT) - 1);
+    if (v >>> CLAIM_SHIFT !== mine || left === 0) return -1;
+    if (Atomics.compareExchange(words, CLAIM, v, v - 1) === v) return left - 1;
+  }
 }
 
 /**

@@ -1,28 +1,33 @@
 /**
  * The body of one intra-op pool worker (Note [Pool job protocol] in pool.ts): it instantiates the kernel module
- * over the shared memory it is sent, then runs kernel calls handed to it through the control block until told
- * to stop. It imports nothing of the runtime: it only calls kernel exports with the numbers it is given.
+ * over the shared memory it is sent, then claims and runs chunks of the jobs posted in the control block until
+ * told to stop. It imports nothing of the runtime: it only calls kernel exports with the numbers it is given.
  *
  * @module
  */
 import {
-  controlLayout,
+  ARGS_AT,
+  CHUNKS,
+  claimChunk,
+  CONTROL_WORDS,
+  DONE,
+  ERROR_AT,
   ERROR_BYTES,
+  ERROR_LENGTH,
+  FAULT_WORKER,
+  FAULTED,
   functionExports,
-  HEADER_WORDS,
+  JOB,
   JOB_STOP,
   JOB_TEST_DIE,
   JOB_TEST_THROW,
   MAX_ARGS,
-  PENDING,
-  SLOT_ERROR_LENGTH,
-  SLOT_GEN,
-  SLOT_JOB,
-  SLOT_NARGS,
-  SLOT_READY,
-  SLOT_STATUS,
-  SLOT_WORDS,
+  MAX_CHUNKS,
+  NARGS,
+  READY,
+  SEQ,
   STATUS_FAULT,
+  STATUSES,
 } from './pool_layout.ts';
 
 /** What the pool posts once to a new worker. */
@@ -30,71 +35,82 @@ interface PoolWorkerInit {
   readonly memory: WebAssembly.Memory;
   readonly module: WebAssembly.Module;
   readonly control: SharedArrayBuffer;
-  readonly workers: number;
+  /** This worker's number, from 1 (the calling agent is 0). */
   readonly index: number;
-  /** Polls of the generation word before blocking in `Atomics.wait`. */
-  readonly spin: number;
+  /** Microseconds to poll for the next job after one ends, before blocking in `Atomics.wait`. */
+  readonly spinMicros: number;
 }
 
 type KernelFunction = (...args: number[]) => number;
 
 function serve(init: PoolWorkerInit): void {
-  const { control, index, workers, spin } = init;
-  const layout = controlLayout(workers);
-  const words = new Int32Array(control, 0, HEADER_WORDS + workers * SLOT_WORDS);
-  const args = new Float64Array(control, layout.argsAt + index * MAX_ARGS * 8, MAX_ARGS);
-  const errorBytes = new Uint8Array(control, layout.errorsAt + index * ERROR_BYTES, ERROR_BYTES);
-  const slot = HEADER_WORDS + index * SLOT_WORDS;
-  // Read the generation before announcing readiness: a job posted in between then still counts as new.
-  let seen = Atomics.load(words, slot + SLOT_GEN);
+  const { control, index, spinMicros } = init;
+  const words = new Int32Array(control, 0, CONTROL_WORDS);
+  const args = new Float64Array(control, ARGS_AT, MAX_CHUNKS * MAX_ARGS);
+  const errorBytes = new Uint8Array(control, ERROR_AT, ERROR_BYTES);
+  // Read the sequence before announcing readiness: a job posted in between then still counts as new.
+  let seen = Atomics.load(words, SEQ);
   let table: KernelFunction[];
   try {
     const instance = new WebAssembly.Instance(init.module, { env: { memory: init.memory } });
     const exports = instance.exports as Record<string, KernelFunction>;
     table = functionExports(init.module).map((name) => exports[name]);
   } catch (e) {
-    report(words, slot, errorBytes, e);
-    Atomics.store(words, slot + SLOT_READY, -1);
+    report(words, errorBytes, index, e);
+    Atomics.store(words, READY + index - 1, -1);
+    Atomics.notify(words, READY + index - 1);
     return;
   }
-  Atomics.store(words, slot + SLOT_READY, 1);
+  Atomics.store(words, READY + index - 1, 1);
+  Atomics.notify(words, READY + index - 1);
   const call: number[] = [];
   for (;;) {
-    let polls = spin;
-    while (Atomics.load(words, slot + SLOT_GEN) === seen) {
-      if (polls > 0) polls--;
-      else Atomics.wait(words, slot + SLOT_GEN, seen);
+    if (Atomics.load(words, SEQ) === seen) {
+      // Poll for a while (the next split kernel often follows at once), then sleep.
+      const until = performance.now() + spinMicros / 1000;
+      let polls = 0;
+      while (Atomics.load(words, SEQ) === seen) {
+        if ((++polls & 255) === 0 && performance.now() > until) {
+          Atomics.wait(words, SEQ, seen);
+        }
+      }
     }
-    seen = Atomics.load(words, slot + SLOT_GEN);
-    const job = words[slot + SLOT_JOB];
+    seen = Atomics.load(words, SEQ);
+    const job = words[JOB];
     if (job === JOB_STOP) return;
-    if (job === JOB_TEST_DIE) {
-      // Leaves without finishing the job, as a worker killed mid-job would.
-      const process = (globalThis as { process?: { exit?: (code: number) => never } }).process;
-      if (process?.exit !== undefined) process.exit(1);
-      (globalThis as unknown as { close(): void }).close();
-      return;
+    for (let chunk = claimChunk(words, seen); chunk >= 0; chunk = claimChunk(words, seen)) {
+      // A claimed chunk pins the job: the caller rewrites nothing until every chunk is done.
+      const fn = words[JOB];
+      if (fn === JOB_TEST_DIE) {
+        const process = (globalThis as { process?: { exit?: (code: number) => never } }).process;
+        if (process?.exit !== undefined) process.exit(1);
+        (globalThis as unknown as { close(): void }).close();
+        return;
+      }
+      let status: number;
+      try {
+        if (fn === JOB_TEST_THROW) throw new Error('test fault inside the job');
+        const n = words[NARGS], at = chunk * MAX_ARGS;
+        call.length = n;
+        for (let i = 0; i < n; i++) call[i] = args[at + i];
+        status = table[fn](...call);
+      } catch (e) {
+        report(words, errorBytes, index, e);
+        status = STATUS_FAULT;
+      }
+      words[STATUSES + chunk] = status;
+      if (Atomics.add(words, DONE, 1) + 1 === words[CHUNKS]) Atomics.notify(words, DONE);
     }
-    let status: number;
-    try {
-      if (job === JOB_TEST_THROW) throw new Error('test fault inside the job');
-      const n = words[slot + SLOT_NARGS];
-      call.length = n;
-      for (let i = 0; i < n; i++) call[i] = args[i];
-      status = table[job](...call);
-    } catch (e) {
-      report(words, slot, errorBytes, e);
-      status = STATUS_FAULT;
-    }
-    words[slot + SLOT_STATUS] = status;
-    if (Atomics.sub(words, PENDING, 1) === 1) Atomics.notify(words, PENDING);
   }
 }
 
-function report(words: Int32Array, slot: number, errorBytes: Uint8Array, e: unknown): void {
+/** Writes the error text, if no other fault of this job wrote one first. */
+function report(words: Int32Array, errorBytes: Uint8Array, index: number, e: unknown): void {
+  if (Atomics.compareExchange(words, FAULTED, 0, 1) !== 0) return;
   const text = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
   const { written } = new TextEncoder().encodeInto(text, errorBytes);
-  words[slot + SLOT_ERROR_LENGTH] = written;
+  words[FAULT_WORKER] = index;
+  Atomics.store(words, ERROR_LENGTH, written);
 }
 
 interface NodeWorkerThreads {

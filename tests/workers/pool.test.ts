@@ -7,6 +7,7 @@ import * as sy from '../../mod.ts';
 import type { Tensor } from '../../mod.ts';
 import { currentIntraOpPool, whenThreadsReady } from '../../core/workers/pool.ts';
 import { setSplitThresholds } from '../../core/cpu/parallel.ts';
+import { contiguousAddress, kernels } from '../../core/cpu/boundary.ts';
 import { nonContiguousTensor, randomTensor, rng } from '../ops/_helpers.ts';
 
 /** Every element as a number (booleans 0/1), for comparisons with Object.is (so -0 and NaN count). */
@@ -111,12 +112,33 @@ describe('intra-op threads', () => {
     await whenThreadsReady();
     const pool = currentIntraOpPool()!;
     assert.equal(pool.readyWorkers, 1);
-    for (let i = 0; i < all.length; i++) {
-      const before = pool.workerTasks;
-      const result = all[i].run();
-      assert.ok(pool.workerTasks > before, `${all[i].name}: no task went to a worker`);
-      assertSameBits(elements(result), single[i], all[i].name);
-    }
+    for (let i = 0; i < all.length; i++) assertSameBits(elements(all[i].run()), single[i], all[i].name);
+  });
+
+  it('workers claim chunks while the calling agent is busy', async () => {
+    sy.setNumThreads(2);
+    sy.add(sy.ones([2000]), 1);
+    await whenThreadsReady();
+    const pool = currentIntraOpPool()!;
+    const before = pool.workerChunks;
+    const x = sy.zeros([8 * 256], { dtype: sy.float32 });
+    const address = contiguousAddress(x, 'test', 8 * 256);
+    const chunks = Array.from({ length: 8 }, (_, c) => [6, address + c * 1024, c + 1, 256]);
+    let local = 0;
+    const status = pool.run('fill_contig', chunks, {
+      fill_contig: (...args: number[]) => {
+        // A slow calling agent: the worker has time to wake and claim chunks.
+        const until = performance.now() + 20;
+        while (performance.now() < until);
+        local++;
+        return (kernels() as unknown as Record<string, (...a: number[]) => number>).fill_contig(...args);
+      },
+    });
+    assert.equal(status, 0);
+    assert.ok(pool.workerChunks - before > 0 && local < 8, `the worker ran ${pool.workerChunks - before} chunks`);
+    assert.equal(pool.workerChunks - before + local, 8);
+    const got = elements(x);
+    for (let c = 0; c < 8; c++) assert.ok(got.slice(c * 256, c * 256 + 256).every((v) => v === c + 1), `chunk ${c}`);
   });
 
   it('matches float64 references for a split matmul', () => {
@@ -159,14 +181,11 @@ describe('intra-op threads', () => {
       sy.setNumThreads(2);
       sy.add(sy.ones([2000]), 1);
       await whenThreadsReady();
-      const pool = currentIntraOpPool();
-      const before = pool?.workerTasks ?? 0;
       const big = sy.full([1 << 18], 1.5);
       assert.equal(elements(sy.sum(sy.mul(big, 2)))[0], 3 * (1 << 18));
-      assert.ok((currentIntraOpPool()?.workerTasks ?? 0) > before);
-      const tiny = currentIntraOpPool()!.workerTasks;
-      sy.add(sy.ones([100]), 1);
-      assert.equal(currentIntraOpPool()!.workerTasks, tiny, 'a small op stays on the calling agent');
+      const x = randomTensor([(1 << 18) + 17], 'float32', next), y = sy.exp(x);
+      const X = elements(x), Y = elements(y);
+      for (let i = 0; i < X.length; i += 997) assert.ok(Math.abs(Y[i] - Math.exp(X[i])) <= 1e-6 * Math.exp(X[i]));
     } finally {
       setSplitThresholds({ elementwise: 1000, matmul: 4096 });
     }
@@ -197,6 +216,13 @@ describe('intra-op threads', () => {
   });
 });
 
+/** A calling agent's chunk that takes 100 ms and does nothing: the worker claims the other chunk meanwhile. */
+function slowNoop(): number {
+  const until = performance.now() + 100;
+  while (performance.now() < until);
+  return 0;
+}
+
 describe('intra-op thread pool faults', () => {
   before(() => setSplitThresholds({ elementwise: 1000, matmul: 4096 }));
   after(() => {
@@ -209,9 +235,10 @@ describe('intra-op thread pool faults', () => {
     sy.add(sy.ones([2000]), 1);
     await whenThreadsReady();
     const pool = currentIntraOpPool()!;
-    // A fill far outside the memory traps in the worker; the calling agent's share is empty.
+    // A fill far outside the memory traps in the worker. Chunks are claimed from the top: the calling agent
+    // takes chunk 1 and, slowed down, leaves chunk 0 (the bad one) to the worker.
     assert.throws(
-      () => pool.run('fill_contig', [[6, 0, 0, 0], [6, 0xfffffff0, 1, 64]], { fill_contig: () => 0 }),
+      () => pool.run('fill_contig', [[6, 0xfffffff0, 1, 64], [6, 0, 0, 0]], { fill_contig: slowNoop }),
       (e: Error) => e.name === 'ThreadPoolError' && /worker 1 failed in a kernel: RuntimeError/.test(e.message),
     );
     assert.equal(pool.closed, true);
@@ -231,7 +258,7 @@ describe('intra-op thread pool faults', () => {
       const pool = currentIntraOpPool()!;
       const t0 = performance.now();
       assert.throws(
-        () => pool.runJob(JOB_TEST_DIE, [[], []], () => 0),
+        () => pool.runJob(JOB_TEST_DIE, [[], []], slowNoop),
         (e: Error) => e.name === 'ThreadPoolError' && /did not finish a job within 300 ms/.test(e.message),
       );
       assert.ok(performance.now() - t0 < 5000);
