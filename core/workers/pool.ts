@@ -103,28 +103,39 @@ interface NodeWorker {
   on(event: 'error' | 'exit', listener: () => void): void;
 }
 
+/** The worker script: a file next to this module (or a URL, when the package is imported from one). */
+const WORKER_URL = new URL('./pool_worker.ts', import.meta.url);
+
+/** How this runtime starts a pool worker, and whether an idle one lets the process exit. */
+interface Spawner {
+  readonly spawn: SpawnWorker;
+  /** False for Deno's web `Worker`, which keeps the process alive until it is terminated. */
+  readonly unref: boolean;
+}
+
 /**
  * How this runtime starts a worker, or undefined when it cannot. Node's `worker_threads` (which Deno and Bun
- * provide) is preferred: its workers can be unref'd, so an idle pool does not keep a script alive (Deno's web
- * `Worker` does); browsers get the web `Worker`.
+ * provide) is preferred for a file URL: its workers can be unref'd, so an idle pool does not keep a script
+ * alive; otherwise (browsers, a package imported by URL) the web `Worker`.
  */
-function workerSpawner(): SpawnWorker | undefined {
+function workerSpawner(): Spawner | undefined {
   const process = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
   const threads = process?.getBuiltinModule?.('node:worker_threads') as
     | { Worker: new (url: URL) => NodeWorker }
     | undefined;
-  if (threads?.Worker !== undefined) {
-    return (url, onFault) => {
+  if (threads?.Worker !== undefined && WORKER_URL.protocol === 'file:') {
+    const spawn: SpawnWorker = (url, onFault) => {
       const worker = new threads.Worker(url);
       worker.unref();
       worker.on('error', onFault);
       worker.on('exit', onFault);
       return worker;
     };
+    return { spawn, unref: true };
   }
   const WebWorker = (globalThis as { Worker?: new (url: URL, options: { type: 'module' }) => Worker }).Worker;
   if (WebWorker === undefined) return undefined;
-  return (url, onFault) => {
+  const spawn: SpawnWorker = (url, onFault) => {
     const worker = new WebWorker(url, { type: 'module' });
     worker.onerror = (event) => {
       event.preventDefault();
@@ -132,6 +143,7 @@ function workerSpawner(): SpawnWorker | undefined {
     };
     return worker;
   };
+  return { spawn, unref: (globalThis as { Deno?: unknown }).Deno === undefined };
 }
 
 /**
@@ -200,8 +212,8 @@ export class ThreadPool {
     this.#errorBytes = new Uint8Array(control, ERROR_AT, ERROR_BYTES);
     this.#exportIndex = new Map(functionExports(options.module).map((name, i) => [name, i]));
     if (threads === 1) return;
-    const spawn = workerSpawner()!;
-    const url = new URL('./pool_worker.ts', import.meta.url);
+    const { spawn } = workerSpawner()!;
+    const url = WORKER_URL;
     try {
       for (let index = 1; index < threads; index++) {
         const worker = spawn(url, () => {
@@ -435,7 +447,9 @@ let sharedPool: ThreadPool | undefined;
 let sharedTimeoutMs: number | undefined;
 
 function defaultThreads(): number {
-  if (threadPoolUnsupportedReason() !== undefined) return 1;
+  // Workers that would keep the process alive (Deno's web Worker, used when the package is imported by URL) are
+  // started only on request.
+  if (threadPoolUnsupportedReason() !== undefined || !workerSpawner()!.unref) return 1;
   const cores = (globalThis as { navigator?: { hardwareConcurrency?: number } }).navigator?.hardwareConcurrency;
   return Number.isInteger(cores) && cores! >= 1 ? Math.min(cores!, 64) : 1;
 }
@@ -475,7 +489,9 @@ export function setNumThreads(n: number): void {
 
 /**
  * The number of threads large CPU kernels are split across: what {@linkcode setNumThreads} set, else the
- * cores the runtime reports (`navigator.hardwareConcurrency`), or 1 where worker threads cannot run.
+ * cores the runtime reports (`navigator.hardwareConcurrency`), or 1 where worker threads cannot run. Deno
+ * running the package from a URL also defaults to 1: its workers there are web Workers, which keep the process
+ * alive until `setNumThreads(1)` stops them, so they start only when asked for.
  *
  * @example
  * ```ts
