@@ -8,6 +8,7 @@ import type { Tensor } from '../../mod.ts';
 import { currentIntraOpPool, whenThreadsReady } from '../../core/workers/pool.ts';
 import { setSplitThresholds } from '../../core/cpu/parallel.ts';
 import { contiguousAddress, kernels } from '../../core/cpu/boundary.ts';
+import { cpuRuntime } from '../../core/cpu/runtime.ts';
 import { nonContiguousTensor, randomTensor, rng } from '../ops/_helpers.ts';
 
 /** Every element as a number (booleans 0/1), for comparisons with Object.is (so -0 and NaN count). */
@@ -115,13 +116,17 @@ describe('intra-op threads', () => {
     for (let i = 0; i < all.length; i++) assertSameBits(elements(all[i].run()), single[i], all[i].name);
   });
 
-  it('workers claim chunks while the calling agent is busy', async () => {
+  it('workers claim chunks while the calling agent is busy, in memory grown after they started', async () => {
     sy.setNumThreads(2);
     sy.add(sy.ones([2000]), 1);
     await whenThreadsReady();
     const pool = currentIntraOpPool()!;
     const before = pool.workerChunks;
+    // Made after the worker started, and large enough to grow the memory: workers see the grown memory.
+    const grown = cpuRuntime().memory.buffer.byteLength;
+    const pad = sy.empty([grown / 4], { dtype: sy.float32 });
     const x = sy.zeros([8 * 256], { dtype: sy.float32 });
+    assert.ok(cpuRuntime().memory.buffer.byteLength > grown);
     const address = contiguousAddress(x, 'test', 8 * 256);
     const chunks = Array.from({ length: 8 }, (_, c) => [6, address + c * 1024, c + 1, 256]);
     let local = 0;
@@ -139,6 +144,7 @@ describe('intra-op threads', () => {
     assert.equal(pool.workerChunks - before + local, 8);
     const got = elements(x);
     for (let c = 0; c < 8; c++) assert.ok(got.slice(c * 256, c * 256 + 256).every((v) => v === c + 1), `chunk ${c}`);
+    pad.dispose();
   });
 
   it('matches float64 references for a split matmul', () => {
