@@ -2,8 +2,10 @@
  * Splitting one CPU kernel call across the intra-op thread pool (core/workers/pool.ts).
  *
  * Note [Intra-op splitting]
- * A split kernel is the same wasm export called once per thread on a share of the work, so each thread runs
- * exactly the single-thread code on its share:
+ * A split kernel is the same wasm export called once per chunk of the work (Note [Pool job protocol] in
+ * core/workers/pool.ts: 4 chunks per thread, so that claiming evens out the shares; one per thread for products,
+ * where each chunk repacks an operand), so every thread runs exactly the single-thread code on its chunks. The
+ * cut depends only on the thread count:
  * - elementwise `_contig` kernels get element ranges whose starts are multiples of {@linkcode SPLIT_ALIGN}
  *   elements, so every vector loop sees the same element groups and the same tail as one call over all of it;
  *   `_strided` kernels get ranges of the outermost coalesced dimension, each with its own descriptor. Every
@@ -25,7 +27,10 @@ import type { ElementwisePlan } from './iterator.ts';
 import { cpuRuntime } from './runtime.ts';
 import { kernelModule } from './wasm.ts';
 
-/** Elementwise ops with fewer elements stay on one thread (an f32 add of 2^18 elements takes ~0.2 ms). */
+/**
+ * Elementwise ops and reductions with fewer elements stay on one thread: a float32 add of 2^18 elements takes
+ * ~45 us (in cache), a few times a fork/join with a polling worker.
+ */
 export const ELEMENTWISE_SPLIT_MIN = 1 << 18;
 /** Matrix products with fewer multiply-adds (M * N * K) stay on one thread (2^22 is ~0.15 ms at 50 GFLOP/s). */
 export const MATMUL_SPLIT_MIN = 1 << 22;

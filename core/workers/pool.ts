@@ -443,6 +443,8 @@ export class ThreadPool {
 // ---- the process-wide pool -------------------------------------------------------------------------------------
 
 let requestedThreads: number | undefined;
+/** Whether the count came from setNumThreads (else from the cores: a pool that cannot start then means 1). */
+let explicitThreads = false;
 let sharedPool: ThreadPool | undefined;
 let sharedTimeoutMs: number | undefined;
 
@@ -481,6 +483,7 @@ export function setNumThreads(n: number): void {
     if (reason !== undefined) throw new ThreadPoolError(`setNumThreads(${n}): cannot start worker threads: ${reason}`);
   }
   requestedThreads = n;
+  explicitThreads = true;
   if (sharedPool !== undefined && sharedPool.threads !== n) {
     sharedPool.close();
     sharedPool = undefined;
@@ -489,9 +492,9 @@ export function setNumThreads(n: number): void {
 
 /**
  * The number of threads large CPU kernels are split across: what {@linkcode setNumThreads} set, else the
- * cores the runtime reports (`navigator.hardwareConcurrency`), or 1 where worker threads cannot run. Deno
- * running the package from a URL also defaults to 1: its workers there are web Workers, which keep the process
- * alive until `setNumThreads(1)` stops them, so they start only when asked for.
+ * cores the runtime reports (`navigator.hardwareConcurrency`), or 1 where worker threads cannot run (or did not
+ * start). Deno running the package from a URL also defaults to 1: its workers there are web Workers, which keep
+ * the process alive until `setNumThreads(1)` stops them, so they start only when asked for.
  *
  * @example
  * ```ts
@@ -517,8 +520,21 @@ export function getNumThreads(): number {
 export function intraOpPool(memory: WebAssembly.Memory, module: WebAssembly.Module): ThreadPool | undefined {
   const threads = getNumThreads();
   if (threads === 1) return undefined;
-  if (sharedPool === undefined || sharedPool.closed) {
-    sharedPool = new ThreadPool({ memory, module, threads, timeoutMs: sharedTimeoutMs });
+  try {
+    if (sharedPool === undefined || sharedPool.closed) {
+      sharedPool = new ThreadPool({ memory, module, threads, timeoutMs: sharedTimeoutMs });
+    }
+    // Workers that all died before any was ready failed to start (their script did not load, say).
+    if (sharedPool.faulted && sharedPool.readyWorkers === 0) {
+      throw new ThreadPoolError('the worker threads failed to start');
+    }
+  } catch (e) {
+    sharedPool?.close();
+    sharedPool = undefined;
+    if (explicitThreads) throw e;
+    // Threads nobody asked for: run on one thread rather than fail the op.
+    requestedThreads = 1;
+    return undefined;
   }
   return sharedPool;
 }
