@@ -3,8 +3,8 @@
  *
  * Note [Intra-op splitting]
  * A split kernel is the same wasm export called once per chunk of the work (Note [Pool job protocol] in
- * core/workers/pool.ts: 4 chunks per thread, so that claiming evens out the shares; one per thread for products,
- * where each chunk repacks an operand), so every thread runs exactly the single-thread code on its chunks. The
+ * core/workers/pool.ts: 4 chunks per thread, so that claiming evens out the shares; one or two per thread for
+ * products, where each chunk repacks an operand), so every thread runs exactly the single-thread code on its chunks. The
  * cut depends only on the thread count:
  * - elementwise `_contig` kernels get element ranges whose starts are multiples of {@linkcode SPLIT_ALIGN}
  *   elements, so every vector loop sees the same element groups and the same tail as one call over all of it;
@@ -274,11 +274,14 @@ export function splitGemm(
   beta: number,
   c: GemmOperand,
 ): number {
-  const threads = getNumThreads();
   // Cut the dimension whose operand is smaller to pack twice: rows of C repack all of B, columns all of A.
   const byRows = N <= M ? M >= 24 : N < 32;
-  // Row panels are whole micro-tile groups (12 rows: both tile heights), column panels whole 16-column slivers.
-  const ranges = byRows ? splitRange(M, threads, 12) : splitRange(N, threads, 16);
+  // One chunk per thread when each chunk repacks a large operand, else two, so that a late worker's share is
+  // smaller. Row panels are whole micro-tile groups (12 rows: both tile heights), column panels whole
+  // 16-column slivers.
+  const repacked = byRows ? K * N : M * K;
+  const chunks = getNumThreads() * (repacked > 1 << 18 ? 1 : 2);
+  const ranges = byRows ? splitRange(M, chunks, 12) : splitRange(N, chunks, 16);
   const panel = ranges[0][1] - ranges[0][0];
   const work = byRows
     ? kernels().gemm_workspace_bytes(code, panel, N, K)
