@@ -64,16 +64,20 @@ function serve(init: PoolWorkerInit): void {
   Atomics.store(words, READY + index - 1, 1);
   Atomics.notify(words, READY + index - 1);
   const call: number[] = [];
+  // Poll for the next job before sleeping only while jobs come within the polling window of each other (split
+  // kernels in a run): otherwise polling burns a core that a busy machine's other threads, the caller's among
+  // them, need.
+  let poll = true;
+  const windowMs = spinMicros / 1000;
   for (;;) {
     if (Atomics.load(words, SEQ) === seen) {
-      // Poll for a while (the next split kernel often follows at once), then sleep.
-      const until = performance.now() + spinMicros / 1000;
-      let polls = 0;
-      while (Atomics.load(words, SEQ) === seen) {
-        if ((++polls & 255) === 0 && performance.now() > until) {
-          Atomics.wait(words, SEQ, seen);
-        }
+      const start = performance.now();
+      if (poll) {
+        let polls = 0;
+        while (Atomics.load(words, SEQ) === seen && ((++polls & 255) !== 0 || performance.now() - start <= windowMs));
       }
+      while (Atomics.load(words, SEQ) === seen) Atomics.wait(words, SEQ, seen);
+      poll = performance.now() - start <= windowMs;
     }
     seen = Atomics.load(words, SEQ);
     const job = words[JOB];
