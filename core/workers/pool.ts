@@ -14,8 +14,8 @@
  * worker that wakes after the job was finished by others claims nothing, and a claimed chunk pins the job (the
  * caller rewrites nothing until every chunk is done). So work is shared as it comes: a worker that sleeps (waking
  * costs 10-300 us on this VM) leaves its chunks to the caller instead of delaying it, and a split kernel is never
- * much slower than one thread. A worker polls for a while after each job before sleeping, because split
- * kernels often come in runs (a training step). Workers read the sequence number before they report ready, so
+ * much slower than one thread. While jobs come within `spinMicros` of each other (split kernels in a run), a
+ * worker polls for the next one before it sleeps. Workers read the sequence number before they report ready, so
  * a job posted in between is not missed (TOOLCHAIN Q2).
  *
  * How the work is cut into chunks depends only on the thread count, never on who runs which chunk, so a
