@@ -23,7 +23,7 @@ export const FAULTED = 6;
 export const ERROR_LENGTH = 7;
 /** Word: the worker (1-based) whose fault the error text describes. */
 export const FAULT_WORKER = 8;
-/** Words from here: one ready flag per worker (0 starting, 1 ready, -1 failed to start). */
+/** Words from here: one ready flag per worker (0 starting, 1 ready, 2 stopped, -1 failed to start). */
 export const READY = 16;
 /** Most workers a pool runs. */
 export const MAX_WORKERS = 255;

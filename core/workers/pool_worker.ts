@@ -81,7 +81,12 @@ function serve(init: PoolWorkerInit): void {
     }
     seen = Atomics.load(words, SEQ);
     const job = words[JOB];
-    if (job === JOB_STOP) return;
+    if (job === JOB_STOP) {
+      // Tell the pool this thread runs no more wasm, so the process may tear it down.
+      Atomics.store(words, READY + index - 1, 2);
+      Atomics.notify(words, READY + index - 1);
+      return;
+    }
     for (let chunk = claimChunk(words, seen); chunk >= 0; chunk = claimChunk(words, seen)) {
       // A claimed chunk pins the job: the caller rewrites nothing until every chunk is done.
       const fn = words[JOB];
