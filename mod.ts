@@ -62,3 +62,4 @@ export { BatchedTensor, isBatchedTensor, type Randomness } from './core/features
 export { setVmapFallbackWarningHandler } from './core/features/vmap_fallback.ts';
 export * as func from './core/features/functorch.ts';
 export * from './core/workers/mod.ts';
+export { getNumThreads, setNumThreads, ThreadPoolError } from './core/workers/pool.ts';

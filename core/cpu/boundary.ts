@@ -189,7 +189,8 @@ export function hostBlock(t: Tensor, op: string): Uint8Array {
 
 /**
  * Writes a strided-kernel descriptor `[ndim, sizes..., strides of operand 0..., strides of operand 1...]` (Note
- * [Strided descriptor] in kernels_as/strided.ts) to the scratch block and returns its address. Refuses, before
+ * [Strided descriptor] in kernels_as/strided.ts) to the scratch block, or to `target` (a workspace block from
+ * {@linkcode withWorkspace}: split kernels give each thread its own), and returns its address. Refuses, before
  * writing, a descriptor with more than {@linkcode KERNEL_MAX_DIMS} dims or values that do not fit i32 words.
  *
  * @example
@@ -202,6 +203,7 @@ export function writeDescriptor(
   op: string,
   sizes: readonly number[],
   strides: ReadonlyArray<readonly number[]>,
+  target?: { readonly address: number; readonly bytes: number },
 ): number {
   const ndim = sizes.length;
   if (ndim > KERNEL_MAX_DIMS) {
@@ -211,10 +213,11 @@ export function writeDescriptor(
   }
   const words = 1 + ndim * (1 + strides.length);
   const rt = cpuRuntime();
-  if (words * 4 > rt.scratchBytes) {
+  const address = target?.address ?? rt.scratch;
+  if (words * 4 > (target?.bytes ?? rt.scratchBytes)) {
     throw new RuntimeError(`${op}: a kernel descriptor of ${words} words does not fit the scratch block`);
   }
-  const out = new Int32Array(rt.memory.buffer, rt.scratch, words);
+  const out = new Int32Array(rt.memory.buffer, address, words);
   out[0] = ndim;
   for (let d = 0; d < ndim; d++) {
     const size = sizes[d];
@@ -234,7 +237,7 @@ export function writeDescriptor(
       out[1 + ndim * (1 + k) + d] = stride;
     }
   }
-  return rt.scratch;
+  return address;
 }
 
 /**

@@ -57,6 +57,7 @@ import { BinaryOp, ClampFlags, UnaryOp } from './exports_elementwise.ts';
 import { asDtype, copyIntoCpu, emptyCpu, emptyStridedCpu, planElementwise } from './iterator.ts';
 import { outputStridesOf } from '../ops/output_layout.ts';
 import { contiguousAddress, hostElements, kernels } from './boundary.ts';
+import { itemSizesOf, splitElementwise, splitsElementwise } from './parallel.ts';
 import { checkStatus } from './runtime.ts';
 import { scalarNumber } from '../tensor/float_scalar.ts';
 
@@ -270,7 +271,10 @@ function runBinary(spec: BinarySpec, out: Tensor, a: Tensor, b: Operand, compute
       if (integerDivision) checkNoZeroDivisor(b);
       const name = spec.dispatch.name;
       const o = contiguousAddress(out, name, numel), pa = contiguousAddress(a, name, numel);
-      const status = k.binary_contig(op, code, o, pa, contiguousAddress(b, name, numel), numel, alpha);
+      const pb = contiguousAddress(b, name, numel);
+      const status = splitsElementwise(numel)
+        ? splitElementwise('binary', [op, code, o, pa, pb, 0, alpha], itemSizesOf(out, a, b), numel)
+        : k.binary_contig(op, code, o, pa, pb, numel, alpha);
       checkStatus(status, name, code);
     } else {
       const ta = asDtype(a, compute);
@@ -280,7 +284,9 @@ function runBinary(spec: BinarySpec, out: Tensor, a: Tensor, b: Operand, compute
         if (integerDivision) checkNoZeroDivisor(tb);
         const plan = planElementwise(spec.dispatch.name, shape, [out, ta, tb]);
         const [o, pa, pb] = plan.ptrs;
-        const status = plan.contiguous
+        const status = splitsElementwise(numel)
+          ? splitElementwise('binary', [op, code, o, pa, pb, 0, alpha], itemSizesOf(out, ta, tb), numel, plan)
+          : plan.contiguous
           ? k.binary_contig(op, code, o, pa, pb, numel, alpha)
           : k.binary_strided(op, code, o, pa, pb, plan.desc, alpha);
         checkStatus(status, spec.dispatch.name, code);
@@ -300,14 +306,19 @@ function runBinary(spec: BinarySpec, out: Tensor, a: Tensor, b: Operand, compute
   } else if (isDirect(a, shape, compute) && out.isContiguous()) {
     const name = spec.dispatch.name;
     const o = contiguousAddress(out, name, numel);
-    const status = k.binary_scalar_contig(op, code, o, contiguousAddress(a, name, numel), s, numel, alpha);
+    const pa = contiguousAddress(a, name, numel);
+    const status = splitsElementwise(numel)
+      ? splitElementwise('binary_scalar', [op, code, o, pa, s, 0, alpha], itemSizesOf(out, a), numel)
+      : k.binary_scalar_contig(op, code, o, pa, s, numel, alpha);
     checkStatus(status, name, code);
   } else {
     const ta = asDtype(a, compute);
     try {
       const plan = planElementwise(spec.dispatch.name, shape, [out, ta]);
       const [o, pa] = plan.ptrs;
-      const status = plan.contiguous
+      const status = splitsElementwise(numel)
+        ? splitElementwise('binary_scalar', [op, code, o, pa, s, 0, alpha], itemSizesOf(out, ta), numel, plan)
+        : plan.contiguous
         ? k.binary_scalar_contig(op, code, o, pa, s, numel, alpha)
         : k.binary_scalar_strided(op, code, o, pa, s, plan.desc, alpha);
       checkStatus(status, spec.dispatch.name, code);
@@ -345,7 +356,9 @@ function runReversed(spec: BinarySpec, out: Tensor, s: number | boolean, b: Tens
   try {
     const plan = planElementwise(spec.dispatch.name, out.shape, [out, tb]);
     const [o, pb] = plan.ptrs;
-    const status = plan.contiguous
+    const status = splitsElementwise(numel)
+      ? splitElementwise('binary_rscalar', [spec.opcode, code, o, value, pb, 0, 1], itemSizesOf(out, tb), numel, plan)
+      : plan.contiguous
       ? k.binary_rscalar_contig(spec.opcode, code, o, value, pb, numel, 1)
       : k.binary_rscalar_strided(spec.opcode, code, o, value, pb, plan.desc, 1);
     checkStatus(status, spec.dispatch.name, code);
@@ -454,14 +467,20 @@ function runUnary(name: string, op: number, out: Tensor, a: Tensor, compute: DTy
   const code = compute.scalarType;
   if (isDirect(a, out.shape, compute) && out.isContiguous()) {
     const o = contiguousAddress(out, name, numel);
-    checkStatus(k.unary_contig(op, code, o, contiguousAddress(a, name, numel), numel), name, code);
+    const pa = contiguousAddress(a, name, numel);
+    const status = splitsElementwise(numel)
+      ? splitElementwise('unary', [op, code, o, pa, 0], itemSizesOf(out, a), numel)
+      : k.unary_contig(op, code, o, pa, numel);
+    checkStatus(status, name, code);
     return;
   }
   const ta = asDtype(a, compute);
   try {
     const plan = planElementwise(name, out.shape, [out, ta]);
     const [o, pa] = plan.ptrs;
-    const status = plan.contiguous
+    const status = splitsElementwise(numel)
+      ? splitElementwise('unary', [op, code, o, pa, 0], itemSizesOf(out, ta), numel, plan)
+      : plan.contiguous
       ? k.unary_contig(op, code, o, pa, numel)
       : k.unary_strided(op, code, o, pa, plan.desc);
     checkStatus(status, name, code);
@@ -515,7 +534,9 @@ function fillInPlace(self: Tensor, value: number | boolean): Tensor {
   const plan = planElementwise('fill_', self.shape, [self]);
   if (plan.numel === 0) return self;
   const k = kernels();
-  const status = plan.contiguous
+  const status = splitsElementwise(plan.numel)
+    ? splitElementwise('fill', [self.dtype.scalarType, plan.ptrs[0], v, 0], itemSizesOf(self), plan.numel, plan)
+    : plan.contiguous
     ? k.fill_contig(self.dtype.scalarType, plan.ptrs[0], v, plan.numel)
     : k.fill_strided(self.dtype.scalarType, plan.ptrs[0], v, plan.desc);
   checkStatus(status, 'fill_', self.dtype.scalarType);
@@ -539,7 +560,15 @@ function where(_hi: number, _lo: number, cond: Tensor, self: Tensor, other: Oper
     if (plan.numel > 0) {
       const k = kernels();
       const [o, pc, pa, pb] = plan.ptrs;
-      const status = plan.contiguous
+      const status = splitsElementwise(plan.numel)
+        ? splitElementwise(
+          'where',
+          [dtype.scalarType, o, pc, pa, pb, 0],
+          itemSizesOf(out, cond, ta, tb),
+          plan.numel,
+          plan,
+        )
+        : plan.contiguous
         ? k.where_contig(dtype.scalarType, o, pc, pa, pb, plan.numel)
         : k.where_strided(dtype.scalarType, o, pc, pa, pb, plan.desc);
       checkStatus(status, 'where_cpu', dtype.scalarType);
@@ -586,7 +615,15 @@ function clamp(_hi: number, _lo: number, self: Tensor, min: Operand | null, max:
     if (plan.numel > 0) {
       const k = kernels(), code = dtype.scalarType, flags = ClampFlags.min | ClampFlags.max;
       const [o, pa, pl, ph] = plan.ptrs;
-      const status = plan.contiguous
+      const status = splitsElementwise(plan.numel)
+        ? splitElementwise(
+          'clamp_tensor',
+          [code, o, pa, pl, ph, 0, flags],
+          itemSizesOf(out, ta, tl, th),
+          plan.numel,
+          plan,
+        )
+        : plan.contiguous
         ? k.clamp_tensor_contig(code, o, pa, pl, ph, plan.numel, flags)
         : k.clamp_tensor_strided(code, o, pa, pl, ph, plan.desc, flags);
       checkStatus(status, CLAMP_TENSOR.name, code);
@@ -659,7 +696,9 @@ function clampScalar(
       const [o, pa] = plan.ptrs;
       const flags = (min === null ? 0 : ClampFlags.min) | (max === null ? 0 : ClampFlags.max);
       const l = scalarIn(lo, dtype), h = scalarIn(hi, dtype);
-      const status = plan.contiguous
+      const status = splitsElementwise(plan.numel)
+        ? splitElementwise('clamp', [code, o, pa, 0, l, h, flags], itemSizesOf(out, ta), plan.numel, plan)
+        : plan.contiguous
         ? k.clamp_contig(code, o, pa, plan.numel, l, h, flags)
         : k.clamp_strided(code, o, pa, plan.desc, l, h, flags);
       checkStatus(status, 'clamp_scalar_cpu', code);

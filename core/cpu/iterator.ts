@@ -19,6 +19,7 @@ import { Tensor } from '../tensor/tensor.ts';
 import { isNonOverlappingAndDense, storageNbytes } from '../ops/view_layout.ts';
 import { contiguousAddress, kernels, stridedAddress, writeDescriptor } from './boundary.ts';
 import { checkStatus } from './runtime.ts';
+import { splitElementwise, splitsElementwise } from './parallel.ts';
 
 /**
  * A new contiguous CPU tensor (uninitialised memory).
@@ -59,6 +60,10 @@ export interface ElementwisePlan {
   readonly desc: number;
   /** Each operand's checked address, in the order given (Note [Kernel boundary] in boundary.ts). */
   readonly ptrs: readonly number[];
+  /** The coalesced sizes the strided descriptor holds (empty when contiguous); split kernels re-cut them. */
+  readonly sizes: readonly number[];
+  /** The coalesced strides of each operand, in the order given (empty when contiguous). */
+  readonly strides: ReadonlyArray<readonly number[]>;
 }
 
 /**
@@ -79,14 +84,15 @@ export function planElementwise(op: string, shape: readonly number[], operands: 
     // Also operands that share one dense layout in any dim order (a transposed input and its TensorIterator-
     // ordered output): element by element in memory order, from each one's lowest address, its first element.
     const ptrs = operands.map((t) => contiguousAddress(t, op, numel));
-    return { contiguous: true, numel, desc: 0, ptrs };
+    return { contiguous: true, numel, desc: 0, ptrs, sizes: NONE, strides: NONE };
   }
   const strides = operands.map((t) => expandStrides(t.shape, t.stride(), shape));
   const c = coalesceDims(shape, strides);
   const ptrs = operands.map((t, k) => stridedAddress(t, op, c.shape, c.strides[k]));
   const desc = writeDescriptor(op, c.shape, c.strides);
-  return { contiguous: false, numel, desc, ptrs };
+  return { contiguous: false, numel, desc, ptrs, sizes: c.shape, strides: c.strides };
 }
+const NONE: readonly never[] = [];
 /** Whether every operand has `shape` and the same non-negative, non-overlapping and dense strides. */
 function sameDenseLayout(shape: readonly number[], operands: readonly Tensor[]): boolean {
   const strides = operands[0].stride();
@@ -121,7 +127,12 @@ export function copyIntoCpu(dst: Tensor, src: Tensor): void {
   const sameType = dst.dtype === src.dtype;
   const [out, a] = plan.ptrs;
   let status: number;
-  if (plan.contiguous) {
+  if (splitsElementwise(plan.numel)) {
+    const sizes = [dst.dtype.itemSize, src.dtype.itemSize];
+    status = sameType
+      ? splitElementwise('copy', [dst.dtype.scalarType, out, a, 0], sizes, plan.numel, plan)
+      : splitElementwise('cast', [src.dtype.scalarType, dst.dtype.scalarType, out, a, 0], sizes, plan.numel, plan);
+  } else if (plan.contiguous) {
     status = sameType
       ? k.copy_contig(dst.dtype.scalarType, out, a, plan.numel)
       : k.cast_contig(src.dtype.scalarType, dst.dtype.scalarType, out, a, plan.numel);

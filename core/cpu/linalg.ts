@@ -14,6 +14,7 @@ import { KernelStatus } from './exports_elementwise.ts';
 import { copyIntoCpu, emptyCpu } from './iterator.ts';
 import { kernels, stridedAddress, withWorkspace } from './boundary.ts';
 import { checkStatus } from './runtime.ts';
+import { splitBmm, splitGemm, splitsBmm, splitsMatmul } from './parallel.ts';
 import { scalarNumber } from '../tensor/float_scalar.ts';
 
 type Kernel = (hi: number, lo: number, ...args: never[]) => unknown;
@@ -61,6 +62,25 @@ function gemm(
   const code = dtype.scalarType;
   // alpha = 0 or K = 0 never reads A or B; beta = 0 never reads C (BLAS rules), but checking them costs nothing.
   const pa = address(name, a, M, K), pb = address(name, b, K, N), pc = address(name, c, M, N);
+  if (splitsMatmul(M, N, K)) {
+    const kernel = dtype.name === 'float32' ? 'gemm_f32' : dtype.name === 'float64' ? 'gemm_f64' : 'gemm_generic';
+    const operand = (m: Operand, address: number) => ({ address, rowStride: m.rowStride, colStride: m.colStride });
+    const status = splitGemm(
+      kernel,
+      code,
+      dtype.itemSize,
+      M,
+      N,
+      K,
+      alpha,
+      operand(a, pa),
+      operand(b, pb),
+      beta,
+      operand(c, pc),
+    );
+    checkStatus(status, name, code);
+    return;
+  }
   const status = withGemmWorkspace(name, dtype, M, N, K, (work) => {
     const args = [M, N, K, alpha, pa, a.rowStride, a.colStride, pb, b.rowStride, b.colStride, beta] as const;
     if (dtype.name === 'float32') return k.gemm_f32(...args, pc, c.rowStride, c.colStride, work);
@@ -128,6 +148,22 @@ function bmm(_hi: number, _lo: number, self: Tensor, mat2: Tensor): Tensor {
     const pa = stridedAddress(self, 'bmm', [batch, M, K], [sAb, sAm, sAk]);
     const pb = stridedAddress(mat2, 'bmm', [batch, K, N], [sBb, sBk, sBn]);
     const pc = stridedAddress(out, 'bmm', [batch, M, N], [sCb, sCm, sCn]);
+    if (splitsBmm(batch, M, N, K)) {
+      const status = splitBmm(
+        code,
+        self.dtype.itemSize,
+        batch,
+        M,
+        N,
+        K,
+        { address: pa, rowStride: sAm, colStride: sAk },
+        { address: pb, rowStride: sBk, colStride: sBn },
+        { address: pc, rowStride: sCm, colStride: sCn },
+        [sAb, sBb, sCb],
+      );
+      checkStatus(status, 'bmm', code);
+      return;
+    }
     const status = withGemmWorkspace(
       'bmm',
       self.dtype,

@@ -25,6 +25,7 @@ import { KernelStatus } from './exports_elementwise.ts';
 import { LinalgStatus } from './exports_linalg.ts';
 import { castCpu, emptyCpu } from './iterator.ts';
 import { contiguousAddress, kernels } from './boundary.ts';
+import { splitOuter, splitsElementwise } from './parallel.ts';
 import { checkStatus } from './runtime.ts';
 
 type Kernel = (hi: number, lo: number, ...args: never[]) => unknown;
@@ -66,7 +67,10 @@ function softmaxForward(log: boolean): Kernel {
       if (outer * R * inner > 0) {
         const code = self.dtype.scalarType, n = outer * R * inner;
         const o = contiguousAddress(out, op, n), a = contiguousAddress(input, op, n);
-        const status = kernels().softmax(code, o, a, outer, R, inner, log ? 1 : 0);
+        const row = R * inner * self.dtype.itemSize;
+        const status = splitsElementwise(n) && outer > 1
+          ? splitOuter('softmax', [code, o, a, outer, R, inner, log ? 1 : 0], [[1, row], [2, row]], 3)
+          : kernels().softmax(code, o, a, outer, R, inner, log ? 1 : 0);
         checkStatus(status, op, code);
       }
     });
@@ -87,16 +91,13 @@ function softmaxBackward(log: boolean): Kernel {
         const code = grad.dtype.scalarType, n = outer * R * inner;
         const name = log ? '_log_softmax_backward_data' : '_softmax_backward_data';
         const o = contiguousAddress(result, name, n), pg = contiguousAddress(g, name, n);
-        const status = kernels().softmax_backward(
-          code,
-          o,
-          pg,
-          contiguousAddress(y, name, n),
-          outer,
-          R,
-          inner,
-          log ? 1 : 0,
-        );
+        const py = contiguousAddress(y, name, n), row = R * inner * grad.dtype.itemSize;
+        const status = splitsElementwise(n) && outer > 1
+          ? splitOuter('softmax_backward', [code, o, pg, py, outer, R, inner, log ? 1 : 0], [[1, row], [2, row], [
+            3,
+            row,
+          ]], 4)
+          : kernels().softmax_backward(code, o, pg, py, outer, R, inner, log ? 1 : 0);
         checkStatus(status, name, code);
       }
       if (m.dtype === result.dtype) return result;

@@ -24,6 +24,8 @@ import { asDtype } from './iterator.ts';
 import { contiguousAddress, kernels } from './boundary.ts';
 import { planReduction, reductionOutput, releaseLayout } from './reduce_layout.ts';
 import { checkStatus } from './runtime.ts';
+import { splitOuter } from './parallel.ts';
+import { splitReduction, splitsReduction } from './parallel_reduce.ts';
 
 type Kernel = (hi: number, lo: number, ...args: never[]) => unknown;
 type ReduceName =
@@ -59,7 +61,11 @@ function reduce(
       // Both are dense blocks (Note [Reduction layout]): the result of outer x inner, the source of outer x R x inner.
       const o = contiguousAddress(out, name, outer * inner);
       const a = contiguousAddress(layout.source, name, outer * R * inner);
-      checkStatus(run(code, outDtype.scalarType, o, a, outer, R, inner), name, code);
+      const n = outer * R * inner;
+      const status = splitsReduction(n)
+        ? splitReduction(kernel, code, input.dtype.itemSize, outDtype, o, a, outer, R, inner)
+        : run(code, outDtype.scalarType, o, a, outer, R, inner);
+      checkStatus(status, name, code);
     }
     return out;
   } catch (e) {
@@ -187,7 +193,15 @@ function extremumDim(op: 'max' | 'min'): Kernel {
         const code = self.dtype.scalarType;
         const { outer, R, inner } = layout;
         const pv = contiguousAddress(values, name, outer * inner), pi = contiguousAddress(indices, name, outer * inner);
-        const status = run(code, pv, pi, contiguousAddress(layout.source, name, outer * R * inner), outer, R, inner);
+        const pa = contiguousAddress(layout.source, name, outer * R * inner);
+        const status = splitsReduction(outer * R * inner) && outer > 1
+          ? splitOuter(
+            op === 'max' ? 'reduce_max_with_indices' : 'reduce_min_with_indices',
+            [code, pv, pi, pa, outer, R, inner],
+            [[1, inner * self.dtype.itemSize], [2, inner * 8], [3, R * inner * self.dtype.itemSize]],
+            4,
+          )
+          : run(code, pv, pi, pa, outer, R, inner);
         checkStatus(status, `${op}_cpu`, code);
       }
       return [values, indices];
