@@ -8,12 +8,11 @@
  *
  * @module
  */
-import { bench, do_not_optimize, group, summary } from 'mitata';
 import { add, empty, getNumThreads, manualSeed, matmul, randn, scope, setNumThreads, sum, tensor } from '../mod.ts';
 import { CrossEntropyLoss, Linear, ReLU, Sequential } from '../core/nn/mod.ts';
 import { SGD } from '../core/optim/mod.ts';
 import { startCpuThreads } from '../core/cpu/parallel.ts';
-import { type BenchFigure, runAndReport } from './_report.ts';
+import { bench, type BenchFigure, do_not_optimize, group, runAndReport, smokeSize, summary } from './_report.ts';
 
 const cores = getNumThreads();
 const COUNTS = cores > 1 ? [1, cores] : [1];
@@ -26,9 +25,9 @@ function useThreads(n: number): void {
 }
 
 manualSeed(0);
-const N = 1024;
+const N = smokeSize(1024, 600);
 const ma = randn([N, N]), mb = randn([N, N]);
-const BIG = 1 << 24;
+const BIG = smokeSize(1 << 24, 1 << 19);
 const xa = randn([BIG]), xb = randn([BIG]);
 
 const MATMUL = `matmul ${N}x${N} float32`;

@@ -134,11 +134,16 @@ describe('the browser example in headless Chromium', () => {
     devtools = await Devtools.connect(url);
   });
 
-  after(() => {
+  after(async () => {
     devtools?.close();
-    browser?.kill('SIGKILL');
+    if (browser !== undefined && browser.exitCode === null) {
+      const exited = new Promise((resolve) => browser.once('exit', resolve));
+      browser.kill('SIGKILL');
+      await exited;
+    }
     server?.close();
-    if (profile !== '') rmSync(profile, { recursive: true, force: true });
+    // Chromium's helper processes may still be writing to the profile for a moment after the browser exits.
+    if (profile !== '') rmSync(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   });
 
   /** Opens `path`, waits for the demo to finish, returns its state and a screenshot of the plot. */
