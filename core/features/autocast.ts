@@ -5,7 +5,9 @@
  * default), so the operators below reach kernels that cast their floating-point arguments and redispatch with
  * the key excluded. The op lists are PyTorch 1.13's CPU lists restricted to the operators this runtime has:
  *
- * - lower precision (the region's dtype): `mm`, `bmm`, `addmm`, `matmul`, `linear`, `conv1d`, `conv2d`;
+ * - lower precision (the region's dtype): `mm`, `bmm`, `addmm`, `matmul`, `linear` (PyTorch also lists
+ *   `conv1d`/`conv2d`, left out here because this runtime's CPU convolution takes float32 and float64 only, so
+ *   casting would turn a working float32 convolution into an error);
  * - float32: `conv_transpose1d/2d`, `prod`, the losses (`nll_loss`, `cross_entropy_loss`, `l1_loss`,
  *   `smooth_l1_loss`, `huber_loss`, `kl_div`, `binary_cross_entropy(_with_logits)`);
  * - promote (widest floating input): `cat`, `stack`.
@@ -53,10 +55,6 @@ export const AUTOCAST_CPU_OPS: Readonly<Record<CastPolicy, readonly string[]>> =
     'addmm',
     'matmul',
     'linear',
-    'conv1d',
-    'conv2d',
-    'conv1d.padding',
-    'conv2d.padding',
   ],
   fp32: [
     'conv_transpose1d',
