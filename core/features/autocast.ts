@@ -214,6 +214,7 @@ function checkOptions(options: unknown): DeviceState {
  * ```
  */
 export function autocast(options: AutocastOptions): AutocastGuard;
+/** Runs `fn` in an autocast region and returns its result; the state is restored also when `fn` throws. */
 export function autocast<T>(options: AutocastOptions, fn: () => T): T;
 export function autocast<T>(options: AutocastOptions, fn?: () => T): AutocastGuard | T {
   const state = checkOptions(options);
