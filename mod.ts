@@ -62,3 +62,9 @@ export { BatchedTensor, isBatchedTensor, type Randomness } from './core/features
 export { setVmapFallbackWarningHandler } from './core/features/vmap_fallback.ts';
 export * as func from './core/features/functorch.ts';
 export * from './core/workers/mod.ts';
+export {
+  type BackendHooks,
+  privateUse1BackendName,
+  registerBackend,
+  renamePrivateUse1Backend,
+} from './core/features/backends.ts';
