@@ -10,6 +10,7 @@ import { cpuFallback, liveBlocks, mydev } from '../../examples/custom_backend.ts
 import {
   cat,
   Dispatcher,
+  type DType,
   float32,
   float64,
   Generator,
@@ -26,7 +27,7 @@ import {
 } from '../../mod.ts';
 
 const gen = new Generator().manualSeed(7);
-const rand = (shape: number[], dtype = float32) => randn(shape, { dtype, generator: gen });
+const rand = (shape: number[], dtype: DType = float32) => randn(shape, { dtype, generator: gen });
 const ref = (t: Tensor) => t.to({ device: 'cpu', dtype: float64 }).toArray() as number[];
 const close = (actual: number[], expected: number[], tol: number) => {
   assert.equal(actual.length, expected.length);
