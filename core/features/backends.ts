@@ -13,6 +13,9 @@
  */
 import { Device, isPrivateUse1BackendNamed, privateUse1BackendName } from '../tensor/device.ts';
 import { registerDeviceAllocator } from '../tensor/storage.ts';
+import { registerAsyncToCpu } from '../tensor/host_transfer.ts';
+import type { Tensor } from '../tensor/tensor.ts';
+import { Dispatcher } from '../dispatch/dispatcher.ts';
 import { RuntimeError } from '../dispatch/errors.ts';
 
 export { privateUse1BackendName };
@@ -135,6 +138,15 @@ export function registerBackend(name: string, hooks: BackendHooks): Device {
       }
       return view.byteLength === nbytes ? view : view.subarray(0, nbytes);
     },
+  });
+  // `await t.cpuAsync()` / `toArrayAsync()`: the backend's own `_to_copy` to the CPU (synchronous here).
+  registerAsyncToCpu(name, (t: Tensor) => {
+    try {
+      const toCopy = Dispatcher.singleton().findSchemaOrThrow('aten::_to_copy');
+      return Promise.resolve(toCopy.call(t, null, null, Device.cpu, null, false, null) as Tensor);
+    } catch (e) {
+      return Promise.reject(e);
+    }
   });
   registered = true;
   return device;

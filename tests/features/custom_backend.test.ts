@@ -14,6 +14,7 @@ const CHECKS = [
   'only one backend, as PyTorch allows one rename',
   'factories go to the backend through BackendSelect',
   '.to() both ways, views, dtypes',
+  "async reads go through the backend's copy to the CPU",
   'printing names the device',
   'JS kernels: add, mul, sum, mm against float64 references',
   'the boxed fallback runs everything else on the CPU',

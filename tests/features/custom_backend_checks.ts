@@ -38,7 +38,7 @@ const close = (actual: number[], expected: number[], tol: number) => {
 const table = (name: string, overload?: string) =>
   Dispatcher.singleton().findSchemaOrThrow(name, overload).dumpComputedTable();
 
-const checks: Record<string, () => void> = {
+const checks: Record<string, () => void | Promise<void>> = {
   'device strings parse and print with the backend name'() {
     assert.equal(privateUse1BackendName(), 'mydev');
     assert.equal(String(toDevice('mydev')), 'mydev:0');
@@ -100,6 +100,14 @@ const checks: Record<string, () => void> = {
     const host = zeros([3]);
     host.copy_(tensor([4, 5, 6]).to('mydev'));
     assert.deepEqual(host.toArray(), [4, 5, 6]);
+  },
+  async "async reads go through the backend's copy to the CPU"() {
+    const x = rand([2, 3]);
+    const d = x.to('mydev');
+    assert.deepEqual(await d.toArrayAsync(), x.toArray());
+    const host = await d.t().cpuAsync();
+    assert.equal(host.device.type, 'cpu');
+    assert.deepEqual(host.toArray(), x.t().toArray());
   },
   'printing names the device'() {
     assert.equal(String(tensor([1.5, 2]).to('mydev')), "tensor([1.5000, 2.0000], device='mydev:0')");
@@ -209,7 +217,7 @@ const checks: Record<string, () => void> = {
 let failed = 0;
 for (const [name, check] of Object.entries(checks)) {
   try {
-    check();
+    await check();
     console.log(`ok ${name}`);
   } catch (e) {
     failed++;
