@@ -177,8 +177,8 @@ function binaryKernel(opName: string, f: Binary) {
     const xo: number[] = [];
     forEachOffset(shape, x.stride(), x.storageOffset, (i, off) => void (xo[i] = off));
     forEachOffset(shape, y.stride(), y.storageOffset, (i, off) => void (o[i] = f(a[xo[i]], b[off], alpha)));
-    x.dispose();
-    y.dispose();
+    if (x !== self) x.dispose(); // the broadcast views, not the operands
+    if (y !== other) y.dispose();
     return out;
   };
 }
