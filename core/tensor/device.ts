@@ -56,6 +56,8 @@ export class Device {
     if (privateUse1Device === undefined) {
       privateUse1Name = name;
       privateUse1Device = new Device(name, 0, BackendComponent.PrivateUse1Bit);
+    } else if (name !== privateUse1Name) {
+      throw new Error(`torch.register_privateuse1_backend() has already been set! Current backend: ${privateUse1Name}`);
     }
     return privateUse1Device;
   }
