@@ -64,3 +64,9 @@ export * as func from './core/features/functorch.ts';
 export * from './core/features/autocast.ts';
 export * from './core/workers/mod.ts';
 export { getNumThreads, setNumThreads, ThreadPoolError } from './core/workers/pool.ts';
+export {
+  type BackendHooks,
+  privateUse1BackendName,
+  registerBackend,
+  renamePrivateUse1Backend,
+} from './core/features/backends.ts';

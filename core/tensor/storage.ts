@@ -15,6 +15,11 @@ export interface DeviceAllocator {
   free(ptr: number): void;
   /** A host view of the block's bytes (CPU); throws for devices without host-visible memory. */
   bytes(ptr: number, nbytes: number): Uint8Array;
+  /**
+   * A device other than the CPU whose `bytes` gives live host views (a third-party backend's host memory,
+   * core/features/backends.ts): its tensors print their values and `toArray()` reads them.
+   */
+  readonly hostVisible?: boolean;
 }
 
 const allocators = new Map<DeviceType, DeviceAllocator>();
@@ -44,6 +49,21 @@ export function deviceAllocator(type: DeviceType): DeviceAllocator {
   if (allocator === undefined) throw new Error(`No backend is loaded for device type ${type}`);
   allocatorsByBackend[toDevice(type).backend] = allocator;
   return allocator;
+}
+
+/**
+ * Whether a device's memory can be read synchronously from the host: the CPU, and devices whose registered
+ * allocator says `hostVisible`.
+ *
+ * @example
+ * ```ts
+ * import { Device } from './device.ts';
+ * import { isHostVisible } from './storage.ts';
+ * isHostVisible(Device.meta); // false
+ * ```
+ */
+export function isHostVisible(device: Device): boolean {
+  return device.type === 'cpu' || allocators.get(device.type)?.hostVisible === true;
 }
 
 // Only `Storage.allocate` may make a storage: its address and size come from the device's allocator, never

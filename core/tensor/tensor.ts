@@ -21,7 +21,7 @@ import { contiguousStrides, isContiguousLayout, numelOf, wrapDim } from './shape
 import type { TensorMethods } from '../ops/generated_api.ts';
 import type { AutogradTensorMethods } from '../autograd/tensor_autograd.ts';
 import type { ConvenienceTensorMethods } from '../ops/tensor_conveniences.ts';
-import { Storage } from './storage.ts';
+import { isHostVisible, Storage } from './storage.ts';
 import { asyncToCpu } from './host_transfer.ts';
 
 /** A counter shared by a tensor and its views, bumped by every in-place change (autograd checks it). */
@@ -578,7 +578,7 @@ export class Tensor implements DispatchKeySource {
     if (this.#disposed) return 'tensor(<disposed>)';
     const ag = this.autograd;
     const gradFn = ag?.gradFn as { name?: () => string } | null | undefined;
-    const host = this.device.type === 'cpu';
+    const host = isHostVisible(this.device);
     return formatTensor({
       shape: this.shape,
       dtype: this.dtype,

@@ -17,6 +17,7 @@ const isBun = typeof (globalThis as { Bun?: unknown }).Bun !== 'undefined';
  */
 const EXPECTED: Record<string, { readonly args?: readonly string[]; readonly prints: RegExp }> = {
   'cnn.ts': { prints: /final test accuracy/ },
+  'custom_backend.ts': { prints: /\[15\., 15\.\]\], device='mydev:0'\)/ },
   'digits.ts': { prints: /test accuracy/i },
   'dispatch_tour.ts': { prints: /CPU: registered at/ },
   'features_tour.ts': { prints: /step 4: loss/ },
