@@ -291,6 +291,34 @@ function autogradEngineTable(): string {
   );
 }
 
+function startupTable(): string {
+  const d = runsOf('startup', 'deno'), b = runsOf('startup', 'bun');
+  const ms = (path: string): Read => (run) => {
+    const v = derived(path)(run);
+    return v === undefined ? undefined : v * 1e6;
+  };
+  return table(['fresh process', 'Deno', 'Bun', 'target'], [
+    [
+      'an empty script',
+      cell(d, ms('empty_script_ms'), { time: true }),
+      cell(b, ms('empty_script_ms'), { time: true }),
+      '',
+    ],
+    [
+      'import the package, one `add`, print it',
+      cell(d, ms('import_and_first_add_ms'), { time: true }),
+      cell(b, ms('import_and_first_add_ms'), { time: true }),
+      '',
+    ],
+    [
+      'the difference: what importing Switchyard costs',
+      cell(d, ms('startup_cost_ms'), { time: true }),
+      cell(b, ms('startup_cost_ms'), { time: true }),
+      '≤ 40 ms: not met',
+    ],
+  ]);
+}
+
 /** Wraps a paragraph at 120 columns as `deno fmt` wraps markdown prose (inline code spans kept whole). */
 function wrap(text: string): string {
   const words = text.match(/(?:`[^`]*`|[^\s`])+/g) ?? [];
@@ -315,6 +343,7 @@ export function generatedBlocks(): Record<string, string> {
     tensor_ops: `${tensorOpsTable()}\n\n${wrap(`${provenance('tensor_ops')} ${pytorchProvenance()}`)}`,
     training: `${trainingTable()}\n\n${wrap(`${provenance('training')} ${pytorchProvenance()}`)}`,
     autograd_engine: `${autogradEngineTable()}\n\n${wrap(provenance('autograd_engine'))}`,
+    startup: `${startupTable()}\n\n${wrap(provenance('startup'))}`,
   };
 }
 

@@ -17,6 +17,8 @@ import json
 import os
 import pathlib
 import statistics
+import subprocess
+import sys
 import time
 
 import torch
@@ -103,7 +105,19 @@ def measure(threads):
     return out
 
 
+def measure_in_subprocess(threads):
+    """measure(threads) in a fresh interpreter whose BLAS and OpenMP pools have that many threads: OpenBLAS keeps its
+    own pthreads, which torch.set_num_threads does not limit, so the limit must be in the environment at start."""
+    env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads))
+    out = subprocess.run([sys.executable, __file__, '--measure', str(threads)], env=env, check=True,
+                         capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == '--measure':
+        print(json.dumps(measure(int(sys.argv[2]))))
+        return
     cores = os.cpu_count() or 1
     result = {
         'suite': 'pytorch',
@@ -112,8 +126,8 @@ def main():
         'blas': blas_library(),
         'cores': cores,
         'load_average': os.getloadavg(),
-        'one_thread': measure(1),
-        'all_threads': measure(cores),
+        'one_thread': measure_in_subprocess(1),
+        'all_threads': measure_in_subprocess(cores),
     }
     path = pathlib.Path(__file__).resolve().parent.parent / 'results' / 'pytorch.json'
     path.write_text(json.dumps(result, indent=2) + '\n')
