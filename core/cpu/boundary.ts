@@ -97,14 +97,19 @@ function outOfStorage(t: Tensor, op: string, region: string): never {
  * ```
  */
 export function contiguousAddress(t: Tensor, op: string, count: number): number {
-  checkUsable(t, op);
-  const item = t.dtype.itemSize, offset = t.storageOffset;
+  // The checks of checkUsable and noteBlock, inlined with each getter read once: this runs for every operand of every
+  // contiguous kernel call, and V8 does not fold repeated private-field getter reads.
+  if (!Tensor.isLive(t)) refuseOperand(t, op);
+  const storage = t.storage;
+  if (storage.isReleased || storage.device !== Device.cpu) refuseOperand(t, op);
+  const item = t.dtype.itemSize, offset = t.storageOffset, ptr = storage.ptr;
   if (!((count >>> 0) === count && count <= KERNEL_MAX_INT)) {
     throw new RuntimeError(`${op}: ${String(count)} elements is not a count the CPU kernels can take`);
   }
-  if (count > 0 && (offset + count) * item > t.storage.nbytes) outOfStorage(t, op, `${count} contiguous elements`);
-  noteBlock(t);
-  return t.storage.ptr + offset * item;
+  if (count > 0 && (offset + count) * item > storage.nbytes) outOfStorage(t, op, `${count} contiguous elements`);
+  const guards = cpuRuntime().guards;
+  if (guards !== undefined) guards.touch(ptr);
+  return ptr + offset * item;
 }
 
 /**
