@@ -6,17 +6,14 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { runScript } from '../_same_runtime.ts';
 import { fileURLToPath } from 'node:url';
 import { createKernelMemory, instantiateKernels } from '../../core/cpu/wasm.ts';
-
-const isBun = typeof (globalThis as { Bun?: unknown }).Bun !== 'undefined';
 
 describe('the CPU runtime without SharedArrayBuffer', () => {
   it('trains a model and computes correctly over non-shared memory', () => {
     const path = fileURLToPath(new URL('./_no_sab_script.ts', import.meta.url));
-    const args = isBun ? [path] : ['run', '-A', '--no-check', path];
-    const result = spawnSync(process.execPath, args, { encoding: 'utf8', timeout: 120_000 });
+    const result = runScript(path, [], { timeout: 120_000 });
     assert.equal(result.status, 0, `${result.stdout}\n${result.stderr}`);
     const out = JSON.parse(result.stdout.trim().split('\n').pop()!);
     assert.equal(out.canShare, false);

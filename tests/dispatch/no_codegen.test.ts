@@ -6,24 +6,21 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { runScript } from '../_same_runtime.ts';
 import { fileURLToPath } from 'node:url';
 import { DispatchKey, DispatchKeySet, Library, tensor } from '../../mod.ts';
 import { setCodeGeneration } from '../../core/dispatch/call_stub.ts';
 
-const isBun = typeof (globalThis as { Bun?: unknown }).Bun !== 'undefined';
-
-function runScript(): Record<string, unknown> {
+function runNoEvalScript(): Record<string, unknown> {
   const path = fileURLToPath(new URL('./_no_eval_script.ts', import.meta.url));
-  const args = isBun ? [path] : ['run', '-A', '--no-check', path];
-  const result = spawnSync(process.execPath, args, { encoding: 'utf8', timeout: 120_000 });
+  const result = runScript(path, [], { timeout: 120_000 });
   assert.equal(result.status, 0, `${result.stdout}\n${result.stderr}`);
   return JSON.parse(result.stdout.trim().split('\n').pop()!);
 }
 
 describe('call stubs without code generation', () => {
   it('train a model and dispatch custom operators where new Function is forbidden', () => {
-    const out = runScript();
+    const out = runNoEvalScript();
     assert.equal(out.codegen, false);
     assert.equal(out.attempts, true);
     assert.ok((out.last as number) < (out.first as number), `loss did not fall: ${out.first} -> ${out.last}`);

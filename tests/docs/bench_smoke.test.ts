@@ -5,21 +5,18 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { runScript } from '../_same_runtime.ts';
 import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const benchDir = new URL('../../bench/', import.meta.url);
-const isBun = typeof (globalThis as { Bun?: unknown }).Bun !== 'undefined';
 
 describe('benchmark suites in smoke mode', () => {
   const suites = readdirSync(benchDir).filter((f) => f.endsWith('.bench.ts')).sort();
   for (const suite of suites) {
     it(`bench/${suite} runs its checks and calls every benchmark`, () => {
       const path = fileURLToPath(new URL(suite, benchDir));
-      const args = isBun ? [path] : ['run', '-A', '--no-check', path];
-      const result = spawnSync(process.execPath, args, {
-        encoding: 'utf8',
+      const result = runScript(path, [], {
         timeout: 300_000,
         env: { ...process.env, SWITCHYARD_BENCH_SMOKE: '1' },
       });

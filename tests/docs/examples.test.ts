@@ -4,12 +4,11 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { runScript } from '../_same_runtime.ts';
 import { existsSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const examplesDir = new URL('../../examples/', import.meta.url);
-const isBun = typeof (globalThis as { Bun?: unknown }).Bun !== 'undefined';
 
 /**
  * What each example must print, and its arguments for a quick run. An example missing here fails the test, so a
@@ -28,8 +27,7 @@ const EXPECTED: Record<string, { readonly args?: readonly string[]; readonly pri
 
 function runExample(file: string, args: readonly string[]) {
   const path = fileURLToPath(new URL(file, examplesDir));
-  const argv = isBun ? [path, ...args] : ['run', '-A', '--no-check', path, ...args];
-  return spawnSync(process.execPath, argv, { encoding: 'utf8', timeout: 300_000 });
+  return runScript(path, args, { timeout: 300_000 });
 }
 
 describe('examples', () => {

@@ -9,7 +9,7 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { runScript } from '../_same_runtime.ts';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,7 +21,6 @@ const documents = [
   'README.md',
   ...readdirSync(new URL('docs/', root)).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`),
 ];
-const isBun = typeof (globalThis as { Bun?: unknown }).Bun !== 'undefined';
 
 interface Block {
   readonly line: number;
@@ -65,8 +64,7 @@ function runnable(code: string, document: string): string {
 }
 
 function runModule(path: string) {
-  const args = isBun ? [path] : ['run', '-A', '--no-check', path];
-  return spawnSync(process.execPath, args, { encoding: 'utf8', timeout: 120_000 });
+  return runScript(path, [], { timeout: 120_000 });
 }
 
 describe('code blocks of README.md and docs/', () => {

@@ -5,7 +5,7 @@
  * process for good (Bun runs every test file in one process), so the checks (custom_backend_checks.ts) run in a
  * child process of the same runtime; each check is one test here.
  */
-import { spawnSync } from 'node:child_process';
+import { runScript } from '../_same_runtime.ts';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 
@@ -25,10 +25,7 @@ const CHECKS = [
 
 describe('custom backend (PrivateUse1 renamed to mydev)', () => {
   const script = new URL('./custom_backend_checks.ts', import.meta.url).pathname;
-  const isDeno = (globalThis as { Deno?: unknown }).Deno !== undefined;
-  const child = spawnSync(process.execPath, isDeno ? ['run', '-A', '--no-check', script] : [script], {
-    encoding: 'utf8',
-  });
+  const child = runScript(script);
   const lines = child.stdout.split('\n');
 
   it('the checks process runs every check and exits cleanly', () => {

@@ -1,11 +1,10 @@
 // Pictures of dispatch: the table grid marks each key's kernel source, and the path of a call follows the keys.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { runScript } from '../_same_runtime.ts';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import process from 'node:process';
 import {
   allRuntimeKeys,
   Dispatcher,
@@ -75,11 +74,7 @@ describe('dispatch pictures', () => {
 
   it('are written by the CLI, which names a bad operator and exits non-zero', () => {
     const tool = new URL('../../tools/dispatch_picture.ts', import.meta.url).pathname;
-    const isDeno = (globalThis as { Deno?: unknown }).Deno !== undefined;
-    const run = (...args: string[]) =>
-      spawnSync(process.execPath, isDeno ? ['run', '-A', '--no-check', tool, ...args] : [tool, ...args], {
-        encoding: 'utf8',
-      });
+    const run = (...args: string[]) => runScript(tool, args);
     const dir = mkdtempSync(join(tmpdir(), 'sy-picture-'));
     try {
       const svg = join(dir, 'mm.svg');
