@@ -140,7 +140,7 @@ export async function runAndReport(
     p50_ns: Object.fromEntries([...figures.values()].map((f) => [f.name, f.p50_ns])),
     derived,
   };
-  const history = [...previousRuns(file, runtime), thisRun].slice(-KEPT_RUNS);
+  const history = [...keptRuns(file, runtime), thisRun].slice(-KEPT_RUNS);
   writeFileSync(
     file,
     JSON.stringify({ suite, runtime, date, cpu, figures: [...figures.values()], derived, history }, null, 2) + '\n',
@@ -148,14 +148,22 @@ export async function runAndReport(
   return figures;
 }
 
-/** The runs kept in an existing results file of the same runtime version (none for another version). */
-function previousRuns(file: URL, runtime: string): RunRecord[] {
+/**
+ * The runs kept in a results file, oldest first (none when there is no readable file, or when `runtime` is given and
+ * the file is another runtime version's). A file written before runs were kept counts as its one run.
+ *
+ * @example
+ * ```ts
+ * import { keptRuns } from './_report.ts';
+ * keptRuns(new URL('./results/dispatch-deno.json', import.meta.url)).length; // up to 4
+ * ```
+ */
+export function keptRuns(file: URL, runtime?: string): RunRecord[] {
   if (!existsSync(file)) return [];
   try {
     const old = JSON.parse(readFileSync(file, 'utf8'));
-    if (old.runtime !== runtime) return [];
+    if (runtime !== undefined && old.runtime !== runtime) return [];
     if (Array.isArray(old.history)) return old.history;
-    // A file written before runs were kept: its one run.
     const p50 = Object.fromEntries((old.figures ?? []).map((f: BenchFigure) => [f.name, f.p50_ns]));
     return [{ date: old.date, cpu: old.cpu ?? null, p50_ns: p50, derived: old.derived ?? {} }];
   } catch {

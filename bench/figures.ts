@@ -14,7 +14,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import process from 'node:process';
-import type { RunRecord } from './_report.ts';
+import { keptRuns, type RunRecord } from './_report.ts';
 
 const here = new URL('./', import.meta.url);
 const readmeUrl = new URL('../README.md', import.meta.url);
@@ -23,16 +23,7 @@ type Runtime = 'deno' | 'bun';
 
 /** The kept runs of `suite` under `runtime` (oldest first), or none when it was never run there. */
 function runsOf(suite: string, runtime: Runtime): RunRecord[] {
-  try {
-    const file = JSON.parse(readFileSync(new URL(`results/${suite}-${runtime}.json`, here), 'utf8'));
-    if (Array.isArray(file.history)) return file.history;
-    const p50 = Object.fromEntries(
-      (file.figures ?? []).map((f: { name: string; p50_ns: number }) => [f.name, f.p50_ns]),
-    );
-    return [{ date: file.date, cpu: file.cpu ?? null, p50_ns: p50, derived: file.derived ?? {} }];
-  } catch {
-    return [];
-  }
+  return keptRuns(new URL(`results/${suite}-${runtime}.json`, here));
 }
 
 /** bench/results/pytorch.json (written by hand with bench/pytorch/baseline.py), if present. */
