@@ -9,8 +9,8 @@
  *
  * @module
  */
-import { readFileSync } from 'node:fs';
 import process from 'node:process';
+import { type Digits, FEATURES, loadDigits, permutation } from './data/digits.ts';
 import { argmax, Generator, manualSeed, memoryStats, noGrad, scope, type Tensor, tensor, zeros } from '../mod.ts';
 import { BatchNorm2d, Conv2d, CrossEntropyLoss, Flatten, Linear, MaxPool2d, ReLU, Sequential } from '../core/nn/mod.ts';
 import { Adam } from '../core/optim/mod.ts';
@@ -22,38 +22,7 @@ const LEARNING_RATE = 3e-3;
 const TEST_FRACTION = 0.2;
 const REQUIRED_ACCURACY = 0.98;
 const SIDE = 8;
-const FEATURES = SIDE * SIDE;
 const CLASSES = 10;
-
-/** Pixels scaled to [0, 1] (row-major, `FEATURES` per sample) and labels. */
-interface Digits {
-  readonly pixels: Float32Array;
-  readonly labels: number[];
-}
-
-async function loadDigits(): Promise<Digits> {
-  const compressed = readFileSync(new URL('./data/digits.csv.gz', import.meta.url));
-  const stream = new Blob([compressed]).stream().pipeThrough(new DecompressionStream('gzip'));
-  const lines = (await new Response(stream).text()).trim().split('\n');
-  const pixels = new Float32Array(lines.length * FEATURES);
-  const labels = lines.map((line, i) => {
-    const values = line.split(',').map(Number);
-    if (values.length !== FEATURES + 1) throw new Error(`digits.csv line ${i + 1}: expected ${FEATURES + 1} values`);
-    for (let j = 0; j < FEATURES; j++) pixels[i * FEATURES + j] = values[j] / 16;
-    return values[FEATURES];
-  });
-  return { pixels, labels };
-}
-
-/** A seeded Fisher-Yates permutation of 0..n-1. */
-function permutation(n: number, generator: Generator): number[] {
-  const order = Array.from({ length: n }, (_, i) => i);
-  for (let i = n - 1; i > 0; i--) {
-    const j = generator.random() % (i + 1);
-    [order[i], order[j]] = [order[j], order[i]];
-  }
-  return order;
-}
 
 /** The samples at `indices` as images `[n, 1, 8, 8]` float32 and labels `[n]` int64. */
 function gather(data: Digits, indices: readonly number[]): { x: Tensor; y: Tensor } {

@@ -9,8 +9,8 @@
  *
  * @module
  */
-import { readFileSync } from 'node:fs';
 import process from 'node:process';
+import { type Digits, FEATURES, loadDigits, permutation } from './data/digits.ts';
 import {
   argmax,
   Generator,
@@ -32,7 +32,6 @@ const BATCH_SIZE = 32;
 const LEARNING_RATE = 3e-3;
 const TEST_FRACTION = 0.2;
 const REQUIRED_ACCURACY = 0.95;
-const FEATURES = 64;
 const CLASSES = 10;
 
 /** `--device cpu` (the default) or `--device webgpu`. */
@@ -43,36 +42,6 @@ function deviceArgument(): 'cpu' | 'webgpu' {
   return value;
 }
 const device = deviceArgument();
-
-/** Pixels scaled to [0, 1] (row-major, `FEATURES` per sample) and labels. */
-interface Digits {
-  readonly pixels: Float32Array;
-  readonly labels: number[];
-}
-
-async function loadDigits(): Promise<Digits> {
-  const compressed = readFileSync(new URL('./data/digits.csv.gz', import.meta.url));
-  const stream = new Blob([compressed]).stream().pipeThrough(new DecompressionStream('gzip'));
-  const lines = (await new Response(stream).text()).trim().split('\n');
-  const pixels = new Float32Array(lines.length * FEATURES);
-  const labels = lines.map((line, i) => {
-    const values = line.split(',').map(Number);
-    if (values.length !== FEATURES + 1) throw new Error(`digits.csv line ${i + 1}: expected ${FEATURES + 1} values`);
-    for (let j = 0; j < FEATURES; j++) pixels[i * FEATURES + j] = values[j] / 16;
-    return values[FEATURES];
-  });
-  return { pixels, labels };
-}
-
-/** A seeded Fisher-Yates permutation of 0..n-1. */
-function permutation(n: number, generator: Generator): number[] {
-  const order = Array.from({ length: n }, (_, i) => i);
-  for (let i = n - 1; i > 0; i--) {
-    const j = generator.random() % (i + 1);
-    [order[i], order[j]] = [order[j], order[i]];
-  }
-  return order;
-}
 
 /** The samples at `indices` as tensors: inputs `[n, 64]` float32 and labels `[n]` int64. */
 function gather(data: Digits, indices: readonly number[]): { x: Tensor; y: Tensor } {
