@@ -229,6 +229,14 @@ function tensorOpsTable(): string {
       peers(gflops(transposed, 'tfjs-cpu'), gflops(transposed, 'tfjs-wasm'), {}),
       pytorchCell(`matmul_gflops.${n}.a_transposed`),
     ]);
+    const viaTranspose = `${transposed}, tfjs transpose then matMul`;
+    rows.push([
+      `float32 matmul ${n}, TensorFlow.js with an explicit \`transpose\` then \`matMul\` (GFLOP/s)`,
+      '–',
+      '–',
+      peers(gflops(viaTranspose, 'tfjs-cpu'), gflops(viaTranspose, 'tfjs-wasm'), {}),
+      '–',
+    ]);
   }
   return table(['benchmark', 'Deno', 'Bun', 'TensorFlow.js cpu / wasm (Deno)', 'PyTorch 1.13 (1 / 2 threads)'], rows);
 }

@@ -2,7 +2,8 @@
  * Tensor operator benchmarks beside TensorFlow.js (cpu and wasm backends) in the same process: a 1-element
  * `add` with allocation and disposal of its result, a 16M-element `add` and `sum` against the process's copy
  * bandwidth (and whether repeated big adds reuse freed memory), and float32 `matmul` at 256 and 1024, also
- * with a transposed view as the first operand.
+ * with a transposed view as the first operand (tfjs: its `transposeA` flag, and an explicit `transpose` then
+ * `matMul`).
  *
  * Run: `deno run -A bench/tensor_ops.bench.ts` or `bun bench/tensor_ops.bench.ts`.
  *
@@ -288,6 +289,7 @@ await summary(() =>
 // ---- 4. matmul, plain and with a transposed view as the first operand -------------------------------------
 
 const matmulLabel = (n: number, aT: boolean) => `matmul ${n}x${n}${aT ? ', a transposed' : ''}`;
+const matmulViaTransposeLabel = (n: number) => `matmul ${n}x${n}, a transposed, tfjs transpose then matMul`;
 for (const n of MATMUL_SIZES) {
   const left = randomValues(n * n, 3 + n), right = randomValues(n * n, 4 + n);
   await checkMatmul(n, left, right);
@@ -307,6 +309,19 @@ for (const n of MATMUL_SIZES) {
           (a, b) => tf.matMul(a, b, aT, false),
         );
       }
+      // tfjs's `transposeA` flag reaches a kernel that reads `a` transposed; a PyTorch user's program takes a
+      // transposed view (ours above) or, in tfjs, an explicit `transpose` first: time that too, so the comparison
+      // does not flatter either side.
+      await tfjsCandidates(
+        matmulViaTransposeLabel(n),
+        () => [tf.tensor2d(left, [n, n]), tf.tensor2d(right, [n, n])],
+        (a, b) => {
+          const at = tf.transpose(a);
+          const c = tf.matMul(at, b);
+          at.dispose();
+          return c;
+        },
+      );
     })
   );
 }
@@ -357,6 +372,10 @@ await runAndReport('tensor_ops', (figures) => {
         (ns) => ns === undefined ? null : { p50_ms: round(ns / 1e6, 3), gflops: round(2 * n ** 3 / ns) },
       );
     }
+    matmulFigures[matmulViaTransposeLabel(n)] = perLibrary(
+      matmulViaTransposeLabel(n),
+      (ns) => ns === undefined ? null : { p50_ms: round(ns / 1e6, 3), gflops: round(2 * n ** 3 / ns) },
+    );
   }
   return {
     tfjs: { backends, unavailable, wasm_binary: wasmFeatures },
