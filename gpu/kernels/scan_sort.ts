@@ -1,5 +1,5 @@
 /**
- * WebGPU kernels of the scans (`cumsum`, `cumprod`) and of `sort.stable` (Note [GPU sort plan] in
+ * WebGPU kernels of the scans (`cumsum`, `cumprod`), of `sort.stable` and of `mode` (Note [GPU sort plan] in
  * sort_engine.ts).
  *
  * Note [GPU scan plan]
@@ -21,13 +21,13 @@ import { filledOrFreed } from '../../core/tensor/lifetime.ts';
 import { contiguousStrides, wrapDim } from '../../core/tensor/shape.ts';
 import type { Tensor } from '../../core/tensor/tensor.ts';
 import type { ScanSortBackendOpName } from '../../core/ops/decl_scan_sort.ts';
-import { scanMeta, sortMeta } from '../../core/ops/meta_scan_sort.ts';
+import { modeMeta, scanMeta, sortMeta } from '../../core/ops/meta_scan_sort.ts';
 import { KernelBindings } from '../boundary.ts';
 import { emptyGpu } from '../tensors.ts';
 import { type Kind, kindOf, loadWgsl, storeWgsl, wgslType } from '../wgsl/dtypes.ts';
 import { copyInto } from './copy.ts';
 import { runItems } from './custom.ts';
-import { linePlan, lineWalk, lineWalkWords, otherStrides, sortGpu, writeLineWalk } from './sort_engine.ts';
+import { linePlan, lineWalk, lineWalkWords, modeGpu, otherStrides, sortGpu, writeLineWalk } from './sort_engine.ts';
 
 type Kernel = (hi: number, lo: number, ...args: never[]) => unknown;
 
@@ -200,4 +200,9 @@ export const GPU_SCAN_SORT_KERNELS: { readonly [K in ScanSortBackendOpName]: Ker
   'cumsum': scan('sum', 'cumsum'),
   'cumprod': scan('prod', 'cumprod'),
   'sort.stable': sortStable as Kernel,
+  'mode': ((_hi: number, _lo: number, self: Tensor, dim: number, keepdim: boolean) => {
+    modeMeta(self, dim, keepdim);
+    kindOf(self.dtype, 'mode_webgpu');
+    return modeGpu(self, self.ndim === 0 ? 0 : wrapDim(dim, self.ndim), keepdim);
+  }) as Kernel,
 };
