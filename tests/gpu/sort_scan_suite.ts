@@ -218,7 +218,7 @@ describe('WebGPU sort, scans, mode and samplers', { skip: gpuSkip }, () => {
     manualSeed(21);
     const p = full([n], 0.25, { device });
     const a = bernoulli(p), b = bernoulli(p);
-    const ma = (await a.sum().itemAsync()) / n, mb = (await b.sum().itemAsync()) / n;
+    const ma = Number(await a.sum().itemAsync()) / n, mb = Number(await b.sum().itemAsync()) / n;
     // sd = sqrt(0.25 * 0.75 / 20000) = 0.0031: 0.02 is 6.5 sd.
     assert.ok(Math.abs(ma - 0.25) < 0.02 && Math.abs(mb - 0.25) < 0.02, `${ma} ${mb}`);
     assert.notDeepEqual(await a.toArrayAsync(), await b.toArrayAsync(), 'consecutive calls must differ');
@@ -231,7 +231,7 @@ describe('WebGPU sort, scans, mode and samplers', { skip: gpuSkip }, () => {
     assert.deepEqual(await s.tolistAsync(), [[0, 1, 0], [1, 0, 1]]);
     const half = bernoulli(full([n], 0, { device, dtype: 'int32' }), 0.5);
     assert.equal(half.dtype.name, 'int32');
-    assert.ok(Math.abs((await half.sum().itemAsync()) / n - 0.5) < 0.025);
+    assert.ok(Math.abs(Number(await half.sum().itemAsync()) / n - 0.5) < 0.025);
     bernoulli(tensor([0.5, 1.5], { device }));
     await assert.rejects(p.sum().itemAsync(), /Expected p_in >= 0 && p_in <= 1 to be true, but got false\./);
     assert.equal(await p.sum().itemAsync(), n / 4, 'the runtime stays usable');
