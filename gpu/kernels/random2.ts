@@ -118,7 +118,7 @@ function cumulative(self: Tensor, cdf: Tensor, rows: number, k: number): void {
       'var sum = 0.0;',
       'for (var j = 0u; j < k; j = j + 1u) {',
       `  let v = ${loadWgsl(self.dtype, `b${x.slot}`, 'u32(first + i32(j) * pi(4u))')};`,
-      `  if (!(v >= 0.0) || v > 3.4028235e38) { report(${DeviceError.invalidProbability}u, ${id}u, 0u, 0u); }`,
+      `  if (!(v >= 0.0) || (bitcast<u32>(v) & 0x7fffffffu) == 0x7f800000u) { report(${DeviceError.invalidProbability}u, ${id}u, 0u, 0u); }`,
       '  sum = sum + v;',
       `  b${c.slot}[t * k + j] = bitcast<u32>(sum);`,
       '}',

@@ -269,6 +269,8 @@ describe('WebGPU sort, scans, mode and samplers', { skip: gpuSkip }, () => {
     assert.throws(() => multinomial(w, 5), /cannot sample n_sample > prob_dist.size\(-1\) samples without replacement/);
     multinomial(tensor([0.5, -1], { device }), 1);
     await assert.rejects(w.sum().itemAsync(), /probability tensor contains either `inf`, `nan` or element < 0/);
+    multinomial(tensor([[0.5, Infinity]], { device }), 2, true);
+    await assert.rejects(w.sum().itemAsync(), /probability tensor contains either `inf`, `nan` or element < 0/);
     multinomial(tensor([0, 0], { device, dtype: 'float32' }), 2, true);
     await assert.rejects(w.sum().itemAsync(), /invalid multinomial distribution \(sum of probabilities <= 0\)/);
   });
