@@ -14,9 +14,13 @@ import {
   Generator,
   kthvalue,
   manualSeed,
+  maskedSelect,
+  maskedSelectAsync,
   median,
   mode,
   multinomial,
+  nonzero,
+  nonzeroAsync,
   sort,
   type Tensor,
   tensor,
@@ -273,5 +277,29 @@ describe('WebGPU sort, scans, mode and samplers', { skip: gpuSkip }, () => {
     await assert.rejects(w.sum().itemAsync(), /probability tensor contains either `inf`, `nan` or element < 0/);
     multinomial(tensor([0, 0], { device, dtype: 'float32' }), 2, true);
     await assert.rejects(w.sum().itemAsync(), /invalid multinomial distribution \(sum of probabilities <= 0\)/);
+  });
+
+  it('nonzeroAsync and maskedSelectAsync count on the GPU, await the count and match the CPU', async () => {
+    const next = rng(24);
+    for (const dtype of ['bool', 'int32', 'int64', 'float32', 'float16'] as const) {
+      for (const [shape, strided] of [[[1000], false], [[3, 5, 70], true], [[4, 9], false]] as const) {
+        const x = input([...shape], dtype, next, strided);
+        const g = await nonzeroAsync(gpu(x));
+        await assertSameAsCpu(nonzero(x), g, 0, `nonzero ${dtype} ${shape} strided=${strided}`);
+      }
+    }
+    assert.deepEqual((await nonzeroAsync(gpu(tensor([0, 0])))).shape, [0, 1]);
+    assert.deepEqual((await nonzeroAsync(gpu(tensor(3)))).shape, [1, 0]);
+    assert.deepEqual((await nonzeroAsync(tensor([0, 2]))).tolist(), [[1]], 'CPU tensors take the operator');
+    assert.throws(() => nonzero(gpu(tensor([1]))), /use await nonzeroAsync\(t\)/);
+    // masked_select: broadcasting, views, and the gradient through index_select.
+    const data = tensor(Array.from({ length: 12 }, (_, k) => k - 5.5)).reshape([3, 4]);
+    const mask = tensor([true, false, true, true]);
+    await assertSameAsCpu(maskedSelect(data, mask), await maskedSelectAsync(gpu(data), gpu(mask)), 0, 'masked');
+    const v = tensor(Array.from({ length: 12 }, (_, k) => k / 3), { requiresGrad: true, device });
+    const picked = await maskedSelectAsync(v.reshape([3, 4]).t(), gpu(tensor([[true], [false], [true], [false]])));
+    picked.mul(2).sum().backward();
+    assert.deepEqual(await v.grad!.toArrayAsync(), [2, 0, 2, 0, 2, 0, 2, 0, 2, 0, 2, 0]);
+    await assert.rejects(maskedSelectAsync(gpu(data), gpu(tensor([1, 0, 1, 1]))), /expected BoolTensor for mask/);
   });
 });
