@@ -55,6 +55,8 @@ export {
   gpuInfo,
   gpuMemoryStats,
   initWebGPU,
+  maskedSelectAsync,
+  nonzeroAsync,
   synchronizeWebGPU,
 } from './gpu/mod.ts';
 export { type InDims, type OutDims, registerVmap, vmap, type VmapOptions } from './core/features/vmap.ts';

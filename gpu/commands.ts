@@ -45,6 +45,12 @@ export const DeviceError = {
   zeroDivision: 3,
   /** `value` is a class target out of bounds (nll_loss). */
   targetOutOfBounds: 4,
+  /** A `bernoulli` probability outside [0, 1]. */
+  probabilityOutOfRange: 5,
+  /** A `multinomial` probability that is negative, infinite or NaN. */
+  invalidProbability: 6,
+  /** A `multinomial` row whose probabilities sum to zero. */
+  zeroProbabilitySum: 7,
 } as const;
 
 /** Kernel names for device-side error reports, by the id kernels write. */
@@ -77,6 +83,12 @@ function deviceErrorMessage(words: Uint32Array): string {
     ? 'ZeroDivisionError'
     : code === DeviceError.targetOutOfBounds
     ? `Target ${value} is out of bounds.`
+    : code === DeviceError.probabilityOutOfRange
+    ? 'Expected p_in >= 0 && p_in <= 1 to be true, but got false.'
+    : code === DeviceError.invalidProbability
+    ? 'probability tensor contains either `inf`, `nan` or element < 0'
+    : code === DeviceError.zeroProbabilitySum
+    ? 'invalid multinomial distribution (sum of probabilities <= 0)'
     : `error code ${code}`;
   return `${what} (raised on the WebGPU device by ${name}, reported at the next readback)`;
 }

@@ -219,3 +219,71 @@ export function sort_contig(
   }
   return STATUS_OK;
 }
+
+/** Whether sorted keys `x` and `y` are the same value for `mode` (every NaN is one value). */
+// @ts-ignore: decorator
+@inline
+function sameKey<K>(x: K, y: K): bool {
+  if (isFloat<K>()) return x == y || (x != x && y != y);
+  return x == y;
+}
+
+/**
+ * mode_contig(dtype, values, indices, src, outer, n, inner, work): for each line (o, :, i) of `src` (n >= 1),
+ * the most frequent value (the smallest of the most frequent ones; every NaN counts as one value, larger than
+ * every number) into `values[o, i]` (same dtype, the element's exact bits) and the last position holding it into
+ * `indices[o, i]` (int64). The line is stably sorted ascending (as sort_contig), so runs of equal keys are
+ * contiguous and each run's last record is its last position. `work` is a scratch block of 24 * n bytes.
+ */
+export function mode_contig(
+  dtype: i32,
+  values: usize,
+  indices: usize,
+  src: usize,
+  outer: i32,
+  n: i32,
+  inner: i32,
+  work: usize,
+): i32 {
+  if (!isKnownDtype(dtype)) return STATUS_UNSUPPORTED;
+  if (n < 1 || outer < 0 || inner < 0) return STATUS_BAD_ARGUMENT;
+  const size = <usize>itemSize(dtype);
+  const stride = <usize>inner * size;
+  const kA = work, kB = kA + (<usize>n << 3), pA = kB + (<usize>n << 3), pB = pA + (<usize>n << 2);
+  for (let o = 0; o < outer; o++) {
+    for (let i = 0; i < inner; i++) {
+      const line = src + (<usize>o * <usize>n * <usize>inner + <usize>i) * size;
+      for (let j = 0; j < n; j++) {
+        const p = line + <usize>j * stride;
+        if (dtype == DT_I64) store<i64>(kA + (<usize>j << 3), load<i64>(p));
+        else if (dtype == DT_F32) store<f64>(kA + (<usize>j << 3), <f64>load<f32>(p));
+        else if (dtype == DT_F64) store<f64>(kA + (<usize>j << 3), load<f64>(p));
+        else store<f64>(kA + (<usize>j << 3), loadAsF64(dtype, p));
+        store<i32>(pA + (<usize>j << 2), j);
+      }
+      const integer = dtype == DT_I64;
+      const inB = integer ? mergeSort<i64>(kA, pA, kB, pB, n, false) : mergeSort<f64>(kA, pA, kB, pB, n, false);
+      const keys = inB != 0 ? kB : kA, positions = inB != 0 ? pB : pA;
+      let best = 0, bestCount = 0, start = 0;
+      for (let j = 1; j <= n; j++) {
+        let ends = j == n;
+        if (!ends) {
+          const a = keys + (<usize>(j - 1) << 3), b = keys + (<usize>j << 3);
+          ends = integer ? !sameKey<i64>(load<i64>(a), load<i64>(b)) : !sameKey<f64>(load<f64>(a), load<f64>(b));
+        }
+        if (ends) {
+          if (j - start > bestCount) {
+            bestCount = j - start;
+            best = j - 1;
+          }
+          start = j;
+        }
+      }
+      const p = load<i32>(positions + (<usize>best << 2));
+      const at = <usize>o * <usize>inner + <usize>i;
+      memory.copy(values + at * size, line + <usize>p * stride, size);
+      store<i64>(indices + at * 8, <i64>p);
+    }
+  }
+  return STATUS_OK;
+}

@@ -58,4 +58,19 @@ export interface ScanSortExports {
     descending: number,
     work: number,
   ): KernelStatus;
+  /**
+   * For each line, the most frequent value (the smallest of those; NaN as one value, the largest) into
+   * `values[o, i]` and the last position holding it into `indices[o, i]` (int64); `n >= 1`, `work` a scratch
+   * block of `24 * n` bytes.
+   */
+  mode_contig(
+    dtype: number,
+    values: number,
+    indices: number,
+    src: number,
+    outer: number,
+    n: number,
+    inner: number,
+    work: number,
+  ): KernelStatus;
 }

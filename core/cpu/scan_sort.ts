@@ -1,5 +1,5 @@
 /**
- * CPU kernels of `cumsum`, `cumprod` and `sort.stable`: the input converted to a contiguous tensor of the result
+ * CPU kernels of `cumsum`, `cumprod`, `sort.stable` and `mode`: the input converted to a contiguous tensor of the result
  * dtype, viewed as `[outer, n, inner]` around the scanned / sorted dim, and one call of the wasm kernel
  * (kernels_as/scan_sort.ts).
  *
@@ -8,7 +8,7 @@
 import type { DType } from '../tensor/dtype.ts';
 import { wrapDim } from '../tensor/shape.ts';
 import type { Tensor } from '../tensor/tensor.ts';
-import { scanMeta, sortMeta } from '../ops/meta_scan_sort.ts';
+import { modeMeta, scanMeta, sortMeta } from '../ops/meta_scan_sort.ts';
 import { contiguousAddress, kernels, withWorkspace } from './boundary.ts';
 import { ScanOp } from './exports_scan_sort.ts';
 import { castCpu, emptyCpu } from './iterator.ts';
@@ -99,8 +99,39 @@ function sortStable(
   return [values, indices];
 }
 
+function mode(_hi: number, _lo: number, self: Tensor, dim: number, keepdim: boolean): [Tensor, Tensor] {
+  const [vm, im] = modeMeta(self, dim, keepdim);
+  const values = emptyCpu(vm.shape, vm.dtype), indices = emptyCpu(im.shape, im.dtype);
+  const numel = self.numel;
+  if (numel === 0) return [values, indices];
+  const input = contiguousAs(self, self.dtype);
+  try {
+    const [outer, n, inner] = lines(self.shape, wrapDim(dim, self.ndim));
+    const code = self.dtype.scalarType, name = 'mode', count = outer * inner;
+    const status = withWorkspace(name, 24 * n, (work) =>
+      kernels().mode_contig(
+        code,
+        contiguousAddress(values, name, count),
+        contiguousAddress(indices, name, count),
+        contiguousAddress(input, name, numel),
+        outer,
+        n,
+        inner,
+        work,
+      ));
+    checkStatus(status, name, code);
+  } catch (e) {
+    values.dispose();
+    indices.dispose();
+    throw e;
+  } finally {
+    if (input !== self) input.dispose();
+  }
+  return [values, indices];
+}
+
 /**
- * The CPU kernels of the scans and of `sort.stable`.
+ * The CPU kernels of the scans, of `sort.stable` and of `mode`.
  *
  * @example
  * ```ts
@@ -108,8 +139,9 @@ function sortStable(
  * typeof CPU_SCAN_SORT_KERNELS['cumsum']; // 'function'
  * ```
  */
-export const CPU_SCAN_SORT_KERNELS: { readonly [K in 'cumsum' | 'cumprod' | 'sort.stable']: Kernel } = {
+export const CPU_SCAN_SORT_KERNELS: { readonly [K in 'cumsum' | 'cumprod' | 'sort.stable' | 'mode']: Kernel } = {
   'cumsum': scan(ScanOp.sum, 'cumsum'),
   'cumprod': scan(ScanOp.prod, 'cumprod'),
   'sort.stable': sortStable as Kernel,
+  'mode': mode as Kernel,
 };

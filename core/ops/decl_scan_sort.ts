@@ -1,5 +1,5 @@
 /**
- * Declarations of the scans and sorting operators: `cumsum`, `cumprod` and `sort.stable` with backend kernels
+ * Declarations of the scans and sorting operators: `cumsum`, `cumprod`, `sort.stable` and `mode` with backend kernels
  * (kernels_as/scan_sort.ts on the CPU), and the selections decomposed over `sort.stable` (`sort_composites.ts`):
  * `sort`, `argsort`, `topk`, `kthvalue`, `median`. PyTorch 1.13's schemas.
  *
@@ -7,7 +7,7 @@
  */
 import type { DType } from '../tensor/dtype.ts';
 import type { Tensor } from '../tensor/tensor.ts';
-import { scanMeta, sortMeta } from './meta_scan_sort.ts';
+import { modeMeta, scanMeta, sortMeta } from './meta_scan_sort.ts';
 import type { MetaFn, OpDecl, OpImpl } from './op_decl.ts';
 import { argsort, kthvalue, median, medianDim, sort, topk } from './sort_composites.ts';
 
@@ -27,7 +27,7 @@ function composite(schema: string, impl: OpImpl, doc: string, extra: Partial<OpD
  * const name: ScanSortBackendOpName = 'cumsum';
  * ```
  */
-export type ScanSortBackendOpName = 'cumsum' | 'cumprod' | 'sort.stable';
+export type ScanSortBackendOpName = 'cumsum' | 'cumprod' | 'sort.stable' | 'mode';
 /**
  * Names of the selections decomposed over `sort.stable`.
  *
@@ -70,6 +70,11 @@ export const SCAN_SORT_OPS: { readonly [K in ScanSortBackendOpName | ScanSortCom
     'sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)',
     (self: Tensor, stable: boolean | null, dim: number) => sortMeta(self, stable, dim),
     'Sorts along `dim` (stably: equal elements keep their order), NaN as the largest value; values and indices.',
+  ),
+  'mode': backend(
+    'mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)',
+    (self: Tensor, dim: number, keepdim: boolean) => modeMeta(self, dim, keepdim),
+    'The most frequent value along `dim` (the smallest of the most frequent ones) and the last index holding it.',
   ),
   'sort': composite(
     'sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)',

@@ -1,6 +1,6 @@
 /**
  * Derivative formulas of the scans and of `sort.stable` (derivatives.yaml's `cumsum_backward`,
- * `cumprod_backward` and `value_selected_reduction_backward`).
+ * `cumprod_backward`, `value_selected_reduction_backward` and, for `mode`, `value_selecting_reduction_backward`).
  *
  * @module
  */
@@ -38,6 +38,21 @@ function cumprodBackward(g: Tensor, self: Tensor, result: Tensor, dim: number): 
 }
 
 /**
+ * `value_selecting_reduction_backward`: the gradient goes to the position each output picked along `dim` (a
+ * zero tensor of the input's shape with `g` scattered at the saved indices).
+ */
+function valueSelectingBackward(g: Tensor, s: SavedValues): Tensor {
+  const full = s['self_shape'] as readonly number[];
+  if (full.length === 0) return g;
+  const d = wrapDim(s.dim as number, full.length);
+  const keepdim = s.keepdim as boolean;
+  const grad = keepdim ? g : g.unsqueeze(d);
+  const indices = keepdim ? t(s, 'result1') : t(s, 'result1').unsqueeze(d);
+  const zeros = op('zeros').call(full, g.dtype, null, g.device, null) as Tensor;
+  return zeros.scatterAdd(d, indices, grad); // one index per line: scatter_add is scatter
+}
+
+/**
  * The derivatives of `cumsum`, `cumprod` and `sort.stable`.
  *
  * @example
@@ -46,7 +61,7 @@ function cumprodBackward(g: Tensor, self: Tensor, result: Tensor, dim: number): 
  * SCAN_SORT_DERIVATIVES['cumsum'].name; // 'CumsumBackward0'
  * ```
  */
-export const SCAN_SORT_DERIVATIVES: { readonly [K in 'cumsum' | 'cumprod' | 'sort.stable']: Derivative } = {
+export const SCAN_SORT_DERIVATIVES: { readonly [K in 'cumsum' | 'cumprod' | 'sort.stable' | 'mode']: Derivative } = {
   'cumsum': {
     name: 'CumsumBackward0',
     grads: { self: (g, s) => (g.ndim === 0 ? g : reverseCumsum(g, wrapDim(s.dim as number, g.ndim))) },
@@ -71,5 +86,11 @@ export const SCAN_SORT_DERIVATIVES: { readonly [K in 'cumsum' | 'cumprod' | 'sor
         return zeros.scatterAdd(d, indices, g);
       },
     },
+  },
+  'mode': {
+    name: 'ModeBackward0',
+    save: ['result1'],
+    outputs: [0],
+    grads: { self: (g, s) => valueSelectingBackward(g, s) },
   },
 };

@@ -10556,6 +10556,77 @@ export function sort(p0?: any, p1?: any, p2?: any, p3?: any): any {
   return callParsed(F_sort, ops(), undefined, arguments);
 }
 
+const F_mode: OverloadGroup = {
+  name: 'mode',
+  method: false,
+  overloads: [{
+    key: 'mode',
+    schema: 'mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)',
+  }],
+};
+const F_mode_K0: readonly string[] = ['dim', 'keepdim'];
+const F_mode_K1: readonly string[] = ['keepdim'];
+const F_mode_K2: readonly string[] = [];
+/**
+ * The most frequent value along `dim` (the smallest of the most frequent ones) and the last index holding it.
+ *
+ * Schemas:
+ * - `aten::mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)`
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '@switchyard/switchyard';
+ * const x = tensor([[1.5, -2], [3, 4]]);
+ * const y = mode(x);
+ * ```
+ */
+export function mode(input: Tensor, options?: { dim?: number; keepdim?: boolean }): [Tensor, Tensor];
+/** The most frequent value along `dim` (the smallest of the most frequent ones) and the last index holding it. */
+export function mode(input: Tensor, dim: number, options?: { keepdim?: boolean }): [Tensor, Tensor];
+/** The most frequent value along `dim` (the smallest of the most frequent ones) and the last index holding it. */
+export function mode(input: Tensor, dim: number, keepdim: boolean): [Tensor, Tensor];
+export function mode(p0?: any, p1?: any, p2?: any, p3?: any): any {
+  const n = arguments.length;
+  if (n === 1) {
+    if (isLiveTensor(p0)) return ops()['mode'].callUnchecked(p0, -1, false);
+  }
+  if (n === 2) {
+    if (isLiveTensor(p0) && isIntArg(p1)) return ops()['mode'].callUnchecked(p0, intArg(p1), false);
+  }
+  if (n === 3) {
+    if (isLiveTensor(p0) && isIntArg(p1) && typeof p2 === 'boolean') {
+      return ops()['mode'].callUnchecked(p0, intArg(p1), p2);
+    }
+  }
+  if (n === 2 && isOptions(p1)) {
+    const o: any = p1;
+    if (
+      optionsWithin(o, F_mode_K0) && isLiveTensor(p0) && (o.dim === undefined || isIntArg(o.dim)) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['mode'].callUnchecked(
+        p0,
+        o.dim === undefined ? -1 : intArg(o.dim),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  if (n === 3 && isOptions(p2)) {
+    const o: any = p2;
+    if (
+      optionsWithin(o, F_mode_K1) && isLiveTensor(p0) && isIntArg(p1) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) return ops()['mode'].callUnchecked(p0, intArg(p1), o.keepdim === undefined ? false : o.keepdim);
+  }
+  if (n === 4 && isOptions(p3)) {
+    const o: any = p3;
+    if (optionsWithin(o, F_mode_K2) && isLiveTensor(p0) && isIntArg(p1) && typeof p2 === 'boolean') {
+      return ops()['mode'].callUnchecked(p0, intArg(p1), p2);
+    }
+  }
+  return callParsed(F_mode, ops(), undefined, arguments);
+}
+
 const F_argsort: OverloadGroup = {
   name: 'argsort',
   method: false,
@@ -15161,6 +15232,12 @@ export interface TensorMethods {
     descending?: boolean,
     options?: { stable?: boolean | null; dim?: number; descending?: boolean },
   ): [Tensor, Tensor];
+  /** The most frequent value along `dim` (the smallest of the most frequent ones) and the last index holding it. */
+  mode(this: Tensor, options?: { dim?: number; keepdim?: boolean }): [Tensor, Tensor];
+  /** The most frequent value along `dim` (the smallest of the most frequent ones) and the last index holding it. */
+  mode(this: Tensor, dim: number, options?: { keepdim?: boolean }): [Tensor, Tensor];
+  /** The most frequent value along `dim` (the smallest of the most frequent ones) and the last index holding it. */
+  mode(this: Tensor, dim: number, keepdim: boolean): [Tensor, Tensor];
   /** The indices that sort `self` along `dim`, equal elements in their order when `stable`. */
   argsort(this: Tensor, options: { stable: boolean; dim?: number; descending?: boolean }): Tensor;
   /** The indices that sort `self` along `dim`. */
@@ -19754,6 +19831,56 @@ function method_sort(this: Tensor, p0?: any, p1?: any, p2?: any): any {
   return callParsed(M_sort, ops(), this, arguments);
 }
 
+const M_mode: OverloadGroup = {
+  name: 'mode',
+  method: true,
+  overloads: [{
+    key: 'mode',
+    schema: 'mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)',
+  }],
+};
+const M_mode_K0: readonly string[] = ['dim', 'keepdim'];
+const M_mode_K1: readonly string[] = ['keepdim'];
+const M_mode_K2: readonly string[] = [];
+function method_mode(this: Tensor, p0?: any, p1?: any, p2?: any): any {
+  const n = arguments.length;
+  if (n === 0 && isLiveTensor(this)) {
+    return ops()['mode'].callUnchecked(this, -1, false);
+  }
+  if (n === 1 && isLiveTensor(this)) {
+    if (isIntArg(p0)) return ops()['mode'].callUnchecked(this, intArg(p0), false);
+  }
+  if (n === 2 && isLiveTensor(this)) {
+    if (isIntArg(p0) && typeof p1 === 'boolean') return ops()['mode'].callUnchecked(this, intArg(p0), p1);
+  }
+  if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
+    const o: any = p0;
+    if (
+      optionsWithin(o, M_mode_K0) && (o.dim === undefined || isIntArg(o.dim)) &&
+      (o.keepdim === undefined || typeof o.keepdim === 'boolean')
+    ) {
+      return ops()['mode'].callUnchecked(
+        this,
+        o.dim === undefined ? -1 : intArg(o.dim),
+        o.keepdim === undefined ? false : o.keepdim,
+      );
+    }
+  }
+  if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
+    const o: any = p1;
+    if (optionsWithin(o, M_mode_K1) && isIntArg(p0) && (o.keepdim === undefined || typeof o.keepdim === 'boolean')) {
+      return ops()['mode'].callUnchecked(this, intArg(p0), o.keepdim === undefined ? false : o.keepdim);
+    }
+  }
+  if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
+    const o: any = p2;
+    if (optionsWithin(o, M_mode_K2) && isIntArg(p0) && typeof p1 === 'boolean') {
+      return ops()['mode'].callUnchecked(this, intArg(p0), p1);
+    }
+  }
+  return callParsed(M_mode, ops(), this, arguments);
+}
+
 const M_argsort: OverloadGroup = {
   name: 'argsort',
   method: true,
@@ -20990,6 +21117,7 @@ export function installTensorMethods(): void {
     cumsum: method_cumsum,
     cumprod: method_cumprod,
     sort: method_sort,
+    mode: method_mode,
     argsort: method_argsort,
     topk: method_topk,
     kthvalue: method_kthvalue,

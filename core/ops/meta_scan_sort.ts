@@ -54,3 +54,28 @@ export function sortMeta(self: Tensor, _stable: boolean | null, dim: number): [T
   wrapDim(dim, self.ndim);
   return [{ shape: self.shape, dtype: self.dtype }, { shape: self.shape, dtype: int64 }];
 }
+
+/**
+ * Meta function of `mode`: values like the input and int64 indices, of the input's shape without `dim` (size 1
+ * there with `keepdim`); PyTorch's `Expected reduction dim 0 to have non-zero size.` for an empty line.
+ *
+ * @example
+ * ```ts
+ * import { tensor } from '../../mod.ts';
+ * import { modeMeta } from './meta_scan_sort.ts';
+ * modeMeta(tensor([[1, 2], [2, 2]]), 1, true)[0].shape; // [2, 1]
+ * ```
+ */
+export function modeMeta(self: Tensor, dim: number, keepdim: boolean): [TensorMeta, TensorMeta] {
+  self.assertAlive('mode');
+  const d = wrapDim(dim, self.ndim);
+  if (self.ndim > 0 && self.shape[d] === 0) {
+    throw new RangeError(`mode(): Expected reduction dim ${d} to have non-zero size.`);
+  }
+  const shape = self.ndim === 0
+    ? []
+    : keepdim
+    ? self.shape.map((s, i) => (i === d ? 1 : s))
+    : self.shape.filter((_, i) => i !== d);
+  return [{ shape, dtype: self.dtype }, { shape, dtype: int64 }];
+}

@@ -1,6 +1,7 @@
 /**
  * WebGPU entry of `nonzero`: its output shape depends on the values, which WebGPU cannot read back
- * synchronously, so it refuses with a `NotImplementedError` naming the way around.
+ * synchronously, so it refuses with a `NotImplementedError` naming `nonzeroAsync` (Note [GPU nonzero] in
+ * nonzero.ts).
  *
  * @module
  */
@@ -21,8 +22,9 @@ type Kernel = (hi: number, lo: number, ...args: never[]) => unknown;
 export const GPU_SELECTION_KERNELS: { readonly [K in SelectionBackendOpName]: Kernel } = {
   'nonzero': (() => {
     throw new NotImplementedError(
-      'nonzero: not implemented for webgpu tensors (its output shape depends on the values, and WebGPU has no ' +
-        'synchronous readback); run it on the CPU: (await t.cpuAsync()).nonzero()',
+      'nonzero: the synchronous operator cannot run on webgpu tensors (its output shape depends on the values, ' +
+        'and WebGPU has no synchronous readback); use await nonzeroAsync(t) (or maskedSelectAsync(t, mask)), ' +
+        'which counts on the GPU, awaits the count and fills the result there',
     );
   }) as Kernel,
 };
