@@ -13,7 +13,10 @@
  * operand through its own strides (views need no copy; a 1-d convolution is a 2-d one of height 1 with a zero
  * stride), zero outside the padded input. Groups are the third dispatch dimension. All arithmetic is f32;
  * float16 and bfloat16 are rounded on the store. The bias is added in the store; the bias gradient is a
- * per-channel workgroup reduction.
+ * per-channel workgroup reduction. The weight gradient's reduction runs over every image and pixel while its
+ * output is small, which would leave a GPU a handful of workgroups each looping over all of it: when it has few
+ * output tiles and a long reduction it is split into slices (the dispatch's third dimension is groups x slices)
+ * whose partial products go to a float32 scratch tensor, summed in slice order by a second pass.
  * The input gradient of a strided convolution gathers: for output element (h, w) and kernel tap (kh, kw) the
  * contributing output position is ((h + ph - kh*dh) / sh, ...) when that division is exact, else nothing, so
  * every element is written by exactly one invocation and the result is deterministic (no atomics).
@@ -21,7 +24,7 @@
  * @module
  */
 import { NotImplementedError } from '../../core/dispatch/errors.ts';
-import type { DType } from '../../core/tensor/dtype.ts';
+import { type DType, float32 } from '../../core/tensor/dtype.ts';
 import { filledOrFreed } from '../../core/tensor/lifetime.ts';
 import type { Tensor } from '../../core/tensor/tensor.ts';
 import {
@@ -35,6 +38,7 @@ import { bindingsWgsl } from '../pipelines.ts';
 import { gpuRuntime } from '../runtime.ts';
 import { emptyGpu } from '../tensors.ts';
 import { FLOAT_WGSL, loadWgsl, storeWgsl } from '../wgsl/dtypes.ts';
+import { runItems } from './custom.ts';
 
 type Kernel = (hi: number, lo: number, ...args: never[]) => unknown;
 
@@ -90,7 +94,7 @@ type Product = 'forward' | 'input_grad' | 'weight_grad';
 
 // Parameter words of the convolution products.
 const W_M = 0, W_NC = 1, W_K = 2, W_CG = 3, W_OCG = 4, W_GEOM = 5; // 5..19: N C H W OC KH KW OH OW sh sw ph pw dh dw
-const W_X = 20, W_W = 25, W_Y = 30, W_OUT = 35, W_BIAS = 36, W_COL0 = 38, WORDS = 39;
+const W_X = 20, W_W = 25, W_Y = 30, W_OUT = 35, W_BIAS = 36, W_COL0 = 38, W_CHUNK = 39, W_GROUPS = 40, WORDS = 41;
 const GEOM = ['N', 'C', 'H', 'W', 'OC', 'KH', 'KW', 'OH', 'OW', 'sh', 'sw', 'ph', 'pw', 'dh', 'dw'] as const;
 /** Their WGSL names (`pw` is the parameter reader, so the paddings are `padh` and `padw`). */
 const GEOM_WGSL = GEOM.map((n) => (n === 'ph' ? 'padh' : n === 'pw' ? 'padw' : n));
@@ -192,21 +196,92 @@ function productShape(product: Product, g: ConvGeometry): [number, number, numbe
   return [OCg, Cg * KK, g.N * g.OH * g.OW];
 }
 
-/** Records one product of Note [GPU convolution as implicit gemm] into `ops.out` (contiguous, written whole). */
+/** Workgroups below which a long reduction is split (Note [GPU convolution as implicit gemm]). */
+const SPLIT_BELOW = 256;
+
+/**
+ * Records one product of Note [GPU convolution as implicit gemm] into `ops.out` (contiguous, written whole). A
+ * weight gradient with few output blocks and a long reduction (many images and pixels) is split along the
+ * reduction: each slice of it writes a partial product to a float32 scratch tensor, and a second pass adds the
+ * slices in order (deterministic), so the GPU is not left with a handful of workgroups each looping over it.
+ */
 function convProduct(name: string, product: Product, g: ConvGeometry, ops: ProductOperands): void {
   const [M, NC, K] = productShape(product, g);
   if (M * NC * g.groups === 0) return;
-  const rt = gpuRuntime();
   const T = 8, TM = 4 * T, Q = T;
+  const blocks = Math.ceil(NC / TM), rowBlocks = Math.ceil(M / TM);
+  const workgroups = blocks * rowBlocks * g.groups;
+  let splits = 1;
+  if (product === 'weight_grad' && K >= 2 * SPLIT_BELOW && workgroups < SPLIT_BELOW) {
+    splits = Math.min(Math.ceil(K / SPLIT_BELOW), Math.ceil(SPLIT_BELOW / workgroups), 64);
+  }
+  const chunk = Math.ceil(Math.ceil(K / splits) / T) * T;
+  splits = Math.max(1, Math.ceil(K / chunk));
+  const total = g.groups * M * NC;
+  const scratch = splits > 1 ? emptyGpu([splits, total], float32) : undefined;
+  try {
+    const target = scratch ?? ops.out;
+    convTiles(name, product, g, ops, { M, NC, K, T, TM, Q, blocks, rowBlocks, chunk, splits, target });
+    if (scratch !== undefined) sumSlices(name, scratch, splits, total, ops.out);
+  } finally {
+    scratch?.dispose();
+  }
+}
+
+/** The tiling of one product: sizes, tile constants, the reduction slices, and where the tiles are written. */
+interface Tiling {
+  readonly M: number;
+  readonly NC: number;
+  readonly K: number;
+  readonly T: number;
+  readonly TM: number;
+  readonly Q: number;
+  readonly blocks: number;
+  readonly rowBlocks: number;
+  /** Reduction length per slice (a multiple of T) and number of slices. */
+  readonly chunk: number;
+  readonly splits: number;
+  /** `ops.out`, or the float32 scratch `[splits, groups * M * NC]` of a split reduction. */
+  readonly target: Tensor;
+}
+
+/** `out[i] = sum over s of slices[s, i]`, in slice order. */
+function sumSlices(name: string, slices: Tensor, splits: number, total: number, out: Tensor): void {
   const b = new KernelBindings(name);
-  const po = b.contiguous(ops.out, ops.out.numel, true);
+  const ps = b.contiguous(slices, splits * total, false), po = b.contiguous(out, total, true);
+  runItems({
+    key: `conv_split_sum|${out.dtype.name}|${b.access.join()}|${ps.slot}${po.slot}`,
+    bindings: b,
+    words: 5,
+    items: total,
+    body: () => [
+      'var s = 0.0;',
+      `for (var i = 0u; i < pw(1u); i = i + 1u) { s = s + ${
+        loadWgsl(float32, `b${ps.slot}`, 'pw(3u) + i * pw(0u) + t')
+      }; }`,
+      storeWgsl(out.dtype, `b${po.slot}`, 'pw(4u) + t', 's'),
+    ],
+    params: (q, slot) => {
+      q.words[slot + 1] = splits;
+      q.words[slot + 3] = ps.offset;
+      q.words[slot + 4] = po.offset;
+    },
+  });
+}
+
+function convTiles(name: string, product: Product, g: ConvGeometry, ops: ProductOperands, tiling: Tiling): void {
+  const { T, TM, Q, blocks, rowBlocks, M, NC, K, chunk, splits, target } = tiling;
+  const split = splits > 1;
+  const rt = gpuRuntime();
+  const b = new KernelBindings(name);
+  const po = b.contiguous(target, target.numel, true);
   const x = ops.x === undefined ? undefined : bind4(b, ops.x, false);
   const y = ops.y === undefined ? undefined : bind4(b, ops.y, false);
   const w = ops.w === undefined ? undefined : bind4(b, ops.w, false);
   const bias = ops.bias ?? null;
   const pb = bias === null ? undefined : b.strided(bias, bias.shape, bias.stride(), false);
   const dtypes = [ops.out, ops.x, ops.y, ops.w, bias].map((t) => t?.dtype.name ?? '-').join(',');
-  const key = `conv|${product}|${dtypes}|${b.access.join()}|${
+  const key = `conv|${product}|${split}|${dtypes}|${b.access.join()}|${
     [po, x?.bound, y?.bound, w?.bound, pb].map((o) => o?.slot ?? '-').join('')
   }`;
   const kernel = rt.pipelines.kernel(key, () => {
@@ -214,11 +289,11 @@ function convProduct(name: string, product: Product, g: ConvGeometry, ops: Produ
     for (let l = 0; l < (TM * T) / (T * T); l++) {
       loads.push(
         `{ let idx = tid + ${l * T * T}u; let m = idx / ${T}u; let k = idx % ${T}u; let gr = r0 + m; let gk = k0 + k;`,
-        `  var v = 0.0; if (gr < M && gk < K) { v = loadA(gr, gk, grp); } As[k * ${Q}u + m / 4u][m % 4u] = v; }`,
+        `  var v = 0.0; if (gr < M && gk < kEnd) { v = loadA(gr, gk, grp); } As[k * ${Q}u + m / 4u][m % 4u] = v; }`,
         `{ let idx = tid + ${
           l * T * T
         }u; let k = idx / ${TM}u; let n = idx % ${TM}u; let gk = k0 + k; let gc = c0 + n;`,
-        `  var v = 0.0; if (gk < K && gc < NC) { v = loadB(gk, gc, grp); } Bs[k * ${Q}u + n / 4u][n % 4u] = v; }`,
+        `  var v = 0.0; if (gk < kEnd && gc < NC) { v = loadB(gk, gc, grp); } Bs[k * ${Q}u + n / 4u][n % 4u] = v; }`,
       );
     }
     const biasValue = pb === undefined
@@ -231,7 +306,16 @@ function convProduct(name: string, product: Product, g: ConvGeometry, ops: Produ
       for (let j = 0; j < 4; j++) {
         stores.push(
           `  { let row = r0 + lid.y * 4u + ${i}u; let col = c0 + lid.x * 4u + ${j}u; if (row < M && col < NC) { ` +
-            `${storeWgsl(ops.out.dtype, `b${po.slot}`, 'outAt(row, col, grp)', `(acc${i}[${j}]${biasValue})`)} } }`,
+            `${
+              split
+                ? storeWgsl(
+                  float32,
+                  `b${po.slot}`,
+                  `pw(${W_OUT}u) + ((slice * G + grp) * M + row) * NC + col`,
+                  `acc${i}[${j}]`,
+                )
+                : storeWgsl(ops.out.dtype, `b${po.slot}`, 'outAt(row, col, grp)', `(acc${i}[${j}]${biasValue})`)
+            } } }`,
         );
       }
     }
@@ -243,10 +327,12 @@ function convProduct(name: string, product: Product, g: ConvGeometry, ops: Produ
       `var<workgroup> Bs: array<vec4<f32>, ${Q * T}>;`,
       `@compute @workgroup_size(${T}, ${T}) fn main(@builtin(workgroup_id) wid: vec3<u32>, ` +
       '@builtin(local_invocation_id) lid: vec3<u32>) {',
-      `  let M = pw(${W_M}u); let NC = pw(${W_NC}u); let K = pw(${W_K}u); let grp = wid.z;`,
+      `  let M = pw(${W_M}u); let NC = pw(${W_NC}u); let K = pw(${W_K}u); let G = pw(${W_GROUPS}u);`,
+      `  let grp = wid.z % G; let slice = wid.z / G; let kBegin = slice * pw(${W_CHUNK}u);`,
+      `  let kEnd = min(K, kBegin + pw(${W_CHUNK}u));`,
       `  let r0 = wid.y * ${TM}u; let c0 = pw(${W_COL0}u) + wid.x * ${TM}u; let tid = lid.y * ${T}u + lid.x;`,
       ...[0, 1, 2, 3].map((i) => `  var acc${i} = vec4<f32>(0.0);`),
-      `  for (var k0 = 0u; k0 < K; k0 = k0 + ${T}u) {`,
+      `  for (var k0 = kBegin; k0 < kEnd; k0 = k0 + ${T}u) {`,
       ...loads.map((l) => `    ${l}`),
       '    workgroupBarrier();',
       `    for (var k = 0u; k < ${T}u; k = k + 1u) {`,
@@ -263,7 +349,6 @@ function convProduct(name: string, product: Product, g: ConvGeometry, ops: Produ
   const geometry = GEOM.map((k) => g[k]);
   const q = rt.queue;
   // Column blocks beyond the dispatch limit run as further dispatches from column W_COL0.
-  const blocks = Math.ceil(NC / TM), rowBlocks = Math.ceil(M / TM);
   for (let first = 0; first < blocks; first += rt.maxGroups) {
     const slot = q.params(WORDS);
     q.words[slot + W_M] = M;
@@ -286,8 +371,11 @@ function convProduct(name: string, product: Product, g: ConvGeometry, ops: Produ
       q.ints[slot + W_BIAS + 1] = bias!.stride(0);
     }
     q.words[slot + W_COL0] = first * TM;
+    q.words[slot + W_CHUNK] = chunk;
+    q.words[slot + W_GROUPS] = g.groups;
     const group = rt.pipelines.bindGroup(kernel, q.uniform, q.status, b.buffers);
-    q.dispatch(kernel.pipeline, group, slot, b.buffers, Math.min(rt.maxGroups, blocks - first), rowBlocks, g.groups);
+    const columns = Math.min(rt.maxGroups, blocks - first);
+    q.dispatch(kernel.pipeline, group, slot, b.buffers, columns, rowBlocks, g.groups * splits);
   }
 }
 

@@ -179,6 +179,9 @@ describe('WebGPU convolution and pooling agree with the CPU', { skip: gpuSkip },
         options: { stride: 2, padding: 1, outputPadding: 1, groups: 2 },
       },
       { transposed: false, x: [2, 3, 11], w: [4, 3, 3], options: { stride: 2, padding: 1 } },
+      // A long weight-gradient reduction (2 * 24 * 20 = 960 pixels) over few output tiles: split in slices.
+      { transposed: false, x: [2, 3, 24, 20], w: [4, 3, 3, 3], options: { padding: 1 } },
+      { transposed: true, x: [2, 4, 30, 20], w: [4, 2, 2, 2], options: { stride: 1, groups: 2 } },
     ];
     for (const [i, c] of cases.entries()) {
       const x = randomTensor(c.x, 'float32', next), w = randomTensor(c.w, 'float32', next);
@@ -342,23 +345,23 @@ describe('WebGPU convolution and pooling agree with the CPU', { skip: gpuSkip },
   });
 
   it('a small CNN (conv-bn-relu-pool x 2, adaptive pool, linear): one training step equals the CPU one', async () => {
-    // Built on each device from the same seed (random numbers come from the CPU generator on both).
-    const build = (device: 'cpu' | 'webgpu') => {
+    const build = () => {
       manualSeed(21);
       return new nn.Sequential(
-        new nn.Conv2d(1, 4, 3, { padding: 1, device }),
-        new nn.BatchNorm2d(4, { device }),
+        new nn.Conv2d(1, 4, 3, { padding: 1 }),
+        new nn.BatchNorm2d(4),
         new nn.ReLU(),
         new nn.MaxPool2d(2),
-        new nn.Conv2d(4, 6, 3, { padding: 'same', groups: 2, device }),
+        new nn.Conv2d(4, 6, 3, { padding: 'same', groups: 2 }),
         new nn.ReLU(),
         new nn.AvgPool2d(2, { ceilMode: true }),
         new nn.AdaptiveAvgPool2d([2, 2]),
         new nn.Flatten(),
-        new nn.Linear(24, 3, { device }),
+        new nn.Linear(24, 3),
       );
     };
-    const cpuModel = build('cpu'), gpuModel = build('webgpu');
+    // Moved with to(): the batch norm's running statistics follow their buffers to the GPU.
+    const cpuModel = build(), gpuModel = build().to({ device: 'webgpu' });
     const next = rng(0xc77);
     const x = randomTensor([5, 1, 10, 10], 'float32', next), y = tensor([0, 2, 1, 1, 0]);
     const step = (model: nn.Sequential, xx: Tensor, yy: Tensor) => {
@@ -377,5 +380,10 @@ describe('WebGPU convolution and pooling agree with the CPU', { skip: gpuSkip },
       await near(gp[i].grad!, cp[i].grad!, `grad of parameter ${i}`, 1e-5);
       await near(gp[i].detach(), cp[i].detach(), `parameter ${i} after the step`, 1e-5);
     }
+    const cb = cpuModel.buffers(), gb = gpuModel.buffers();
+    assert.equal(gb.length, 3);
+    await near(gb[0], cb[0], 'running mean', 1e-5);
+    await near(gb[1], cb[1], 'running var', 1e-5);
+    assert.deepEqual(await gb[2].toArrayAsync(), [1]);
   });
 });
