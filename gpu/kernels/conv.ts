@@ -23,7 +23,7 @@
  *
  * @module
  */
-import { NotImplementedError } from '../../core/dispatch/errors.ts';
+import { NotImplementedError, RuntimeError } from '../../core/dispatch/errors.ts';
 import { type DType, float32 } from '../../core/tensor/dtype.ts';
 import { filledOrFreed } from '../../core/tensor/lifetime.ts';
 import type { Tensor } from '../../core/tensor/tensor.ts';
@@ -215,7 +215,7 @@ function convProduct(name: string, product: Product, g: ConvGeometry, ops: Produ
   if (product === 'weight_grad' && K >= 2 * SPLIT_BELOW && workgroups < SPLIT_BELOW) {
     splits = Math.min(Math.ceil(K / SPLIT_BELOW), Math.ceil(SPLIT_BELOW / workgroups), 64);
   }
-  const chunk = Math.ceil(Math.ceil(K / splits) / T) * T;
+  const chunk = Math.max(T, Math.ceil(Math.ceil(K / splits) / T) * T); // an empty reduction: one slice
   splits = Math.max(1, Math.ceil(K / chunk));
   const total = g.groups * M * NC;
   const scratch = splits > 1 ? emptyGpu([splits, total], float32) : undefined;
@@ -273,6 +273,9 @@ function convTiles(name: string, product: Product, g: ConvGeometry, ops: Product
   const { T, TM, Q, blocks, rowBlocks, M, NC, K, chunk, splits, target } = tiling;
   const split = splits > 1;
   const rt = gpuRuntime();
+  if (g.groups * splits > rt.maxGroups) {
+    throw new RuntimeError(`${name}: ${g.groups} groups exceed the adapter's ${rt.maxGroups} workgroups per dimension`);
+  }
   const b = new KernelBindings(name);
   const po = b.contiguous(target, target.numel, true);
   const x = ops.x === undefined ? undefined : bind4(b, ops.x, false);

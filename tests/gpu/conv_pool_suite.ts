@@ -206,6 +206,21 @@ describe('WebGPU convolution and pooling agree with the CPU', { skip: gpuSkip },
     }
   });
 
+  it('an empty batch gives empty results and zero weight and bias gradients', async () => {
+    const x = randn([0, 3, 6, 5]), w = randn([4, 3, 3, 3]), b = randn([4]);
+    const gx = gpu(x).requiresGrad_(), gw = gpu(w).requiresGrad_(), gb = gpu(b).requiresGrad_();
+    const y = conv2d(gx, gw, gb, { padding: 1 });
+    assert.deepEqual(y.shape, [0, 4, 6, 5]);
+    y.sum().backward();
+    assert.deepEqual(gx.grad!.shape, [0, 3, 6, 5]);
+    assert.deepEqual(await gw.grad!.toArrayAsync(), new Array(4 * 27).fill(0));
+    assert.deepEqual(await gb.grad!.toArrayAsync(), [0, 0, 0, 0]);
+    const [v, i] = maxPool2dWithIndices(gpu(x), [2]);
+    assert.deepEqual([v.shape, i.shape], [[0, 3, 3, 2], [0, 3, 3, 2]]);
+    assert.deepEqual(avgPool2d(gpu(x), 2).shape, [0, 3, 3, 2]);
+    assert.deepEqual(adaptiveAvgPool2d(gpu(x), [2, 2]).shape, [0, 3, 2, 2]);
+  });
+
   it('maxPool2d: values and indices equal the CPU (padding, dilation, ceil mode, NaN, views, unbatched)', async () => {
     const next = rng(0x3a);
     const x = randomTensor([2, 3, 9, 11], 'float32', next);
