@@ -123,23 +123,37 @@ export const at4 = (base: number, nb: string, ch: string, h: string, w: string):
     base + 3
   }u) + (${w}) * pi(${base + 4}u))`;
 
-/** The WGSL functions `loadA(m, k, g)`, `loadB(k, n, g)` and `outAt(m, n, g)` / `channel(m, g)` of a product. */
+/**
+ * The WGSL functions of a product: `kInfo(k)` and `colInfo(n)` split a reduction index and a column index into
+ * the three coordinates they stand for (computed once per reduction step and once per column, not per load),
+ * `loadA(m, kv, g)` and `loadB(kv, cv, g)` read an operand element from them (zero outside the padded input),
+ * `outAt(m, n, g)` is the output element and `channel(m, g)` the bias element of row m.
+ */
 function productWgsl(product: Product, x?: Operand4, y?: Operand4, w?: Operand4): string[] {
   const ld = (o: Operand4, e: string) => loadWgsl(o.t.dtype, `b${o.bound.slot}`, e);
   const geometry = GEOM_WGSL.map((name, i) => `let ${name} = pw(${W_GEOM + i}u);`).join(' ');
-  const tap = 'let KK = KH * KW; let ci = k / KK; let r = k % KK; let kh = r / KW; let kw = r % KW;';
+  /** Splits `v` into (v / (A * B), (v % (A * B)) / B, v % B). */
+  const split3 = (name: string, A: string, B: string) =>
+    `fn ${name}(v: u32) -> vec3<u32> { ${geometry} let AB = ${A} * ${B}; let r = v % AB; ` +
+    `return vec3<u32>(v / AB, r / ${B}, r % ${B}); }`;
+  const taps = split3('taps', 'KH', 'KW'), pixels = split3('pixels', 'OH', 'OW'), inputs = split3('inputs', 'H', 'W');
+  /** WGSL returning 0 unless (ih, iw) lies in the input. */
+  const inside = 'if (ih < 0i || ih >= i32(H) || iw < 0i || iw >= i32(W)) { return 0.0; }';
   if (product === 'forward') {
+    // Reduction (ci, kh, kw), columns (nb, oh, ow).
     return [
-      'fn loadA(m: u32, k: u32, g: u32) -> f32 {',
-      `  ${geometry} ${tap}`,
-      `  return ${ld(w!, at4(W_W, 'g * pw(4u) + m', 'ci', 'i32(kh)', 'i32(kw)'))};`,
+      taps,
+      pixels,
+      'fn kInfo(k: u32) -> vec3<u32> { return taps(k); }',
+      'fn colInfo(n: u32) -> vec3<u32> { return pixels(n); }',
+      'fn loadA(m: u32, kv: vec3<u32>, g: u32) -> f32 {',
+      `  return ${ld(w!, at4(W_W, 'g * pw(4u) + m', 'kv.x', 'i32(kv.y)', 'i32(kv.z)'))};`,
       '}',
-      'fn loadB(k: u32, n: u32, g: u32) -> f32 {',
-      `  ${geometry} ${tap}`,
-      '  let OHW = OH * OW; let nb = n / OHW; let q = n % OHW; let oh = q / OW; let ow = q % OW;',
-      '  let ih = i32(oh * sh + kh * dh) - i32(padh); let iw = i32(ow * sw + kw * dw) - i32(padw);',
-      '  if (ih < 0i || ih >= i32(H) || iw < 0i || iw >= i32(W)) { return 0.0; }',
-      `  return ${ld(x!, at4(W_X, 'nb', 'g * pw(3u) + ci', 'ih', 'iw'))};`,
+      'fn loadB(kv: vec3<u32>, cv: vec3<u32>, g: u32) -> f32 {',
+      `  ${geometry}`,
+      '  let ih = i32(cv.y * sh + kv.y * dh) - i32(padh); let iw = i32(cv.z * sw + kv.z * dw) - i32(padw);',
+      `  ${inside}`,
+      `  return ${ld(x!, at4(W_X, 'cv.x', 'g * pw(3u) + kv.x', 'ih', 'iw'))};`,
       '}',
       'fn outAt(m: u32, n: u32, g: u32) -> u32 {',
       `  ${geometry} let OHW = OH * OW; let nb = n / OHW; let q = n % OHW;`,
@@ -149,19 +163,22 @@ function productWgsl(product: Product, x?: Operand4, y?: Operand4, w?: Operand4)
     ];
   }
   if (product === 'input_grad') {
+    // Reduction (oc, kh, kw), columns (nb, h, w): output position (h + ph - kh * dh) / sh when exact.
     return [
-      'fn loadA(m: u32, k: u32, g: u32) -> f32 {',
-      `  ${geometry} ${tap}`,
-      `  return ${ld(w!, at4(W_W, 'g * pw(4u) + ci', 'm', 'i32(kh)', 'i32(kw)'))};`,
+      taps,
+      inputs,
+      'fn kInfo(k: u32) -> vec3<u32> { return taps(k); }',
+      'fn colInfo(n: u32) -> vec3<u32> { return inputs(n); }',
+      'fn loadA(m: u32, kv: vec3<u32>, g: u32) -> f32 {',
+      `  return ${ld(w!, at4(W_W, 'g * pw(4u) + kv.x', 'm', 'i32(kv.y)', 'i32(kv.z)'))};`,
       '}',
-      'fn loadB(k: u32, n: u32, g: u32) -> f32 {',
-      `  ${geometry} ${tap}`,
-      '  let HW = H * W; let nb = n / HW; let q = n % HW; let h = q / W; let x = q % W;',
-      '  let th = i32(h + padh) - i32(kh * dh); let tw = i32(x + padw) - i32(kw * dw);',
+      'fn loadB(kv: vec3<u32>, cv: vec3<u32>, g: u32) -> f32 {',
+      `  ${geometry}`,
+      '  let th = i32(cv.y + padh) - i32(kv.y * dh); let tw = i32(cv.z + padw) - i32(kv.z * dw);',
       '  if (th < 0i || tw < 0i) { return 0.0; }',
       '  let oh = u32(th) / sh; let ow = u32(tw) / sw;',
       '  if (oh * sh != u32(th) || ow * sw != u32(tw) || oh >= OH || ow >= OW) { return 0.0; }',
-      `  return ${ld(y!, at4(W_Y, 'nb', 'g * pw(4u) + ci', 'i32(oh)', 'i32(ow)'))};`,
+      `  return ${ld(y!, at4(W_Y, 'cv.x', 'g * pw(4u) + kv.x', 'i32(oh)', 'i32(ow)'))};`,
       '}',
       'fn outAt(m: u32, n: u32, g: u32) -> u32 {',
       `  ${geometry} let HW = H * W; let nb = n / HW; let q = n % HW;`,
@@ -170,18 +187,20 @@ function productWgsl(product: Product, x?: Operand4, y?: Operand4, w?: Operand4)
       'fn channel(m: u32, g: u32) -> u32 { return g * pw(3u) + m; }',
     ];
   }
-  // The weight gradient: the reduction runs over (nb, oh, ow), the columns over (ci, kh, kw).
+  // The weight gradient: reduction (nb, oh, ow), columns (ci, kh, kw).
   return [
-    'fn loadA(m: u32, k: u32, g: u32) -> f32 {',
-    `  ${geometry} let OHW = OH * OW; let nb = k / OHW; let q = k % OHW; let oh = q / OW; let ow = q % OW;`,
-    `  return ${ld(y!, at4(W_Y, 'nb', 'g * pw(4u) + m', 'i32(oh)', 'i32(ow)'))};`,
+    taps,
+    pixels,
+    'fn kInfo(k: u32) -> vec3<u32> { return pixels(k); }',
+    'fn colInfo(n: u32) -> vec3<u32> { return taps(n); }',
+    'fn loadA(m: u32, kv: vec3<u32>, g: u32) -> f32 {',
+    `  return ${ld(y!, at4(W_Y, 'kv.x', 'g * pw(4u) + m', 'i32(kv.y)', 'i32(kv.z)'))};`,
     '}',
-    'fn loadB(k: u32, n: u32, g: u32) -> f32 {',
-    `  ${geometry} let OHW = OH * OW; let nb = k / OHW; let q = k % OHW; let oh = q / OW; let ow = q % OW;`,
-    '  let KK = KH * KW; let ci = n / KK; let r = n % KK; let kh = r / KW; let kw = r % KW;',
-    '  let ih = i32(oh * sh + kh * dh) - i32(padh); let iw = i32(ow * sw + kw * dw) - i32(padw);',
-    '  if (ih < 0i || ih >= i32(H) || iw < 0i || iw >= i32(W)) { return 0.0; }',
-    `  return ${ld(x!, at4(W_X, 'nb', 'g * pw(3u) + ci', 'ih', 'iw'))};`,
+    'fn loadB(kv: vec3<u32>, cv: vec3<u32>, g: u32) -> f32 {',
+    `  ${geometry}`,
+    '  let ih = i32(kv.y * sh + cv.y * dh) - i32(padh); let iw = i32(kv.z * sw + cv.z * dw) - i32(padw);',
+    `  ${inside}`,
+    `  return ${ld(x!, at4(W_X, 'kv.x', 'g * pw(3u) + cv.x', 'ih', 'iw'))};`,
     '}',
     `fn outAt(m: u32, n: u32, g: u32) -> u32 { return pw(${W_OUT}u) + (g * pw(4u) + m) * pw(1u) + n; }`,
     'fn channel(m: u32, g: u32) -> u32 { return 0u; }',
@@ -288,15 +307,15 @@ function convTiles(name: string, product: Product, g: ConvGeometry, ops: Product
     [po, x?.bound, y?.bound, w?.bound, pb].map((o) => o?.slot ?? '-').join('')
   }`;
   const kernel = rt.pipelines.kernel(key, () => {
-    const loads: string[] = [];
-    for (let l = 0; l < (TM * T) / (T * T); l++) {
+    // Invocation (kk, mrow) loads reduction index kk of rows mrow + T * l of A and of columns mrow + T * l of B,
+    // so one kInfo per step serves its eight loads and its four columns are split once, before the loop.
+    const loads: string[] = ['let gk = k0 + kk; let kOk = gk < kEnd; let kv = kInfo(gk);'];
+    for (let l = 0; l < TM / T; l++) {
       loads.push(
-        `{ let idx = tid + ${l * T * T}u; let m = idx / ${T}u; let k = idx % ${T}u; let gr = r0 + m; let gk = k0 + k;`,
-        `  var v = 0.0; if (gr < M && gk < kEnd) { v = loadA(gr, gk, grp); } As[k * ${Q}u + m / 4u][m % 4u] = v; }`,
-        `{ let idx = tid + ${
-          l * T * T
-        }u; let k = idx / ${TM}u; let n = idx % ${TM}u; let gk = k0 + k; let gc = c0 + n;`,
-        `  var v = 0.0; if (gk < kEnd && gc < NC) { v = loadB(gk, gc, grp); } Bs[k * ${Q}u + n / 4u][n % 4u] = v; }`,
+        `{ let m = mrow + ${l * T}u; let gr = r0 + m; var v = 0.0; if (gr < M && kOk) { v = loadA(gr, kv, grp); }`,
+        `  As[kk * ${Q}u + m / 4u][m % 4u] = v; }`,
+        `{ let n = mrow + ${l * T}u; var v = 0.0; if (c0 + n < NC && kOk) { v = loadB(kv, cv${l}, grp); }`,
+        `  Bs[kk * ${Q}u + n / 4u][n % 4u] = v; }`,
       );
     }
     const biasValue = pb === undefined
@@ -334,6 +353,8 @@ function convTiles(name: string, product: Product, g: ConvGeometry, ops: Product
       `  let grp = wid.z % G; let slice = wid.z / G; let kBegin = slice * pw(${W_CHUNK}u);`,
       `  let kEnd = min(K, kBegin + pw(${W_CHUNK}u));`,
       `  let r0 = wid.y * ${TM}u; let c0 = pw(${W_COL0}u) + wid.x * ${TM}u; let tid = lid.y * ${T}u + lid.x;`,
+      `  let kk = tid % ${T}u; let mrow = tid / ${T}u;`,
+      ...[...Array(TM / T).keys()].map((l) => `  let cv${l} = colInfo(c0 + mrow + ${l * T}u);`),
       ...[0, 1, 2, 3].map((i) => `  var acc${i} = vec4<f32>(0.0);`),
       `  for (var k0 = kBegin; k0 < kEnd; k0 = k0 + ${T}u) {`,
       ...loads.map((l) => `    ${l}`),
