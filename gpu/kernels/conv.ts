@@ -227,20 +227,20 @@ const SPLIT_BELOW = 256;
 function convProduct(name: string, product: Product, g: ConvGeometry, ops: ProductOperands): void {
   const [M, NC, K] = productShape(product, g);
   if (M * NC * g.groups === 0) return;
-  const T = 8, TM = 4 * T, Q = T;
+  const T = 8, TM = 4 * T, Q = T, KT = 2 * T;
   const blocks = Math.ceil(NC / TM), rowBlocks = Math.ceil(M / TM);
   const workgroups = blocks * rowBlocks * g.groups;
   let splits = 1;
   if (product === 'weight_grad' && K >= 2 * SPLIT_BELOW && workgroups < SPLIT_BELOW) {
     splits = Math.min(Math.ceil(K / SPLIT_BELOW), Math.ceil(SPLIT_BELOW / workgroups), 64);
   }
-  const chunk = Math.max(T, Math.ceil(Math.ceil(K / splits) / T) * T); // an empty reduction: one slice
+  const chunk = Math.max(KT, Math.ceil(Math.ceil(K / splits) / KT) * KT); // an empty reduction: one slice
   splits = Math.max(1, Math.ceil(K / chunk));
   const total = g.groups * M * NC;
   const scratch = splits > 1 ? emptyGpu([splits, total], float32) : undefined;
   try {
     const target = scratch ?? ops.out;
-    convTiles(name, product, g, ops, { M, NC, K, T, TM, Q, blocks, rowBlocks, chunk, splits, target });
+    convTiles(name, product, g, ops, { M, NC, K, T, TM, Q, KT, blocks, rowBlocks, chunk, splits, target });
     if (scratch !== undefined) sumSlices(name, scratch, splits, total, ops.out);
   } finally {
     scratch?.dispose();
@@ -255,9 +255,11 @@ interface Tiling {
   readonly T: number;
   readonly TM: number;
   readonly Q: number;
+  /** Reduction indices per step (staged in workgroup memory between two barriers). */
+  readonly KT: number;
   readonly blocks: number;
   readonly rowBlocks: number;
-  /** Reduction length per slice (a multiple of T) and number of slices. */
+  /** Reduction length per slice (a multiple of KT) and number of slices. */
   readonly chunk: number;
   readonly splits: number;
   /** `ops.out`, or the float32 scratch `[splits, groups * M * NC]` of a split reduction. */
@@ -289,7 +291,8 @@ function sumSlices(name: string, slices: Tensor, splits: number, total: number, 
 }
 
 function convTiles(name: string, product: Product, g: ConvGeometry, ops: ProductOperands, tiling: Tiling): void {
-  const { T, TM, Q, blocks, rowBlocks, M, NC, K, chunk, splits, target } = tiling;
+  const { T, TM, Q, KT, blocks, rowBlocks, M, NC, K, chunk, splits, target } = tiling;
+  const R = (T * T) / KT; // rows (and columns) one pass of the workgroup's loads covers
   const split = splits > 1;
   const rt = gpuRuntime();
   if (g.groups * splits > rt.maxGroups) {
@@ -307,14 +310,14 @@ function convTiles(name: string, product: Product, g: ConvGeometry, ops: Product
     [po, x?.bound, y?.bound, w?.bound, pb].map((o) => o?.slot ?? '-').join('')
   }`;
   const kernel = rt.pipelines.kernel(key, () => {
-    // Invocation (kk, mrow) loads reduction index kk of rows mrow + T * l of A and of columns mrow + T * l of B,
-    // so one kInfo per step serves its eight loads and its four columns are split once, before the loop.
+    // Invocation (kk, mrow) loads reduction index kk of rows mrow + R * l of A and of columns mrow + R * l of B,
+    // so one kInfo per step serves all its loads and its columns are split once, before the loop.
     const loads: string[] = ['let gk = k0 + kk; let kOk = gk < kEnd; let kv = kInfo(gk);'];
-    for (let l = 0; l < TM / T; l++) {
+    for (let l = 0; l < TM / R; l++) {
       loads.push(
-        `{ let m = mrow + ${l * T}u; let gr = r0 + m; var v = 0.0; if (gr < M && kOk) { v = loadA(gr, kv, grp); }`,
+        `{ let m = mrow + ${l * R}u; let gr = r0 + m; var v = 0.0; if (gr < M && kOk) { v = loadA(gr, kv, grp); }`,
         `  As[kk * ${Q}u + m / 4u][m % 4u] = v; }`,
-        `{ let n = mrow + ${l * T}u; var v = 0.0; if (c0 + n < NC && kOk) { v = loadB(kv, cv${l}, grp); }`,
+        `{ let n = mrow + ${l * R}u; var v = 0.0; if (c0 + n < NC && kOk) { v = loadB(kv, cv${l}, grp); }`,
         `  Bs[kk * ${Q}u + n / 4u][n % 4u] = v; }`,
       );
     }
@@ -345,21 +348,21 @@ function convTiles(name: string, product: Product, g: ConvGeometry, ops: Product
       bindingsWgsl(b.access, WORDS),
       FLOAT_WGSL,
       ...productWgsl(product, x, y, w),
-      `var<workgroup> As: array<vec4<f32>, ${Q * T}>;`,
-      `var<workgroup> Bs: array<vec4<f32>, ${Q * T}>;`,
+      `var<workgroup> As: array<vec4<f32>, ${Q * KT}>;`,
+      `var<workgroup> Bs: array<vec4<f32>, ${Q * KT}>;`,
       `@compute @workgroup_size(${T}, ${T}) fn main(@builtin(workgroup_id) wid: vec3<u32>, ` +
       '@builtin(local_invocation_id) lid: vec3<u32>) {',
       `  let M = pw(${W_M}u); let NC = pw(${W_NC}u); let K = pw(${W_K}u); let G = pw(${W_GROUPS}u);`,
       `  let grp = wid.z % G; let slice = wid.z / G; let kBegin = slice * pw(${W_CHUNK}u);`,
       `  let kEnd = min(K, kBegin + pw(${W_CHUNK}u));`,
       `  let r0 = wid.y * ${TM}u; let c0 = pw(${W_COL0}u) + wid.x * ${TM}u; let tid = lid.y * ${T}u + lid.x;`,
-      `  let kk = tid % ${T}u; let mrow = tid / ${T}u;`,
-      ...[...Array(TM / T).keys()].map((l) => `  let cv${l} = colInfo(c0 + mrow + ${l * T}u);`),
+      `  let kk = tid % ${KT}u; let mrow = tid / ${KT}u;`,
+      ...[...Array(TM / R).keys()].map((l) => `  let cv${l} = colInfo(c0 + mrow + ${l * R}u);`),
       ...[0, 1, 2, 3].map((i) => `  var acc${i} = vec4<f32>(0.0);`),
-      `  for (var k0 = kBegin; k0 < kEnd; k0 = k0 + ${T}u) {`,
+      `  for (var k0 = kBegin; k0 < kEnd; k0 = k0 + ${KT}u) {`,
       ...loads.map((l) => `    ${l}`),
       '    workgroupBarrier();',
-      `    for (var k = 0u; k < ${T}u; k = k + 1u) {`,
+      `    for (var k = 0u; k < ${KT}u; k = k + 1u) {`,
       `      let av = As[k * ${Q}u + lid.y]; let bv = Bs[k * ${Q}u + lid.x];`,
       ...[0, 1, 2, 3].map((i) => `      acc${i} = acc${i} + av[${i}] * bv;`),
       '    }',
