@@ -45,7 +45,7 @@ export type { ScanSortBackendOpName, ScanSortCompositeOpName } from './core/ops/
 export type { SelectionBackendOpName, SelectionCompositeOpName } from './core/ops/decl_selection.ts';
 export type { ConvenienceCompositeOpName } from './core/ops/decl_conveniences.ts';
 export type { Random2BackendOpName } from './core/ops/decl_random2.ts';
-export type { ConvBackendOpName, ConvCompositeOpName } from './core/ops/decl_conv.ts';
+export type { BatchNormBackendOpName, ConvBackendOpName, ConvCompositeOpName } from './core/ops/decl_conv.ts';
 export type { CpuOnlyOpName } from './core/ops/declarations.ts';
 export type { ConvenienceTensorMethods } from './core/ops/tensor_conveniences.ts';
 export { configureCpu, type CpuOptions } from './core/cpu/runtime.ts';

@@ -3,15 +3,28 @@
  * two conv-batchnorm-relu-maxpool blocks and a linear classifier, every operator call going through the
  * dispatcher (the convolutions are im2col + the packed wasm gemm). Prints one line per epoch with the loss,
  * the train and test accuracy and the live tensors and bytes (which stay flat), and exits with status 1 if the
- * final test accuracy is below 98% or memory grew.
+ * final test accuracy is below 98% or memory grew. `--device webgpu` trains on the GPU (the WGSL convolution and
+ * pooling kernels, gpu/kernels/): the model and every batch live there, and results are read back with
+ * `itemAsync()`.
  *
- * Run: `npm run demo:cnn`, `deno run -A examples/cnn.ts` or `bun examples/cnn.ts`.
+ * Run: `npm run demo:cnn`, `deno run -A examples/cnn.ts` or `bun examples/cnn.ts`; add `--device webgpu` for the GPU.
  *
  * @module
  */
 import process from 'node:process';
 import { type Digits, FEATURES, loadDigits, permutation } from './data/digits.ts';
-import { argmax, Generator, manualSeed, memoryStats, noGrad, scope, type Tensor, tensor, zeros } from '../mod.ts';
+import {
+  argmax,
+  Generator,
+  initWebGPU,
+  manualSeed,
+  memoryStats,
+  noGrad,
+  scope,
+  type Tensor,
+  tensor,
+  zeros,
+} from '../mod.ts';
 import { BatchNorm2d, Conv2d, CrossEntropyLoss, Flatten, Linear, MaxPool2d, ReLU, Sequential } from '../core/nn/mod.ts';
 import { Adam } from '../core/optim/mod.ts';
 
@@ -24,27 +37,44 @@ const REQUIRED_ACCURACY = 0.98;
 const SIDE = 8;
 const CLASSES = 10;
 
-/** The samples at `indices` as images `[n, 1, 8, 8]` float32 and labels `[n]` int64. */
+/** `--device cpu` (the default) or `--device webgpu`. */
+function deviceArgument(): 'cpu' | 'webgpu' {
+  const at = process.argv.indexOf('--device');
+  const value = at < 0 ? 'cpu' : process.argv[at + 1];
+  if (value !== 'cpu' && value !== 'webgpu') throw new Error(`--device must be cpu or webgpu, got ${value}`);
+  return value;
+}
+const device = deviceArgument();
+
+/** The samples at `indices` as images `[n, 1, 8, 8]` float32 and labels `[n]` int64 (on `device`). */
 function gather(data: Digits, indices: readonly number[]): { x: Tensor; y: Tensor } {
   const rows = new Float32Array(indices.length * FEATURES);
   indices.forEach((index, i) => rows.set(data.pixels.subarray(index * FEATURES, (index + 1) * FEATURES), i * FEATURES));
   return scope(() => ({
-    x: tensor(rows).view([indices.length, 1, SIDE, SIDE]),
-    y: tensor(indices.map((index) => data.labels[index])),
+    x: tensor(rows, { device }).view([indices.length, 1, SIDE, SIDE]),
+    y: tensor(indices.map((index) => data.labels[index]), { device }),
   }));
 }
 
-/** The fraction of `x` the model classifies as `y` (evaluation mode: batch norm uses its running statistics). */
-function accuracy(model: Sequential, x: Tensor, y: Tensor): number {
+/**
+ * The fraction of `x` the model classifies as `y` (evaluation mode: batch norm uses its running statistics; read
+ * back asynchronously: `x` may live on the GPU).
+ */
+async function accuracy(model: Sequential, x: Tensor, y: Tensor): Promise<number> {
   model.eval();
-  const correct = noGrad(() => scope(() => Number(argmax(model.call(x), 1).eq(y).sum().item())));
+  const correct = noGrad(() => scope(() => argmax(model.call(x), 1).eq(y).sum()));
   model.train();
-  return correct / y.numel;
+  try {
+    return Number(await correct.itemAsync()) / y.numel;
+  } finally {
+    correct.dispose();
+  }
 }
 
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(2)} MiB`;
 
 const started = performance.now();
+if (device === 'webgpu') console.log(`WebGPU adapter: ${(await initWebGPU()).description}`);
 const data = await loadDigits();
 const order = permutation(data.labels.length, new Generator(SEED));
 const testCount = Math.round(order.length * TEST_FRACTION);
@@ -63,7 +93,7 @@ const model = new Sequential(
   new MaxPool2d(2), // 32 x 2 x 2
   new Flatten(),
   new Linear(32 * 2 * 2, CLASSES),
-);
+).to({ device });
 const lossFunction = new CrossEntropyLoss();
 const optimizer = new Adam(model.parameters(), { lr: LEARNING_RATE });
 const shuffler = new Generator(SEED + 1);
@@ -77,7 +107,7 @@ let testAccuracy = 0;
 for (let epoch = 1; epoch <= EPOCHS; epoch++) {
   const epochStart = performance.now();
   const epochOrder = permutation(trainIndices.length, shuffler).map((i) => trainIndices[i]);
-  const lossTotal = zeros([]);
+  const lossTotal = zeros([], { device });
   for (let start = 0; start < epochOrder.length; start += BATCH_SIZE) {
     const batchIndices = epochOrder.slice(start, start + BATCH_SIZE);
     // A last batch of one sample cannot be batch-normalised (PyTorch refuses it too): it is skipped.
@@ -92,10 +122,10 @@ for (let epoch = 1; epoch <= EPOCHS; epoch++) {
       noGrad(() => lossTotal.add_(loss, { alpha: batchIndices.length }));
     });
   }
-  const lossSum = Number(lossTotal.item());
+  const lossSum = Number(await lossTotal.itemAsync());
   lossTotal.dispose();
-  const trainAccuracy = accuracy(model, train.x, train.y);
-  testAccuracy = accuracy(model, test.x, test.y);
+  const trainAccuracy = await accuracy(model, train.x, train.y);
+  testAccuracy = await accuracy(model, test.x, test.y);
   const stats = memoryStats();
   liveAfterEpoch.push([stats.liveTensors, stats.bytes]);
   const seconds = (performance.now() - epochStart) / 1000;

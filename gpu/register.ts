@@ -10,12 +10,14 @@ import { Dispatcher } from '../core/dispatch/dispatcher.ts';
 import { Library } from '../core/dispatch/library.ts';
 import type { BackendOpName } from '../core/ops/declarations.ts';
 import { registerOperators } from '../core/ops/registry.ts';
+import { GPU_CONV_KERNELS } from './kernels/conv.ts';
 import { GPU_VIEW_KERNELS } from './kernels/copy.ts';
 import { GPU_ELEMENTWISE_KERNELS } from './kernels/elementwise.ts';
 import { GPU_FACTORY_KERNELS } from './kernels/factories.ts';
 import { GPU_INDEXING_KERNELS } from './kernels/indexing.ts';
 import { GPU_LINALG_KERNELS } from './kernels/linalg.ts';
 import { GPU_NN_KERNELS } from './kernels/nn.ts';
+import { GPU_POOL_KERNELS } from './kernels/pool.ts';
 import { GPU_RANDOM_KERNELS } from './kernels/random.ts';
 import { GPU_REDUCTION_KERNELS } from './kernels/reductions.ts';
 import { GPU_SCAN_SORT_KERNELS } from './kernels/scan_sort.ts';
@@ -45,6 +47,8 @@ export const GPU_KERNELS: { readonly [K in BackendOpName]: Kernel } = {
   ...GPU_SCAN_SORT_KERNELS,
   ...GPU_SELECTION_KERNELS,
   ...GPU_RANDOM2_KERNELS,
+  ...GPU_CONV_KERNELS,
+  ...GPU_POOL_KERNELS,
 };
 
 let library: Library | undefined;

@@ -12,7 +12,7 @@ import { type DType, int64 } from '../tensor/dtype.ts';
 import { filledOrFreed } from '../tensor/lifetime.ts';
 import type { Tensor } from '../tensor/tensor.ts';
 import { Temporaries } from '../ops/aten_call.ts';
-import type { ConvBackendOpName } from '../ops/decl_conv.ts';
+import type { BatchNormBackendOpName, ConvBackendOpName } from '../ops/decl_conv.ts';
 import {
   adaptiveAvgPool2dBackwardMeta,
   adaptiveAvgPool2dShape,
@@ -568,7 +568,7 @@ function nativeBatchNormBackward(
  * typeof CPU_CONV_KERNELS['convolution']; // 'function'
  * ```
  */
-export const CPU_CONV_KERNELS: { readonly [K in ConvBackendOpName]: Kernel } = {
+export const CPU_CONV_KERNELS: { readonly [K in ConvBackendOpName | BatchNormBackendOpName]: Kernel } = {
   'convolution': convolution as Kernel,
   'convolution_backward': convolutionBackward as Kernel,
   'max_pool2d_with_indices': maxPool2dWithIndices as Kernel,

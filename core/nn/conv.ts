@@ -328,12 +328,24 @@ export abstract class BatchNormNd extends Module {
   readonly weight: Tensor | null;
   /** Shift (zeros at first), or null without affine. */
   readonly bias: Tensor | null;
+  // The running statistics are read from the registered buffers (own properties named `running_mean`, ...), so
+  // they follow `to()`, which registers moved buffers under those names.
   /** Running mean (buffer `running_mean`), or null. */
-  readonly runningMean: Tensor | null;
+  get runningMean(): Tensor | null {
+    return this.#buffer('running_mean');
+  }
   /** Running unbiased variance (buffer `running_var`), or null. */
-  readonly runningVar: Tensor | null;
+  get runningVar(): Tensor | null {
+    return this.#buffer('running_var');
+  }
   /** Batches seen in training (int64 buffer `num_batches_tracked`), or null. */
-  readonly numBatchesTracked: Tensor | null;
+  get numBatchesTracked(): Tensor | null {
+    return this.#buffer('num_batches_tracked');
+  }
+
+  #buffer(name: string): Tensor | null {
+    return (this as unknown as Record<string, Tensor | null>)[name] ?? null;
+  }
 
   /** Checks the options and creates the affine parameters and running-statistics buffers (the subclasses call it). */
   constructor(numFeatures: number, options: BatchNormModuleOptions) {
@@ -347,9 +359,9 @@ export abstract class BatchNormNd extends Module {
     this.weight = this.registerParameter('weight', this.affine ? ones_(empty([numFeatures], factory)) : null);
     this.bias = this.registerParameter('bias', this.affine ? zeros_(empty([numFeatures], factory)) : null);
     const track = this.trackRunningStats;
-    this.runningMean = this.registerBuffer('running_mean', track ? zeros([numFeatures], factory) : null);
-    this.runningVar = this.registerBuffer('running_var', track ? ones_(empty([numFeatures], factory)) : null);
-    this.numBatchesTracked = this.registerBuffer(
+    this.registerBuffer('running_mean', track ? zeros([numFeatures], factory) : null);
+    this.registerBuffer('running_var', track ? ones_(empty([numFeatures], factory)) : null);
+    this.registerBuffer(
       'num_batches_tracked',
       track ? zeros([], { dtype: 'int64', device: options.device }) : null,
     );

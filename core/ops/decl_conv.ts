@@ -211,8 +211,8 @@ function batchNorm(
 }
 
 /**
- * Names of the convolution and pooling operators with kernels of their own (CPU only: other backends raise
- * the dispatcher's missing-kernel error for them).
+ * Names of the convolution and pooling operators with kernels of their own (on the CPU, core/cpu/conv.ts, and
+ * on WebGPU, gpu/kernels/conv.ts and gpu/kernels/pool.ts).
  *
  * @example
  * ```ts
@@ -228,9 +228,19 @@ export type ConvBackendOpName =
   | 'avg_pool2d'
   | 'avg_pool2d_backward'
   | '_adaptive_avg_pool2d'
-  | '_adaptive_avg_pool2d_backward'
-  | 'native_batch_norm'
-  | 'native_batch_norm_backward';
+  | '_adaptive_avg_pool2d_backward';
+
+/**
+ * Names of the batch-norm operators with kernels of their own (CPU only: `batch_norm` decomposes on other
+ * devices, and other backends raise the dispatcher's missing-kernel error for these).
+ *
+ * @example
+ * ```ts
+ * import type { BatchNormBackendOpName } from './decl_conv.ts';
+ * const name: BatchNormBackendOpName = 'native_batch_norm';
+ * ```
+ */
+export type BatchNormBackendOpName = 'native_batch_norm' | 'native_batch_norm_backward';
 
 /**
  * Names of the convolution, pooling and normalisation decompositions.
@@ -261,7 +271,7 @@ export type ConvCompositeOpName =
  * CONV_OPS['conv2d'].kind; // 'composite-implicit'
  * ```
  */
-export const CONV_OPS: { readonly [K in ConvBackendOpName | ConvCompositeOpName]: OpDecl } = {
+export const CONV_OPS: { readonly [K in ConvBackendOpName | BatchNormBackendOpName | ConvCompositeOpName]: OpDecl } = {
   'convolution': backend(
     'convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, SymInt[] padding, int[] dilation, ' +
       'bool transposed, SymInt[] output_padding, int groups) -> Tensor',

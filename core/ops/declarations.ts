@@ -7,7 +7,12 @@
  */
 import { ACTIVATION_OPS, type ActivationCompositeOpName } from './decl_activations.ts';
 import { CONVENIENCE_OPS, type ConvenienceCompositeOpName } from './decl_conveniences.ts';
-import { CONV_OPS, type ConvBackendOpName, type ConvCompositeOpName } from './decl_conv.ts';
+import {
+  type BatchNormBackendOpName,
+  CONV_OPS,
+  type ConvBackendOpName,
+  type ConvCompositeOpName,
+} from './decl_conv.ts';
 import { ELEMENTWISE_OPS, type ElementwiseOpName } from './decl_elementwise.ts';
 import { ELEMENTWISE_COMPOSITE_OPS, type ElementwiseCompositeOpName } from './decl_elementwise_composite.ts';
 import { FACTORY_OPS, type FactoryOpName } from './decl_factories.ts';
@@ -35,7 +40,8 @@ export type BackendOpName =
   | IndexingBackendOpName
   | ScanSortBackendOpName
   | SelectionBackendOpName
-  | Random2BackendOpName;
+  | Random2BackendOpName
+  | ConvBackendOpName;
 
 /** Names of operators implemented once for all backends (composites and views). */
 export type CompositeOpName =
@@ -54,7 +60,7 @@ export type CompositeOpName =
   | ConvCompositeOpName;
 
 /** Names of operators with kernels of their own on the CPU only (other backends report the missing kernel). */
-export type CpuOnlyOpName = ConvBackendOpName;
+export type CpuOnlyOpName = BatchNormBackendOpName;
 
 /** Names of all declared operators. */
 export type OpName = BackendOpName | CompositeOpName | CpuOnlyOpName;

@@ -8,3 +8,4 @@ import './factories_copies_suite.ts';
 import './differential_suite.ts';
 import './vmap_suite.ts';
 import './sort_scan_suite.ts';
+import './conv_pool_suite.ts';
