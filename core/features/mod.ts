@@ -23,6 +23,16 @@ export {
   registerProfilerFallback,
 } from './profiler.ts';
 export {
+  alignKernelTimes,
+  type DeviceKernelEvent,
+  type DeviceKernelRecord,
+  type DeviceTimer,
+  deviceTimesPerCall,
+  type ProfilerActivity,
+  registerDeviceTimer,
+} from './profiler_device.ts';
+export {
+  type ChromeTrace,
   chromeTrace,
   type ChromeTraceEvent,
   EventList,
@@ -30,6 +40,7 @@ export {
   formatTime,
   type FunctionEventAvg,
   keyAverages,
+  type KeyAveragesOptions,
   type SortBy,
   type TableOptions,
   writeChromeTrace,
