@@ -65,11 +65,12 @@ const timers = new Map<string, () => DeviceTimer>();
 
 /**
  * Registers how kernels of device type `device` are timed (a backend calls it once; the last one wins).
+ * Disposing the result puts back the registration it replaced.
  *
  * @example
  * ```ts
  * import { registerDeviceTimer } from './profiler_device.ts';
- * registerDeviceTimer('webgpu', () => ({
+ * using _timer = registerDeviceTimer('webgpu', () => ({
  *   unavailable: () => 'no device in this example',
  *   start() {},
  *   stop() {},
@@ -77,10 +78,22 @@ const timers = new Map<string, () => DeviceTimer>();
  * }));
  * ```
  */
-export function registerDeviceTimer(device: string, factory: () => DeviceTimer): void {
-  if (typeof device !== 'string' || device === '') throw new TypeError('registerDeviceTimer(): device must be a name');
-  if (typeof factory !== 'function') throw new TypeError('registerDeviceTimer(): factory must be a function');
+export function registerDeviceTimer(device: string, factory: () => DeviceTimer): Disposable {
+  if (typeof device !== 'string' || device === '') {
+    throw new TypeError(`registerDeviceTimer(): argument 'device' must be a non-empty string, not ${typeof device}`);
+  }
+  if (typeof factory !== 'function') {
+    throw new TypeError(`registerDeviceTimer(): argument 'factory' must be a function, not ${typeof factory}`);
+  }
+  const previous = timers.get(device);
   timers.set(device, factory);
+  return {
+    [Symbol.dispose]() {
+      if (timers.get(device) !== factory) return;
+      if (previous === undefined) timers.delete(device);
+      else timers.set(device, previous);
+    },
+  };
 }
 
 /** @internal A new timer for `device`, or why there is none. */
