@@ -187,8 +187,8 @@ describe('profiler device times', () => {
     }));
     let first: Awaited<ReturnType<typeof profile>> | undefined;
     const seen = await warnings(async () => {
-      first = await profile(async () => randn(3).relu(), { activities: ['cpu', 'webgpu'] });
-      await profile(async () => randn(3).relu(), { activities: ['webgpu', 'cpu'] });
+      first = await profile(() => Promise.resolve(randn(3).relu()), { activities: ['cpu', 'webgpu'] });
+      await profile(() => Promise.resolve(randn(3).relu()), { activities: ['webgpu', 'cpu'] });
     });
     assert.equal(seen.length, 1, 'one warning for two profiles');
     assert.match(seen[0], /profiler\(\): .*no 'timestamp-query' feature/);

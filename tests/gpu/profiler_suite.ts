@@ -73,16 +73,12 @@ describe('profiler with WebGPU kernel times', { skip: gpuSkip }, () => {
   it('profile() of an async function resolves with the kernel times read back; CPU-only records none', async () => {
     const a = randn(8, 8).to({ device: 'webgpu' });
     await a.toArrayAsync();
-    const p = await profile(async () => {
-      a.exp().dispose();
-    }, { activities: ['cpu', 'webgpu'] });
+    const p = await profile(() => Promise.resolve(a.exp().dispose()), { activities: ['cpu', 'webgpu'] });
     if (gpuInfo().features.includes('timestamp-query')) {
       assert.ok(p.kernels().length >= 1);
       assert.equal(p.deviceTimesMissing, undefined);
     }
-    const cpuOnly = await profile(async () => {
-      a.exp().dispose();
-    });
+    const cpuOnly = await profile(() => Promise.resolve(a.exp().dispose()));
     assert.deepEqual(cpuOnly.kernels(), []);
     assert.equal(cpuOnly.events()[0].deviceSelfUs, undefined);
     assert.doesNotMatch(cpuOnly.keyAverages().table(), /WebGPU/);
