@@ -21,6 +21,7 @@ export {
   type ProfilerEvent,
   type ProfilerOptions,
   registerProfilerFallback,
+  type ThreadChunkEvent,
 } from './profiler.ts';
 export {
   alignKernelTimes,

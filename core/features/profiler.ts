@@ -34,6 +34,7 @@ import { includeKeys } from '../dispatch/local_dispatch_key_set.ts';
 import type { OperatorHandle } from '../dispatch/operator_handle.ts';
 import { Tensor } from '../tensor/tensor.ts';
 import { sharedRuntimeOrUndefined } from '../workers/shared_runtime.ts';
+import { type PoolChunkTime, type PoolChunkTimer, setPoolChunkTimer } from '../workers/pool.ts';
 import {
   alignKernelTimes,
   type DeviceKernelEvent,
@@ -94,6 +95,25 @@ export interface ProfilerEvent {
   readonly deviceSelfUs?: number;
   /** Device time of the kernels of the call and its nested calls (PyTorch's CUDA total); set as `deviceSelfUs`. */
   readonly deviceTotalUs?: number;
+}
+
+/**
+ * One chunk of a CPU kernel split over the intra-op thread pool (`setNumThreads`), run while the profiler
+ * recorded. Times are microseconds since the profiler started.
+ */
+export interface ThreadChunkEvent {
+  /** The kernel export the chunk ran (`add_f32_contig`). */
+  readonly kernel: string;
+  /** The chunk's index in its job. */
+  readonly chunk: number;
+  /** Who ran it: 0 the calling agent, k the pool's worker thread k. */
+  readonly thread: number;
+  /** Id of the operator call that split the kernel, -1 when none was open. */
+  readonly op: number;
+  /** The agent whose pool ran it. */
+  readonly agent: number;
+  readonly startUs: number;
+  readonly durUs: number;
 }
 
 /** Options of {@linkcode profiler} and {@linkcode profile}. */
@@ -325,6 +345,8 @@ export class Profiler implements Disposable {
   #synchronized: Promise<this> | undefined;
   #kernels: DeviceKernelEvent[] | undefined;
   #droppedKernels = 0;
+  readonly #chunks: ThreadChunkEvent[] = [];
+  #previousChunkTimer: PoolChunkTimer | undefined;
   /** Main ids of other agents' events, by `agent:session:id` (profiler_agents.ts). */
   readonly #remoteIds = new Map<string, number>();
   /** Events handed out by `takeFinished()` (a worker's session). */
@@ -357,6 +379,7 @@ export class Profiler implements Disposable {
     this.#origin = originMs;
     this.#agent = sharedRuntimeOrUndefined()?.agent ?? 0;
     this.#guard = includeKeys(DispatchKey.Profiler);
+    this.#previousChunkTimer = setPoolChunkTimer((kernel, chunks) => this.#addChunks(kernel, chunks));
     this.#timer?.start(() => {
       const n = this.#open.length;
       return n === 0 ? -1 : this.#open[n - 1].id;
@@ -371,8 +394,35 @@ export class Profiler implements Disposable {
     this.#guard[Symbol.dispose]();
     this.#guard = undefined;
     if (active === this) active = undefined;
+    setPoolChunkTimer(this.#previousChunkTimer);
     this.#timer?.stop();
     return this;
+  }
+
+  #addChunks(kernel: string, chunks: readonly PoolChunkTime[]): void {
+    const n = this.#open.length;
+    const op = n === 0 ? -1 : this.#open[n - 1].id;
+    const origin = performance.timeOrigin + this.#origin;
+    for (const c of chunks) {
+      this.#chunks.push({
+        kernel,
+        chunk: c.chunk,
+        thread: c.thread,
+        op,
+        agent: this.#agent,
+        startUs: (c.startMs - origin) * 1000,
+        durUs: (c.endMs - c.startMs) * 1000,
+      });
+    }
+  }
+
+  /**
+   * The chunks of CPU kernels that the intra-op thread pool split while this profiler recorded, each with the
+   * thread that ran it and the call that split it (shown on their threads in the Chrome trace, not in the table:
+   * their time is inside the calls').
+   */
+  threadChunks(): ThreadChunkEvent[] {
+    return [...this.#chunks];
   }
 
   /**
@@ -483,13 +533,13 @@ export class Profiler implements Disposable {
    */
   chromeTrace(): ChromeTrace {
     this.#deviceReport();
-    return chromeTrace(this.events(), this.#kernels ?? []);
+    return chromeTrace(this.events(), this.#kernels ?? [], this.#chunks);
   }
 
   /** Writes the Chrome trace JSON to `path` (open it in https://ui.perfetto.dev). */
   exportChromeTrace(path: string): void {
     this.#deviceReport();
-    writeChromeTrace(this.events(), path, this.#kernels ?? []);
+    writeChromeTrace(this.events(), path, this.#kernels ?? [], this.#chunks);
   }
 
   /** @internal What a call to an attached agent carries while this profiler records (profiler_agents.ts). */

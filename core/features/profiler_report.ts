@@ -13,7 +13,7 @@
  */
 import { hostFileSystem } from '../tensor/host_files.ts';
 import { ValueError } from '../dispatch/errors.ts';
-import type { ProfilerEvent } from './profiler.ts';
+import type { ProfilerEvent, ThreadChunkEvent } from './profiler.ts';
 import type { DeviceKernelEvent } from './profiler_device.ts';
 
 /** The statistics of one group of events (PyTorch's `FunctionEventAvg`). Times in microseconds. */
@@ -320,13 +320,19 @@ export function keyAverages(events: readonly ProfilerEvent[], options: KeyAverag
 export interface ChromeTraceEvent {
   /** Phase. */
   readonly ph: 'X' | 'M' | 's' | 'f';
-  /** Category: `cpu_op` for calls, `kernel` for device kernels, `ac2g` for their links (as PyTorch's Kineto). */
-  readonly cat?: 'cpu_op' | 'kernel' | 'ac2g';
+  /**
+   * Category: `cpu_op` for calls, `kernel` for device kernels, `ac2g` for their links (as PyTorch's Kineto),
+   * `thread_chunk` for the intra-op pool's chunks of a split CPU kernel.
+   */
+  readonly cat?: 'cpu_op' | 'kernel' | 'ac2g' | 'thread_chunk';
   /** The operator's or kernel's name; `process_name` / `thread_name` for metadata. */
   readonly name: string;
   /** Process id: 1 for the agents, 2 for the WebGPU device. */
   readonly pid: number;
-  /** Thread id: agent id + 1 (1 is the main agent); 1 on the device (its queue). */
+  /**
+   * Thread id: agent id + 1 (1 is the main agent); 1000 + k for the intra-op pool's worker thread k; 1 on the
+   * device (its queue).
+   */
   readonly tid: number;
   /** Start, in microseconds (absent on metadata). */
   readonly ts?: number;
@@ -346,7 +352,7 @@ export interface ChromeTrace {
   readonly displayTimeUnit: 'ms';
 }
 
-const CPU_PID = 1, DEVICE_PID = 2;
+const CPU_PID = 1, DEVICE_PID = 2, POOL_TID = 1000;
 const round3 = (us: number) => Math.round(us * 1000) / 1000;
 
 /**
@@ -363,6 +369,7 @@ const round3 = (us: number) => Math.round(us * 1000) / 1000;
 export function chromeTrace(
   events: readonly ProfilerEvent[],
   kernels: readonly DeviceKernelEvent[] = [],
+  chunks: readonly ThreadChunkEvent[] = [],
 ): ChromeTrace {
   const out: ChromeTraceEvent[] = [
     { ph: 'M', name: 'process_name', pid: CPU_PID, tid: 0, args: { name: 'Switchyard agents' } },
@@ -398,6 +405,23 @@ export function chromeTrace(
       ts: round3(e.startUs),
       dur: round3(e.totalUs),
       args,
+    });
+  }
+  const poolThreads = [...new Set(chunks.filter((c) => c.thread > 0).map((c) => c.thread))].sort((a, b) => a - b);
+  for (const k of poolThreads) {
+    out.push({ ph: 'M', name: 'thread_name', pid: CPU_PID, tid: POOL_TID + k, args: { name: `intra-op thread ${k}` } });
+  }
+  for (const c of chunks) {
+    out.push({
+      ph: 'X',
+      cat: 'thread_chunk',
+      name: c.kernel,
+      pid: CPU_PID,
+      // The calling agent's own chunks nest inside the call on its thread.
+      tid: c.thread === 0 ? c.agent + 1 : POOL_TID + c.thread,
+      ts: round3(c.startUs),
+      dur: round3(c.durUs),
+      args: { 'Chunk': c.chunk, 'Call id': c.op, 'Issued by': byId.get(c.op)?.name ?? '' },
     });
   }
   if (kernels.length > 0) {
@@ -442,9 +466,10 @@ export function writeChromeTrace(
   events: readonly ProfilerEvent[],
   path: string,
   kernels: readonly DeviceKernelEvent[] = [],
+  chunks: readonly ThreadChunkEvent[] = [],
 ): void {
   if (typeof path !== 'string' || path === '') {
     throw new TypeError(`exportChromeTrace(): argument 'path' must be a non-empty string, not ${typeof path}`);
   }
-  hostFileSystem('exportChromeTrace()').writeFileSync(path, JSON.stringify(chromeTrace(events, kernels)));
+  hostFileSystem('exportChromeTrace()').writeFileSync(path, JSON.stringify(chromeTrace(events, kernels, chunks)));
 }

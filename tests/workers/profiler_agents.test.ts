@@ -7,12 +7,15 @@ import {
   agentOf,
   createProxy,
   manualSeed,
+  ones,
   profile,
   profiler,
   type ProfilerEvent,
   randn,
   RemoteError,
+  setNumThreads,
 } from '../../mod.ts';
+import { whenThreadsReady } from '../../core/workers/pool.ts';
 import type * as Program from './_profiled_program.ts';
 
 const program = new URL('./_profiled_program.ts', import.meta.url);
@@ -128,6 +131,40 @@ describe('profiling across agents', () => {
       x.dispose();
     } finally {
       await remote[agentOf].terminate();
+    }
+  });
+
+  it("records the intra-op pool's chunks of a split kernel with their thread, inside the call", async () => {
+    setNumThreads(2);
+    try {
+      const x = ones([1 << 20]);
+      x.add(1).dispose(); // starts the pool
+      await whenThreadsReady();
+      const prof = profile(() => x.add(1).dispose());
+      const add = prof.events().find((e) => e.name === 'aten::add')!;
+      const chunks = prof.threadChunks();
+      assert.ok(chunks.length >= 2, `${chunks.length} chunks`);
+      assert.deepEqual(chunks.map((c) => c.chunk).sort((a, b) => a - b), chunks.map((_, i) => i));
+      for (const c of chunks) {
+        assert.equal(c.op, add.id);
+        assert.equal(c.agent, 0);
+        assert.ok(c.thread === 0 || c.thread === 1, `thread ${c.thread}`);
+        assert.ok(c.durUs >= 0);
+        // The caller's chunks are on its clock (5 us for rounding); a worker's on its own (1 ms slack).
+        const slack = c.thread === 0 ? 5 : 1000;
+        assert.ok(c.startUs >= add.startUs - slack && c.startUs + c.durUs <= add.startUs + add.totalUs + slack);
+      }
+      assert.equal(chunks[0].kernel, 'binary_scalar_contig'); // add(Tensor, 1) runs the tensor-scalar kernel
+      const trace = prof.chromeTrace().traceEvents.filter((e) => e.cat === 'thread_chunk');
+      assert.equal(trace.length, chunks.length);
+      for (const e of trace) assert.ok(e.tid === 1 || e.tid === 1001);
+      // Not profiling: the pool records nothing for anyone.
+      const before = prof.threadChunks().length;
+      x.add(1).dispose();
+      assert.equal(prof.threadChunks().length, before);
+      x.dispose();
+    } finally {
+      setNumThreads(1);
     }
   });
 });
