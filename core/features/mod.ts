@@ -2,7 +2,8 @@
  * Seeing inside the dispatcher: cross-cutting features that are dispatch keys with fallbacks.
  *
  * - the profiler (the `Profiler` key): `profile(fn)` / `using p = profiler()`, `keyAverages().table()`,
- *   `exportChromeTrace(path)`.
+ *   `exportChromeTrace(path)`; WebGPU kernel times with `activities: ['cpu', 'webgpu']`; calls of attached agents
+ *   and the intra-op pool's chunks.
  *
  * @example
  * ```ts

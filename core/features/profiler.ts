@@ -693,12 +693,13 @@ export function profile(fn: () => unknown, options: ProfilerOptions = {}): Profi
   try {
     result = fn();
   } catch (e) {
-    p.stop();
+    p.synchronize().catch(() => {}); // stops now; frees the query sets of any kernel times
     throw e;
   }
   if (result instanceof Promise) {
     return result.then(() => p.synchronize(), (e) => {
-      p.stop();
+      // Still read the timestamps back (it frees their query sets); the function's error is what the caller gets.
+      p.synchronize().catch(() => {});
       throw e;
     });
   }
