@@ -112,7 +112,9 @@ export interface ThreadChunkEvent {
   readonly op: number;
   /** The agent whose pool ran it. */
   readonly agent: number;
+  /** Start. */
   readonly startUs: number;
+  /** Duration. */
   readonly durUs: number;
 }
 
@@ -164,8 +166,11 @@ function checkOptions(options: ProfilerOptions): Required<ProfilerOptions> {
  * on the shared wall clock (`performance.timeOrigin + now()`, milliseconds) and its options.
  */
 export interface RemoteProfileRequest {
+  /** The profiler's start: `performance.timeOrigin + now()` milliseconds of the profiling agent. */
   readonly origin: number;
+  /** The profiler's `recordShapes`. */
   readonly recordShapes: boolean;
+  /** The profiler's `profileMemory`. */
   readonly profileMemory: boolean;
 }
 
@@ -173,6 +178,7 @@ export interface RemoteProfileRequest {
 export interface RemoteProfileEvents {
   /** Which of the agent's recording sessions (ids restart with each). */
   readonly session: number;
+  /** The events, with the agent's ids and parents (the receiving profiler gives them its own). */
   readonly events: readonly ProfilerEvent[];
 }
 

@@ -348,7 +348,9 @@ export interface ChromeTraceEvent {
 
 /** A Chrome trace object. */
 export interface ChromeTrace {
+  /** The events. */
   readonly traceEvents: ChromeTraceEvent[];
+  /** How viewers show times. */
   readonly displayTimeUnit: 'ms';
 }
 

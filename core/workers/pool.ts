@@ -81,7 +81,9 @@ export interface PoolChunkTime {
   readonly chunk: number;
   /** Who ran it: 0 the calling agent, k the pool's worker k. */
   readonly thread: number;
+  /** When the chunk started. */
   readonly startMs: number;
+  /** When it ended. */
   readonly endMs: number;
 }
 
