@@ -11,7 +11,9 @@
  * back with the result (or error) of the request. The calling agent adds them to the profiler that was recording
  * when it sent the request, before the call's promise settles: once `await agent.call(...)` returns, its events
  * are there, and a synchronous `stop()` loses none. Requests that overlap in a worker share its recording, which
- * runs while any of them is in flight; events finished by then go back with whichever request ends first.
+ * runs while any of them is in flight; events finished by then go back with whichever request ends first (so if
+ * requests of two successive profiles overlap in a worker, which is rare, they share the first one's recording, its
+ * clock origin included).
  *
  * So: nothing changes for a worker while no one profiles (no message field, no key in any keyset: Note [Profiler
  * cost when off] holds in every agent); what a worker runs outside a profiled request (work it started earlier
