@@ -94,6 +94,17 @@ function deviceErrorMessage(words: Uint32Array): string {
 }
 
 /**
+ * Timestamp queries around each compute pass while the profiler times kernels (gpu/timestamps.ts installs one as
+ * `CommandQueue.timer`; without one, dispatches share one pass and nothing else changes).
+ */
+export interface PassTimer {
+  /** The timestamp writes of the pass about to run the kernel `label`. */
+  passWrites(label: string): GPUComputePassTimestampWrites;
+  /** Called just before the batch holding the passes since the last call is submitted. */
+  submitted(): void;
+}
+
+/**
  * The queue side of the runtime: one batch being encoded, its parameter arena and the buffers it uses.
  *
  * @example
@@ -121,6 +132,8 @@ export class CommandQueue {
   #flushScheduled = false;
   #error: string | undefined;
   #lost: string | undefined;
+  /** Set while the profiler times kernels: each dispatch then gets its own timed pass. */
+  timer: PassTimer | undefined;
 
   /** A queue over `device`. */
   constructor(device: GPUDevice) {
@@ -176,10 +189,19 @@ export class CommandQueue {
     groupsZ = 1,
   ): void {
     this.checkAlive();
+    const timer = this.timer;
+    if (timer !== undefined) {
+      this.#pass?.end();
+      this.#pass = this.#encode().beginComputePass({ timestampWrites: timer.passWrites(pipeline.label) });
+    }
     const pass = this.#pass ??= this.#encode().beginComputePass();
     pass.setPipeline(pipeline);
     pass.setBindGroup(0, bindGroup, [slot * 4]);
     pass.dispatchWorkgroups(groupsX, groupsY, groupsZ);
+    if (timer !== undefined) {
+      pass.end();
+      this.#pass = undefined;
+    }
     for (const b of buffers) this.#pending.add(b);
     if (++this.#dispatches >= MAX_BATCH) this.flush();
     else this.#scheduleFlush();
@@ -204,6 +226,7 @@ export class CommandQueue {
     this.#pass?.end();
     this.#pass = undefined;
     if (this.#arenaUsed > 0) this.#device.queue.writeBuffer(this.#uniform, 0, this.#arena, 0, this.#arenaUsed);
+    this.timer?.submitted();
     this.#device.queue.submit([this.#encoder.finish()]);
     this.#encoder = undefined;
     this.#arenaUsed = 0;

@@ -200,16 +200,23 @@ function describeAdapter(
 
 /** A device with the adapter's largest buffer and workgroup limits, or its defaults where it refuses them. */
 async function requestDevice(adapter: GPUAdapter): Promise<GPUDevice> {
+  // The profiler times kernels with timestamp queries where the adapter has them (core/features/profiler_device.ts).
+  const requiredFeatures: GPUFeatureName[] = adapter.features.has('timestamp-query') ? ['timestamp-query'] : [];
   try {
-    return await requestLargestLimits(adapter);
+    return await requestLargestLimits(adapter, requiredFeatures);
   } catch {
-    return await adapter.requestDevice(); // bun-webgpu reports limits it then refuses
+    try {
+      return await adapter.requestDevice({ requiredFeatures }); // bun-webgpu reports limits it then refuses
+    } catch {
+      return await adapter.requestDevice();
+    }
   }
 }
 
-async function requestLargestLimits(adapter: GPUAdapter): Promise<GPUDevice> {
+async function requestLargestLimits(adapter: GPUAdapter, requiredFeatures: GPUFeatureName[]): Promise<GPUDevice> {
   const a = adapter.limits;
   return await adapter.requestDevice({
+    requiredFeatures,
     requiredLimits: {
       maxBufferSize: a.maxBufferSize,
       maxStorageBufferBindingSize: a.maxStorageBufferBindingSize,

@@ -1,6 +1,7 @@
 /**
  * What the WebGPU backend plugs into core: the asynchronous copy to the CPU behind `cpuAsync()`,
- * `toArrayAsync()` and `itemAsync()` (core/tensor/host_transfer.ts).
+ * `toArrayAsync()` and `itemAsync()` (core/tensor/host_transfer.ts), and the profiler's kernel timer
+ * (gpu/timestamps.ts).
  *
  * @module
  */
@@ -10,6 +11,7 @@ import type { Tensor } from '../core/tensor/tensor.ts';
 import { emptyGpu } from './tensors.ts';
 import { download } from './transfer.ts';
 import { copyInto } from './kernels/copy.ts';
+import { installGpuTimer } from './timestamps.ts';
 
 /**
  * Registers the WebGPU readback with core (idempotent).
@@ -21,6 +23,7 @@ import { copyInto } from './kernels/copy.ts';
  * ```
  */
 export function installGpuHooks(): void {
+  installGpuTimer();
   registerAsyncToCpu('webgpu', async (t: Tensor) => {
     const dense = t.isContiguous() ? t : filledOrFreed(emptyGpu(t.shape, t.dtype), (out) => copyInto(out, t));
     try {

@@ -100,6 +100,7 @@ export class PipelineCache {
     const layoutKey = access.map((a) => (a === 'read' ? 'r' : 'w')).join('');
     const layout = this.#layout(layoutKey, access);
     const pipeline = this.#device.createComputePipeline({
+      label: key,
       layout: this.#device.createPipelineLayout({ bindGroupLayouts: [layout] }),
       compute: { module: this.#device.createShaderModule({ code: wgsl, label: key }), entryPoint: 'main' },
     });

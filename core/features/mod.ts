@@ -2,7 +2,8 @@
  * Seeing inside the dispatcher: cross-cutting features that are dispatch keys with fallbacks.
  *
  * - the profiler (the `Profiler` key): `profile(fn)` / `using p = profiler()`, `keyAverages().table()`,
- *   `exportChromeTrace(path)`.
+ *   `exportChromeTrace(path)`; WebGPU kernel times with `activities: ['cpu', 'webgpu']`; calls of attached agents
+ *   and the intra-op pool's chunks.
  *
  * @example
  * ```ts
@@ -21,8 +22,19 @@ export {
   type ProfilerEvent,
   type ProfilerOptions,
   registerProfilerFallback,
+  type ThreadChunkEvent,
 } from './profiler.ts';
 export {
+  alignKernelTimes,
+  type DeviceKernelEvent,
+  type DeviceKernelRecord,
+  type DeviceTimer,
+  deviceTimesPerCall,
+  type ProfilerActivity,
+  registerDeviceTimer,
+} from './profiler_device.ts';
+export {
+  type ChromeTrace,
   chromeTrace,
   type ChromeTraceEvent,
   EventList,
@@ -30,6 +42,7 @@ export {
   formatTime,
   type FunctionEventAvg,
   keyAverages,
+  type KeyAveragesOptions,
   type SortBy,
   type TableOptions,
   writeChromeTrace,

@@ -2,7 +2,9 @@
  * The profiler as a dispatch key: a boxed fallback at `Profiler` records every operator call that reaches it
  * (name, overload, input shapes and dtypes, device, self and total time, nesting, the keys the call still had
  * to pass, bytes its outputs allocated). Results come as PyTorch's `key_averages().table()` text, as data and
- * as a Chrome trace (see `profiler_report.ts`).
+ * as a Chrome trace (see `profiler_report.ts`). With `activities: ['cpu', 'webgpu']` the WebGPU backend's kernels
+ * are timed too, where the adapter has timestamp queries (profiler_device.ts); calls that attached agents run
+ * for this agent while it profiles are recorded with their agent id (profiler_agents.ts).
  *
  * Note [Profiler cost when off]
  * The fallback is registered once, on first use, and stays registered: a fallback at a key that no keyset holds
@@ -31,11 +33,23 @@ import { KernelFunction } from '../dispatch/kernel_function.ts';
 import { includeKeys } from '../dispatch/local_dispatch_key_set.ts';
 import type { OperatorHandle } from '../dispatch/operator_handle.ts';
 import { Tensor } from '../tensor/tensor.ts';
+import { sharedRuntimeOrUndefined } from '../workers/shared_runtime.ts';
+import { type PoolChunkTime, type PoolChunkTimer, setPoolChunkTimer } from '../workers/pool.ts';
 import {
+  alignKernelTimes,
+  type DeviceKernelEvent,
+  type DeviceTimer,
+  deviceTimer,
+  deviceTimesPerCall,
+  type ProfilerActivity,
+  warnOnce,
+} from './profiler_device.ts';
+import {
+  type ChromeTrace,
   chromeTrace,
-  type ChromeTraceEvent,
   type EventList,
   keyAverages,
+  type KeyAveragesOptions,
   writeChromeTrace,
 } from './profiler_report.ts';
 
@@ -72,6 +86,36 @@ export interface ProfilerEvent {
   readonly bytesAllocated: number;
   /** Bytes of the storages credited to this call itself (PyTorch's Self CPU Mem). */
   readonly selfBytesAllocated: number;
+  /** The agent that ran the call: 0 for the main agent, a worker's agent id for calls it ran (Chrome trace tid). */
+  readonly agent: number;
+  /**
+   * Device time of the kernels the call issued itself (PyTorch's Self CUDA); set only when kernel times were
+   * recorded (`activities` with `'webgpu'`, an adapter with timestamp queries, after `synchronize()`).
+   */
+  readonly deviceSelfUs?: number;
+  /** Device time of the kernels of the call and its nested calls (PyTorch's CUDA total); set as `deviceSelfUs`. */
+  readonly deviceTotalUs?: number;
+}
+
+/**
+ * One chunk of a CPU kernel split over the intra-op thread pool (`setNumThreads`), run while the profiler
+ * recorded. Times are microseconds since the profiler started.
+ */
+export interface ThreadChunkEvent {
+  /** The kernel export the chunk ran (`add_f32_contig`). */
+  readonly kernel: string;
+  /** The chunk's index in its job. */
+  readonly chunk: number;
+  /** Who ran it: 0 the calling agent, k the pool's worker thread k. */
+  readonly thread: number;
+  /** Id of the operator call that split the kernel, -1 when none was open. */
+  readonly op: number;
+  /** The agent whose pool ran it. */
+  readonly agent: number;
+  /** Start. */
+  readonly startUs: number;
+  /** Duration. */
+  readonly durUs: number;
 }
 
 /** Options of {@linkcode profiler} and {@linkcode profile}. */
@@ -80,6 +124,62 @@ export interface ProfilerOptions {
   readonly recordShapes?: boolean;
   /** Record the bytes each call's outputs allocate (PyTorch's `profile_memory`; default true). */
   readonly profileMemory?: boolean;
+  /**
+   * What to record (PyTorch's `activities`; default `['cpu']`): `'cpu'` the operator calls, `'webgpu'` also the
+   * WebGPU kernels' device times (PyTorch's `ProfilerActivity.CUDA`), read back by `await prof.synchronize()`.
+   * Operator calls are always recorded: kernel times are attributed to them. Where the adapter has no
+   * `'timestamp-query'` feature, a warning is printed once and no device times are shown.
+   */
+  readonly activities?: readonly ProfilerActivity[];
+}
+
+const ACTIVITIES: readonly string[] = ['cpu', 'webgpu'];
+
+function checkOptions(options: ProfilerOptions): Required<ProfilerOptions> {
+  if (options === null || typeof options !== 'object') {
+    throw new TypeError(
+      `profiler(): argument 'options' must be an object, not ${options === null ? 'null' : typeof options}`,
+    );
+  }
+  const activities = options.activities ?? ['cpu'];
+  if (!Array.isArray(activities) || activities.some((a) => !ACTIVITIES.includes(a))) {
+    throw new TypeError(
+      `profiler(): argument 'activities' must be a list of ${ACTIVITIES.map((a) => `'${a}'`).join(', ')}, got ` +
+        (Array.isArray(activities) ? `[${activities.map((a) => JSON.stringify(a)).join(', ')}]` : typeof activities),
+    );
+  }
+  for (const name of ['recordShapes', 'profileMemory'] as const) {
+    const v = options[name];
+    if (v !== undefined && typeof v !== 'boolean') {
+      throw new TypeError(`profiler(): argument '${name}' must be a boolean, not ${typeof v}`);
+    }
+  }
+  return {
+    recordShapes: options.recordShapes ?? true,
+    profileMemory: options.profileMemory ?? true,
+    activities: Object.freeze([...activities]),
+  };
+}
+
+/**
+ * What a call to an attached agent carries while this agent profiles (profiler_agents.ts): the profiler's start
+ * on the shared wall clock (`performance.timeOrigin + now()`, milliseconds) and its options.
+ */
+export interface RemoteProfileRequest {
+  /** The profiler's start: `performance.timeOrigin + now()` milliseconds of the profiling agent. */
+  readonly origin: number;
+  /** The profiler's `recordShapes`. */
+  readonly recordShapes: boolean;
+  /** The profiler's `profileMemory`. */
+  readonly profileMemory: boolean;
+}
+
+/** The events an agent recorded for calls it ran for a profiling agent, sent back with each call's result. */
+export interface RemoteProfileEvents {
+  /** Which of the agent's recording sessions (ids restart with each). */
+  readonly session: number;
+  /** The events, with the agent's ids and parents (the receiving profiler gives them its own). */
+  readonly events: readonly ProfilerEvent[];
 }
 
 /** A call being recorded; becomes its ProfilerEvent when it returns. */
@@ -243,27 +343,53 @@ export class Profiler implements Disposable {
   readonly #events: Array<ProfilerEvent | undefined> = [];
   readonly #open: OpenEvent[] = [];
   #origin = 0;
+  #agent = 0;
   #guard: Disposable | undefined;
   #stopped = false;
+  #timer: DeviceTimer | undefined;
+  #deviceUnavailable: string | undefined;
+  #synchronized: Promise<this> | undefined;
+  #kernels: DeviceKernelEvent[] | undefined;
+  #droppedKernels = 0;
+  readonly #chunks: ThreadChunkEvent[] = [];
+  #previousChunkTimer: PoolChunkTimer | undefined;
+  /** Main ids of other agents' events, by `agent:session:id` (profiler_agents.ts). */
+  readonly #remoteIds = new Map<string, number>();
+  /** Events handed out by `takeFinished()` (a worker's session). */
+  #taken: boolean[] | undefined;
+  #takenUpTo = 0;
 
   /** A profiler that has not started; see {@linkcode start}. */
   constructor(options: ProfilerOptions = {}) {
-    if (options === null || typeof options !== 'object') {
-      throw new TypeError(
-        `profiler(): argument 'options' must be an object, not ${options === null ? 'null' : typeof options}`,
-      );
-    }
-    this.#options = { recordShapes: options.recordShapes ?? true, profileMemory: options.profileMemory ?? true };
+    this.#options = checkOptions(options);
   }
 
   /** Starts recording: registers the fallback (once) and adds `Profiler` to the include set. */
   start(): this {
+    return this.startAt(performance.now());
+  }
+
+  /** @internal Starts recording with times counted from `originMs` (`performance.now()` milliseconds). */
+  startAt(originMs: number): this {
     if (this.#stopped || this.#guard !== undefined) throw new RuntimeError('This profiler was already started');
     if (active !== undefined) throw new RuntimeError('Profiler is already enabled on this thread');
     registerProfilerFallback();
+    if (this.#options.activities.includes('webgpu')) {
+      const timer = deviceTimer('webgpu');
+      if (typeof timer === 'string') {
+        this.#deviceUnavailable = timer;
+        warnOnce(`profiler(): ${timer}`);
+      } else this.#timer = timer;
+    }
     active = this;
-    this.#origin = performance.now();
+    this.#origin = originMs;
+    this.#agent = sharedRuntimeOrUndefined()?.agent ?? 0;
     this.#guard = includeKeys(DispatchKey.Profiler);
+    this.#previousChunkTimer = setPoolChunkTimer((kernel, chunks) => this.#addChunks(kernel, chunks));
+    this.#timer?.start(() => {
+      const n = this.#open.length;
+      return n === 0 ? -1 : this.#open[n - 1].id;
+    });
     return this;
   }
 
@@ -274,7 +400,104 @@ export class Profiler implements Disposable {
     this.#guard[Symbol.dispose]();
     this.#guard = undefined;
     if (active === this) active = undefined;
+    setPoolChunkTimer(this.#previousChunkTimer);
+    this.#timer?.stop();
     return this;
+  }
+
+  #addChunks(kernel: string, chunks: readonly PoolChunkTime[]): void {
+    const n = this.#open.length;
+    const op = n === 0 ? -1 : this.#open[n - 1].id;
+    const origin = performance.timeOrigin + this.#origin;
+    for (const c of chunks) {
+      this.#chunks.push({
+        kernel,
+        chunk: c.chunk,
+        thread: c.thread,
+        op,
+        agent: this.#agent,
+        startUs: (c.startMs - origin) * 1000,
+        durUs: (c.endMs - c.startMs) * 1000,
+      });
+    }
+  }
+
+  /**
+   * The chunks of CPU kernels that the intra-op thread pool split while this profiler recorded, each with the
+   * thread that ran it and the call that split it (shown on their threads in the Chrome trace, not in the table:
+   * their time is inside the calls').
+   */
+  threadChunks(): ThreadChunkEvent[] {
+    return [...this.#chunks];
+  }
+
+  /**
+   * Waits for the device: reads back the WebGPU kernel times (with `activities` including `'webgpu'`), puts them
+   * on this profiler's clock and attributes them to the calls that issued them (PyTorch synchronizes the device
+   * when its profiler stops; WebGPU has no blocking readback). Stops the profiler first; idempotent. Without
+   * device activity it resolves at once.
+   *
+   * @example
+   * ```ts ignore
+   * using prof = profiler({ activities: ['cpu', 'webgpu'] });
+   * x.mm(x); // x on webgpu
+   * await prof.synchronize();
+   * console.log(prof.keyAverages().table({ sortBy: 'device_time_total' }));
+   * ```
+   */
+  synchronize(): Promise<this> {
+    this.stop();
+    return this.#synchronized ??= this.#collectKernels();
+  }
+
+  async #collectKernels(): Promise<this> {
+    const timer = this.#timer;
+    if (timer === undefined) return this;
+    const records = await timer.collect();
+    const { kernels, dropped } = alignKernelTimes(records, this.#origin, 'webgpu:0');
+    this.#kernels = kernels;
+    this.#droppedKernels = dropped;
+    const parents = this.#events.map((e) => e?.parent ?? -1);
+    const { self, total } = deviceTimesPerCall(parents, kernels);
+    for (let i = 0; i < this.#events.length; i++) {
+      const e = this.#events[i];
+      if (e !== undefined && e.agent === this.#agent) {
+        this.#events[i] = { ...e, deviceSelfUs: self[i], deviceTotalUs: total[i] };
+      }
+    }
+    return this;
+  }
+
+  /**
+   * The WebGPU kernels timed (after {@linkcode synchronize}), in start order, each with the id of the call that
+   * issued it; empty when kernel times were not recorded.
+   */
+  kernels(): DeviceKernelEvent[] {
+    return [...(this.#kernels ?? [])];
+  }
+
+  /**
+   * Why device times are missing: the reason the device could not be timed, a reminder to `synchronize()`, or
+   * undefined when they were recorded or not asked for.
+   */
+  get deviceTimesMissing(): string | undefined {
+    if (this.#deviceUnavailable !== undefined) return this.#deviceUnavailable;
+    if (this.#timer !== undefined && this.#kernels === undefined) {
+      return 'WebGPU kernel times are read back by `await prof.synchronize()`';
+    }
+    if (this.#droppedKernels > 0) {
+      return `${this.#droppedKernels} WebGPU kernels had no valid timestamps and are left out`;
+    }
+    return undefined;
+  }
+
+  #deviceReport(): { device?: string; note?: string } {
+    if (this.#timer !== undefined && this.#kernels === undefined) {
+      throw new RuntimeError(
+        'The WebGPU kernel times of this profiler are not read back yet: `await prof.synchronize()` first',
+      );
+    }
+    return { device: this.#kernels === undefined ? undefined : 'WebGPU', note: this.deviceTimesMissing };
   }
 
   /** Whether the profiler is recording. */
@@ -287,26 +510,87 @@ export class Profiler implements Disposable {
     this.stop();
   }
 
-  /** The recorded calls in start order (PyTorch's `events()`). */
+  /**
+   * The recorded calls (PyTorch's `events()`): this agent's in start order, then those of attached agents in the
+   * order their calls returned (each agent's in its start order).
+   */
   events(): ProfilerEvent[] {
     return this.#events.filter((e): e is ProfilerEvent => e !== undefined);
   }
 
   /**
-   * Events grouped by operator name, or by name and input shapes (PyTorch's `key_averages`), with `table()`.
+   * Events grouped by operator name, or also by input shapes and/or by agent (PyTorch's `key_averages`), with
+   * `table()`. With WebGPU activity, call `await synchronize()` first.
    */
-  keyAverages(options: { groupByInputShape?: boolean } = {}): EventList {
-    return keyAverages(this.events(), options.groupByInputShape ?? false);
+  keyAverages(options: KeyAveragesOptions = {}): EventList {
+    if (options === null || typeof options !== 'object') {
+      throw new TypeError(`keyAverages(): argument 'options' must be an object, not ${typeof options}`);
+    }
+    const list = keyAverages(this.events(), options);
+    const { device, note } = this.#deviceReport();
+    list.deviceName = device;
+    list.deviceNote = note;
+    return list;
   }
 
-  /** The Chrome trace object of the recorded events. */
-  chromeTrace(): { traceEvents: ChromeTraceEvent[]; displayTimeUnit: 'ms' } {
-    return chromeTrace(this.events());
+  /**
+   * The Chrome trace object: a track per agent (`tid`), and with WebGPU kernel times a WebGPU track whose
+   * kernels are linked to the calls that issued them by flow events.
+   */
+  chromeTrace(): ChromeTrace {
+    this.#deviceReport();
+    return chromeTrace(this.events(), this.#kernels ?? [], this.#chunks);
   }
 
   /** Writes the Chrome trace JSON to `path` (open it in https://ui.perfetto.dev). */
   exportChromeTrace(path: string): void {
-    writeChromeTrace(this.events(), path);
+    this.#deviceReport();
+    writeChromeTrace(this.events(), path, this.#kernels ?? [], this.#chunks);
+  }
+
+  /** @internal What a call to an attached agent carries while this profiler records (profiler_agents.ts). */
+  remoteRequest(): RemoteProfileRequest {
+    return {
+      origin: performance.timeOrigin + this.#origin,
+      recordShapes: this.#options.recordShapes,
+      profileMemory: this.#options.profileMemory,
+    };
+  }
+
+  /**
+   * @internal Adds the events agent `agent` recorded for this profiler, giving them ids here (a parent may
+   * arrive after its children: its id is reserved when first named).
+   */
+  acceptRemote(agent: number, remote: RemoteProfileEvents): void {
+    const idOf = (id: number): number => {
+      const key = `${agent}:${remote.session}:${id}`;
+      let mine = this.#remoteIds.get(key);
+      if (mine === undefined) {
+        mine = this.#events.length;
+        this.#events.push(undefined);
+        this.#remoteIds.set(key, mine);
+      }
+      return mine;
+    };
+    for (const e of remote.events) {
+      const parent = e.parent < 0 ? -1 : idOf(e.parent);
+      const id = idOf(e.id);
+      this.#events[id] = { ...e, id, parent, agent };
+    }
+  }
+
+  /** @internal The events finished since the last call (a worker's session sends them with each result). */
+  takeFinished(): ProfilerEvent[] {
+    const taken = this.#taken ??= [];
+    const out: ProfilerEvent[] = [];
+    for (let i = this.#takenUpTo; i < this.#events.length; i++) {
+      const e = this.#events[i];
+      if (e === undefined || taken[i]) continue;
+      taken[i] = true;
+      out.push(e);
+    }
+    while (this.#takenUpTo < this.#events.length && taken[this.#takenUpTo]) this.#takenUpTo++;
+    return out;
   }
 
   /** @internal Runs one call under the profiler (called by the fallback). */
@@ -351,6 +635,7 @@ export class Profiler implements Disposable {
         keyPath: keyPathOf(ks),
         bytesAllocated: allBytes,
         selfBytesAllocated: own,
+        agent: this.#agent,
       };
       if (parent !== undefined) {
         parent.childUs += total;
@@ -390,7 +675,9 @@ export function profiler(options: ProfilerOptions = {}): Profiler {
 }
 
 /**
- * Profiles `fn` and returns the stopped profiler (an async `fn` gives a promise of it).
+ * Profiles `fn` and returns the stopped profiler (an async `fn` gives a promise of it, resolved once the WebGPU
+ * kernel times are read back when `activities` include `'webgpu'`; after a synchronous `fn`, await
+ * `prof.synchronize()` for them).
  *
  * @example
  * ```ts
@@ -412,14 +699,20 @@ export function profile(fn: () => unknown, options: ProfilerOptions = {}): Profi
   try {
     result = fn();
   } catch (e) {
-    p.stop();
+    p.synchronize().catch(() => {}); // stops now; frees the query sets of any kernel times
     throw e;
   }
   if (result instanceof Promise) {
-    return result.then(() => p.stop(), (e) => {
-      p.stop();
+    return result.then(() => p.synchronize(), (e) => {
+      // Still read the timestamps back (it frees their query sets); the function's error is what the caller gets.
+      p.synchronize().catch(() => {});
       throw e;
     });
   }
   return p.stop();
+}
+
+/** @internal The profiler recording on this agent, if any (profiler_agents.ts). */
+export function activeProfiler(): Profiler | undefined {
+  return active;
 }

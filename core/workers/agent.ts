@@ -19,6 +19,8 @@
 import { isCpuChecked } from '../cpu/runtime.ts';
 import { kernelModule } from '../cpu/wasm.ts';
 import type { Tensor } from '../tensor/tensor.ts';
+import type { RemoteProfileEvents } from '../features/profiler.ts';
+import { remoteProfileRequest, type RemoteProfileSink } from '../features/profiler_agents.ts';
 import { requireAttachable } from './environment.ts';
 import {
   type AgentInit,
@@ -34,8 +36,8 @@ import { decode, discardWire, encode, type HandleMarker } from './wire.ts';
 type FromWorker =
   | { readonly type: 'ready' }
   | { readonly type: 'failed'; readonly error: WireError }
-  | { readonly type: 'result'; readonly id: number; readonly value: unknown }
-  | { readonly type: 'error'; readonly id: number; readonly error: WireError };
+  | { readonly type: 'result'; readonly id: number; readonly value: unknown; readonly profile?: RemoteProfileEvents }
+  | { readonly type: 'error'; readonly id: number; readonly error: WireError; readonly profile?: RemoteProfileEvents };
 
 /** An error as it crosses agents. */
 export interface WireError {
@@ -81,7 +83,10 @@ export class AgentHandle {
   readonly agent: number;
   /** The Worker. */
   readonly worker: Worker;
-  readonly #pending = new Map<number, { resolve(v: unknown): void; reject(e: unknown): void }>();
+  readonly #pending = new Map<
+    number,
+    { resolve(v: unknown): void; reject(e: unknown): void; profile?: RemoteProfileSink }
+  >();
   #ended: Error | undefined;
   #orphans = 0;
   readonly #onExit: Array<() => void> = [];
@@ -131,10 +136,17 @@ export class AgentHandle {
       return Promise.reject(e);
     }
     const id = nextCallId++;
+    // Note [Profiling across agents] (core/features/profiler_agents.ts): a `profile` field while this agent profiles.
+    const profiling = remoteProfileRequest();
     return new Promise((resolve, reject) => {
-      this.#pending.set(id, { resolve, reject });
+      this.#pending.set(id, { resolve, reject, profile: profiling?.sink });
       try {
-        this.worker.postMessage({ ...message, id, args: wireArgs });
+        this.worker.postMessage({
+          ...message,
+          id,
+          args: wireArgs,
+          ...(profiling === undefined ? {} : { profile: profiling.request }),
+        });
       } catch (e) {
         this.#pending.delete(id);
         discardWire(wireArgs);
@@ -149,6 +161,7 @@ export class AgentHandle {
     const pending = this.#pending.get(message.id);
     if (pending === undefined) return;
     this.#pending.delete(message.id);
+    if (message.profile !== undefined) pending.profile?.(this.agent, message.profile);
     if (message.type === 'error') return pending.reject(new RemoteError(message.error));
     try {
       pending.resolve(decode(message.value, (m) => new RemoteHandle(this, m.id)));

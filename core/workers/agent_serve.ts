@@ -10,6 +10,7 @@ import { attachSharedRuntime, drainReleased } from './shared_runtime.ts';
 import { decode, encode, type HandleMarker } from './wire.ts';
 import type { WireError } from './agent.ts';
 import { syncOperatorLibraries } from './shared_ops.ts';
+import { beginRemoteProfile } from '../features/profiler_agents.ts';
 
 /** The global scope of a worker, as far as this module needs it. */
 export interface WorkerScope {
@@ -55,6 +56,8 @@ export function serveAgent(host: WorkerScope): void {
     }
     drainReleased();
     const received: Tensor[] = [];
+    // Note [Profiling across agents] (core/features/profiler_agents.ts): recorded when the request says so.
+    const profiled = beginRemoteProfile(m.profile);
     try {
       // Operator libraries another agent loaded since the last call (one read when there are none).
       await syncOperatorLibraries();
@@ -87,10 +90,10 @@ export function serveAgent(host: WorkerScope): void {
             return { kind: 'switchyard.handle', id };
           },
         });
-        host.postMessage({ type: 'result', id: m.id, value: wire });
+        host.postMessage({ type: 'result', id: m.id, value: wire, profile: profiled?.() });
       });
     } catch (err) {
-      host.postMessage({ type: 'error', id: m.id, error: wireError(err) });
+      host.postMessage({ type: 'error', id: m.id, error: wireError(err), profile: profiled?.() });
     } finally {
       for (const t of received) t.dispose();
     }

@@ -53,6 +53,8 @@ import {
   READY,
   SEQ,
   STATUSES,
+  TIMED,
+  TIMES_AT,
 } from './pool_layout.ts';
 
 /**
@@ -71,6 +73,40 @@ export class ThreadPoolError extends Error {
     super(message);
     this.name = 'ThreadPoolError';
   }
+}
+
+/** One chunk of a split kernel as a profiler sees it: wall-clock milliseconds (`timeOrigin + now()`). */
+export interface PoolChunkTime {
+  /** The chunk's index in its job. */
+  readonly chunk: number;
+  /** Who ran it: 0 the calling agent, k the pool's worker k. */
+  readonly thread: number;
+  /** When the chunk started. */
+  readonly startMs: number;
+  /** When it ended. */
+  readonly endMs: number;
+}
+
+/** Receives the chunk times of each job while a profiler records (core/features/profiler.ts). */
+export type PoolChunkTimer = (kernel: string, chunks: readonly PoolChunkTime[]) => void;
+
+let chunkTimer: PoolChunkTimer | undefined;
+
+/**
+ * Sets (or clears) what receives the chunk times of every job of every pool on this agent; returns the previous
+ * one. While none is set, a job writes one word more than before and its participants read it once.
+ *
+ * @example
+ * ```ts
+ * import { setPoolChunkTimer } from './pool.ts';
+ * const previous = setPoolChunkTimer((kernel, chunks) => console.log(kernel, chunks.length));
+ * setPoolChunkTimer(previous);
+ * ```
+ */
+export function setPoolChunkTimer(timer: PoolChunkTimer | undefined): PoolChunkTimer | undefined {
+  const previous = chunkTimer;
+  chunkTimer = timer;
+  return previous;
 }
 
 /** The kernel functions the calling agent runs its own share with, by export name. */
@@ -188,8 +224,10 @@ export class ThreadPool {
   readonly #words: Int32Array;
   readonly #args: Float64Array;
   readonly #errorBytes: Uint8Array;
+  readonly #times: Float64Array;
   readonly #workers: WorkerHandle[] = [];
   readonly #exportIndex: Map<string, number>;
+  readonly #exportNames: string[];
   readonly #timeoutMs: number;
   #seq = 0;
   #closed = false;
@@ -210,7 +248,9 @@ export class ThreadPool {
     this.#words = new Int32Array(control, 0, CONTROL_WORDS);
     this.#args = new Float64Array(control, ARGS_AT, MAX_CHUNKS * MAX_ARGS);
     this.#errorBytes = new Uint8Array(control, ERROR_AT, ERROR_BYTES);
-    this.#exportIndex = new Map(functionExports(options.module).map((name, i) => [name, i]));
+    this.#times = new Float64Array(control, TIMES_AT, MAX_CHUNKS * 3);
+    this.#exportNames = functionExports(options.module);
+    this.#exportIndex = new Map(this.#exportNames.map((name, i) => [name, i]));
     if (threads === 1) return;
     const { spawn } = workerSpawner()!;
     const url = WORKER_URL;
@@ -359,6 +399,8 @@ export class ThreadPool {
     words[CHUNKS] = n;
     words[FAULTED] = 0;
     words[ERROR_LENGTH] = 0;
+    const timer = chunkTimer, times = this.#times;
+    words[TIMED] = timer === undefined ? 0 : 1;
     Atomics.store(words, DONE, 0);
     const seq = this.#seq = (this.#seq + 1) & 0x1fffff;
     Atomics.store(words, CLAIM, claimWord(seq, n));
@@ -367,11 +409,16 @@ export class ThreadPool {
     let local = 0, localError: unknown, failed = false;
     for (let c = claimChunk(words, seq); c >= 0; c = claimChunk(words, seq)) {
       if (!failed) {
+        if (timer !== undefined) times[c * 3] = performance.timeOrigin + performance.now();
         try {
           words[STATUSES + c] = runLocal(chunks[c]);
         } catch (e) {
           localError = e;
           failed = true;
+        }
+        if (timer !== undefined) {
+          times[c * 3 + 1] = performance.timeOrigin + performance.now();
+          times[c * 3 + 2] = 0;
         }
       }
       local++;
@@ -386,6 +433,13 @@ export class ThreadPool {
       this.#fail(`worker ${words[FAULT_WORKER]} failed in a kernel: ${this.#errorText()}`);
     }
     if (failed) throw localError;
+    if (timer !== undefined) {
+      const chunkTimes: PoolChunkTime[] = [];
+      for (let c = 0; c < n; c++) {
+        chunkTimes.push({ chunk: c, thread: times[c * 3 + 2], startMs: times[c * 3], endMs: times[c * 3 + 1] });
+      }
+      timer(this.#exportNames[job] ?? `job ${job}`, chunkTimes);
+    }
     for (let c = 0; c < n; c++) {
       const s = words[STATUSES + c];
       if (s !== 0) return s;

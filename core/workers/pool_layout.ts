@@ -23,6 +23,8 @@ export const FAULTED = 6;
 export const ERROR_LENGTH = 7;
 /** Word: the worker (1-based) whose fault the error text describes. */
 export const FAULT_WORKER = 8;
+/** Word: 1 while a profiler records chunk times (each participant writes its chunks' times at `TIMES_AT`). */
+export const TIMED = 9;
 /** Words from here: one ready flag per worker (0 starting, 1 ready, 2 stopped, -1 failed to start). */
 export const READY = 16;
 /** Most workers a pool runs. */
@@ -44,8 +46,10 @@ export const ERROR_BYTES = 512;
 export const ARGS_AT = CONTROL_WORDS * 4;
 /** Byte offset of the error text. */
 export const ERROR_AT = ARGS_AT + MAX_CHUNKS * MAX_ARGS * 8;
+/** Byte offset of the chunk times: per chunk, start and end (wall-clock ms) and who ran it (0 the caller). */
+export const TIMES_AT = ERROR_AT + ERROR_BYTES;
 /** Bytes of the whole shared block. */
-export const CONTROL_BYTES = ERROR_AT + ERROR_BYTES;
+export const CONTROL_BYTES = TIMES_AT + MAX_CHUNKS * 3 * 8;
 
 /** Job code: leave the loop (the pool is shutting down). */
 export const JOB_STOP = -1;

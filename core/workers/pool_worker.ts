@@ -28,6 +28,8 @@ import {
   SEQ,
   STATUS_FAULT,
   STATUSES,
+  TIMED,
+  TIMES_AT,
 } from './pool_layout.ts';
 
 /** What the pool posts once to a new worker. */
@@ -48,6 +50,7 @@ function serve(init: PoolWorkerInit): void {
   const words = new Int32Array(control, 0, CONTROL_WORDS);
   const args = new Float64Array(control, ARGS_AT, MAX_CHUNKS * MAX_ARGS);
   const errorBytes = new Uint8Array(control, ERROR_AT, ERROR_BYTES);
+  const times = new Float64Array(control, TIMES_AT, MAX_CHUNKS * 3);
   // Read the sequence before announcing readiness: a job posted in between then still counts as new.
   let seen = Atomics.load(words, SEQ);
   let table: KernelFunction[];
@@ -87,6 +90,7 @@ function serve(init: PoolWorkerInit): void {
       Atomics.notify(words, READY + index - 1);
       return;
     }
+    const timed = words[TIMED] !== 0; // a profiler records chunk times (written before the job was published)
     for (let chunk = claimChunk(words, seen); chunk >= 0; chunk = claimChunk(words, seen)) {
       // A claimed chunk pins the job: the caller rewrites nothing until every chunk is done.
       const fn = words[JOB];
@@ -97,6 +101,7 @@ function serve(init: PoolWorkerInit): void {
         return;
       }
       let status: number;
+      if (timed) times[chunk * 3] = performance.timeOrigin + performance.now();
       try {
         if (fn === JOB_TEST_THROW) throw new Error('test fault inside the job');
         const n = words[NARGS], at = chunk * MAX_ARGS;
@@ -106,6 +111,10 @@ function serve(init: PoolWorkerInit): void {
       } catch (e) {
         report(words, errorBytes, index, e);
         status = STATUS_FAULT;
+      }
+      if (timed) {
+        times[chunk * 3 + 1] = performance.timeOrigin + performance.now();
+        times[chunk * 3 + 2] = index;
       }
       words[STATUSES + chunk] = status;
       if (Atomics.add(words, DONE, 1) + 1 === words[CHUNKS]) Atomics.notify(words, DONE);

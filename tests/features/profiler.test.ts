@@ -194,10 +194,17 @@ describe('profiler', () => {
       const path = join(dir, 'trace.json');
       p.exportChromeTrace(path);
       const json = JSON.parse(readFileSync(path, 'utf8'));
-      const evs = json.traceEvents as Array<Record<string, never>>;
+      const all = json.traceEvents as Array<Record<string, never>>;
+      // Metadata names the process and the main agent's thread; every call is one complete event on that thread.
+      assert.deepEqual(all.filter((e) => e.ph === 'M').map((e) => [e.name, e.tid, (e.args as { name: string }).name]), [
+        ['process_name', 0, 'Switchyard agents'],
+        ['thread_name', 1, 'agent 0 (main)'],
+      ]);
+      const evs = all.filter((e) => e.ph !== 'M');
       assert.equal(evs.length, p.events().length);
       for (const e of evs) {
         assert.equal(e.ph, 'X');
+        assert.equal(e.tid, 1);
         assert.equal(typeof e.ts, 'number');
         assert.ok((e.dur as number) >= 0);
       }

@@ -9,3 +9,4 @@ import './differential_suite.ts';
 import './vmap_suite.ts';
 import './sort_scan_suite.ts';
 import './conv_pool_suite.ts';
+import './profiler_suite.ts';
