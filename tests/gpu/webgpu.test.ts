@@ -7,3 +7,4 @@ import './training_suite.ts';
 import './factories_copies_suite.ts';
 import './differential_suite.ts';
 import './vmap_suite.ts';
+import './autocast_suite.ts';
