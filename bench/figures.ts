@@ -318,6 +318,28 @@ function startupTable(): string {
   ]);
 }
 
+function vmapTable(): string {
+  const d = runsOf('vmap', 'deno'), b = runsOf('vmap', 'bun');
+  const cases: [string, string][] = [
+    ['elementwise [256]', '`mul, add, relu, mul` on `[256]`'],
+    ['tanh [256]', '`tanh, mul` on `[256]`'],
+    ['matmul [16x16]', '`[16, 16]` matmul, relu, sum'],
+    ['per-sample grad MLP', 'per-sample gradients, small MLP'],
+  ];
+  const times = (runs: RunRecord[], c: string) =>
+    `${cell(runs, p50(`${c}: vmap x64`), { time: true })} / ${cell(runs, p50(`${c}: loop x64`), { time: true })}`;
+  return table(
+    ['case (per sample)', 'Deno: loop ÷ vmap', 'Bun: loop ÷ vmap', 'Deno: vmap / loop', 'Bun: vmap / loop'],
+    cases.map(([c, label]) => [
+      label,
+      cell(d, derived(`loop_over_vmap_p50.${c}`), { suffix: '×' }),
+      cell(b, derived(`loop_over_vmap_p50.${c}`), { suffix: '×' }),
+      times(d, c),
+      times(b, c),
+    ]),
+  );
+}
+
 /** Wraps a paragraph at 120 columns as `deno fmt` wraps markdown prose (inline code spans kept whole). */
 function wrap(text: string): string {
   const words = text.match(/(?:`[^`]*`|[^\s`])+/g) ?? [];
@@ -343,6 +365,7 @@ export function generatedBlocks(): Record<string, string> {
     training: `${trainingTable()}\n\n${wrap(`${provenance('training')} ${pytorchProvenance()}`)}`,
     autograd_engine: `${autogradEngineTable()}\n\n${wrap(provenance('autograd_engine'))}`,
     startup: `${startupTable()}\n\n${wrap(provenance('startup'))}`,
+    vmap: `${vmapTable()}\n\n${wrap(provenance('vmap'))}`,
   };
 }
 

@@ -143,6 +143,55 @@ function packedWorkspaceBytes<S, V>(M: i32, N: i32, K: i32): i32 {
   return 64 * 4 + MR_MAX * nr<V>() * vs + mcMax * kcMax * vs + kcMax * ncMax * vs;
 }
 
+/**
+ * One full MR-row sliver (MR = 4 or 6) of f32 A whose rows are contiguous (unit column stride), packed four
+ * columns at a time with 4 x 4 register transposes (rows 4 and 5 of a six-row sliver as interleaved pairs); the
+ * last kc % 4 columns one element at a time. Same layout as the generic loop of packA: column k of the sliver is
+ * the MR values at dst + k * MR * 4. Matrices with few columns (a batch of small matrices folded into rows, as
+ * vmap and matmul fold them) spend as much time packing A as multiplying, which the element loop made slow.
+ */
+function packSliverF32(dst: usize, src: usize, rowStep: usize, kc: i32, MR: i32): void {
+  let k = 0;
+  if (MR == 4) {
+    for (; k + 4 <= kc; k += 4) {
+      const at = src + <usize>k * 4;
+      const r0 = v128.load(at), r1 = v128.load(at + rowStep);
+      const r2 = v128.load(at + 2 * rowStep), r3 = v128.load(at + 3 * rowStep);
+      const t0 = v128.shuffle<f32>(r0, r1, 0, 4, 1, 5), t1 = v128.shuffle<f32>(r0, r1, 2, 6, 3, 7);
+      const t2 = v128.shuffle<f32>(r2, r3, 0, 4, 1, 5), t3 = v128.shuffle<f32>(r2, r3, 2, 6, 3, 7);
+      v128.store(dst, v128.shuffle<i64>(t0, t2, 0, 2));
+      v128.store(dst, v128.shuffle<i64>(t0, t2, 1, 3), 16);
+      v128.store(dst, v128.shuffle<i64>(t1, t3, 0, 2), 32);
+      v128.store(dst, v128.shuffle<i64>(t1, t3, 1, 3), 48);
+      dst += 64;
+    }
+  } else {
+    for (; k + 4 <= kc; k += 4) {
+      const at = src + <usize>k * 4;
+      const r0 = v128.load(at), r1 = v128.load(at + rowStep);
+      const r2 = v128.load(at + 2 * rowStep), r3 = v128.load(at + 3 * rowStep);
+      const r4 = v128.load(at + 4 * rowStep), r5 = v128.load(at + 5 * rowStep);
+      const t0 = v128.shuffle<f32>(r0, r1, 0, 4, 1, 5), t1 = v128.shuffle<f32>(r0, r1, 2, 6, 3, 7);
+      const t2 = v128.shuffle<f32>(r2, r3, 0, 4, 1, 5), t3 = v128.shuffle<f32>(r2, r3, 2, 6, 3, 7);
+      const u0 = v128.shuffle<f32>(r4, r5, 0, 4, 1, 5), u1 = v128.shuffle<f32>(r4, r5, 2, 6, 3, 7);
+      v128.store(dst, v128.shuffle<i64>(t0, t2, 0, 2));
+      store<i64>(dst + 16, i64x2.extract_lane(u0, 0));
+      v128.store(dst, v128.shuffle<i64>(t0, t2, 1, 3), 24);
+      store<i64>(dst + 40, i64x2.extract_lane(u0, 1));
+      v128.store(dst, v128.shuffle<i64>(t1, t3, 0, 2), 48);
+      store<i64>(dst + 64, i64x2.extract_lane(u1, 0));
+      v128.store(dst, v128.shuffle<i64>(t1, t3, 1, 3), 72);
+      store<i64>(dst + 88, i64x2.extract_lane(u1, 1));
+      dst += 96;
+    }
+  }
+  for (; k < kc; k++) {
+    const at = src + <usize>k * 4;
+    for (let i = 0; i < MR; i++) store<f32>(dst + <usize>i * 4, load<f32>(at + <usize>i * rowStep));
+    dst += <usize>MR * 4;
+  }
+}
+
 /** Packs rows [0, mc) x cols [0, kc) of A (element strides sAm, sAk) into MR-row slivers, zero-padded. */
 function packA<S, V>(dst: usize, A: usize, sAm: i32, sAk: i32, mc: i32, kc: i32, MR: i32): void {
   const es = elemBytes<S>();
@@ -152,7 +201,10 @@ function packA<S, V>(dst: usize, A: usize, sAm: i32, sAk: i32, mc: i32, kc: i32,
   for (let ir = 0; ir < mc; ir += MR) {
     const rows = min(MR, mc - ir);
     const base = A + <usize>ir * rowStep;
-    if (rows == MR) {
+    if (rows == MR && isFloat<S>() && sizeof<S>() == 4 && isFloat<V>() && sizeof<V>() == 4 && sAk == 1) {
+      packSliverF32(dst, base, rowStep, kc, MR);
+      dst += <usize>MR * <usize>kc * 4;
+    } else if (rows == MR) {
       for (let k = 0; k < kc; k++) {
         const src = base + <usize>k * colStep;
         for (let i = 0; i < MR; i++) store<V>(dst + <usize>i * vs, ld<S, V>(src + <usize>i * rowStep));

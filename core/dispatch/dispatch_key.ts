@@ -328,9 +328,44 @@ const PARSE_TABLE: ReadonlyMap<string, DispatchKey> = (() => {
   return table;
 })();
 
+// Key names spelled with the renamed PrivateUse1 backend ('mydev', 'AutogradMydev'), set once by
+// renamePrivateUse1Backend (core/features/backends.ts).
+const privateUse1Aliases = new Map<string, DispatchKey>();
+
+/**
+ * Lets the key-name parsers accept the name a third-party backend gave the PrivateUse1 backend, as PyTorch's
+ * `parseDispatchKey` does after `rename_privateuse1_backend`: every key name containing `PrivateUse1` is also
+ * accepted with the backend's name in its place, as given and with its first letter capitalised (`mydev`,
+ * `Mydev`, `AutogradMydev`, `Autogradmydev`, `SparseMydev`, `mydev_PreAutograd`). Built-in names keep their
+ * meaning where a spelling would collide with one. Called by `renamePrivateUse1Backend`; the names keep
+ * printing as `PrivateUse1`, as in PyTorch since 2.1.
+ *
+ * @example
+ * ```ts
+ * import { DispatchKey, parseDispatchKey, setPrivateUse1KeyName } from './dispatch_key.ts';
+ * setPrivateUse1KeyName('mydev');
+ * parseDispatchKey('AutogradMydev') === DispatchKey.AutogradPrivateUse1; // true
+ * ```
+ */
+export function setPrivateUse1KeyName(name: string): void {
+  if (typeof name !== 'string' || !/^[a-z][a-z0-9_]*$/.test(name)) {
+    throw new TypeError(`setPrivateUse1KeyName(): expected a lower-case backend name, got ${String(name)}`);
+  }
+  privateUse1Aliases.clear();
+  const spellings = [name, name[0].toUpperCase() + name.slice(1)];
+  for (const [keyName, k] of PARSE_TABLE) {
+    if (!keyName.includes('PrivateUse1')) continue;
+    for (const spelling of spellings) {
+      const alias = keyName.replace('PrivateUse1', spelling);
+      if (!PARSE_TABLE.has(alias)) privateUse1Aliases.set(alias, k);
+    }
+  }
+}
+
 /**
  * Parses a dispatch key name as PyTorch spells it (including its backward-compatible aliases such as
- * `CatchAll` and `DefaultBackend`).
+ * `CatchAll` and `DefaultBackend`), and, once a third-party backend renamed PrivateUse1, the key names spelled
+ * with its name (see {@linkcode setPrivateUse1KeyName}).
  *
  * @throws {RuntimeError} `could not parse dispatch key: <name>` for an unknown name (PyTorch's c10::Error).
  * @example
@@ -340,7 +375,7 @@ const PARSE_TABLE: ReadonlyMap<string, DispatchKey> = (() => {
  * ```
  */
 export function parseDispatchKey(name: string): DispatchKey {
-  const k = PARSE_TABLE.get(name);
+  const k = PARSE_TABLE.get(name) ?? privateUse1Aliases.get(name);
   if (k === undefined) throw new RuntimeError(`could not parse dispatch key: ${String(name)}`);
   return k;
 }

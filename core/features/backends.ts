@@ -6,7 +6,8 @@
  * that name, its tensors carry the PrivateUse1 and AutogradPrivateUse1 keys, and `Storage.allocate` on its device
  * goes to the hooks it supplied. Its kernels are registered with the ordinary `Library` at
  * `DispatchKey.PrivateUse1` (per operator, or a boxed fallback for all of them). As in PyTorch since 2.1, the
- * dispatch keys keep their names (`PrivateUse1`, `AutogradPrivateUse1`); the kernels' debug names in the computed
+ * dispatch keys keep their printed names (`PrivateUse1`, `AutogradPrivateUse1`), while the parsers also accept
+ * them spelled with the backend's name (`parseDispatchKey('mydev')`); the kernels' debug names in the computed
  * tables say which backend they belong to. See examples/custom_backend.ts.
  *
  * @module
@@ -17,6 +18,7 @@ import { registerAsyncToCpu } from '../tensor/host_transfer.ts';
 import type { Tensor } from '../tensor/tensor.ts';
 import { Dispatcher } from '../dispatch/dispatcher.ts';
 import { RuntimeError } from '../dispatch/errors.ts';
+import { setPrivateUse1KeyName } from '../dispatch/dispatch_key.ts';
 
 export { privateUse1BackendName };
 
@@ -56,7 +58,9 @@ function checkName(fn: string, name: unknown): string {
 /**
  * Names the PrivateUse1 backend (PyTorch's `torch.utils.rename_privateuse1_backend`): afterwards the device
  * string `name` (and `name:0`) means the PrivateUse1 device. Allowed once; calling it again with the same name
- * does nothing, with another name throws PyTorch's error.
+ * does nothing, with another name throws PyTorch's error. The dispatch key parsers (`parseDispatchKey`,
+ * `new Library(ns, 'IMPL', key)`, the dispatch pictures) then accept the key names spelled with the backend's name
+ * (`'mydev'`, `'AutogradMydev'`), as PyTorch's `parseDispatchKey` does after the rename.
  *
  * @throws {RuntimeError} `torch.register_privateuse1_backend() has already been set! Current backend: <name>`,
  * or `Cannot register privateuse1 backend with in-tree device name: cpu`.
@@ -74,7 +78,9 @@ export function renamePrivateUse1Backend(name: string): Device {
       `torch.register_privateuse1_backend() has already been set! Current backend: ${privateUse1BackendName()}`,
     );
   }
-  return Device.nameBackend(checked);
+  const device = Device.nameBackend(checked);
+  setPrivateUse1KeyName(checked);
+  return device;
 }
 
 /**

@@ -30,6 +30,16 @@ function checkLogical(name: string, overload: string, ...args: unknown[]): void 
  */
 export function batchedMatmul(a: Tensor, b: Tensor): Tensor {
   const pa = physicalOf(a), pb = physicalOf(b);
+  // A batch of matrices times a plain matrix, physically contiguous: the one `mm` matmul would fold it into
+  // (batch and rows as the rows), called directly rather than through matmul's decomposition.
+  if (
+    pb.levels.length === 0 && b.ndim === 2 && a.ndim === 2 && a.shape[1] > 0 && a.shape[1] === b.shape[0] &&
+    pa.t.isContiguous()
+  ) {
+    const rows = pa.t.numel / a.shape[1];
+    const product = call('mm', '', call('view', '', pa.t, [rows, a.shape[1]]), pb.t);
+    return wrapPhysical(call('_unsafe_view', '', product, [...pa.t.shape.slice(0, -1), b.shape[1]]), pa.levels);
+  }
   const levels = unionLevels([pa.levels, pb.levels]);
   let ta = pa.t, tb = pb.t;
   let ra = a.ndim, rb = b.ndim;

@@ -46,8 +46,79 @@ function listOfViews(name: string, overload: string, dimIndex: number) {
   };
 }
 
+/** One past the last storage element a (size, stride, offset) view reaches; undefined for an empty view. */
+function storageEnd(size: readonly number[], stride: readonly number[], offset: number): number | undefined {
+  let end = 1;
+  for (let i = 0; i < size.length; i++) {
+    if (size[i] === 0) return undefined;
+    end += (size[i] - 1) * stride[i];
+  }
+  return end + offset;
+}
+
+const AS_STRIDED_REWRITE = 'This is not supported inside of vmap, please try to rewrite the `as_strided` call as a ' +
+  'sequence of PyTorch view operations';
+
+/**
+ * PyTorch's `as_strided` batching rule. Each example `x[i]` of the physical tensor `xs` is viewed as if its storage
+ * offset were `xs`'s: `y[i] = x[i].as_strided(size, stride, offset + x[i].storageOffset - xs.storageOffset)`, so
+ * the batch dimensions keep their physical strides in front of the example's `stride`, and one `as_strided` of the
+ * physical tensor makes every example's view. The view must stay inside the memory the first example can reach
+ * (PyTorch's check and message), which keeps every example inside its own.
+ */
+function asStridedRule(
+  _hi: number,
+  _lo: number,
+  self: Tensor,
+  size: number[],
+  stride: number[],
+  storageOffset: number | null | undefined,
+): Tensor {
+  const { t, levels } = physicalOf(self);
+  const k = levels.length;
+  if (size.length !== stride.length) {
+    throw new RuntimeError(
+      'Tensor.as_strided(size, stride, ...): size and stride must have the same length! Got size ' +
+        `[${size.join(', ')}] and stride [${stride.join(', ')}]`,
+    );
+  }
+  const physicalStrides = t.stride();
+  const baseOffset = t.storageOffset;
+  const offset = storageOffset ?? baseOffset;
+  const viewEnd = storageEnd(size, stride, offset);
+  if (viewEnd !== undefined) {
+    const call = `result = tensor.as_strided([${size.join(', ')}], [${stride.join(', ')}], ${offset}) can access ` +
+      'memory outside of `tensor`.';
+    const sliceEnd = storageEnd(t.shape.slice(k), physicalStrides.slice(k), baseOffset);
+    if (sliceEnd === undefined) {
+      throw new RuntimeError(
+        `${call} \`tensor\` has no storage but the passed-in (size, stride, storage_offset) imply a result with some ` +
+          `storage. ${AS_STRIDED_REWRITE}`,
+      );
+    }
+    if (viewEnd > sliceEnd || offset < baseOffset) {
+      throw new RuntimeError(
+        `${call} \`result\` can access some memory in range [${offset}, ${viewEnd}], but \`tensor\` can only ` +
+          `access some memory in range [${baseOffset}, ${sliceEnd}]. ${AS_STRIDED_REWRITE}`,
+      );
+    }
+  }
+  return wrapPhysical(
+    call(
+      'as_strided',
+      '',
+      t,
+      [...batchSizes(t, k), ...size],
+      [...physicalStrides.slice(0, k), ...stride],
+      storageOffset ?? null,
+    ),
+    levels,
+  );
+}
+
 function viewRules(): Record<string, BatchRule> {
   return {
+    'as_strided': asStridedRule,
     'view': withSize('view'),
     '_unsafe_view': withSize('_unsafe_view'),
     'reshape': withSize('reshape'),

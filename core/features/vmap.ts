@@ -7,7 +7,8 @@
  * @module
  */
 import { DispatchKey } from '../dispatch/dispatch_key.ts';
-import { includeKeys } from '../dispatch/local_dispatch_key_set.ts';
+import { localKeys } from '../dispatch/local_dispatch_key_set.ts';
+import { DispatchKeySet } from '../dispatch/dispatch_key_set.ts';
 import { Library } from '../dispatch/library.ts';
 import { RuntimeError, ValueError } from '../dispatch/errors.ts';
 import { Tensor } from '../tensor/tensor.ts';
@@ -71,6 +72,7 @@ export function registerVmap(): void {
 registerVmap();
 
 const RANDOMNESS: readonly string[] = ['error', 'different', 'same'];
+const VMAP_MODE = DispatchKeySet.of(DispatchKey.VmapMode);
 
 // deno-lint-ignore ban-types
 const nameOf = (fn: Function) => (fn.name !== undefined && fn.name !== '' ? fn.name : '<anonymous>');
@@ -166,12 +168,16 @@ export function vmap<F extends (...args: any[]) => any>(
   if (chunkSize !== null && !(Number.isInteger(chunkSize) && chunkSize > 0)) {
     throw new ValueError(`vmap: chunk_size should be None or greater than 0. (got ${chunkSize})`);
   }
+  // Flat in_dims (an int, or one int or null per argument) over flat arguments (no arrays or plain objects) need
+  // no tree walk: the common call `vmap(f, { inDims: [0, null] })(x, w)` skips flattening and rebuilding.
+  const flatInDims = Number.isInteger(inDims) ||
+    (Array.isArray(inDims) && inDims.every((d) => d === null || Number.isInteger(d)));
   // deno-lint-ignore no-explicit-any
   return (...args: any[]): any => {
-    const head = `vmap(${name}, in_dims=${show(inDims)}, ...)(<inputs>): `;
+    const head = () => `vmap(${name}, in_dims=${show(inDims)}, ...)(<inputs>): `;
     if (!Number.isInteger(inDims) && !Array.isArray(inDims)) {
       throw new ValueError(
-        `${head}expected \`in_dims\` to be int or a (potentially nested) tuple matching the structure of inputs, ` +
+        `${head()}expected \`in_dims\` to be int or a (potentially nested) tuple matching the structure of inputs, ` +
           `got: ${typeText(inDims)}.`,
       );
     }
@@ -181,57 +187,68 @@ export function vmap<F extends (...args: any[]) => any>(
           'function with no inputs. The latter is unsupported.',
       );
     }
-    const { leaves, spec } = flattenTree(args);
-    const dims = broadcastInDims(inDims, args);
+    const flatArgs = flatInDims && (!Array.isArray(inDims) || inDims.length === args.length) && args.every(isLeaf);
+    const { leaves, spec } = flatArgs ? { leaves: args, spec: undefined } : flattenTree(args);
+    const dims = flatArgs
+      ? (Array.isArray(inDims) ? inDims.slice() : args.map(() => inDims))
+      : broadcastInDims(inDims, args);
     if (dims === undefined) {
       throw new ValueError(
-        `${head}in_dims is not compatible with the structure of \`inputs\`. in_dims has structure ` +
-          `${treeSpecText(flattenTree(inDims).spec)} but inputs has structure ${treeSpecText(spec)}.`,
+        `${head()}in_dims is not compatible with the structure of \`inputs\`. in_dims has structure ` +
+          `${treeSpecText(flattenTree(inDims).spec)} but inputs has structure ${treeSpecText(spec!)}.`,
       );
     }
-    const sizes: number[] = [];
-    leaves.forEach((arg, i) => {
-      const d = dims[i] as number | null;
+    let size = -1, mismatch = false;
+    for (let i = 0; i < leaves.length; i++) {
+      const arg = leaves[i], d = dims[i] as number | null;
       if (d !== null && !Number.isInteger(d)) {
         throw new ValueError(
-          `${head}Got in_dim=${show(d)} for an input but in_dim must be either an integer dimension or None.`,
+          `${head()}Got in_dim=${show(d)} for an input but in_dim must be either an integer dimension or None.`,
         );
       }
-      if (d === null) return;
+      if (d === null) continue;
       if (!(arg instanceof Tensor)) {
         throw new ValueError(
-          `${head}Got in_dim=${d} for an input but the input is of type ${typeText(arg)}. We cannot vmap over ` +
+          `${head()}Got in_dim=${d} for an input but the input is of type ${typeText(arg)}. We cannot vmap over ` +
             'non-Tensor arguments, please use None as the respective in_dim',
         );
       }
       arg.assertAlive('vmap');
       if (d < -arg.ndim || d >= arg.ndim) {
         throw new ValueError(
-          `${head}Got in_dim=${d} for some input, but that input is a Tensor of dimensionality ${arg.ndim} so ` +
+          `${head()}Got in_dim=${d} for some input, but that input is a Tensor of dimensionality ${arg.ndim} so ` +
             `expected in_dim to satisfy -${arg.ndim} <= in_dim < ${arg.ndim}.`,
         );
       }
       if (d < 0) dims[i] = d + arg.ndim;
-      sizes.push(arg.shape[dims[i] as number]);
-    });
-    if (sizes.length === 0) throw new ValueError('vmap: Expected at least one Tensor to vmap over');
-    if (sizes.some((s) => s !== sizes[0])) {
+      const n = arg.shape[dims[i] as number];
+      if (size >= 0 && n !== size) mismatch = true;
+      size = n;
+    }
+    if (size < 0) throw new ValueError('vmap: Expected at least one Tensor to vmap over');
+    if (mismatch) {
+      const sizes = leaves.flatMap((a, j) => dims[j] === null ? [] : [(a as Tensor).shape[dims[j] as number]]);
       throw new ValueError(
         `vmap: Expected all tensors to have the same size in the mapped dimension, got sizes [${sizes.join(', ')}] ` +
           'for the mapped dimension',
       );
     }
-    const size = sizes[0];
     const runBatch = (inputs: unknown[], n: number) => {
       const level = pushLevel(n, randomness);
+      // VmapMode joins the include set for the call (what `includeKeys` does, without a guard object per call).
+      const addedHi = VMAP_MODE.hi & ~localKeys.includedHi, addedLo = VMAP_MODE.lo & ~localKeys.includedLo;
+      localKeys.includedHi |= addedHi;
+      localKeys.includedLo |= addedLo;
       try {
-        using _mode = includeKeys(DispatchKey.VmapMode);
-        const batched = inputs.map((arg, i) =>
-          dims[i] === null ? arg : addBatchDim(arg as Tensor, dims[i] as number, level.level)
-        );
-        const outputs = fn(...(unflattenTree(batched, spec) as unknown[]));
+        const batched = inputs.slice();
+        for (let i = 0; i < batched.length; i++) {
+          if (dims[i] !== null) batched[i] = addBatchDim(batched[i] as Tensor, dims[i] as number, level.level);
+        }
+        const outputs = fn(...(spec === undefined ? batched : unflattenTree(batched, spec) as unknown[]));
         return unwrapOutputs(outputs, outDims, level.level, n, name);
       } finally {
+        localKeys.includedHi &= ~addedHi;
+        localKeys.includedLo &= ~addedLo;
         popLevel(level);
       }
     };
@@ -286,11 +303,15 @@ function broadcastInDims(inDims: unknown, args: unknown): unknown[] | undefined 
   return walk(inDims, args) ? out : undefined;
 }
 
+const isLeaf = (v: unknown) => !Array.isArray(v) && !isPlainObject(v);
 const isPlainObject = (v: unknown) =>
   typeof v === 'object' && v !== null && !(v instanceof Tensor) && Object.getPrototypeOf(v) === Object.prototype;
 const isContainer = (v: unknown) => Array.isArray(v) || isPlainObject(v);
 
 function unwrapOutputs(outputs: unknown, outDims: unknown, level: number, size: number, name: string): unknown {
+  if (outputs instanceof Tensor && Number.isInteger(outDims)) {
+    return removeBatchDim(outputs, level, size, outDims as number);
+  }
   const { leaves, spec } = flattenTree(outputs);
   let dims: unknown[] | undefined;
   if (outputs instanceof Tensor) {

@@ -4,8 +4,12 @@
  * Note [GPU dtype dispatch]
  * A WebGPU kernel accepts the dtypes its CPU counterpart accepts (the lists of PyTorch 1.13's CPU kernels, so
  * an operator works on both devices or on neither), except float64, which no WebGPU kernel computes with (Note
- * [GPU element layout]). The error is PyTorch's, with the kernel named `<op>_webgpu` where the CPU's is
- * `<op>_cpu`: `"bitwise_and_webgpu" not implemented for 'Float'`.
+ * [GPU element layout]), and float16, which every kernel that takes bfloat16 also takes: PyTorch's CUDA kernels
+ * dispatch over Half and BFloat16 together where its 1.13 CPU kernels often leave Half out (`clamp_min`, `gelu`,
+ * `floor`), and WebGPU autocast's float16 (core/features/autocast.ts) flows into them (`relu(linear(x))`). Both
+ * reduced floats compute in f32 and round on store, so the extra dtype costs no kernel. The error is PyTorch's,
+ * with the kernel named `<op>_webgpu` where the CPU's is `<op>_cpu`: `"bitwise_and_webgpu" not implemented for
+ * 'Float'`.
  *
  * @module
  */
@@ -61,7 +65,8 @@ export const FLOATING_BUT_HALF: number = bits(bfloat16, float32);
 export const INTEGRAL_AND_BOOL: number = INTEGRAL | bits(bool);
 
 /**
- * A dispatch list named like PyTorch's CPU kernel, with `_cpu` become `_webgpu` (Note [GPU dtype dispatch]).
+ * A dispatch list named like PyTorch's CPU kernel, with `_cpu` become `_webgpu`, float16 added where bfloat16
+ * is in the list (Note [GPU dtype dispatch]).
  *
  * @example
  * ```ts
@@ -70,7 +75,8 @@ export const INTEGRAL_AND_BOOL: number = INTEGRAL | bits(bool);
  * ```
  */
 export function dispatch(cpuName: string, dtypes: number): DtypeDispatch {
-  return { name: cpuName.replace(/_cpu(_?)$/, '_webgpu$1'), dtypes };
+  const withHalf = (dtypes & bits(bfloat16)) !== 0 ? dtypes | bits(float16) : dtypes;
+  return { name: cpuName.replace(/_cpu(_?)$/, '_webgpu$1'), dtypes: withHalf };
 }
 
 /**

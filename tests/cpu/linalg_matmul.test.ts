@@ -194,6 +194,11 @@ const ODD_SHAPES: readonly [number, number, number][] = [
   [1, 65, 7],
   [33, 17, 3],
   [13, 9, 300],
+  // full 4- and 6-row slivers of A with K = 0, 1, 2, 3 mod 4: the 4 x 4 transposes of the contiguous-row packing
+  [24, 8, 16],
+  [36, 9, 18],
+  [48, 8, 5],
+  [12, 16, 7],
 ];
 
 for (const flavor of ['relaxed-simd', 'simd'] as const) {

@@ -14,6 +14,7 @@ import {
   cat,
   clearAutocastCache,
   crossEntropy,
+  Dispatcher,
   DispatchKey,
   type DispatchKwargs,
   DispatchMode,
@@ -221,9 +222,75 @@ describe('autocast: state, nesting, disable, errors', () => {
     assert.throws(() => autocast({ deviceType: 'cuda' } as never), /expected deviceType 'cpu'/);
     assert.throws(() => autocast(undefined as never), /expected an options object/);
     assert.throws(() => autocast({ deviceType: 'cpu', enabled: 1 } as never), /enabled to be a boolean/);
-    assert.throws(() => isAutocastEnabled('webgpu' as never), /isAutocastEnabled: expected deviceType 'cpu'/);
+    assert.throws(() => isAutocastEnabled('cuda' as never), /isAutocastEnabled: expected deviceType 'cpu' or 'webgpu'/);
+    assert.throws(() => getAutocastDtype('meta' as never), /getAutocastDtype: expected deviceType 'cpu' or 'webgpu'/);
+    assert.throws(
+      () => autocast({ deviceType: 'webgpu', dtype: float32 }),
+      {
+        message:
+          'Currently, AutocastWebGPU only support Float16 and Bfloat16 as the autocast_gpu_dtype, but got torch.float32',
+      },
+    );
+    assert.throws(() => autocast({ deviceType: 'webgpu', dtype: 'float16' } as never), /expected dtype to be a DType/);
+    assert.equal(isAutocastEnabled('webgpu'), false);
     assert.equal(isAutocastEnabled('cpu'), false);
     assert.equal(autocast(CPU, () => mm(randn([2, 2]), randn([2, 2])).dtype), bfloat16);
+  });
+});
+
+describe('autocast: WebGPU state without a device (the kernels are tested in tests/gpu/autocast_suite.ts)', () => {
+  const GPU = { deviceType: 'webgpu' } as const;
+  const excluded = (k: number) => localDispatchKeySet().excluded.has(k);
+
+  it('a webgpu region has its own state, float16 by default, and leaves CPU tensors alone', () => {
+    manualSeed(11);
+    const a = randn([3, 4]), b = randn([4, 2]);
+    assert.equal(getAutocastDtype('webgpu'), float16);
+    assert.equal(excluded(DispatchKey.AutocastWebGPU), true);
+    autocast(GPU, () => {
+      assert.equal(isAutocastEnabled('webgpu'), true);
+      assert.equal(isAutocastEnabled('cpu'), false);
+      assert.equal(excluded(DispatchKey.AutocastWebGPU), false);
+      assert.equal(excluded(DispatchKey.AutocastCPU), true);
+      // CPU tensors do not carry AutocastWebGPU: CPU results are unchanged
+      assert.equal(mm(a, b).dtype, float32);
+      assert.equal(softmax(a.to(bfloat16), -1).dtype, bfloat16);
+      autocast(CPU, () => {
+        assert.equal(mm(a, b).dtype, bfloat16);
+        assert.equal(isAutocastEnabled('webgpu'), true);
+      });
+      autocast({ ...GPU, dtype: bfloat16 }, () => assert.equal(getAutocastDtype('webgpu'), bfloat16));
+      autocast({ ...GPU, enabled: false }, () => {
+        assert.equal(isAutocastEnabled('webgpu'), false);
+        assert.equal(excluded(DispatchKey.AutocastWebGPU), true);
+      });
+      assert.equal(getAutocastDtype('webgpu'), float16);
+      assert.equal(excluded(DispatchKey.AutocastWebGPU), false);
+    });
+    assert.equal(isAutocastEnabled('webgpu'), false);
+    assert.equal(excluded(DispatchKey.AutocastWebGPU), true);
+    {
+      using _ = autocast({ ...GPU, dtype: bfloat16 });
+      assert.equal(getAutocastDtype('webgpu'), bfloat16);
+    }
+    assert.equal(getAutocastDtype('webgpu'), float16);
+  });
+
+  it('the computed tables carry the CUDA lists at AutocastWebGPU', () => {
+    autocast(GPU, () => {});
+    const table = (name: string, overload?: string) =>
+      Dispatcher.singleton().findSchemaOrThrow(name, overload).dumpComputedTable();
+    assert.match(
+      table('aten::mm'),
+      /^AutocastWebGPU: autocast WebGPU \(lower_precision_fp\) for aten::mm \[kernel\]$/m,
+    );
+    assert.match(table('aten::mm'), /^AutocastCPU: autocast CPU \(lower_precision_fp\) for aten::mm \[kernel\]$/m);
+    assert.match(table('aten::exp'), /^AutocastWebGPU: autocast WebGPU \(fp32\) for aten::exp \[kernel\]$/m);
+    assert.match(table('aten::exp'), /^AutocastCPU: fallthrough/m);
+    assert.match(table('aten::sum'), /^AutocastWebGPU: autocast WebGPU \(fp32_set_opt_dtype\) for aten::sum/m);
+    assert.match(table('aten::dot'), /^AutocastWebGPU: autocast WebGPU \(promote\) for aten::dot/m);
+    assert.match(table('aten::binary_cross_entropy'), /^AutocastWebGPU: autocast WebGPU \(banned\)/m);
+    assert.match(table('aten::cat'), /^AutocastWebGPU: fallthrough/m); // promote on CPU only, as in PyTorch 1.13
   });
 });
 

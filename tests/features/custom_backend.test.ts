@@ -20,6 +20,7 @@ const CHECKS = [
   'the boxed fallback runs everything else on the CPU',
   'autograd through the custom device',
   'computed dispatch tables name the backend',
+  'dispatch key parsers accept the backend name',
   'storage hooks allocate and free blocks',
 ];
 

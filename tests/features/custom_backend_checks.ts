@@ -10,11 +10,14 @@ import { cpuFallback, liveBlocks, mydev } from '../../examples/custom_backend.ts
 import {
   cat,
   Dispatcher,
+  DispatchKey,
   type DType,
   float32,
   float64,
   Generator,
   int64,
+  Library,
+  parseDispatchKey,
   privateUse1BackendName,
   randn,
   registerBackend,
@@ -199,6 +202,39 @@ const checks: Record<string, () => void | Promise<void>> = {
     assert.match(add, /^AutogradPrivateUse1: /m);
     assert.match(table('aten::mm'), /^PrivateUse1: mydev kernel mm \[kernel\]$/m);
     assert.match(table('aten::exp'), /^PrivateUse1: mydev CPU fallback \[backend fallback\]$/m);
+  },
+  'dispatch key parsers accept the backend name'() {
+    assert.equal(parseDispatchKey('mydev'), DispatchKey.PrivateUse1);
+    assert.equal(parseDispatchKey('Mydev'), DispatchKey.PrivateUse1);
+    assert.equal(parseDispatchKey('AutogradMydev'), DispatchKey.AutogradPrivateUse1);
+    assert.equal(parseDispatchKey('Autogradmydev'), DispatchKey.AutogradPrivateUse1);
+    assert.equal(parseDispatchKey('SparseMydev'), DispatchKey.SparsePrivateUse1);
+    assert.equal(parseDispatchKey('QuantizedMydev'), DispatchKey.QuantizedPrivateUse1);
+    assert.equal(parseDispatchKey('mydev_PreAutograd'), DispatchKey.AutogradPrivateUse1);
+    // the built-in names keep working and other backends' names stay unknown
+    assert.equal(parseDispatchKey('PrivateUse1'), DispatchKey.PrivateUse1);
+    assert.equal(parseDispatchKey('AutogradPrivateUse1'), DispatchKey.AutogradPrivateUse1);
+    assert.equal(parseDispatchKey('PrivateUse2'), DispatchKey.PrivateUse2);
+    assert.throws(() => parseDispatchKey('otherdev'), { message: 'could not parse dispatch key: otherdev' });
+    assert.throws(() => parseDispatchKey('MYDEV'), { message: 'could not parse dispatch key: MYDEV' });
+    assert.throws(() => parseDispatchKey('mydevAutograd'), /could not parse dispatch key: mydevAutograd/);
+    // a library block at the renamed key registers at PrivateUse1, and the dispatch picture takes the name
+    const lib = new Library('switchyard_test_mydev', 'DEF');
+    const op = lib.define('switchyard_test_mydev::twice(Tensor x) -> Tensor');
+    const impl = new Library('switchyard_test_mydev', 'IMPL', 'mydev');
+    impl.impl(op, (_hi, _lo, x) => x.add(x), undefined, { debug: 'twice on mydev' });
+    const autogradImpl = new Library('switchyard_test_mydev', 'IMPL', 'AutogradMydev');
+    autogradImpl.impl(op, (_hi, _lo, x) => x.mul(2), undefined, { debug: 'autograd twice on mydev' });
+    assert.match(op.dumpComputedTable(), /^PrivateUse1: twice on mydev \[kernel\]$/m);
+    assert.match(op.dumpComputedTable(), /^AutogradPrivateUse1: autograd twice on mydev \[kernel\]$/m);
+    assert.deepEqual(
+      (op.call(tensor([1, 2, 3], { device: 'mydev' })) as Tensor).to('cpu').toArray(),
+      [2, 4, 6],
+    );
+    assert.throws(
+      () => new Library('switchyard_test_mydev', 'IMPL', 'Autograd_mydev'),
+      /could not parse dispatch key: Autograd_mydev/,
+    );
   },
   'storage hooks allocate and free blocks'() {
     const before = liveBlocks();

@@ -128,6 +128,106 @@ describe('vmap rules', () => {
   });
 });
 
+describe('vmap as_strided (PyTorch batching rule: strides and offset per example)', () => {
+  /** Per-example as_strided with the offset taken relative to the batched tensor's, as PyTorch defines it. */
+  function asStridedLoop(xs: Tensor, dim: number, size: number[], stride: number[], offset?: number): Tensor {
+    return stack(Array.from({ length: xs.shape[dim] }, (_, i) => {
+      const x = xs.select(dim, i);
+      return x.asStrided(size, stride, (offset ?? xs.storageOffset) + x.storageOffset - xs.storageOffset);
+    }));
+  }
+  const values = (t: Tensor) => t.contiguous().toArray();
+
+  it('matches the loop on contiguous, offset, transposed and odd-strided inputs, and returns views', () => {
+    manualSeed(30);
+    const seen: string[] = [];
+    setVmapFallbackWarningHandler((m) => seen.push(m));
+    try {
+      const xs = randn([4, 6]);
+      for (
+        const [size, stride, offset] of [[[2, 2], [1, 2]], [[2, 2], [1, 2], 1], [[3], [2], 0], [[2, 3], [0, 1]]] as [
+          number[],
+          number[],
+          number?,
+        ][]
+      ) {
+        const out = vmap((x: Tensor) => x.asStrided(size, stride, offset ?? null))(xs);
+        assert.deepEqual(out.shape, [4, ...size]);
+        assert.deepEqual(
+          values(out),
+          values(asStridedLoop(xs, 0, size, stride, offset)),
+          `${size} ${stride} ${offset}`,
+        );
+      }
+      // batch dimension not in front in memory (inDims 1): each example starts at its own column
+      const ys = randn([6, 5]);
+      const cols = vmap((x: Tensor) => x.asStrided([3, 2], [2, 5]), { inDims: 1 })(ys);
+      assert.deepEqual(values(cols), values(asStridedLoop(ys, 1, [3, 2], [2, 5])));
+      // an odd-strided view with a storage offset: PyTorch's worked example, checked by hand with functorch
+      const base = tensor(Array.from({ length: 30 }, (_, i) => i), { dtype: float32 });
+      const v = base.narrow(0, 2, 28).asStrided([4, 6], [7, 1], 3);
+      const picked = vmap((x: Tensor) => x.asStrided([3], [2], 4))(v);
+      assert.deepEqual(picked.tolist(), [[4, 6, 8], [11, 13, 15], [18, 20, 22], [25, 27, 29]]);
+      // nested vmap: both batch dimensions keep their strides
+      const zs = tensor(Array.from({ length: 24 }, (_, i) => i), { dtype: float32 }).reshape([2, 3, 4]);
+      assert.deepEqual(
+        vmap(vmap((x: Tensor) => x.asStrided([2], [2], 0)))(zs).tolist(),
+        [[[0, 2], [4, 6], [8, 10]], [[12, 14], [16, 18], [20, 22]]],
+      );
+      // an empty view needs no memory
+      assert.deepEqual(vmap((x: Tensor) => x.asStrided([0], [2], 100))(xs).shape, [4, 0]);
+      // the result is a view: writes reach the batched input
+      const b = zeros([3, 5]);
+      vmap((x: Tensor) => x.asStrided([2], [2], 1).add_(1))(b);
+      assert.deepEqual(b.tolist(), Array(3).fill([0, 1, 0, 1, 0]));
+      assert.deepEqual(seen, [], 'as_strided has a rule: no fallback');
+    } finally {
+      setVmapFallbackWarningHandler(null);
+    }
+  });
+
+  it('gradients through a batched as_strided equal the per-example ones', () => {
+    manualSeed(31);
+    const xs = randn([3, 7]);
+    const loss = (x: Tensor) => x.asStrided([3, 2], [2, 1], 1).mul(x.asStrided([3, 2], [2, 1], 1)).sum();
+    const perExample = vmap(func.grad(loss))(xs);
+    const expected = stack(Array.from({ length: 3 }, (_, i) => func.grad(loss)(xs.select(0, i).clone())));
+    close(perExample, expected);
+  });
+
+  it("refuses views outside the example's memory with PyTorch's messages, and stays usable", () => {
+    const xs = randn([4, 6]);
+    assert.throws(() => vmap((x: Tensor) => x.asStrided([3, 3], [2, 1]))(xs), {
+      message: 'result = tensor.as_strided([3, 3], [2, 1], 0) can access memory outside of `tensor`. `result` can ' +
+        'access some memory in range [0, 7], but `tensor` can only access some memory in range [0, 6]. This is not ' +
+        'supported inside of vmap, please try to rewrite the `as_strided` call as a sequence of PyTorch view ' +
+        'operations',
+    });
+    assert.throws(() => vmap((x: Tensor) => x.asStrided([2], [1], 5))(xs.narrow(1, 0, 5)), {
+      message: 'result = tensor.as_strided([2], [1], 5) can access memory outside of `tensor`. `result` can access ' +
+        'some memory in range [5, 7], but `tensor` can only access some memory in range [0, 5]. This is not ' +
+        'supported inside of vmap, please try to rewrite the `as_strided` call as a sequence of PyTorch view ' +
+        'operations',
+    });
+    const v = randn([30]).narrow(0, 2, 28).asStrided([4, 6], [7, 1], 3);
+    assert.throws(
+      () => vmap((x: Tensor) => x.asStrided([3], [2], 1))(v),
+      /`result` can access some memory in range \[1, 6\], but `tensor` can only access some memory in range \[3, 9\]/,
+    );
+    assert.throws(() => vmap((x: Tensor) => x.asStrided([2], [1]))(zeros([4, 0])), {
+      message: 'result = tensor.as_strided([2], [1], 0) can access memory outside of `tensor`. `tensor` has no ' +
+        'storage but the passed-in (size, stride, storage_offset) imply a result with some storage. This is not ' +
+        'supported inside of vmap, please try to rewrite the `as_strided` call as a sequence of PyTorch view ' +
+        'operations',
+    });
+    assert.throws(() => vmap((x: Tensor) => x.asStrided([2], [1, 2]))(xs), {
+      message: 'Tensor.as_strided(size, stride, ...): size and stride must have the same length! Got size [2] and ' +
+        'stride [1, 2]',
+    });
+    assert.deepEqual(vmap((x: Tensor) => x.asStrided([2], [3]))(xs).shape, [4, 2]);
+  });
+});
+
 describe('vmap fallback for operators without a rule', () => {
   it('a custom operator returning a list, and an in-place one, run per sample (also nested)', () => {
     using def = new Library('vmaptest', 'DEF');

@@ -10,3 +10,4 @@ import './vmap_suite.ts';
 import './sort_scan_suite.ts';
 import './conv_pool_suite.ts';
 import './profiler_suite.ts';
+import './autocast_suite.ts';
