@@ -19,6 +19,8 @@ import {
   popFunctionalizeLevel,
   pushFunctionalizeLevel,
   type RemoveMode,
+  runAsParentOf,
+  runAtLevel,
   syncFunctional,
 } from './functionalize_tensor.ts';
 import { flattenTree, unflattenTree } from './vmap_tree.ts';
@@ -114,24 +116,26 @@ export function functionalize<F extends (...args: any[]) => any>(
     });
     const level = pushFunctionalizeLevel();
     setLevelMode(level, remove);
+    const spare = new Set<unknown>(leaves);
     try {
       const wrapped = leaves.map((leaf) => (leaf instanceof Tensor ? new FunctionalTensor(leaf, level) : leaf));
-      const result = fn(...(unflattenTree(wrapped, spec) as unknown[]));
+      const result = runAtLevel(level, () => fn(...(unflattenTree(wrapped, spec) as unknown[])));
       if (result instanceof Promise) {
         throw new TypeError('functionalize: fn must be synchronous (it returned a Promise)');
       }
       const out = flattenTree(result);
       const outputs = out.leaves.map((v) => unwrapOutput(v, level));
+      for (const o of outputs) spare.add(o);
       // Input mutations are applied once, at the end (PyTorch's `_propagate_functional_input_mutation`).
       wrapped.forEach((w, i) => {
         if (!(w instanceof FunctionalTensor)) return;
         syncFunctional(w);
-        if (w.functionalStorage.mutated) aten('copy_').call(leaves[i], w.value, false);
+        if (w.functionalStorage.mutated) runAsParentOf(level, () => aten('copy_').call(leaves[i], w.value, false));
       });
       return unflattenTree(outputs, out.spec);
     } finally {
       setLevelMode(level, undefined);
-      popFunctionalizeLevel(level);
+      popFunctionalizeLevel(level, spare);
     }
   };
 }

@@ -21,15 +21,25 @@ import { DispatchKeySet } from '../dispatch/dispatch_key_set.ts';
 import { RuntimeError } from '../dispatch/errors.ts';
 import { IValue, type Stack } from '../dispatch/ivalue.ts';
 import type { OperatorHandle } from '../dispatch/operator_handle.ts';
-import { assertCanCast } from '../tensor/promotion.ts';
+import { canCast } from '../tensor/promotion.ts';
 import type { Tensor } from '../tensor/tensor.ts';
 import { aten } from '../ops/aten_call.ts';
 import { viewGeometry } from '../ops/view_geometry.ts';
 import { copyVariantOf } from './functionalize_copy_ops.ts';
-import { commitFunctionalUpdate, FunctionalTensor, type RemoveMode, syncFunctional } from './functionalize_tensor.ts';
+import {
+  adopt,
+  commitFunctionalUpdate,
+  FunctionalTensor,
+  type RemoveMode,
+  runAsParentOf,
+  runAtLevel,
+  runningLevel,
+  syncFunctional,
+} from './functionalize_tensor.ts';
 import { callBoxedValues, findOperator, overlapError, viewMetaFor } from './functionalize_views.ts';
 
-const BELOW_FUNCTIONALIZE = DispatchKeySet.fullAfter(DispatchKey.Functionalize).remove(DispatchKey.Python);
+const BELOW_FUNCTIONALIZE = DispatchKeySet.fullAfter(DispatchKey.Functionalize);
+const BELOW_FUNCTIONALIZE_NO_PYTHON = BELOW_FUNCTIONALIZE.remove(DispatchKey.Python);
 
 const modes = new Map<number, RemoveMode>();
 
@@ -65,7 +75,7 @@ function unwrapValue(v: IValue, level: number): IValue {
 
 /** `v` with every tensor wrapped as a new functional base of `level`. */
 function wrapValue(v: IValue, level: number): IValue {
-  if (v.isTensor()) return IValue.tensor(new FunctionalTensor(v.toTensor<Tensor>(), level));
+  if (v.isTensor()) return IValue.tensor(new FunctionalTensor(adopt(v.toTensor<Tensor>(), level), level));
   if (v.isList()) return IValue.list(v.toList().map((e) => wrapValue(e, level)));
   return v;
 }
@@ -156,7 +166,11 @@ function inPlace(
       );
     }
     if (value.dtype !== t.dtype) {
-      assertCanCast(value.dtype, t.dtype);
+      if (!canCast(value.dtype, t.dtype)) {
+        throw new RuntimeError(
+          `result type ${value.dtype.scalarTypeName} can't be cast to the desired output type ${t.dtype.scalarTypeName}`,
+        );
+      }
       value = aten('_to_copy').call(value, t.dtype, null, null, null, false, null) as Tensor;
     }
     commitFunctionalUpdate(t, value);
@@ -186,7 +200,7 @@ function view(op: OperatorHandle, args: Stack, level: number, mode: RemoveMode):
   const out = callBoxedValues(run, [IValue.tensor(self.value), ...rest]);
   const make = (value: Tensor, index: number) =>
     new FunctionalTensor(
-      value,
+      adopt(value, level),
       level,
       self.functionalStorage,
       [...self.viewMetas, viewMetaFor(op, rest, index, mode)],
@@ -212,10 +226,44 @@ export function functionalizeKernel(op: OperatorHandle, ks: DispatchKeySet, stac
   const schema = op.schema!;
   const n = schema.arguments.length;
   const level = highestLevel(stack.slice(stack.length - n));
-  if (level === 0 || op.hasKernelForDispatchKey(DispatchKey.CompositeImplicitAutograd)) {
-    op.redispatchBoxed(ks.and(BELOW_FUNCTIONALIZE), stack);
+  if (level === 0) {
+    plainArguments(op, ks, stack);
     return;
   }
+  if (op.hasKernelForDispatchKey(DispatchKey.CompositeImplicitAutograd)) {
+    // A composite reached with autograd excluded: its parts come back here one by one.
+    op.redispatchBoxed(ks.and(BELOW_FUNCTIONALIZE_NO_PYTHON), stack);
+    return;
+  }
+  runAsParentOf(level, () => functionalizeCall(op, stack, n, level));
+}
+
+// Factories of uninitialized memory stay plain: their callers (`tensor()`, `fromArray`) fill the bytes directly.
+const UNINITIALIZED = new Set(['aten::empty', 'aten::empty_like', 'aten::empty_strided']);
+
+/**
+ * An op without functional arguments, reached through the include set while functionalized code runs (Note
+ * [Fresh tensors and the running level]): in-place and view ops on plain tensors run as they are (as in
+ * PyTorch); any other op runs below and its outputs become functional tensors of the running level.
+ */
+function plainArguments(op: OperatorHandle, ks: DispatchKeySet, stack: Stack): void {
+  const schema = op.schema!;
+  const level = runningLevel();
+  const below = ks.and(BELOW_FUNCTIONALIZE);
+  if (
+    level === 0 || schema.isMutable || schema.returns.some((r) => r.aliasInfo !== undefined) ||
+    UNINITIALIZED.has(schema.name)
+  ) {
+    op.redispatchBoxed(below, stack);
+    return;
+  }
+  const first = stack.length - schema.arguments.length;
+  runAtLevel(0, () => op.redispatchBoxed(below, stack));
+  for (let i = first; i < stack.length; i++) stack[i] = wrapValue(stack[i], level);
+}
+
+function functionalizeCall(op: OperatorHandle, stack: Stack, n: number, level: number): void {
+  const schema = op.schema!;
   const mode = modes.get(level) ?? 'mutations';
   const args = stack.splice(stack.length - n, n);
   const written = schema.arguments.flatMap((a, i) => (a.aliasInfo?.isWrite === true ? [i] : []));

@@ -25,8 +25,9 @@
 import { DispatchKey } from '../dispatch/dispatch_key.ts';
 import { DispatchKeySet } from '../dispatch/dispatch_key_set.ts';
 import { RuntimeError } from '../dispatch/errors.ts';
+import { localDispatchKeySet, withLocalDispatchKeySet } from '../dispatch/local_dispatch_key_set.ts';
 import { Device } from '../tensor/device.ts';
-import { heldTensors } from '../tensor/held_tensors.ts';
+import { keep } from '../tensor/lifetime.ts';
 import { Storage } from '../tensor/storage.ts';
 import { Tensor, tensorKeySet, type VersionCounter } from '../tensor/tensor.ts';
 import { ALIAS_FOR_AUTOGRAD } from '../autograd/saved_variable.ts';
@@ -96,20 +97,83 @@ function writeThrough(base: Tensor, value: Tensor, metas: readonly ViewMeta[]): 
   return current;
 }
 
+// Note [Who frees the values]
+// The values below functional tensors are made by the Functionalize kernel, possibly inside a `scope()` that
+// closes while the functionalize call still needs them (autograd's engine runs backward in one). They belong to
+// the functionalize call instead: `adopt` takes them out of any scope, and the call frees them when it returns,
+// all but its outputs and inputs.
+const owned = new Map<number, Set<Tensor>>();
+
+/** Makes `t` (a value made by the kernel) belong to the functionalize call of `level` (Note [Who frees the values]). */
+export function adopt<T extends Tensor>(t: T, level: number): T {
+  const set = owned.get(level);
+  if (set !== undefined && !set.has(t)) {
+    keep(t);
+    set.add(t);
+  }
+  return t;
+}
+
+/** Frees the values the call of `level` made, except those in `spare`. */
+function freeOwned(level: number, spare: ReadonlySet<unknown>): void {
+  const set = owned.get(level);
+  owned.delete(level);
+  if (set === undefined) return;
+  for (const t of set) if (!spare.has(t)) t.dispose();
+}
+
+// Note [Fresh tensors and the running level]
+// While a functionalized function's own code runs, the Functionalize key is in the local include set (as
+// PyTorch's functionalize does), so ops on plain tensors reach the kernel too: a tensor made there (a factory, or
+// an op on captured plain tensors) becomes a functional tensor of the running level. When the kernel works for
+// level L it restores the context that encloses L: the level that was running when L began (0: none) and the
+// include bit that goes with it, so the ops it runs on L's values are seen exactly as that context's code would
+// see them.
 let nextLevel = 1;
 const activeLevels: number[] = [];
+const parents = new Map<number, number>();
+let running = 0;
+
+const FUNCTIONALIZE = DispatchKey.Functionalize;
+
+/** The level whose functionalized code is running (0: none). */
+export function runningLevel(): number {
+  return running;
+}
+
+/** Runs `fn` with `level` as the running level, the Functionalize key included when it is not 0. */
+export function runAtLevel<T>(level: number, fn: () => T): T {
+  const saved = running;
+  const local = localDispatchKeySet();
+  const included = level === 0 ? local.included.remove(FUNCTIONALIZE) : local.included.add(FUNCTIONALIZE);
+  running = level;
+  try {
+    return withLocalDispatchKeySet({ included, excluded: local.excluded }, fn);
+  } finally {
+    running = saved;
+  }
+}
+
+/** Runs `fn` in the context that encloses `level` (Note [Fresh tensors and the running level]). */
+export function runAsParentOf<T>(level: number, fn: () => T): T {
+  return runAtLevel(parents.get(level) ?? 0, fn);
+}
 
 /** Enters a new functionalize level (the highest so far) and returns it. */
 export function pushFunctionalizeLevel(): number {
   const level = nextLevel++;
   activeLevels.push(level);
+  parents.set(level, running);
+  owned.set(level, new Set());
   return level;
 }
 
-/** Leaves a functionalize level. */
-export function popFunctionalizeLevel(level: number): void {
+/** Leaves a functionalize level, freeing what it made except the tensors in `spare`. */
+export function popFunctionalizeLevel(level: number, spare: ReadonlySet<unknown> = new Set()): void {
   const i = activeLevels.lastIndexOf(level);
   if (i >= 0) activeLevels.splice(i, 1);
+  parents.delete(level);
+  freeOwned(level, spare);
 }
 
 /** Whether a functionalize level is still running. */
@@ -151,10 +215,12 @@ export class FunctionalTensor extends Tensor {
     viewMetas: readonly ViewMeta[] = [],
     version?: VersionCounter,
   ) {
+    // The value's geometry, storage offset included: autograd's CopySlices rebuilds a written view from it.
     super({
-      storage: Storage.allocate(Device.meta, 0),
+      storage: Storage.allocate(Device.meta, value.storage.nbytes),
       shape: value.shape,
       strides: value.stride(),
+      storageOffset: value.storageOffset,
       dtype: value.dtype,
       version,
     });
@@ -166,11 +232,6 @@ export class FunctionalTensor extends Tensor {
     const ks = tensorKeySet(value.device, false);
     this.keySetHi = ks.hi | FUNCTIONALIZE_HI;
     this.keySetLo = ks.lo;
-  }
-
-  /** What the wrapper owns: `scope()` keeps the value and the storage's base of a functional tensor it keeps. */
-  [heldTensors](): Iterable<unknown> {
-    return [this.value, this.functionalStorage.base];
   }
 
   /** What autograd saves and `detach()` returns: a functional alias at the same place of the same storage. */
@@ -230,10 +291,13 @@ export function syncFunctional(t: FunctionalTensor): void {
   if (!isFunctionalizeLevelActive(t.level)) {
     throw new RuntimeError('functionalize: a functional tensor escaped its functionalize() call and was used after it');
   }
-  storage.applyUpdates();
-  let value = storage.base;
-  for (const meta of t.viewMetas) value = meta.forward(value);
-  t.value = value;
+  runAsParentOf(t.level, () => {
+    storage.applyUpdates();
+    adopt(storage.base, t.level);
+    let value = storage.base;
+    for (const meta of t.viewMetas) value = meta.forward(value);
+    t.value = adopt(value, t.level);
+  });
   t.generation = storage.generation;
 }
 
@@ -242,7 +306,7 @@ export function syncFunctional(t: FunctionalTensor): void {
  * storage (PyTorch's `replace_` + `commit_update`).
  */
 export function commitFunctionalUpdate(t: FunctionalTensor, value: Tensor): void {
-  t.value = value;
+  t.value = adopt(value, t.level);
   t.functionalStorage.addUpdate(value, t.viewMetas);
   t.generation = t.functionalStorage.generation;
 }
