@@ -61,7 +61,12 @@ export { type InDims, type OutDims, registerVmap, vmap, type VmapOptions } from 
 export { BatchedTensor, isBatchedTensor, type Randomness } from './core/features/vmap_batched.ts';
 export { setVmapFallbackWarningHandler } from './core/features/vmap_fallback.ts';
 export * as func from './core/features/functorch.ts';
-export { functionalize, type FunctionalizeOptions, registerFunctionalize } from './core/features/functionalize.ts';
+export {
+  functionalize,
+  type FunctionalizeOptions,
+  registerFunctionalize,
+  unregisterFunctionalize,
+} from './core/features/functionalize.ts';
 export { FunctionalTensor, isFunctionalTensor, type RemoveMode } from './core/features/functionalize_tensor.ts';
 export * from './core/features/autocast.ts';
 export * from './core/workers/mod.ts';

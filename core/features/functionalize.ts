@@ -52,6 +52,22 @@ export function registerFunctionalize(): void {
   library.fallback(functionalizeKernel, { debug: 'functionalize kernel' });
 }
 
+/**
+ * Removes the Functionalize key's kernel again (`functionalize` then fails with the dispatcher's missing-kernel
+ * error until {@linkcode registerFunctionalize} runs); for benchmarks that compare the tables with and without it.
+ *
+ * @example
+ * ```ts
+ * import { registerFunctionalize, unregisterFunctionalize } from './functionalize.ts';
+ * unregisterFunctionalize();
+ * registerFunctionalize();
+ * ```
+ */
+export function unregisterFunctionalize(): void {
+  library?.dispose();
+  library = undefined;
+}
+
 registerFunctionalize();
 
 function invalidRemove(remove: unknown): RuntimeError {
