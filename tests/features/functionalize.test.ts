@@ -21,6 +21,7 @@ import {
   tensor,
   trace,
   vmap,
+  zeros,
 } from '../../mod.ts';
 
 type Fn = (...xs: Tensor[]) => unknown;
@@ -240,6 +241,22 @@ describe('functionalize: graph capture', () => {
     (g.run([rx, ry]) as Tensor[]).forEach((t, i) => close(t, expected[i], `replayed output ${i}`));
     close(rx, ex, 'x after replay');
     close(ry, ey, 'y after replay');
+  });
+
+  it('tensors made inside the function are functional too: in-place ops on them leave the graph', () => {
+    const f = (x: Tensor) => {
+      const acc = zeros([3], { dtype: float64 }); // a fresh tensor, written below
+      assert.equal(isFunctionalTensor(acc), isFunctionalTensor(x));
+      for (let i = 0; i < 3; i++) acc.add_(x.select(0, i));
+      acc.narrow(0, 0, 2).mul_(x.select(0, 0).narrow(0, 0, 2));
+      return acc;
+    };
+    manualSeed(24);
+    const x = randn(3, 3, { dtype: float64 });
+    const { g, names } = opNames(f, [x]);
+    assert.deepEqual(names.filter((n) => n.endsWith('_')), []);
+    close(g.run([x]) as Tensor, f(x.clone()), 'replayed');
+    close(functionalize(f)(x) as Tensor, f(x.clone()), 'functionalized');
   });
 
   it('random in-place ops become out-of-place draws', () => {
