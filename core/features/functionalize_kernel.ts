@@ -127,16 +127,27 @@ const FUNCTIONAL_FORMS: Readonly<Record<string, FunctionalForm>> = {
   },
 };
 
-/** The out-of-place computation of an in-place op, on unwrapped arguments; its result(s). */
-function functionalResults(op: OperatorHandle, args: Stack, mode: RemoveMode): unknown[] {
+/**
+ * The out-of-place computation of an in-place op, on unwrapped arguments; its result(s), one per written
+ * argument. `foo_.overload` runs `foo.overload` on the same arguments; `foo.out` (`foo.bar_out`) runs `foo`
+ * (`foo.bar`) on the arguments that are not written.
+ */
+function functionalResults(op: OperatorHandle, args: Stack, written: readonly number[], mode: RemoveMode): unknown[] {
   const overload = op.schema!.overloadName;
   const form = FUNCTIONAL_FORMS[op.name];
   if (form !== undefined) return [form(args.map((v) => v.toJS()), mode)];
   const name = op.schema!.name;
-  if (!name.endsWith('_')) throw noFunctionalVariant(op);
-  const functional = findOperator(name.slice(0, -1), overload);
-  if (functional === undefined || functional.schema!.arguments.length !== args.length) throw noFunctionalVariant(op);
-  return callBoxedValues(functional, args.slice());
+  let functional: OperatorHandle | undefined;
+  let inputs = args;
+  if (name.endsWith('_')) {
+    functional = findOperator(name.slice(0, -1), overload);
+  } else if (overload === 'out' || overload.endsWith('_out')) {
+    functional = findOperator(name, overload === 'out' ? '' : overload.slice(0, -4));
+    inputs = args.filter((_, i) => !written.includes(i));
+  }
+  if (functional === undefined || functional.schema!.arguments.length !== inputs.length) throw noFunctionalVariant(op);
+  const results = callBoxedValues(functional, inputs.slice());
+  return results.length === 1 && Array.isArray(results[0]) ? results[0] : results;
 }
 
 const shapeText = (s: readonly number[]) => `[${s.join(', ')}]`;
@@ -157,7 +168,7 @@ function inPlace(
     if (overlaps) throw overlapError();
     return t;
   });
-  const results = functionalResults(op, args.map((v) => unwrapValue(v, level)), mode);
+  const results = functionalResults(op, args.map((v) => unwrapValue(v, level)), written, mode);
   targets.forEach((t, j) => {
     let value = results[j] as Tensor;
     if (value.shape.length !== t.shape.length || value.shape.some((d, i) => d !== t.shape[i])) {

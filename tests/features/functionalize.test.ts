@@ -15,6 +15,7 @@ import {
   FunctionalTensor,
   int64,
   isFunctionalTensor,
+  Library,
   manualSeed,
   randn,
   type Tensor,
@@ -54,10 +55,13 @@ function matchesEager(f: Fn, inputs: Tensor[], options?: { remove?: 'mutations' 
   return result;
 }
 
+/** `ns::name.overload` -> `name`. */
+const baseName = (target: string) => target.slice(target.indexOf('::') + 2).split('.')[0];
+
 /** The op names (without overload) of a graph's calls. */
 const opNames = (f: Fn, inputs: Tensor[], options?: { remove?: 'mutations' | 'mutationsAndViews' }) => {
   const g = trace(functionalize(f, options), inputs);
-  return { g, names: g.calls.map((n) => n.target.slice(6).split('.')[0]) };
+  return { g, names: g.calls.map((n) => baseName(n.target)) };
 };
 
 const VIEW_OPS = ['view', 'select', 'slice', 'narrow', 't', 'transpose', 'permute', 'unsqueeze', 'squeeze', 'expand'];
@@ -210,7 +214,7 @@ describe('functionalize: graph capture', () => {
     manualSeed(21);
     const x = randn(5, 7, { dtype: float64 }), y = randn(5, 7, { dtype: float64 });
     const { g, names } = opNames(mixed as Fn, [x.clone(), y.clone()]);
-    const inPlace = g.calls.filter((n) => n.target.slice(6).split('.')[0].endsWith('_'));
+    const inPlace = g.calls.filter((n) => baseName(n.target).endsWith('_'));
     assert.ok(names.includes('add') && names.includes('mul') && names.includes('where'));
     // Exactly one copy_ per mutated input, at the end, into a placeholder.
     assert.deepEqual(inPlace.map((n) => n.target), ['aten::copy_', 'aten::copy_']);
@@ -282,7 +286,7 @@ describe('functionalize: nesting and composition', () => {
     close(fx, ex, 'x');
     close(fy, ey, 'y');
     const g = trace(functionalize(functionalize(mixed as Fn)), [x.clone(), y.clone()]);
-    assert.deepEqual(g.calls.map((n) => n.target).filter((t) => t.slice(6).split('.')[0].endsWith('_')), [
+    assert.deepEqual(g.calls.map((n) => n.target).filter((t) => baseName(t).endsWith('_')), [
       'aten::copy_',
       'aten::copy_',
     ]);
@@ -320,6 +324,43 @@ describe('functionalize: nesting and composition', () => {
       close(a.select(0, i), e, `vmap(functionalize) sample ${i}`);
       close(b.select(0, i), e, `functionalize(vmap) sample ${i}`);
     });
+  });
+});
+
+describe('functionalize: custom operators', () => {
+  it('an out= variant becomes its functional op; a list-returning op goes through the fallback', () => {
+    using def = new Library('fztest', 'DEF');
+    const scale = def.define('fztest::scale(Tensor x, float s) -> Tensor');
+    const scaleOut = def.define('fztest::scale.out(Tensor x, float s, *, Tensor(a!) out) -> Tensor(a!)');
+    const halves = def.define('fztest::halves(Tensor x) -> Tensor[]');
+    using impl = new Library('fztest', 'IMPL');
+    impl.impl(scale, (_hi, _lo, x, s) => x.mul(s), DispatchKey.CPU);
+    impl.impl(scaleOut, (_hi, _lo, x, s, out) => out.copy_(x.mul(s)), DispatchKey.CPU);
+    impl.impl(halves, (_hi, _lo, x) => [x.narrow(0, 0, 1).mul(1), x.narrow(0, 1, 1).mul(1)], DispatchKey.CPU);
+    const f = (x: Tensor, out: Tensor) => {
+      scaleOut.call(x, 3, out.select(0, 1));
+      const [a, b] = halves.call(out) as unknown as Tensor[];
+      return a.add(b);
+    };
+    manualSeed(41);
+    matchesEager(f as Fn, [randn(3, { dtype: float64 }), randn(2, 3, { dtype: float64 })]);
+    const { g, names } = opNames(f as Fn, [randn(3, { dtype: float64 }), randn(2, 3, { dtype: float64 })]);
+    const targets = g.calls.map((n) => n.target);
+    assert.ok(targets.includes('fztest::scale') && targets.includes('fztest::halves'));
+    assert.ok(!targets.includes('fztest::scale.out'));
+    assert.deepEqual(names.filter((n) => n.endsWith('_')), ['copy_']);
+  });
+
+  it('an in-place custom operator without a functional variant is refused in PyTorch words', () => {
+    using def = new Library('fztest2', 'DEF');
+    const bump = def.define('fztest2::bump_(Tensor(a!) x) -> Tensor(a!)');
+    using impl = new Library('fztest2', 'IMPL');
+    impl.impl(bump, (_hi, _lo, x) => x.add_(1), DispatchKey.CPU);
+    assert.throws(
+      () => functionalize((x: Tensor) => bump.call(x))(randn(2)),
+      (e: Error) =>
+        e.message.startsWith('Found a custom (non-ATen) operator that either mutates or its inputs: bump_.'),
+    );
   });
 });
 
