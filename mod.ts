@@ -67,7 +67,13 @@ export {
   registerFunctionalize,
   unregisterFunctionalize,
 } from './core/features/functionalize.ts';
-export { FunctionalTensor, isFunctionalTensor, type RemoveMode } from './core/features/functionalize_tensor.ts';
+export {
+  FunctionalStorage,
+  FunctionalTensor,
+  isFunctionalTensor,
+  type RemoveMode,
+  type ViewMeta,
+} from './core/features/functionalize_tensor.ts';
 export * from './core/features/autocast.ts';
 export * from './core/workers/mod.ts';
 export { getNumThreads, setNumThreads, ThreadPoolError } from './core/workers/pool.ts';

@@ -38,7 +38,20 @@ export const FUNCTIONALIZE_HI: number = DispatchKeySet.of(DispatchKey.Functional
 /** How `functionalize` treats views: keep them (`'mutations'`) or replace them with copies. */
 export type RemoveMode = 'mutations' | 'mutationsAndViews';
 
-/** One step of a view chain: how to make the view from its base, and how to write a new view back. */
+/**
+ * One step of a view chain: how to make the view from its base, and how to write a new view back
+ * (`functionalize_views.ts`).
+ *
+ * @example
+ * ```ts
+ * import { functionalize, FunctionalTensor, randn } from '../../mod.ts';
+ * functionalize((x) => {
+ *   const row = x.t().select(0, 1);
+ *   (row as FunctionalTensor).viewMetas.map((m) => m.name); // ['aten::t', 'aten::select.int']
+ *   return row;
+ * })(randn(2, 3));
+ * ```
+ */
 export interface ViewMeta {
   /** The operator's name, for errors and debugging (`aten::select.int`). */
   readonly name: string;
@@ -56,7 +69,19 @@ interface Update {
   readonly metas: readonly ViewMeta[];
 }
 
-/** The shared state of a base and its views (Note [Functional storage and the update log]). */
+/**
+ * The shared state of a base and its views (Note [Functional storage and the update log]).
+ *
+ * @example
+ * ```ts
+ * import { functionalize, FunctionalTensor, randn } from '../../mod.ts';
+ * functionalize((x) => {
+ *   const v = x.view([-1]);
+ *   (v as FunctionalTensor).functionalStorage === (x as FunctionalTensor).functionalStorage; // true: a view
+ *   return v;
+ * })(randn(2, 2));
+ * ```
+ */
 export class FunctionalStorage {
   /** The current value of the whole base, once pending updates are applied. */
   base: Tensor;
@@ -68,6 +93,7 @@ export class FunctionalStorage {
   mutated = false;
   readonly #updates: Update[] = [];
 
+  /** A storage whose base is `base` (an input's tensor or a value the kernel made). */
   constructor(base: Tensor) {
     this.base = base;
     this.original = base;
