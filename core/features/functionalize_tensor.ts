@@ -266,6 +266,14 @@ export class FunctionalTensor extends Tensor {
     return new FunctionalTensor(this.value, this.level, this.functionalStorage, this.viewMetas, this.versionCounter);
   }
 
+  /** Not available inside functionalize, as in functorch: differentiate with `func.grad` around or inside it. */
+  override backward(): void {
+    throw new RuntimeError(
+      'backward() called inside a functorch transform. This is not supported, please use functorch.grad or ' +
+        'functorch.vjp instead or call backward() outside of functorch transforms.',
+    );
+  }
+
   /** The value's device. */
   override get device(): Device {
     return this.value.device;

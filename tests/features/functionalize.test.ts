@@ -391,6 +391,19 @@ describe('functionalize: errors', () => {
     assert.deepEqual((functionalize((x: Tensor) => x.add_(1))(tensor([1])) as Tensor).toArray(), [2]);
   });
 
+  it('backward() inside is refused as functorch refuses it; an input leaf that requires grad cannot be written', () => {
+    const w = randn(3, { dtype: float64, requiresGrad: true });
+    assert.throws(
+      () => functionalize((x: Tensor) => x.mul(w).sum().backward())(randn(3, { dtype: float64 })),
+      /^RuntimeError: backward\(\) called inside a functorch transform/,
+    );
+    assert.equal(w.grad, null);
+    assert.throws(
+      () => func.grad(functionalize((x: Tensor) => x.add_(1).sin().sum()))(randn(3)),
+      { message: 'a leaf Variable that requires grad is being used in an in-place operation.' },
+    );
+  });
+
   it('writing through an expanded view is refused like eager', () => {
     const message = 'unsupported operation: more than one element of the written-to tensor refers to a single ' +
       'memory location. Please clone() the tensor before performing the operation.';
