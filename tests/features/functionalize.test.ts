@@ -263,6 +263,21 @@ describe('functionalize: graph capture', () => {
     close(functionalize(f)(x) as Tensor, f(x.clone()), 'functionalized');
   });
 
+  it('fake tracing: nothing computed, the input untouched, the same graph replays', () => {
+    manualSeed(25);
+    const x = randn(5, 7, { dtype: float64 }), y = randn(5, 7, { dtype: float64 });
+    const xs = x.toArray(), ys = y.toArray();
+    const g = trace(functionalize(mixed as Fn), [x, y], { tracingMode: 'fake' });
+    assert.deepEqual(x.toArray(), xs);
+    assert.deepEqual(y.toArray(), ys);
+    assert.deepEqual(g.calls.map((n) => baseName(n.target)).filter((n) => n.endsWith('_')), ['copy_', 'copy_']);
+    const ex = x.clone(), ey = y.clone(), rx = x.clone(), ry = y.clone();
+    const expected = mixed(ex, ey);
+    (g.run([rx, ry]) as Tensor[]).forEach((t, i) => close(t, expected[i], `replayed output ${i}`));
+    close(rx, ex, 'x after replay');
+    close(ry, ey, 'y after replay');
+  });
+
   it('random in-place ops become out-of-place draws', () => {
     const x = randn(50);
     const { names } = opNames((fx) => {
