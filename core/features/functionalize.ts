@@ -11,6 +11,7 @@
 import { DispatchKey } from '../dispatch/dispatch_key.ts';
 import { Library } from '../dispatch/library.ts';
 import { RuntimeError } from '../dispatch/errors.ts';
+import { scope, scopeSlot, type Tracked } from '../tensor/lifetime.ts';
 import { Tensor } from '../tensor/tensor.ts';
 import { aten } from '../ops/aten_call.ts';
 import { functionalizeKernel, setLevelMode } from './functionalize_kernel.ts';
@@ -21,6 +22,7 @@ import {
   type RemoveMode,
   runAsParentOf,
   runAtLevel,
+  setLevelFrame,
   syncFunctional,
 } from './functionalize_tensor.ts';
 import { flattenTree, unflattenTree } from './vmap_tree.ts';
@@ -130,28 +132,33 @@ export function functionalize<F extends (...args: any[]) => any>(
     leaves.forEach((leaf) => {
       if (leaf instanceof Tensor) leaf.assertAlive('functionalize');
     });
-    const level = pushFunctionalizeLevel();
-    setLevelMode(level, remove);
-    const spare = new Set<unknown>(leaves);
-    try {
-      const wrapped = leaves.map((leaf) => (leaf instanceof Tensor ? new FunctionalTensor(leaf, level) : leaf));
-      const result = runAtLevel(level, () => fn(...(unflattenTree(wrapped, spec) as unknown[])));
-      if (result instanceof Promise) {
-        throw new TypeError('functionalize: fn must be synchronous (it returned a Promise)');
+    // The call runs in its own scope (Note [Who frees the values] in functionalize_tensor.ts).
+    return scope(() => {
+      const level = pushFunctionalizeLevel();
+      setLevelMode(level, remove);
+      try {
+        const wrapped = leaves.map((leaf) => (leaf instanceof Tensor ? new FunctionalTensor(leaf, level) : leaf));
+        const first = wrapped.find((w) => w instanceof FunctionalTensor) as Tracked | undefined;
+        setLevelFrame(level, first?.[scopeSlot], new Set(leaves));
+        const result = runAtLevel(level, () => fn(...(unflattenTree(wrapped, spec) as unknown[])));
+        if (result instanceof Promise) {
+          throw new TypeError('functionalize: fn must be synchronous (it returned a Promise)');
+        }
+        const out = flattenTree(result);
+        const outputs = out.leaves.map((v) => unwrapOutput(v, level));
+        // Input mutations are applied once, at the end (PyTorch's `_propagate_functional_input_mutation`).
+        wrapped.forEach((w, i) => {
+          if (!(w instanceof FunctionalTensor)) return;
+          syncFunctional(w);
+          if (w.functionalStorage.mutated) {
+            runAsParentOf(level, () => aten('copy_').call(leaves[i], w.value, false));
+          }
+        });
+        return unflattenTree(outputs, out.spec);
+      } finally {
+        setLevelMode(level, undefined);
+        popFunctionalizeLevel(level);
       }
-      const out = flattenTree(result);
-      const outputs = out.leaves.map((v) => unwrapOutput(v, level));
-      for (const o of outputs) spare.add(o);
-      // Input mutations are applied once, at the end (PyTorch's `_propagate_functional_input_mutation`).
-      wrapped.forEach((w, i) => {
-        if (!(w instanceof FunctionalTensor)) return;
-        syncFunctional(w);
-        if (w.functionalStorage.mutated) runAsParentOf(level, () => aten('copy_').call(leaves[i], w.value, false));
-      });
-      return unflattenTree(outputs, out.spec);
-    } finally {
-      setLevelMode(level, undefined);
-      popFunctionalizeLevel(level, spare);
-    }
+    });
   };
 }

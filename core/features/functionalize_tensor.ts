@@ -27,7 +27,7 @@ import { DispatchKeySet } from '../dispatch/dispatch_key_set.ts';
 import { RuntimeError } from '../dispatch/errors.ts';
 import { localDispatchKeySet, withLocalDispatchKeySet } from '../dispatch/local_dispatch_key_set.ts';
 import { Device } from '../tensor/device.ts';
-import { keep } from '../tensor/lifetime.ts';
+import { type ScopeFrame, scopeSlot, type Tracked } from '../tensor/lifetime.ts';
 import { Storage } from '../tensor/storage.ts';
 import { Tensor, tensorKeySet, type VersionCounter } from '../tensor/tensor.ts';
 import { ALIAS_FOR_AUTOGRAD } from '../autograd/saved_variable.ts';
@@ -124,28 +124,34 @@ function writeThrough(base: Tensor, value: Tensor, metas: readonly ViewMeta[]): 
 }
 
 // Note [Who frees the values]
-// The values below functional tensors are made by the Functionalize kernel, possibly inside a `scope()` that
-// closes while the functionalize call still needs them (autograd's engine runs backward in one). They belong to
-// the functionalize call instead: `adopt` takes them out of any scope, and the call frees them when it returns,
-// all but its outputs and inputs.
-const owned = new Map<number, Set<Tensor>>();
+// A functionalize call runs in its own `scope()`: the wrappers, values and temporaries it makes are freed when it
+// returns, all but its outputs, which go to the caller's scope as any scope's result does. The values below
+// functional tensors may be made inside a `scope()` that closes while the call still needs them (autograd's
+// engine runs backward in one): `adopt` moves them into the frame of the call of their level, so they live
+// exactly as long as that call. The call's own inputs are never adopted.
+interface LevelFrame {
+  readonly frame: ScopeFrame;
+  readonly inputs: ReadonlySet<unknown>;
+}
+const frames = new Map<number, LevelFrame>();
 
-/** Makes `t` (a value made by the kernel) belong to the functionalize call of `level` (Note [Who frees the values]). */
+/** Makes `t` (a value made by the kernel) belong to the call of `level` (Note [Who frees the values]). */
 export function adopt<T extends Tensor>(t: T, level: number): T {
-  const set = owned.get(level);
-  if (set !== undefined && !set.has(t)) {
-    keep(t);
-    set.add(t);
+  const owner = frames.get(level);
+  if (owner === undefined || owner.inputs.has(t) || t.isDisposed) return t;
+  const tracked = t as unknown as Tracked;
+  const current = tracked[scopeSlot];
+  if (current !== owner.frame) {
+    current?.owned.delete(tracked);
+    owner.frame.owned.add(tracked);
+    tracked[scopeSlot] = owner.frame;
   }
   return t;
 }
 
-/** Frees the values the call of `level` made, except those in `spare`. */
-function freeOwned(level: number, spare: ReadonlySet<unknown>): void {
-  const set = owned.get(level);
-  owned.delete(level);
-  if (set === undefined) return;
-  for (const t of set) if (!spare.has(t)) t.dispose();
+/** Records the scope frame of the call of `level` and its inputs (Note [Who frees the values]). */
+export function setLevelFrame(level: number, frame: ScopeFrame | undefined, inputs: ReadonlySet<unknown>): void {
+  if (frame !== undefined) frames.set(level, { frame, inputs });
 }
 
 // Note [Fresh tensors and the running level]
@@ -190,16 +196,15 @@ export function pushFunctionalizeLevel(): number {
   const level = nextLevel++;
   activeLevels.push(level);
   parents.set(level, running);
-  owned.set(level, new Set());
   return level;
 }
 
-/** Leaves a functionalize level, freeing what it made except the tensors in `spare`. */
-export function popFunctionalizeLevel(level: number, spare: ReadonlySet<unknown> = new Set()): void {
+/** Leaves a functionalize level. */
+export function popFunctionalizeLevel(level: number): void {
   const i = activeLevels.lastIndexOf(level);
   if (i >= 0) activeLevels.splice(i, 1);
   parents.delete(level);
-  freeOwned(level, spare);
+  frames.delete(level);
 }
 
 /** Whether a functionalize level is still running. */
@@ -241,9 +246,10 @@ export class FunctionalTensor extends Tensor {
     viewMetas: readonly ViewMeta[] = [],
     version?: VersionCounter,
   ) {
-    // The value's geometry, storage offset included: autograd's CopySlices rebuilds a written view from it.
+    // The value's geometry, storage offset included (autograd's CopySlices rebuilds a written view from it), over
+    // an empty meta storage: the wrapper holds no data and adds nothing to memoryStats().
     super({
-      storage: Storage.allocate(Device.meta, value.storage.nbytes),
+      storage: Storage.allocate(Device.meta, 0),
       shape: value.shape,
       strides: value.stride(),
       storageOffset: value.storageOffset,

@@ -15,9 +15,12 @@ import {
   FunctionalTensor,
   int64,
   isFunctionalTensor,
+  keep,
   Library,
   manualSeed,
+  memoryStats,
   randn,
+  scope,
   type Tensor,
   tensor,
   trace,
@@ -170,6 +173,23 @@ describe('functionalize: inputs and outputs', () => {
     assert.deepEqual(w.toArray(), [1, 2, 3, 5, 6, 7]);
     assert.deepEqual(x2.toArray(), [1, 2, 3, 5, 6, 7]);
     assert.notEqual(w.storage, x2.storage);
+  });
+
+  it('memory stays flat: the call frees the values it made, scope() the wrappers', () => {
+    const g = functionalize(mixed as Fn);
+    const x = randn(5, 7, { dtype: float64 }), y = randn(5, 7, { dtype: float64 });
+    scope(() => {
+      g(x, y);
+    });
+    const before = memoryStats();
+    for (let i = 0; i < 10; i++) {
+      scope(() => {
+        g(x, y);
+      });
+    }
+    const after = memoryStats();
+    assert.equal(after.liveTensors, before.liveTensors);
+    assert.equal(after.bytes, before.bytes);
   });
 
   it('nested structures of inputs and outputs, non-tensor arguments pass through', () => {
@@ -426,16 +446,17 @@ describe('functionalize: errors', () => {
     assert.throws(() => functionalize((x: Tensor) => x.expand([2, 3]).select(0, 0).add_(1))(randn(3)), { message });
   });
 
-  it('a functional tensor that escapes is refused once stale', () => {
+  it('a functional tensor that escapes is freed with its call, or refused once stale when kept', () => {
     let escaped: Tensor | undefined;
     functionalize((x: Tensor) => {
       escaped = x.view([-1]);
       return x.mul(1);
     })(randn(2));
     assert.ok(escaped instanceof FunctionalTensor);
+    assert.throws(() => escaped!.mul(2), /was disposed/);
     let stale: Tensor | undefined;
     functionalize((x: Tensor) => {
-      stale = x.view([-1]);
+      stale = keep(x.view([-1]));
       x.add_(1);
       return x;
     })(randn(2));
