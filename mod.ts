@@ -63,6 +63,19 @@ export { type InDims, type OutDims, registerVmap, vmap, type VmapOptions } from 
 export { BatchedTensor, isBatchedTensor, type Randomness } from './core/features/vmap_batched.ts';
 export { setVmapFallbackWarningHandler } from './core/features/vmap_fallback.ts';
 export * as func from './core/features/functorch.ts';
+export {
+  functionalize,
+  type FunctionalizeOptions,
+  registerFunctionalize,
+  unregisterFunctionalize,
+} from './core/features/functionalize.ts';
+export {
+  FunctionalStorage,
+  FunctionalTensor,
+  isFunctionalTensor,
+  type RemoveMode,
+  type ViewMeta,
+} from './core/features/functionalize_tensor.ts';
 export * from './core/features/autocast.ts';
 export * from './core/workers/mod.ts';
 export { getNumThreads, setNumThreads, ThreadPoolError } from './core/workers/pool.ts';

@@ -6,6 +6,8 @@
  * - On: 100 small calls under a profiler, under a transparent dispatch mode, under FlopCounterMode, against
  *   the same 100 calls with everything off; capture of a 20-operator function; replay of that graph against
  *   running it eagerly.
+ * - functionalize: off, the same adds alternately without and with the Functionalize key's kernel registered
+ *   (no plain tensor holds the key); on, 100 adds and 100 in-place adds of functional tensors against eager.
  *
  * Run: `deno run -A bench/features.bench.ts` or `bun bench/features.bench.ts`.
  *
@@ -16,15 +18,18 @@ import {
   DispatchKeySet,
   DispatchMode,
   FlopCounterMode,
+  functionalize,
   Library,
   profiler,
   randn,
+  registerFunctionalize,
   registerProfilerFallback,
   registerPythonFallback,
   registerTracerFallback,
   scope,
   type Tensor,
   trace,
+  unregisterFunctionalize,
 } from '../mod.ts';
 import { bench, type BenchFigure, do_not_optimize, group, runAndReport, smokeSize, summary } from './_report.ts';
 
@@ -75,6 +80,25 @@ for (let r = 0; r < ROUNDS; r++) {
 }
 const off = { without: median(offRuns.without), registered: median(offRuns.registered) };
 
+// functionalize off: the module registers its kernel on import; alternately without and with it.
+const functionalizeOffRuns = { without: [] as number[], registered: [] as number[] };
+// The order alternates between rounds, so that drift within a round favours neither side.
+for (let r = 0; r < ROUNDS; r++) {
+  const order = r % 2 === 0 ? ['without', 'registered'] as const : ['registered', 'without'] as const;
+  for (const side of order) {
+    if (side === 'without') unregisterFunctionalize();
+    else registerFunctionalize();
+    functionalizeOffRuns[side].push(nsPerAdd(ADDS));
+  }
+}
+registerFunctionalize();
+const functionalizeOff = {
+  without: median(functionalizeOffRuns.without),
+  registered: median(functionalizeOffRuns.registered),
+  // The fastest round of each side: on a loaded machine the least disturbed estimate of the same quantity.
+  fastestRatio: Math.min(...functionalizeOffRuns.registered) / Math.min(...functionalizeOffRuns.without),
+};
+
 registerProfilerFallback();
 registerPythonFallback();
 registerTracerFallback();
@@ -100,6 +124,22 @@ summary(() => {
     bench('100 mm under FlopCounterMode', () => new FlopCounterMode().run(hundredMms));
   });
 });
+function hundredInPlaceAdds(x: Tensor, y: Tensor): Tensor {
+  const z = x.mul(1);
+  for (let i = 0; i < 100; i++) z.add_(y);
+  return z;
+}
+const addsOf = (x: Tensor, y: Tensor) => {
+  for (let i = 0; i < 100; i++) x.add(y).dispose();
+};
+summary(() => {
+  group('functionalize: 100 small ops on 1-element tensors', () => {
+    bench('100 adds, eager', () => addsOf(a, b));
+    bench('100 adds inside functionalize', () => functionalize(addsOf)(a, b));
+    bench('100 in-place adds, eager', () => hundredInPlaceAdds(a, b).dispose());
+    bench('100 in-place adds inside functionalize', () => functionalize(hundredInPlaceAdds)(a, b).dispose());
+  });
+});
 bench('trace() of a 20-operator function', () => do_not_optimize(trace(chain, [x, y])));
 summary(() => {
   group('a 20-operator function on 16-element tensors', () => {
@@ -121,5 +161,17 @@ await runAndReport('features', (f: Map<string, BenchFigure>) => {
     flop_counter_on_ns_per_call: Number(((get('100 mm under FlopCounterMode') - get('100 mm, off')) / 100).toFixed(1)),
     trace_20_ops_us: Number((get('trace() of a 20-operator function') / 1000).toFixed(2)),
     replay_over_eager: Number((get('graph replay') / get('eager')).toFixed(3)),
+    functionalize_off_without_ns_per_add: Number(functionalizeOff.without.toFixed(1)),
+    functionalize_off_registered_ns_per_add: Number(functionalizeOff.registered.toFixed(1)),
+    functionalize_off_registered_over_without: Number(
+      (functionalizeOff.registered / functionalizeOff.without).toFixed(3),
+    ),
+    functionalize_off_fastest_rounds_ratio: Number(functionalizeOff.fastestRatio.toFixed(3)),
+    functionalize_on_ns_per_add: Number(
+      ((get('100 adds inside functionalize') - get('100 adds, eager')) / 100).toFixed(1),
+    ),
+    functionalize_on_ns_per_inplace_add: Number(
+      ((get('100 in-place adds inside functionalize') - get('100 in-place adds, eager')) / 100).toFixed(1),
+    ),
   };
 });
