@@ -14,6 +14,7 @@ import {
   bmm,
   callOp,
   cat,
+  conv2d,
   cosineSimilarity,
   crossEntropy,
   type DispatchKwargs,
@@ -163,6 +164,17 @@ describe('autocast on WebGPU tensors (AutocastWebGPU, PyTorch 1.13 CUDA lists)',
       assertClose(got, await values(exact), 16 * eps, 0.02, 'vs exact');
     });
   }
+
+  it('conv2d runs in float16 (lower-precision list) and equals the float64 convolution of rounded inputs', async () => {
+    manualSeed(44);
+    const x = randn([2, 3, 9, 7]), w = randn([4, 3, 3, 3]), b = randn([4]);
+    const out = autocast(GPU, () => conv2d(gpu(x), gpu(w), gpu(b), { stride: 2, padding: 1 }));
+    assert.equal(out.dtype, float16);
+    assert.deepEqual(out.shape, [2, 4, 5, 4]);
+    const rounded = conv2d(f16(x), f16(w), f16(b), { stride: 2, padding: 1 });
+    // 27 products summed in float32, one rounding to float16 at the end
+    assertClose(await values(out), await values(rounded), 2 * 2 ** -11, 1e-3, 'conv2d vs rounded inputs');
+  });
 
   it('float32 ops compute from the float16 input in float32 (softmax, logsumexp, exp, a loss)', async () => {
     manualSeed(43);
