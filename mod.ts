@@ -24,7 +24,7 @@ export * as optim from './core/optim/mod.ts';
 export * as safetensors from './core/nn/safetensors.ts';
 export { tensor, type TensorData, type TensorOptions } from './core/ops/creation.ts';
 export { type OpHandles, registerOperators } from './core/ops/registry.ts';
-export { unique } from './core/ops/unique.ts';
+export { unique, type UniqueOptions } from './core/ops/unique.ts';
 export { linalg } from './core/ops/linalg_namespace.ts';
 // Shadows the dispatcher's `Library` exported above: the same class, typed with the runtime's Tensor.
 export { Library, type LibraryConstructor, type TensorValueTypes } from './core/ops/typed_library.ts';
@@ -58,6 +58,8 @@ export {
   maskedSelectAsync,
   nonzeroAsync,
   synchronizeWebGPU,
+  uniqueAsync,
+  whereAsync,
 } from './gpu/mod.ts';
 export { type InDims, type OutDims, registerVmap, vmap, type VmapOptions } from './core/features/vmap.ts';
 export { BatchedTensor, isBatchedTensor, type Randomness } from './core/features/vmap_batched.ts';

@@ -42,7 +42,7 @@ import type { PoolStats } from './buffer_pool.ts';
 import type { GpuRuntime, WebGPUOptions } from './runtime.ts';
 
 export type { AcquireOptions, GpuInfo, PoolStats, WebGPUOptions };
-export { maskedSelectAsync, nonzeroAsync } from './kernels/nonzero.ts';
+export { maskedSelectAsync, nonzeroAsync, uniqueAsync, whereAsync } from './kernels/nonzero.ts';
 
 let started: GpuRuntime | undefined;
 

@@ -5,6 +5,13 @@
  * back through the sort's permutation, and count the run lengths. The values are always sorted (PyTorch allows
  * that for `sorted=False`). `unique` is not differentiable, as in PyTorch: its outputs are detached.
  *
+ * Note [unique's one data-dependent step]
+ * Every step runs on the input's device except one: finding where the runs start (`nonzero` of the start flags),
+ * whose result size depends on the values. The algorithms are written once, as generators that yield the flags and
+ * receive their `nonzero`; the operators drive them with the synchronous `nonzero`, and the asynchronous driver
+ * (`uniqueAsync` in gpu/kernels/nonzero.ts, for WebGPU tensors, which have no synchronous readback) with an awaited
+ * GPU count, so the two cannot drift apart.
+ *
  * @module
  */
 import { bool, int64 } from '../tensor/dtype.ts';
@@ -25,10 +32,42 @@ import { aten, Temporaries } from './aten_call.ts';
  */
 export function unique2(
   self: Tensor,
-  _sorted: boolean,
+  sorted: boolean,
   returnInverse: boolean,
   returnCounts: boolean,
 ): [Tensor, Tensor, Tensor] {
+  return runWithNonzero(unique2Steps(self, sorted, returnInverse, returnCounts));
+}
+
+/**
+ * The steps of one `unique` computation (Note [unique's one data-dependent step]): yields a 1-d bool tensor and
+ * expects back its `nonzero` (`[count, 1]` int64), returns `[values, inverse, counts]`.
+ */
+export type UniqueSteps = Generator<Tensor, [Tensor, Tensor, Tensor], Tensor>;
+
+/** Runs `steps` with the synchronous `nonzero` operator. */
+function runWithNonzero(steps: UniqueSteps): [Tensor, Tensor, Tensor] {
+  let step = steps.next();
+  while (!step.done) {
+    let found: Tensor;
+    try {
+      found = aten('nonzero').call(step.value) as Tensor;
+    } catch (e) {
+      steps.return([] as unknown as [Tensor, Tensor, Tensor]); // disposes the steps' temporaries
+      throw e;
+    }
+    step = steps.next(found);
+  }
+  return step.value;
+}
+
+/** The steps of `_unique2` (see {@linkcode unique2}). */
+export function* unique2Steps(
+  self: Tensor,
+  _sorted: boolean,
+  returnInverse: boolean,
+  returnCounts: boolean,
+): UniqueSteps {
   using temps = new Temporaries();
   const empty = () => aten('empty', 'memory_format').call([0], int64, null, self.device, null, null) as Tensor;
   const flat = temps.track(temps.track(self.detach()).reshape([-1]));
@@ -44,7 +83,8 @@ export function unique2(
   const differs = temps.track(temps.track(sorted.narrow(0, 1, n - 1)).ne(temps.track(sorted.narrow(0, 0, n - 1))));
   const first = temps.track(aten('ones').call([1], differs.dtype, null, self.device, null) as Tensor);
   const starts = temps.track(aten('cat').call([first, differs], 0) as Tensor);
-  const values = aten('masked_select').call(sorted, starts) as Tensor;
+  const positions = temps.track(temps.track(yield starts).reshape([-1]));
+  const values = sorted.indexSelect(0, positions);
   let inverse: Tensor, counts: Tensor;
   if (returnInverse) {
     const group = temps.track(temps.track(starts.cumsum(0)).sub(1));
@@ -53,7 +93,6 @@ export function unique2(
     inverse = temps.track(scattered.reshape(self.shape)).clone();
   } else inverse = empty();
   if (returnCounts) {
-    const positions = temps.track(temps.track(aten('nonzero').call(starts) as Tensor).reshape([-1]));
     const end = temps.track(aten('full').call([1], n, int64, null, self.device, null) as Tensor);
     const after = temps.track(
       aten('cat').call([temps.track(positions.narrow(0, 1, positions.numel - 1)), end], 0) as Tensor,
@@ -78,10 +117,21 @@ export function unique2(
 export function uniqueDim(
   self: Tensor,
   dim: number,
-  _sorted: boolean,
+  sorted: boolean,
   returnInverse: boolean,
   returnCounts: boolean,
 ): [Tensor, Tensor, Tensor] {
+  return runWithNonzero(uniqueDimSteps(self, dim, sorted, returnInverse, returnCounts));
+}
+
+/** The steps of `unique_dim` (see {@linkcode uniqueDim}). */
+export function* uniqueDimSteps(
+  self: Tensor,
+  dim: number,
+  _sorted: boolean,
+  returnInverse: boolean,
+  returnCounts: boolean,
+): UniqueSteps {
   const d = wrapDim(dim, self.ndim);
   using temps = new Temporaries();
   const empty = () => aten('empty', 'memory_format').call([0], int64, null, self.device, null, null) as Tensor;
@@ -110,7 +160,7 @@ export function uniqueDim(
       : temps.track(temps.track(a.ne(b)).any(1));
     starts = temps.track(aten('cat').call([first, differs], 0) as Tensor);
   }
-  const positions = temps.track(temps.track(aten('nonzero').call(starts) as Tensor).reshape([-1]));
+  const positions = temps.track(temps.track(yield starts).reshape([-1]));
   const uniqueRows = temps.track(sortedRows.indexSelect(0, positions));
   const shaped = temps.track(uniqueRows.reshape([positions.numel, ...moved.shape.slice(1)]));
   const back = temps.track(aten('movedim', 'int').call(shaped, 0, d) as Tensor);
@@ -155,31 +205,56 @@ export function unique(
   input: Tensor,
   options: { sorted?: boolean; returnInverse?: boolean; returnCounts?: boolean; dim?: number | null },
 ): Tensor[];
-export function unique(
-  input: Tensor,
-  options: { sorted?: boolean; returnInverse?: boolean; returnCounts?: boolean; dim?: number | null } = {},
-): Tensor | Tensor[] {
-  if (!Tensor.isTensor(input)) throw new TypeError("unique(): argument 'input' must be Tensor");
+export function unique(input: Tensor, options: UniqueOptions = {}): Tensor | Tensor[] {
+  const { dim, sorted, inv, cnt } = parseUniqueOptions('unique', input, options);
+  const results =
+    (dim === null
+      ? aten('_unique2').call(input, sorted, inv, cnt)
+      : aten('unique_dim').call(input, dim, sorted, inv, cnt)) as [Tensor, Tensor, Tensor];
+  return uniqueResult(results, inv, cnt);
+}
+
+/** `unique`'s options, checked at run time (`fn` names the caller in the messages). */
+export interface UniqueOptions {
+  /** Whether the values come back sorted (they always are, as PyTorch allows). Default `true`. */
+  sorted?: boolean;
+  /** Also return the index of each input element's value among the unique values. */
+  returnInverse?: boolean;
+  /** Also return how often each unique value occurs. */
+  returnCounts?: boolean;
+  /** Unique slices along this dim instead of unique elements. */
+  dim?: number | null;
+}
+
+/** Checks `unique`'s arguments as PythonArgParser would (`fn` names the function in the messages). */
+export function parseUniqueOptions(
+  fn: string,
+  input: unknown,
+  options: unknown,
+): { dim: number | null; sorted: boolean; inv: boolean; cnt: boolean } {
+  if (!Tensor.isTensor(input)) throw new TypeError(`${fn}(): argument 'input' must be Tensor`);
   if (typeof options !== 'object' || options === null) {
-    throw new TypeError('unique(): options must be an object { sorted?, returnInverse?, returnCounts? }');
+    throw new TypeError(`${fn}(): options must be an object { sorted?, returnInverse?, returnCounts?, dim? }`);
   }
   for (const key of Object.keys(options)) {
     if (!['sorted', 'returnInverse', 'returnCounts', 'dim'].includes(key)) {
-      throw new TypeError(`unique() got an unexpected keyword argument '${key}'`);
+      throw new TypeError(`${fn}() got an unexpected keyword argument '${key}'`);
     }
   }
-  const dim = options.dim ?? null;
+  const o = options as UniqueOptions;
+  const dim = o.dim ?? null;
   if (dim !== null && !Number.isInteger(dim)) {
-    throw new TypeError(`unique(): argument 'dim' must be int, not ${typeof dim}`);
+    throw new TypeError(`${fn}(): argument 'dim' must be int, not ${typeof dim}`);
   }
-  const inv = options.returnInverse ?? false, cnt = options.returnCounts ?? false;
-  for (const [k, v] of [['sorted', options.sorted ?? true], ['returnInverse', inv], ['returnCounts', cnt]] as const) {
-    if (typeof v !== 'boolean') throw new TypeError(`unique(): argument '${k}' must be bool, not ${typeof v}`);
+  const sorted = o.sorted ?? true, inv = o.returnInverse ?? false, cnt = o.returnCounts ?? false;
+  for (const [k, v] of [['sorted', sorted], ['returnInverse', inv], ['returnCounts', cnt]] as const) {
+    if (typeof v !== 'boolean') throw new TypeError(`${fn}(): argument '${k}' must be bool, not ${typeof v}`);
   }
-  const [values, inverse, counts] =
-    (dim === null
-      ? aten('_unique2').call(input, options.sorted ?? true, inv, cnt)
-      : aten('unique_dim').call(input, dim, options.sorted ?? true, inv, cnt)) as Tensor[];
+  return { dim, sorted, inv, cnt };
+}
+
+/** `unique`'s return value from the three results: the values alone, or `[values, inverse?, counts?]`. */
+export function uniqueResult([values, inverse, counts]: [Tensor, Tensor, Tensor], inv: boolean, cnt: boolean) {
   if (!inv) inverse.dispose();
   if (!cnt) counts.dispose();
   if (!inv && !cnt) return values;

@@ -1,5 +1,5 @@
 /**
- * `nonzero` and `masked_select` for WebGPU tensors, as asynchronous functions.
+ * `nonzero`, `masked_select`, `where(condition)` and `unique` for WebGPU tensors, as asynchronous functions.
  *
  * Note [GPU nonzero]
  * The result's shape depends on the values. PyTorch's CUDA `nonzero` counts, copies the count to the host
@@ -17,6 +17,13 @@ import { bool, int32, int64 } from '../../core/tensor/dtype.ts';
 import { broadcastShapes } from '../../core/tensor/shape.ts';
 import { Tensor } from '../../core/tensor/tensor.ts';
 import { aten } from '../../core/ops/aten_call.ts';
+import {
+  parseUniqueOptions,
+  unique2Steps,
+  uniqueDimSteps,
+  type UniqueOptions,
+  uniqueResult,
+} from '../../core/ops/unique.ts';
 import { KernelBindings } from '../boundary.ts';
 import { emptyGpu } from '../tensors.ts';
 import { convertWgsl, kindOf, loadWgsl } from '../wgsl/dtypes.ts';
@@ -194,4 +201,70 @@ export async function maskedSelectAsync(input: Tensor, mask: Tensor): Promise<Te
   } finally {
     flatMask.dispose();
   }
+}
+
+/**
+ * `torch.where(condition)` for any device: the indices of the nonzero elements of `condition`, one int64 tensor per
+ * dimension (PyTorch's `nonzero(condition, as_tuple=True)`), on `condition`'s device, through
+ * {@linkcode nonzeroAsync}.
+ *
+ * @example
+ * ```ts
+ * import { tensor, whereAsync } from '../../mod.ts';
+ * const [rows, cols] = await whereAsync(tensor([[0, 2], [3, 0]]));
+ * rows.tolist(); // [0, 1]
+ * cols.tolist(); // [1, 0]
+ * ```
+ */
+export async function whereAsync(condition: Tensor): Promise<Tensor[]> {
+  if (!Tensor.isTensor(condition)) throw new TypeError("whereAsync(): argument 'condition' must be Tensor");
+  condition.assertAlive('whereAsync');
+  if (condition.device.type !== 'webgpu') return aten('where').call(condition) as Tensor[];
+  const positions = await nonzeroAsync(condition);
+  try {
+    // A 0-d condition has one (empty) coordinate row per true element and no column: PyTorch gives one
+    // index tensor, of the count, in that case (nonzero treats it as 1-d).
+    if (condition.ndim === 0) {
+      return [aten('zeros').call([positions.shape[0]], int64, null, condition.device, null) as Tensor];
+    }
+    return positions.unbind(1).map((column) => {
+      const own = column.contiguous();
+      if (own !== column) column.dispose();
+      return own;
+    });
+  } finally {
+    positions.dispose();
+  }
+}
+
+/**
+ * `torch.unique(input, ...)` for any device: the same results as {@linkcode unique} (sorted unique values or slices
+ * along `dim`, and the inverse indices and/or counts when asked for), computed on `input`'s device. On WebGPU the
+ * one step whose size depends on the values (where the runs of equal values start) awaits a GPU count (Note
+ * [unique's one data-dependent step] in core/ops/unique.ts); everything else is the operator's own code.
+ *
+ * @example
+ * ```ts
+ * import { type Tensor, tensor, uniqueAsync } from '../../mod.ts';
+ * const [values, counts] = await uniqueAsync(tensor([2, 1, 2]), { returnCounts: true }) as Tensor[];
+ * values.tolist(); // [1, 2]
+ * counts.tolist(); // [1, 2]
+ * ```
+ */
+export async function uniqueAsync(input: Tensor, options: UniqueOptions = {}): Promise<Tensor | Tensor[]> {
+  const { dim, sorted, inv, cnt } = parseUniqueOptions('uniqueAsync', input, options);
+  input.assertAlive('uniqueAsync');
+  const steps = dim === null ? unique2Steps(input, sorted, inv, cnt) : uniqueDimSteps(input, dim, sorted, inv, cnt);
+  let step = steps.next();
+  while (!step.done) {
+    let found: Tensor;
+    try {
+      found = await nonzeroAsync(step.value);
+    } catch (e) {
+      steps.return([] as unknown as [Tensor, Tensor, Tensor]); // disposes the steps' temporaries
+      throw e;
+    }
+    step = steps.next(found);
+  }
+  return uniqueResult(step.value, inv, cnt);
 }

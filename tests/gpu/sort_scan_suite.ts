@@ -25,6 +25,10 @@ import {
   type Tensor,
   tensor,
   topk,
+  unique,
+  uniqueAsync,
+  where,
+  whereAsync,
 } from '../../mod.ts';
 import { restride, rng } from '../ops/_helpers.ts';
 import { philox4x32 } from '../../gpu/kernels/philox.ts';
@@ -301,5 +305,49 @@ describe('WebGPU sort, scans, mode and samplers', { skip: gpuSkip }, () => {
     picked.mul(2).sum().backward();
     assert.deepEqual(await v.grad!.toArrayAsync(), [2, 0, 2, 0, 2, 0, 2, 0, 2, 0, 2, 0]);
     await assert.rejects(maskedSelectAsync(gpu(data), gpu(tensor([1, 0, 1, 1]))), /expected BoolTensor for mask/);
+  });
+
+  it('uniqueAsync and whereAsync run on the GPU and equal the CPU operators (ties, NaN, views, dim, empty)', async () => {
+    const next = rng(25);
+    for (const dtype of ['bool', 'int32', 'int64', 'float32', 'float16'] as const) {
+      for (const [shape, strided] of [[[300], false], [[3, 5, 7], true], [[4, 9], false]] as const) {
+        const x = input([...shape], dtype, next, strided);
+        const what = `${dtype} ${shape} strided=${strided}`;
+        const cpu = unique(x, { returnInverse: true, returnCounts: true });
+        const got = await uniqueAsync(gpu(x), { returnInverse: true, returnCounts: true }) as Tensor[];
+        assert.equal(got.length, 3);
+        for (const [k, name] of ['values', 'inverse', 'counts'].entries()) {
+          assert.equal(got[k].device.type, 'webgpu', `${what} ${name} stays on the GPU`);
+          await assertSameAsCpu(cpu[k], got[k], 0, `unique ${what} ${name}`);
+        }
+        // unique slices along a dim, on the strided input
+        const d = shape.length - 1;
+        const cpuDim = unique(x, { dim: d, returnCounts: true });
+        const gotDim = await uniqueAsync(gpu(x), { dim: d, returnCounts: true }) as Tensor[];
+        await assertSameAsCpu(cpuDim[0], gotDim[0], 0, `unique dim ${what}`);
+        await assertSameAsCpu(cpuDim[1], gotDim[1], 0, `unique dim counts ${what}`);
+        const cond = x.ne(0);
+        const [cw, gw] = [where(cond), await whereAsync(gpu(cond))];
+        assert.equal(gw.length, shape.length);
+        for (let k = 0; k < cw.length; k++) await assertSameAsCpu(cw[k], gw[k], 0, `where ${what} [${k}]`);
+      }
+    }
+    const plain = await uniqueAsync(gpu(tensor([2.5, NaN, -1, 2.5, NaN])));
+    assert.ok(!Array.isArray(plain));
+    assert.deepEqual(await plain.toArrayAsync(), [-1, 2.5, NaN, NaN], 'every NaN is its own value, as on the CPU');
+    const empty = await uniqueAsync(gpu(tensor([])), { returnInverse: true, returnCounts: true }) as Tensor[];
+    assert.deepEqual(empty.map((t) => t.shape), [[0], [0], [0]]);
+    assert.deepEqual((await whereAsync(gpu(tensor(3)))).map((t) => t.shape), [[1]]);
+    assert.deepEqual(
+      ((await uniqueAsync(tensor([3, 1, 3]), { returnInverse: true })) as Tensor[]).map((t) => t.tolist()),
+      [[1, 3], [1, 0, 1]],
+      'CPU tensors take the operators',
+    );
+    await assert.rejects(
+      uniqueAsync(gpu(tensor([1])), { returnCounts: 1 as unknown as boolean }),
+      /argument 'returnCounts' must be bool/,
+    );
+    await assert.rejects(uniqueAsync(gpu(tensor([1])), { bogus: 1 } as never), /unexpected keyword argument 'bogus'/);
+    await assert.rejects(uniqueAsync({} as Tensor), /argument 'input' must be Tensor/);
   });
 });
