@@ -318,7 +318,12 @@ export class Tensor implements DispatchKeySource {
    * ```
    */
   static isTensor(value: unknown): value is Tensor {
-    return typeof value === 'object' && value !== null && #disposed in value;
+    // The brand check of isLive, without the liveness.
+    try {
+      return typeof (value as Tensor).#disposed === 'boolean';
+    } catch {
+      return false;
+    }
   }
 
   /**

@@ -1,7 +1,8 @@
 // The cheaper forms of the checks on every operator call (issue 7's hot path) decide exactly as the full ones:
 // isSoundContiguous (the Tensor constructor's check of a contiguous description from offset 0) agrees with
 // isSoundGeometry on seeded random and edge-case descriptions, and Tensor.isLive (a private-field read as the
-// brand check) still refuses proxies, look-alikes, primitives and disposed tensors, at the API and at the boundary.
+// brand check) still refuses proxies, look-alikes, primitives and disposed tensors, at the API and at the boundary,
+// as Storage.isStorage refuses storage look-alikes.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { add, float32, float64, int8, memoryStats, Tensor, tensor, zeros } from '../../mod.ts';
@@ -124,6 +125,20 @@ describe('Tensor.isLive', () => {
     t.dispose();
     assert.equal(Tensor.isLive(t), false);
     assert.equal(Tensor.isTensor(t), true);
+  });
+
+  it('and Storage.isStorage, the same kind of brand check, refuses proxies, look-alikes and primitives', () => {
+    const s = Storage.allocate(Device.cpu, 8);
+    assert.equal(Storage.isStorage(s), true);
+    for (const v of [new Proxy(s, {}), Object.create(Storage.prototype), { ...s }, Object.create(s), null, 8, 'x']) {
+      assert.equal(Storage.isStorage(v), false, String(typeof v));
+    }
+    assert.throws(
+      () => new Tensor({ storage: new Proxy(s, {}), shape: [2], dtype: float32 }),
+      (e: Error) => e instanceof TypeError && e.message === 'A Tensor needs a Storage made by Storage.allocate()',
+    );
+    s.release();
+    assert.equal(Storage.isStorage(s), true, 'a released storage is still a storage (the constructor refuses it)');
   });
 
   it('so add and the kernel boundary refuse a proxy of a live tensor, writing nothing', () => {
