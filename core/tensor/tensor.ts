@@ -80,6 +80,9 @@ export function tensorKeySet(device: Device, inference: boolean): DispatchKeySet
 // the dtype is one of the runtime's, and every element the sizes and strides reach lies inside the storage
 // (PyTorch's setStorage check). The CPU kernel boundary (core/cpu/boundary.ts) checks again, per call, the
 // region each kernel is given; this check makes a bad description fail where it is made, with PyTorch's words.
+// Every operator output is made here, so the common form, contiguous from offset 0 with no strides given, takes
+// isSoundContiguous: the same answer in fewer steps (one product compared with the storage's bytes), falling back
+// to the full check for anything it cannot settle (tests/tensor/hot_path_checks.test.ts compares the two).
 
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 const listText = (xs: readonly number[]) => `[${xs.map(String).join(', ')}]`;
