@@ -38,7 +38,7 @@ import { add, empty, matmul, memoryStats, sum, type Tensor } from '../mod.ts';
 import { cpuRuntime } from '../core/cpu/runtime.ts';
 import { contiguousAddress } from '../core/cpu/boundary.ts';
 import { isLiveTensor } from '../core/ops/arg_values.ts';
-import { isSoundGeometry } from '../core/tensor/tensor.ts';
+import { isSoundContiguous } from '../core/tensor/tensor.ts';
 import { resetPeakStorageBytes } from '../core/tensor/storage.ts';
 import { setupTfjs, type TfBackend, useTfBackend } from './_peers.ts';
 
@@ -184,12 +184,13 @@ const VALIDATION_ONE = 'switchyard validation of that add (arguments, output geo
         cleanup: () => {},
       }));
       // Everything the add checks at run time: the generated API's argument checks, the output's description
-      // (Note [Tensor geometry]) and the kernel boundary. The dispatcher's own work is not validation.
+      // (Note [Tensor geometry]: a contiguous output from offset 0 takes isSoundContiguous) and the kernel
+      // boundary. The dispatcher's own work is not validation.
       const storage = out.storage, shape = [1];
       await candidate(VALIDATION_ONE, () => ({
         call: () => {
           do_not_optimize(isLiveTensor(a) && isLiveTensor(b));
-          do_not_optimize(isSoundGeometry(shape, undefined, 0, out.dtype, storage));
+          do_not_optimize(isSoundContiguous(shape, out.dtype, storage));
           do_not_optimize(contiguousAddress(out, 'add_cpu', 1));
           do_not_optimize(contiguousAddress(a, 'add_cpu', 1));
           do_not_optimize(contiguousAddress(b, 'add_cpu', 1));

@@ -84,6 +84,15 @@ function outOfStorage(t: Tensor, op: string, region: string): never {
   );
 }
 
+// The errors of contiguousAddress, kept out of it so that its bytecode stays small enough for V8 to inline it into
+// every kernel wrapper (message building is most of a function's bytecode).
+function refuseCount(op: string, count: number): never {
+  throw new RuntimeError(`${op}: ${String(count)} elements is not a count the CPU kernels can take`);
+}
+function outOfDenseStorage(t: Tensor, op: string, count: number): never {
+  outOfStorage(t, op, `${count} contiguous elements`);
+}
+
 /**
  * The byte address of `t`'s first element, after checking that `count` contiguous elements from there lie in
  * its storage. For kernels that read or write a dense block (contiguous operands, dense reduction inputs).
@@ -103,10 +112,8 @@ export function contiguousAddress(t: Tensor, op: string, count: number): number 
   const storage = t.storage;
   if (storage.isReleased || storage.device !== Device.cpu) refuseOperand(t, op);
   const item = t.dtype.itemSize, offset = t.storageOffset, ptr = storage.ptr;
-  if (!((count >>> 0) === count && count <= KERNEL_MAX_INT)) {
-    throw new RuntimeError(`${op}: ${String(count)} elements is not a count the CPU kernels can take`);
-  }
-  if (count > 0 && (offset + count) * item > storage.nbytes) outOfStorage(t, op, `${count} contiguous elements`);
+  if (!((count >>> 0) === count && count <= KERNEL_MAX_INT)) refuseCount(op, count);
+  if (count > 0 && (offset + count) * item > storage.nbytes) outOfDenseStorage(t, op, count);
   const guards = cpuRuntime().guards;
   if (guards !== undefined) guards.touch(ptr);
   return ptr + offset * item;
