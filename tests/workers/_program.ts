@@ -113,6 +113,19 @@ export function holdLockForever(flag: Int32Array): void {
   for (;;) Atomics.wait(flag, 1, 0, 50);
 }
 
+/**
+ * Keeps a block of its own, takes the shared lock, and ends its own worker: `close()` in a web worker,
+ * `process.exit()` in a Node `worker_threads` one (which has no `close`).
+ */
+export function closeSelf(): void {
+  keep(full([50000], 1, { dtype: 'float32' }));
+  const { cb, agent } = sharedRuntime();
+  cb.lock(agent);
+  const g = globalThis as { close?: () => void; process?: { exit(code: number): void } };
+  if (typeof g.close === 'function') g.close();
+  else g.process!.exit(0);
+}
+
 /** Allocates and frees without end (a worker terminated in the middle of an operation). */
 export function churnForever(flag: Int32Array): void {
   for (let i = 0;; i++) {

@@ -86,6 +86,25 @@ describe('faults in attached workers', () => {
     assert.ok(pageCounts().free < free, 'the pool reused the dead worker pages');
   });
 
+  it('a worker that closes itself is noticed and retired like a dead one: lock broken, pages back', async () => {
+    const agent = await spawnAgent({ program });
+    const before = pageCounts().free;
+    await assert.rejects(agent.call('closeSelf'), /agent \d+ (closed itself|exited)/);
+    assert.equal(agent.ended, true);
+    await agent.terminate(); // the retirement already under way
+    assert.equal(sharedRuntime().cb.lockHolder(), -1, 'the lock it held was broken');
+    assert.equal(pageCounts().byAgent.get(agent.agent), undefined, 'its pages went back to the pool');
+    assert.ok(pageCounts().free >= before);
+    await assert.rejects(agent.call('double', tensor([1])), /closed itself|exited/);
+    // The runtime goes on: a new worker shares (which takes the lock) and computes.
+    const x = tensor(new Float32Array([1, 2, 3]));
+    await using other = await spawnAgent({ program });
+    const y = await other.call('double', x) as Tensor;
+    assert.equal(sumOf(y), 12);
+    x.dispose();
+    y.dispose();
+  });
+
   it('without SharedArrayBuffer, attaching fails with an error naming the requirement; one agent works on', async () => {
     const g = globalThis as { SharedArrayBuffer?: unknown };
     const saved = g.SharedArrayBuffer;
