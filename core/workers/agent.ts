@@ -276,7 +276,7 @@ export async function spawnAgent(options: SpawnAgentOptions = {}): Promise<Agent
   requireAttachable('start a Worker attached to the runtime');
   if (typeof options !== 'object' || options === null) throw new TypeError('spawnAgent(): options must be an object');
   const program = options.program === undefined ? undefined : String(options.program);
-  const { cb, agent: self, memory } = sharedRuntime();
+  const { cb, agent: self, memory, tables } = sharedRuntime();
   const agent = cb.locked(self, () => cb.claimAgent());
   // The handle exists once the worker does; a worker that fails before that is retired by the catch below.
   const made: { handle?: AgentHandle } = {};
@@ -311,7 +311,14 @@ export async function spawnAgent(options: SpawnAgentOptions = {}): Promise<Agent
   const started = made.handle = new AgentHandle(agent, worker);
   live.add(started);
   started.onExit(() => live.delete(started));
-  const init: AgentInit = { memory, module: kernelModule(), controlBase: cb.base, agent, checked: isCpuChecked() };
+  const init: AgentInit = {
+    memory,
+    module: kernelModule(),
+    controlBase: cb.base,
+    agent,
+    checked: isCpuChecked(),
+    tables,
+  };
   worker.postMessage({ type: 'attach', init, modules: cb.modules(), program });
   await ready;
   return started;

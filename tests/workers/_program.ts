@@ -21,6 +21,9 @@ import {
 } from '../../mod.ts';
 import { sharedRuntime } from '../../core/workers/shared_runtime.ts';
 import { registerShared } from '../../core/workers/shared_ops.ts';
+import { definedKernel } from '../../core/workers/defined_kernels.ts';
+import { KernelFunction } from '../../core/dispatch/kernel_function.ts';
+import { handleInternal } from '../../core/dispatch/operator_handle.ts';
 
 export function double(x: Tensor): Tensor {
   return x.mul(2);
@@ -205,12 +208,78 @@ export function registerLoop(epochs: Int32Array): number {
 }
 
 /**
+ * The registration loop of `registerLoop`, through the dispatcher and the shared table store: round i
+ * registers kernel wtest.j(i % 4) for wtest::probe2 at CPU (over its CompositeExplicitAutograd base) and
+ * publishes the row, then removes it.
+ */
+export function registerImplLoop(epochs: Int32Array): number {
+  const d = Dispatcher.singleton();
+  Atomics.store(epochs, 2, 1);
+  let i = 0;
+  for (; Atomics.load(epochs, 1) === 0; i++) {
+    const name = `wtest.j${i % 4}`;
+    const kernel = KernelFunction.fromUnboxed(definedKernel(name)!);
+    const reg = d.registerImpl('wtest::probe2', DispatchKey.CPU, kernel, { debug: name, kernelName: name });
+    Atomics.add(epochs, 0, 1);
+    spinMicroseconds(50);
+    reg.dispose();
+    Atomics.add(epochs, 0, 1);
+    spinMicroseconds(50);
+  }
+  return i;
+}
+
+/** Registers, here, a CPU kernel for wtest::probe2 that no other agent can load; `release` removes it. */
+let unloadable: { dispose(): void } | undefined;
+export function registerUnloadable(release: boolean): void {
+  if (release) return void unloadable?.dispose();
+  unloadable = Dispatcher.singleton().registerImpl(
+    'wtest::probe2',
+    DispatchKey.CPU,
+    KernelFunction.fromUnboxed(() => 42),
+    { debug: 'only in this worker', kernelName: 'wtest.only_in_worker' },
+  );
+}
+
+/** Runs this agent's `checkInvariants()` (stored rows equal its own computation); true when it passes. */
+export function checkInvariants(): boolean {
+  Dispatcher.singleton().checkInvariants();
+  return true;
+}
+
+/** Calls wtest::probe2 here. */
+export function callProbe2(): number {
+  using x = tensor([0], { dtype: 'float32' });
+  return Dispatcher.singleton().findSchemaOrThrow('wtest::probe2').call(x) as number;
+}
+
+/** The global kernel id of a stable kernel name and the shared row of an operator, as this agent sees them. */
+export function sharedIds(kernel: string, op: string): { id: number; row: number } {
+  const registry = Dispatcher.singleton().tableStore.registry!;
+  return { id: registry.kernelId(kernel), row: registry.rowOf(op) };
+}
+
+/** The operators whose call stubs do not read the shared row of their name (none, once attached). */
+export function unsharedRows(): string[] {
+  const d = Dispatcher.singleton(), store = d.tableStore;
+  return d.operatorNames().filter((name) => {
+    const { row } = handleInternal(d.findOp(name)!) as { row: { row: number; words: Int32Array } };
+    const shared = store.registry!.rowOf(name);
+    return row.row !== shared || row.words.buffer !== store.ref(shared).words.buffer;
+  });
+}
+
+/**
  * Calls wtest::probe for `ms` milliseconds; for every call that ran kernel k_j checks that some round i with
  * i % 4 === j had it registered while the call ran (epoch 2i + 1 lies in the call's [before, after] epochs,
  * or the write of round i happened during epoch 2i, inside the window). Returns counts and the violations.
  */
-export function probeLoop(epochs: Int32Array, ms: number): { calls: number; hits: number; violations: string[] } {
-  const op = Dispatcher.singleton().findSchemaOrThrow('wtest::probe');
+export function probeLoop(
+  epochs: Int32Array,
+  ms: number,
+  opName = 'wtest::probe',
+): { calls: number; hits: number; violations: string[] } {
+  const op = Dispatcher.singleton().findSchemaOrThrow(opName);
   using x = tensor([0], { dtype: 'float32' });
   const violations: string[] = [];
   let calls = 0, hits = 0;
