@@ -108,10 +108,21 @@ export function setCodeGeneration(allowed: boolean | undefined): void {
   codegen = allowed;
 }
 
-const SHARED = ['T', 'R', 'O', 'M', 'L', 'U', 'S', 'TR'];
+const SHARED = ['T', 'R', 'O', 'M', 'L', 'U', 'S', 'TR', 'RS', 'SH'];
 
 function sharedValues(ctx: StubContext): unknown[] {
-  return [ctx.words, ctx.base, FUNCTIONALITY_OFFSETS, FUNCTIONALITY_MASKS, localKeys, ctx.unboxed, ctx.slow, ctx.trace];
+  return [
+    ctx.words,
+    ctx.base,
+    FUNCTIONALITY_OFFSETS,
+    FUNCTIONALITY_MASKS,
+    localKeys,
+    ctx.unboxed,
+    ctx.slow,
+    ctx.trace,
+    readSlot,
+    settled,
+  ];
 }
 
 function lookupAndCall(params: string, label: string, traced: boolean, looked = false): string {
@@ -132,23 +143,27 @@ function maskAndLocalKeys(): string {
     `l |= L.includedLo;\n`;
 }
 
-/** The mask, local keys and slot read of a validated stub (Note [Validated call stubs]); leaves `h`, `l`, `id`. */
+/**
+ * The mask, local keys and slot read of a validated stub (Note [Validated call stubs]); leaves `h`, `l`, `id`.
+ * Straight-line code for the usual case (the row did not change under the reads); a retry loop in a helper
+ * otherwise, so that the stub stays small and loop-free for the engines to inline.
+ */
 function validatedLookup(): string {
-  return `const a = l, h0 = h | L.includedHi;\nl |= L.includedLo;\nlet id;\n` +
-    `for (;;) {\n` +
+  return `const a = l, h0 = h | L.includedHi;\nl |= L.includedLo;\n` +
     `const g = Atomics.load(T, R + ${ROW_GENERATION});\n` +
     `const m = T[R + ${ROW_PER_BACKEND_FLAG}] === 0 ? T[R + ${ROW_NFT_HI}] : ` +
     `T[R + ${ROW_PER_BACKEND} + 2 * (32 - Math.clz32(a >>> 1))];\n` +
     `h = h0 & ~L.excludedHi & m;\n` +
     `const f = 32 - Math.clz32(h);\n` +
-    `id = T[R + ${ROW_ENTRIES} + O[f] + (32 - Math.clz32((l & M[f]) >>> 1))];\n` +
-    `if ((g & 1) === 0 && Atomics.load(T, R + ${ROW_GENERATION}) === g) break;\n}\n`;
+    `let id = T[R + ${ROW_ENTRIES} + O[f] + (32 - Math.clz32((l & M[f]) >>> 1))];\n` +
+    `if ((g & 1) !== 0 || Atomics.load(T, R + ${ROW_GENERATION}) !== g) {\n` +
+    `id = RS(T, R, h0, a);\nh = SH.hi;\n}\n`;
 }
 
-// The keyset a validated closure lookup settled on (readSlot returns the id).
-let slotHi = 0;
+// The keyset a validated lookup settled on (readSlot returns the id).
+const settled = { hi: 0 };
 
-/** The closures' form of the validated lookup: the slot's kernel id; the final keyset word in `slotHi`. */
+/** The validated lookup with retries: the slot's kernel id; the final keyset word in `settled.hi`. */
 function readSlot(T: Int32Array, R: number, h: number, l: number): number {
   const h0 = h | localKeys.includedHi, lo = l | localKeys.includedLo;
   for (;;) {
@@ -160,7 +175,7 @@ function readSlot(T: Int32Array, R: number, h: number, l: number): number {
     const f = 32 - Math.clz32(hi);
     const id = T[R + ROW_ENTRIES + FUNCTIONALITY_OFFSETS[f] + (32 - Math.clz32((lo & FUNCTIONALITY_MASKS[f]) >>> 1))];
     if ((g & 1) === 0 && Atomics.load(T, R + ROW_GENERATION) === g) {
-      slotHi = hi;
+      settled.hi = hi;
       return id;
     }
   }
@@ -228,7 +243,7 @@ export function makeGenericCall(ctx: StubContext, traced: boolean): CallStub {
     }
     if (validated) {
       const id = readSlot(T, R, h, l);
-      return genericCall(U, S, traced ? trace : undefined, '[call]', id, slotHi, l | localKeys.includedLo, args);
+      return genericCall(U, S, traced ? trace : undefined, '[call]', id, settled.hi, l | localKeys.includedLo, args);
     }
     const m = T[R + ROW_PER_BACKEND_FLAG] === 0
       ? T[R + ROW_NFT_HI]
@@ -263,7 +278,7 @@ function makeClosureCall(ctx: StubContext, dispatchArgs: readonly DispatchArgume
     }
     if (validated) {
       const id = readSlot(T, R, h, l);
-      return genericCall(U, S, traced ? trace : undefined, '[call]', id, slotHi, l | localKeys.includedLo, args);
+      return genericCall(U, S, traced ? trace : undefined, '[call]', id, settled.hi, l | localKeys.includedLo, args);
     }
     const m = T[R + ROW_PER_BACKEND_FLAG] === 0
       ? T[R + ROW_NFT_HI]

@@ -1,7 +1,8 @@
 /**
  * Workers attached to this runtime, seen from the agent that starts them: `spawnAgent` starts a Worker that
- * joins this agent's memory, allocator pool, shared kernel slots and operator-library modules, and returns a
- * handle that forwards calls to a program module in it (proxy mode) and retires the worker when it ends.
+ * joins this agent's memory, allocator pool, dispatch table store, shared kernel slots and operator-library
+ * modules, and returns a handle that forwards calls to a program module in it (proxy mode) and retires the
+ * worker when it ends.
  *
  * Note [Agent faults]
  * A worker ends through its handle's `terminate()`, which the handle also calls itself when the worker
@@ -259,8 +260,9 @@ export class RemoteHandle {
 const live = new Set<AgentHandle>();
 
 /**
- * Starts a Worker attached to this runtime (the main agent's memory, page pool, shared kernel slots and
- * the operator-library modules loaded with `loadOperatorLibrary`) and resolves when it is ready. With
+ * Starts a Worker attached to this runtime (the main agent's memory, page pool, dispatch table store and
+ * kernel-name table (Note [Shared table store] in core/dispatch/shared_tables.ts), shared kernel slots and the
+ * operator-library modules loaded with `loadOperatorLibrary`) and resolves when it is ready. With
  * `program`, the worker also imports that module, whose exports `call` reaches: the proxy mode, where a
  * whole program runs in the worker and this agent stays responsive. Throws a `NotAttachableError` where
  * memory cannot be shared (no `SharedArrayBuffer`).

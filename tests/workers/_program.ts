@@ -129,6 +129,20 @@ export function closeSelf(): void {
   else g.process!.exit(0);
 }
 
+/**
+ * Takes the dispatch tables' lock and leaves the row of aten::add.Tensor mid-write (odd generation), as a
+ * worker killed while publishing a row would; then waits forever.
+ */
+export function holdTableRowForever(flag: Int32Array): void {
+  const store = Dispatcher.singleton().tableStore;
+  store.registry!.locked(() => {
+    const { words, base } = store.ref(store.registry!.rowOf('aten::add.Tensor'));
+    Atomics.add(words, base, 1);
+    Atomics.store(flag, 0, 1);
+    for (;;) Atomics.wait(flag, 1, 0, 50);
+  });
+}
+
 /** Allocates and frees without end (a worker terminated in the middle of an operation). */
 export function churnForever(flag: Int32Array): void {
   for (let i = 0;; i++) {

@@ -2,7 +2,7 @@
 // shared lock, and an environment without SharedArrayBuffer. The runtime stays usable for every other agent.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { NotAttachableError, RemoteError, share, spawnAgent, type Tensor, tensor } from '../../mod.ts';
+import { Dispatcher, NotAttachableError, RemoteError, share, spawnAgent, type Tensor, tensor } from '../../mod.ts';
 import { pageCounts, sharedRuntime } from '../../core/workers/shared_runtime.ts';
 
 const program = new URL('./_program.ts', import.meta.url);
@@ -57,6 +57,26 @@ describe('faults in attached workers', () => {
     assert.equal(sumOf(y), 12);
     x.dispose();
     y.dispose();
+  });
+
+  it('a worker killed while it publishes a dispatch table row: its lock is broken and the row is readable', async () => {
+    const agent = await spawnAgent({ program });
+    const flag = new Int32Array(new SharedArrayBuffer(8));
+    const call = agent.call('holdTableRowForever', flag);
+    await until(flag, 'the worker to open its row write');
+    const store = Dispatcher.singleton().tableStore;
+    assert.equal(store.registry!.lockHolder(), agent.agent);
+    const { words, base } = store.ref(store.registry!.rowOf('aten::add.Tensor'));
+    assert.equal(Atomics.load(words, base) % 2, 1, 'the row is mid-write: a call would wait');
+    const rejected = assert.rejects(call, /terminated/);
+    await agent.terminate();
+    await rejected;
+    assert.equal(store.registry!.lockHolder(), -1);
+    assert.equal(Atomics.load(words, base) % 2, 0, 'the row was closed');
+    const a = tensor([1, 2]), b = a.add(a);
+    assert.equal(sumOf(b), 6, 'aten::add dispatches again');
+    a.dispose();
+    b.dispose();
   });
 
   it('a worker killed in the middle of allocating and computing leaks no page, and its shared tensors outlive it', async () => {
