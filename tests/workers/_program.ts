@@ -24,6 +24,8 @@ import { registerShared } from '../../core/workers/shared_ops.ts';
 import { definedKernel } from '../../core/workers/defined_kernels.ts';
 import { KernelFunction } from '../../core/dispatch/kernel_function.ts';
 import { handleInternal } from '../../core/dispatch/operator_handle.ts';
+import { ROW_ENTRIES, ROW_GENERATION } from '../../core/dispatch/table_store.ts';
+import { dispatchTableIndexForKey } from '../../core/dispatch/dispatch_key_set.ts';
 
 export function double(x: Tensor): Tensor {
   return x.mul(2);
@@ -141,6 +143,48 @@ export function holdTableRowForever(flag: Int32Array): void {
     Atomics.store(flag, 0, 1);
     for (;;) Atomics.wait(flag, 1, 0, 50);
   });
+}
+
+/**
+ * Publishes a row of wtest::probe2 slowly, as a writer descheduled mid-write would: registers kernel wtest.j3
+ * at CPU here without publishing, then, holding the tables' lock, opens the row's seqlock (flag[0] = 1), writes
+ * the new kernel ids, keeps the write open for `holdMs`, and closes it (flag[1] = 1).
+ */
+export function publishSlowly(flag: Int32Array, holdMs: number): void {
+  const d = Dispatcher.singleton(), store = d.tableStore, registry = store.registry!;
+  const { words, base, row } = store.ref(registry.rowOf('wtest::probe2'));
+  store.quiet = true; // the row was adopted from the main agent: this registration does not publish it
+  try {
+    slowPublication = d.registerImpl(
+      'wtest::probe2',
+      DispatchKey.CPU,
+      KernelFunction.fromUnboxed(definedKernel('wtest.j3')!),
+      {
+        debug: 'wtest.j3',
+        kernelName: 'wtest.j3',
+      },
+    );
+  } finally {
+    store.quiet = false;
+  }
+  const ids = store.readRow(row).ids;
+  ids[dispatchTableIndexForKey(DispatchKey.CPU)] = registry.kernelId('wtest.j3');
+  registry.locked(() => {
+    Atomics.add(words, base + ROW_GENERATION, 1); // odd: mid-write
+    Atomics.store(flag, 0, 1);
+    words.set(ids, base + ROW_ENTRIES);
+    spinMicroseconds(holdMs * 1000);
+    Atomics.store(flag, 1, 1);
+    Atomics.add(words, base + ROW_GENERATION, 1); // even: complete
+  });
+}
+
+let slowPublication: { dispose(): void } | undefined;
+
+/** Removes the registration publishSlowly made. */
+export function dropSlowPublication(): void {
+  slowPublication?.dispose();
+  slowPublication = undefined;
 }
 
 /** Allocates and frees without end (a worker terminated in the middle of an operation). */

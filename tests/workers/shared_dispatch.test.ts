@@ -98,6 +98,26 @@ describe('dispatch shared by agents', () => {
     x.dispose();
   });
 
+  it('a call waits while another agent has the row mid-write, then runs the kernel of the finished row', async () => {
+    const op = Dispatcher.singleton().findSchemaOrThrow('wtest::probe2');
+    const x = tensor([1], { dtype: 'float32' });
+    const flag = new Int32Array(new SharedArrayBuffer(8));
+    const published = early.call('publishSlowly', flag, 100);
+    const deadline = Date.now() + 10_000;
+    while (Atomics.load(flag, 0) === 0 && Date.now() < deadline) Atomics.wait(flag, 0, 0, 5);
+    assert.equal(Atomics.load(flag, 0), 1, 'the worker opened its write');
+    const started = performance.now();
+    const ran = op.call(x);
+    const waited = performance.now() - started;
+    assert.equal(Atomics.load(flag, 1), 1, 'the call returned only after the write was complete');
+    assert.equal(ran, 3, 'and ran the kernel of the finished row');
+    assert.ok(waited >= 20, `waited ${waited.toFixed(1)} ms`);
+    await published;
+    await early.call('dropSlowPublication');
+    assert.equal(op.call(x), -1);
+    x.dispose();
+  });
+
   it('stress: one agent registers and deregisters through the shared table store while two others dispatch', async () => {
     const epochs = new Int32Array(new SharedArrayBuffer(16));
     const registrar = early.call('registerImplLoop', epochs);
