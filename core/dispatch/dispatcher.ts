@@ -618,7 +618,8 @@ export class Dispatcher implements OperatorHost, EntryContext {
       for (const list of state.entry.kernels.values()) for (const k of list) live.add(k.id);
     }
     const names = this.#stableNames.map((stable, id) => {
-      if (id === 0 || !live.has(id)) return `\u0000retired kernel ${id}`;
+      if (id === 0) return 'missing';
+      if (!live.has(id)) return `\u0000retired kernel ${id}`;
       let name = stable;
       for (let n = 1; this.#liveStable.has(name); n++) name = `${stable}#${n}`;
       this.#liveStable.add(name);
