@@ -30,6 +30,7 @@ import {
   ROW_NFT_HI,
   ROW_PER_BACKEND,
   ROW_PER_BACKEND_FLAG,
+  type RowData,
   type RowRef,
   TableStore,
 } from './table_store.ts';
@@ -518,12 +519,15 @@ export class Dispatcher implements OperatorHost, EntryContext {
     // Note [Rows outlive operators]: a call stub captured from a handle (`const f = op.call`) keeps reading
     // its row after the operator is deregistered, so a row is never handed to another operator: it stays
     // with its operator name (cleared to "missing") and is reused only if that name is registered again.
+    // Shared: a row some agent published already changes only by what this agent registers from now on.
+    const existed = this.#store.shared && (this.#retiredRows.has(name) || this.#store.registry!.rowOf(name) >= 0);
     const row = this.#retiredRows.get(name) ?? this.#store.allocateRow(name);
     this.#retiredRows.delete(name);
     const state: OperatorState = { entry, row, handle: undefined!, dead: false, host: this };
     const stubs = makeStubs(entry, this.#stubContext(state), this.#trace.enabled, this.#validator);
     state.handle = new OperatorHandle(this, name, stubs, state);
     this.#ops.set(name, state);
+    if (existed) this.#published.set(state, entry.computeRow(this));
     this.#updateTable(state);
     return state;
   }
@@ -551,14 +555,27 @@ export class Dispatcher implements OperatorHost, EntryContext {
   }
 
   #updateTable(state: OperatorState): void {
-    this.#store.writeRow(state.row, state.entry.computeRow(this));
+    const row = state.entry.computeRow(this);
+    if (!this.#store.shared) return this.#store.writeRow(state.row, row);
+    this.#store.publishChange(state.row, this.#published.get(state), row);
+    this.#published.set(state, row);
   }
+
+  // Once shared: this agent's last computation of each row, what its next change is a change from.
+  readonly #published = new WeakMap<OperatorState, RowData>();
 
   /** Drops an operator whose last def and impl are gone; returns whether it did. */
   #cleanup(state: OperatorState): boolean {
     if (state.entry.defAndImplCount !== 0) return false;
     this.#ops.delete(state.entry.name);
-    this.#store.clearRow(state.row);
+    if (this.#store.shared) {
+      // Only what this agent had there goes (the row of an operator without registrations: the fallbacks');
+      // other agents' registrations of the operator stay published.
+      this.#store.publishChange(state.row, this.#published.get(state), state.entry.computeRow(this));
+      this.#published.delete(state);
+    } else {
+      this.#store.clearRow(state.row);
+    }
     this.#retiredRows.set(state.entry.name, state.row);
     state.dead = true;
     const gone = () => {
@@ -634,7 +651,10 @@ export class Dispatcher implements OperatorHost, EntryContext {
       names,
     );
     const tables = this.#store.startSharing(registry);
-    for (const [name, state] of this.#ops) registry.rowFor(name, state.row.row);
+    for (const [name, state] of this.#ops) {
+      registry.rowFor(name, state.row.row);
+      this.#published.set(state, state.entry.computeRow(this));
+    }
     for (const [name, ref] of this.#retiredRows) registry.rowFor(name, ref.row);
     for (const state of this.#ops.values()) this.#rebuildStubs(state);
     return tables;
@@ -672,6 +692,7 @@ export class Dispatcher implements OperatorHost, EntryContext {
       const { ref, created } = this.#store.adoptRow(state.entry.name);
       state.row = ref;
       if (created) this.#updateTable(state);
+      else this.#published.set(state, state.entry.computeRow(this));
       this.#rebuildStubs(state);
     }
   }

@@ -85,7 +85,11 @@ export class TableStore {
   // Rows another agent created that this agent took over; not rewritten while `quiet` (a module every agent
   // loads, being loaded here after another agent published its rows).
   readonly #adopted = new Set<number>();
-  /** While true, rows adopted from other agents are not rewritten (see {@linkcode TableStore.adoptRow}). */
+  /**
+   * While true, rows adopted from other agents are not rewritten (see {@linkcode TableStore.adoptRow}): set
+   * while a module another agent loaded first is loaded here, so that its registrations made one at a time do
+   * not publish intermediate states of rows that already hold their final state.
+   */
   quiet = false;
 
   /** The shared registry once the store is shared with other agents (Note [Shared table store]). */
@@ -215,6 +219,34 @@ export class TableStore {
       words = this.#chunks[c];
     }
     return { row, words, base: (row % ROWS_PER_CHUNK) * ROW_WORDS };
+  }
+
+  /**
+   * Publishes one agent's change of a shared row (Note [Shared table store]): the slots and fallthrough bits
+   * that differ between `before` and `after` (that agent's computations of the row before and after its
+   * registration) are applied to the row as stored, under the lock and the seqlock, so that what other agents
+   * published into the other slots stays. Without `before` (a row new to every agent) the whole row is written.
+   */
+  publishChange(ref: RowRef, before: RowData | undefined, after: RowData): void {
+    const registry = this.#registry;
+    if (registry === undefined || before === undefined) return this.writeRow(ref, after);
+    if (this.quiet && this.#adopted.has(ref.row)) return;
+    registry.locked(() => {
+      const stored = this.readRow(ref.row);
+      const ids = stored.ids.slice();
+      for (let i = 0; i < ids.length; i++) if (before.ids[i] !== after.ids[i]) ids[i] = after.ids[i];
+      const merge = (now: number, was: number, will: number) => (now & ~(was ^ will)) | (will & (was ^ will));
+      const perBackend = stored.perBackend.map((pair, i) =>
+        [merge(pair[0], before.perBackend[i][0], after.perBackend[i][0]), pair[1]] as const
+      );
+      this.#write(ref, {
+        ids,
+        nonFallthrough: [perBackend[0][0], stored.nonFallthrough[1]],
+        perBackend,
+        requiresPerBackend: perBackend.some((m) => m[0] !== perBackend[0][0]),
+      });
+      registry.published();
+    });
   }
 
   /** Writes a whole row under the seqlock (and, shared, under the registry's lock; Note [Shared table store]). */

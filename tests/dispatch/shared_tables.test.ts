@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { Dispatcher, DispatchKey, KernelFunction, Library } from '../../core/dispatch/mod.ts';
 import { SHARED_ROW_CHUNKS, SharedTableRegistry } from '../../core/dispatch/shared_tables.ts';
 import { ROWS_PER_CHUNK } from '../../core/dispatch/table_store.ts';
-import { cpu } from './_fake_tensor.ts';
+import { cpu, fakeTensor } from './_fake_tensor.ts';
 
 const K = DispatchKey;
 
@@ -88,6 +88,28 @@ describe('a table store shared by agents', () => {
     assert.equal(fOther(x), 2, 'and the other way round');
     back.dispose();
     assert.equal(fOther(x), -1);
+  });
+
+  it("an agent's change leaves what another agent alone registered in the row, fallbacks included", () => {
+    const { main, other } = twoAgents({ 'sh.k2': () => 2 });
+    const x = fakeTensor(K.CPU, { inference: true, extra: [K.Python] }); // no autograd keys: Python is highest
+    // Registrations only the main agent has: a Python-key fallback (for every operator) and an
+    // AutogradCPU kernel of sh::g.
+    using _fb = main.registerFallback(K.Python, KernelFunction.fromUnboxed(() => 'python'), 'main only');
+    using _ag = main.registerImpl('sh::g', K.AutogradCPU, KernelFunction.fromUnboxed(() => 'autograd'), {
+      kernelName: 'sh.autograd',
+    });
+    const g = main.findSchemaOrThrow('sh::g');
+    assert.equal(g.call(x), 'python');
+    assert.equal(g.call(cpu()), 'autograd');
+    // The other agent registers and deregisters its own CPU kernel of sh::g: it publishes only the slots its
+    // own computation of the row changed, so the main agent's fallback and autograd kernel stay.
+    const reg = other.registerImpl('sh::g', K.CPU, KernelFunction.fromUnboxed(() => 2), { kernelName: 'sh.k2' });
+    assert.equal(g.call(x), 'python');
+    assert.equal(g.call(cpu()), 'autograd');
+    reg.dispose();
+    assert.equal(g.call(cpu()), 'autograd');
+    main.checkInvariants(); // the row is exactly the main agent's own computation again
   });
 
   it('a published kernel the reading agent cannot resolve raises an error naming it and how to load it', () => {

@@ -299,10 +299,15 @@ export function registerUnloadable(release: boolean): void {
   );
 }
 
-/** Runs this agent's `checkInvariants()` (stored rows equal its own computation); true when it passes. */
-export function checkInvariants(): boolean {
-  Dispatcher.singleton().checkInvariants();
-  return true;
+/** This agent's own computation of the kernel id at `key`'s table slot for each operator (its registrations). */
+export function computedIds(names: string[], key: DispatchKey): number[] {
+  return names.map((name) => {
+    const d = Dispatcher.singleton();
+    const { entry } = handleInternal(d.findOp(name)!) as {
+      entry: { computeRow(ctx: Dispatcher): { ids: Int32Array } };
+    };
+    return entry.computeRow(d).ids[dispatchTableIndexForKey(key)];
+  });
 }
 
 /** Calls wtest::probe2 here. */

@@ -16,7 +16,7 @@ import {
   spawnAgent,
   tensor,
 } from '../../mod.ts';
-import { probeLoop } from './_program.ts';
+import { computedIds, probeLoop } from './_program.ts';
 
 const program = new URL('./_program.ts', import.meta.url);
 const oplib = new URL('./_oplib.ts', import.meta.url);
@@ -68,11 +68,14 @@ describe('dispatch shared by agents', () => {
     const registry = Dispatcher.singleton().tableStore.registry!;
     const here = { id: registry.kernelId('wtest.base2'), row: registry.rowOf('aten::add.Tensor') };
     assert.ok(here.row >= 0, 'aten::add.Tensor has a shared row');
+    const ops = ['aten::add.Tensor', 'aten::mul.Tensor', 'aten::sum', 'wtest::probe', 'wtest::probe2'];
+    const mine = computedIds(ops, DispatchKey.CPU);
+    assert.ok(mine.every((id) => id > 0));
     for (const agent of [early, late]) {
       assert.deepEqual(await agent.call('sharedIds', 'wtest.base2', 'aten::add.Tensor'), here);
-      // Every operator's row, computed in the worker from its own registrations with its own kernel ids,
-      // equals the row the main agent published.
-      assert.equal(await agent.call('checkInvariants'), true);
+      // The CPU kernels as each worker computes them from its own registrations, with the ids it mapped them
+      // to when it attached, are the same ids as here (and as the published rows hold).
+      assert.deepEqual(await agent.call('computedIds', ops, DispatchKey.CPU), mine);
       assert.deepEqual(await agent.call('unsharedRows'), [], 'every operator dispatches from its shared row');
     }
   });
