@@ -14,6 +14,12 @@
  * own kernels to global ids by stable name and takes the existing row of each operator it knows. Each agent
  * keeps a local copy of both tables, refreshed from the shared counts when a name or id is not in it yet.
  *
+ * Registrations stay per agent (its OperatorEntry objects); what an agent publishes is the change its
+ * registration makes to its own computation of the row (the slots and fallthrough bits that differ before
+ * and after), applied to the stored row under the lock (`TableStore.publishChange`). Registrations only some
+ * agents have (a backend registered lazily, a fallback) therefore stay published when another agent changes
+ * the same row; two agents registering at the same slot overwrite each other (last change wins).
+ *
  * Layout, Int32 words: [HEADER] magic, the lock word (holder agent + 1), the publication generation, rows
  * allocated, chunks that existed before sharing, kernel-name count, operator count, text bytes used;
  * [KERNELS] per kernel id: text offset and length; [OPS] per operator: text offset, length and row;
