@@ -1,6 +1,7 @@
 /**
  * Dispatcher benchmarks: unboxed dispatch against a direct call, redispatch, a boxed fallback round trip,
- * and registering a kernel while 1,000 operators are defined.
+ * registering a kernel while 1,000 operators are defined, and dispatch from a table store shared with other
+ * agents (its call stubs read the row under the seqlock: Note [Validated call stubs]).
  *
  * Run: `deno run -A bench/dispatch.bench.ts` or `bun bench/dispatch.bench.ts`.
  *
@@ -56,6 +57,13 @@ const afterTracer = DispatchKeySet.fullAfter(K.Tracer);
 tracerLib.fallback((op, ks, stack) => op.redispatchBoxed(ks.and(afterTracer), stack));
 const traced = tensorLike(K.CPU, [K.Tracer]);
 
+// The same operator in a dispatcher whose table store is shared with other agents (validated call stubs).
+const sharedD = new Dispatcher({ trace: false });
+const sharedDef = new Library('bench', 'DEF', undefined, { dispatcher: sharedD, location: 'bench' });
+const sharedAdd = sharedDef.define('add(Tensor self, Tensor other) -> Tensor');
+new Library('bench', 'IMPL', undefined, { dispatcher: sharedD, location: 'bench' }).impl('add', noop, K.CPU);
+sharedD.shareTables(0);
+
 // 1,000 operators defined, each with a CPU kernel.
 const many = new Dispatcher();
 const manyDef = new Library('many', 'DEF', undefined, { dispatcher: many, location: 'bench' });
@@ -86,6 +94,9 @@ summary(() => {
       return do_not_optimize(direct(x.keySetHi, x.keySetLo, x, pool[i & 3]));
     });
     bench('op.call (dispatch)', () => do_not_optimize(add.call(pool[i++ & 3], pool[i & 3])));
+    bench('op.call, table store shared with other agents', () => {
+      return do_not_optimize(sharedAdd.call(pool[i++ & 3], pool[i & 3]));
+    });
   });
 });
 bench('op.call with an AutogradCPU kernel that redispatches', () => do_not_optimize(mul.call(a, b)));
@@ -103,6 +114,7 @@ await runAndReport('dispatch', (f) => {
     dispatch_p50_ns: call,
     direct_p50_ns: directCall,
     dispatch_over_direct: Number((call / directCall).toFixed(2)),
+    shared_dispatch_p50_ns: f.get('op.call, table store shared with other agents')!.p50_ns,
     boxed_round_trip_p50_ns: f.get('boxed fallback round trip (Tracer -> redispatchBoxed -> CPU)')!.p50_ns,
     register_deregister_p50_us: f.get('register + deregister one kernel, 1,000 ops defined')!.p50_ns / 1000,
   };

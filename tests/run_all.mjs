@@ -178,8 +178,6 @@ const NODE_EXCLUDED = new Set([
   'tests/web/browser.test.ts',
   'tests/dispatch/no_codegen.test.ts',
   'tests/cpu/no_shared_memory.test.ts',
-  // Node has no Worker global (its workers are node:worker_threads): the agents' tests start Web Workers.
-  'tests/workers/',
 ]);
 const NODE_SKIP_PATTERN = 'a Worker attached to the store';
 

@@ -11,6 +11,16 @@
  * as a constant. Each operator's kernel call site then sees one kernel and the engine can inline it.
  * Operators without a schema (impl before def) use the generic closure below until their def arrives.
  *
+ * Note [Validated call stubs]
+ * While a table store is not shared (Note [Shared table store] in shared_tables.ts), its agent is the only
+ * writer of its rows and a stub reads the mask word and the slot's kernel id directly. Once it is shared, a
+ * row may be rewritten by another agent between those two reads, and a call could combine one version's
+ * fallthrough mask with another version's kernel id: a kernel that neither version selects. The stubs built
+ * for a shared store (`validated`) read the row's GENERATION word with `Atomics.load` before and after the
+ * two reads and retry while it is odd or has changed, so every call runs the kernel one published version of
+ * the row selects. The dispatcher rebuilds its stubs when its store becomes shared, so an agent that never
+ * shares keeps the plain stubs. `redispatch` reads a single word (the keyset is given) and needs no check.
+ *
  * @module
  */
 import { FUNCTIONALITY_MASKS, FUNCTIONALITY_OFFSETS } from './dispatch_key_set.ts';
@@ -18,7 +28,7 @@ import type { FunctionSchema } from './function_schema.ts';
 import { isDispatchKeySource } from './ivalue.ts';
 import type { UnboxedKernel } from './kernel_function.ts';
 import { localKeys } from './local_dispatch_key_set.ts';
-import { ROW_ENTRIES, ROW_NFT_HI, ROW_PER_BACKEND, ROW_PER_BACKEND_FLAG } from './table_store.ts';
+import { ROW_ENTRIES, ROW_GENERATION, ROW_NFT_HI, ROW_PER_BACKEND, ROW_PER_BACKEND_FLAG } from './table_store.ts';
 
 /** Everything a stub closes over. */
 export interface StubContext {
@@ -32,6 +42,8 @@ export interface StubContext {
   readonly slow: (id: number, hi: number, lo: number, args: unknown[]) => unknown;
   /** When set, called before the kernel with the label and keyset; returns after the kernel. */
   readonly trace?: { enter(label: string, hi: number, lo: number): void; exit(): void };
+  /** Read the row under its seqlock (a shared store: Note [Validated call stubs]). */
+  readonly validated?: boolean;
 }
 
 /** A generated unboxed entry point. */
@@ -96,16 +108,27 @@ export function setCodeGeneration(allowed: boolean | undefined): void {
   codegen = allowed;
 }
 
-const SHARED = ['T', 'R', 'O', 'M', 'L', 'U', 'S', 'TR'];
+const SHARED = ['T', 'R', 'O', 'M', 'L', 'U', 'S', 'TR', 'RS', 'SH'];
 
 function sharedValues(ctx: StubContext): unknown[] {
-  return [ctx.words, ctx.base, FUNCTIONALITY_OFFSETS, FUNCTIONALITY_MASKS, localKeys, ctx.unboxed, ctx.slow, ctx.trace];
+  return [
+    ctx.words,
+    ctx.base,
+    FUNCTIONALITY_OFFSETS,
+    FUNCTIONALITY_MASKS,
+    localKeys,
+    ctx.unboxed,
+    ctx.slow,
+    ctx.trace,
+    readSlot,
+    settled,
+  ];
 }
 
-function lookupAndCall(params: string, label: string, traced: boolean): string {
+function lookupAndCall(params: string, label: string, traced: boolean, looked = false): string {
   const call = `const u = U[id];\n` +
     `return u !== undefined ? u(h, l${params}) : S(id, h, l, [${params.slice(2)}]);\n`;
-  const lookup = `const f = 32 - Math.clz32(h);\n` +
+  const lookup = looked ? '' : `const f = 32 - Math.clz32(h);\n` +
     `const id = T[R + ${ROW_ENTRIES} + O[f] + (32 - Math.clz32((l & M[f]) >>> 1))];\n`;
   if (!traced) return lookup + call;
   return lookup + `TR.enter(${JSON.stringify(label)}, h, l);\ntry {\n${call}} finally {\n  TR.exit();\n}\n`;
@@ -118,6 +141,44 @@ function maskAndLocalKeys(): string {
     `T[R + ${ROW_PER_BACKEND} + 2 * (32 - Math.clz32(l >>> 1))];\n` +
     `h = (h | L.includedHi) & ~L.excludedHi & m;\n` +
     `l |= L.includedLo;\n`;
+}
+
+/**
+ * The mask, local keys and slot read of a validated stub (Note [Validated call stubs]); leaves `h`, `l`, `id`.
+ * Straight-line code for the usual case (the row did not change under the reads); a retry loop in a helper
+ * otherwise, so that the stub stays small and loop-free for the engines to inline.
+ */
+function validatedLookup(): string {
+  return `const a = l, h0 = h | L.includedHi;\nl |= L.includedLo;\n` +
+    `const g = Atomics.load(T, R + ${ROW_GENERATION});\n` +
+    `const m = T[R + ${ROW_PER_BACKEND_FLAG}] === 0 ? T[R + ${ROW_NFT_HI}] : ` +
+    `T[R + ${ROW_PER_BACKEND} + 2 * (32 - Math.clz32(a >>> 1))];\n` +
+    `h = h0 & ~L.excludedHi & m;\n` +
+    `const f = 32 - Math.clz32(h);\n` +
+    `let id = T[R + ${ROW_ENTRIES} + O[f] + (32 - Math.clz32((l & M[f]) >>> 1))];\n` +
+    `if ((g & 1) !== 0 || Atomics.load(T, R + ${ROW_GENERATION}) !== g) {\n` +
+    `id = RS(T, R, h0, a);\nh = SH.hi;\n}\n`;
+}
+
+// The keyset a validated lookup settled on (readSlot returns the id).
+const settled = { hi: 0 };
+
+/** The validated lookup with retries: the slot's kernel id; the final keyset word in `settled.hi`. */
+function readSlot(T: Int32Array, R: number, h: number, l: number): number {
+  const h0 = h | localKeys.includedHi, lo = l | localKeys.includedLo;
+  for (;;) {
+    const g = Atomics.load(T, R + ROW_GENERATION);
+    const m = T[R + ROW_PER_BACKEND_FLAG] === 0
+      ? T[R + ROW_NFT_HI]
+      : T[R + ROW_PER_BACKEND + 2 * (32 - Math.clz32(l >>> 1))];
+    const hi = h0 & ~localKeys.excludedHi & m;
+    const f = 32 - Math.clz32(hi);
+    const id = T[R + ROW_ENTRIES + FUNCTIONALITY_OFFSETS[f] + (32 - Math.clz32((lo & FUNCTIONALITY_MASKS[f]) >>> 1))];
+    if ((g & 1) === 0 && Atomics.load(T, R + ROW_GENERATION) === g) {
+      settled.hi = hi;
+      return id;
+    }
+  }
 }
 
 /**
@@ -141,8 +202,11 @@ export function makeCallStub(ctx: StubContext, schema: FunctionSchema, traced: b
       : `if (${a} != null) { h |= ${a}.keySetHi; l |= ${a}.keySetLo; }\n`;
   }
   const rest = params.map((p) => `, ${p}`).join('');
-  const body = `return function call(${params.join(', ')}) {\n${extract}${maskAndLocalKeys()}` +
-    `${lookupAndCall(rest, '[call]', traced)}};`;
+  const body = ctx.validated
+    ? `return function call(${params.join(', ')}) {\n${extract}${validatedLookup()}` +
+      `${lookupAndCall(rest, '[call]', traced, true)}};`
+    : `return function call(${params.join(', ')}) {\n${extract}${maskAndLocalKeys()}` +
+      `${lookupAndCall(rest, '[call]', traced)}};`;
   return new Function(...SHARED, body)(...sharedValues(ctx)) as CallStub;
 }
 
@@ -161,7 +225,7 @@ export function makeRedispatchStub(ctx: StubContext, arity: number, traced: bool
 
 /** The `call` of an operator without a schema: scans every argument (and arrays) for keyset words. */
 export function makeGenericCall(ctx: StubContext, traced: boolean): CallStub {
-  const { words: T, base: R, unboxed: U, slow: S, trace } = ctx;
+  const { words: T, base: R, unboxed: U, slow: S, trace, validated } = ctx;
   return (...args: unknown[]) => {
     let h = 0, l = 0;
     for (const a of args) {
@@ -177,6 +241,10 @@ export function makeGenericCall(ctx: StubContext, traced: boolean): CallStub {
         }
       }
     }
+    if (validated) {
+      const id = readSlot(T, R, h, l);
+      return genericCall(U, S, traced ? trace : undefined, '[call]', id, settled.hi, l | localKeys.includedLo, args);
+    }
     const m = T[R + ROW_PER_BACKEND_FLAG] === 0
       ? T[R + ROW_NFT_HI]
       : T[R + ROW_PER_BACKEND + 2 * (32 - Math.clz32(l >>> 1))];
@@ -188,7 +256,7 @@ export function makeGenericCall(ctx: StubContext, traced: boolean): CallStub {
 
 /** The `call` stub as a closure (Note [Stubs without code generation]): keys from the dispatch arguments only. */
 function makeClosureCall(ctx: StubContext, dispatchArgs: readonly DispatchArgument[], traced: boolean): CallStub {
-  const { words: T, base: R, unboxed: U, slow: S, trace } = ctx;
+  const { words: T, base: R, unboxed: U, slow: S, trace, validated } = ctx;
   return (...args: unknown[]) => {
     let h = 0, l = 0;
     for (const { index, isList } of dispatchArgs) {
@@ -207,6 +275,10 @@ function makeClosureCall(ctx: StubContext, dispatchArgs: readonly DispatchArgume
         h |= (a as { keySetHi: number }).keySetHi;
         l |= (a as { keySetLo: number }).keySetLo;
       }
+    }
+    if (validated) {
+      const id = readSlot(T, R, h, l);
+      return genericCall(U, S, traced ? trace : undefined, '[call]', id, settled.hi, l | localKeys.includedLo, args);
     }
     const m = T[R + ROW_PER_BACKEND_FLAG] === 0
       ? T[R + ROW_NFT_HI]
@@ -237,6 +309,19 @@ function genericLookup(
 ): unknown {
   const f = 32 - Math.clz32(h);
   const id = T[R + ROW_ENTRIES + FUNCTIONALITY_OFFSETS[f] + (32 - Math.clz32((l & FUNCTIONALITY_MASKS[f]) >>> 1))];
+  return genericCall(U, S, trace, label, id, h, l, args);
+}
+
+function genericCall(
+  U: ReadonlyArray<UnboxedKernel | undefined>,
+  S: StubContext['slow'],
+  trace: StubContext['trace'],
+  label: string,
+  id: number,
+  h: number,
+  l: number,
+  args: unknown[],
+): unknown {
   const u = U[id];
   trace?.enter(label, h, l);
   try {

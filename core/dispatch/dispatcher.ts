@@ -30,10 +30,12 @@ import {
   ROW_NFT_HI,
   ROW_PER_BACKEND,
   ROW_PER_BACKEND_FLAG,
+  type RowData,
   type RowRef,
   TableStore,
 } from './table_store.ts';
 import { type DispatchTrace, readTraceSetting } from './trace.ts';
+import { closeTornRows, SharedTableRegistry, type SharedTables } from './shared_tables.ts';
 
 /**
  * A registration that can be undone. Disposing it (or `using` it) deregisters; disposing twice is a no-op.
@@ -70,6 +72,11 @@ export interface ImplOptions {
   readonly debug?: string;
   /** The kernel's own schema, checked against the operator's def (PyTorch's inferred schema). */
   readonly inferredSchema?: FunctionSchema;
+  /**
+   * The kernel's stable name across agents (Note [Shared table store] in shared_tables.ts), the name an agent
+   * that did not register it finds it under (`defineKernel`); default `op@Key:debug`.
+   */
+  readonly kernelName?: string;
 }
 
 /** Options of {@linkcode Dispatcher}'s constructor. */
@@ -124,6 +131,10 @@ export class Dispatcher implements OperatorHost, EntryContext {
   readonly #unboxed: Array<UnboxedKernel | undefined> = [undefined];
   readonly #boxed: Array<BoxedKernel | undefined> = [undefined];
   readonly #kernelNames: string[] = ['missing'];
+  // Stable kernel names by id (Note [Shared table store]); once shared, the live ones of this agent too.
+  readonly #stableNames: string[] = ['missing'];
+  readonly #liveStable = new Set<string>();
+  #resolver: ((name: string) => UnboxedKernel | undefined) | undefined;
   readonly #freeIds: number[] = [];
   readonly #store = new TableStore();
   readonly #retiredRows = new Map<string, RowRef>();
@@ -152,6 +163,7 @@ export class Dispatcher implements OperatorHost, EntryContext {
       }),
       'ambiguous_autogradother',
       undefined,
+      'ambiguous_autogradother',
     );
     if (options.frameworkFallbacks ?? true) {
       for (const k of FRAMEWORK_FALLTHROUGH_KEYS) {
@@ -278,7 +290,8 @@ export class Dispatcher implements OperatorHost, EntryContext {
     const state = this.#findOrRegisterName(name);
     const entry = state.entry;
     const stored = key ?? DispatchKey.CompositeImplicitAutograd;
-    const annotated = this.#annotate(kernel, debug, options.inferredSchema);
+    const stable = options.kernelName ?? `${name}@${key === undefined ? 'CatchAll' : dispatchKeyName(key)}:${debug}`;
+    const annotated = this.#annotate(kernel, debug, options.inferredSchema, stable);
     try {
       if (entry.schema !== undefined) {
         this.#checkKernelSchema(state, entry.schema.schema, entry.schema.debug, annotated);
@@ -334,7 +347,7 @@ export class Dispatcher implements OperatorHost, EntryContext {
           `previous registration ${previous.debug}, new registration ${debug}`,
       );
     }
-    const annotated = this.#annotate(kernel, debug, undefined);
+    const annotated = this.#annotate(kernel, debug, undefined, `fallback@${dispatchKeyName(key)}:${debug}`);
     this.#fallbacks[slot] = annotated;
     for (const state of this.#ops.values()) this.#updateTable(state);
     return new RegistrationHandle(() => {
@@ -506,12 +519,15 @@ export class Dispatcher implements OperatorHost, EntryContext {
     // Note [Rows outlive operators]: a call stub captured from a handle (`const f = op.call`) keeps reading
     // its row after the operator is deregistered, so a row is never handed to another operator: it stays
     // with its operator name (cleared to "missing") and is reused only if that name is registered again.
-    const row = this.#retiredRows.get(name) ?? this.#store.allocateRow();
+    // Shared: a row some agent published already changes only by what this agent registers from now on.
+    const existed = this.#store.shared && (this.#retiredRows.has(name) || this.#store.registry!.rowOf(name) >= 0);
+    const row = this.#retiredRows.get(name) ?? this.#store.allocateRow(name);
     this.#retiredRows.delete(name);
     const state: OperatorState = { entry, row, handle: undefined!, dead: false, host: this };
     const stubs = makeStubs(entry, this.#stubContext(state), this.#trace.enabled, this.#validator);
     state.handle = new OperatorHandle(this, name, stubs, state);
     this.#ops.set(name, state);
+    if (existed) this.#published.set(state, entry.computeRow(this));
     this.#updateTable(state);
     return state;
   }
@@ -526,6 +542,7 @@ export class Dispatcher implements OperatorHost, EntryContext {
         enter: (label: string, hi: number, lo: number) => this.#trace.enter(label, state.handle.name, hi, lo),
         exit: () => this.#trace.exit(),
       },
+      validated: this.#store.shared,
     };
   }
 
@@ -538,14 +555,27 @@ export class Dispatcher implements OperatorHost, EntryContext {
   }
 
   #updateTable(state: OperatorState): void {
-    this.#store.writeRow(state.row, state.entry.computeRow(this));
+    const row = state.entry.computeRow(this);
+    if (!this.#store.shared) return this.#store.writeRow(state.row, row);
+    this.#store.publishChange(state.row, this.#published.get(state), row);
+    this.#published.set(state, row);
   }
+
+  // Once shared: this agent's last computation of each row, what its next change is a change from.
+  readonly #published = new WeakMap<OperatorState, RowData>();
 
   /** Drops an operator whose last def and impl are gone; returns whether it did. */
   #cleanup(state: OperatorState): boolean {
     if (state.entry.defAndImplCount !== 0) return false;
     this.#ops.delete(state.entry.name);
-    this.#store.clearRow(state.row);
+    if (this.#store.shared) {
+      // Only what this agent had there goes (the row of an operator without registrations: the fallbacks');
+      // other agents' registrations of the operator stay published.
+      this.#store.publishChange(state.row, this.#published.get(state), state.entry.computeRow(this));
+      this.#published.delete(state);
+    } else {
+      this.#store.clearRow(state.row);
+    }
     this.#retiredRows.set(state.entry.name, state.row);
     state.dead = true;
     const gone = () => {
@@ -557,11 +587,18 @@ export class Dispatcher implements OperatorHost, EntryContext {
     return true;
   }
 
-  #annotate(kernel: KernelFunction, debug: string, inferredSchema: FunctionSchema | undefined): AnnotatedKernel {
-    const id = this.#freeIds.pop() ?? this.#unboxed.length;
+  #annotate(
+    kernel: KernelFunction,
+    debug: string,
+    inferredSchema: FunctionSchema | undefined,
+    stable: string,
+  ): AnnotatedKernel {
+    const shared = this.#store.shared;
+    const id = shared ? this.#globalId(stable) : this.#freeIds.pop() ?? this.#unboxed.length;
     this.#unboxed[id] = kernel.unboxed;
     this.#boxed[id] = kernel.boxed;
     this.#kernelNames[id] = debug;
+    if (!shared) this.#stableNames[id] = stable;
     return { kernel, debug, inferredSchema, id };
   }
 
@@ -569,7 +606,126 @@ export class Dispatcher implements OperatorHost, EntryContext {
     this.#unboxed[id] = undefined;
     this.#boxed[id] = undefined;
     this.#kernelNames[id] = '';
-    this.#freeIds.push(id);
+    if (this.#store.shared) this.#liveStable.delete(this.#stableNames[id]);
+    else this.#freeIds.push(id);
+  }
+
+  // ---- a table store shared by agents (Note [Shared table store] in shared_tables.ts) ----
+
+  /** The global id of a kernel this agent registers under `stable` (`#n` added while the name is live here). */
+  #globalId(stable: string): number {
+    let name = stable;
+    for (let n = 1; this.#liveStable.has(name); n++) name = `${stable}#${n}`;
+    const id = this.#store.registry!.kernelId(name);
+    this.#liveStable.add(name);
+    this.#stableNames[id] = name;
+    return id;
+  }
+
+  /**
+   * Shares this dispatcher's table store with other agents (the main agent, when sharing starts): its kernel
+   * ids become the first global ids and its rows the first directory entries; its call stubs are rebuilt to
+   * read rows under the seqlock. Returns what an attaching agent passes to {@linkcode attachTables}.
+   */
+  shareTables(agent: number): SharedTables {
+    if (this.#store.shared) return this.#store.sharedTables();
+    const live = new Set<number>([this.ambiguousAutogradOther.id]);
+    for (const k of this.#fallbacks) if (k !== undefined) live.add(k.id);
+    for (const state of this.#ops.values()) {
+      for (const list of state.entry.kernels.values()) for (const k of list) live.add(k.id);
+    }
+    const names = this.#stableNames.map((stable, id) => {
+      if (id === 0) return 'missing';
+      if (!live.has(id)) return `\u0000retired kernel ${id}`;
+      let name = stable;
+      for (let n = 1; this.#liveStable.has(name); n++) name = `${stable}#${n}`;
+      this.#liveStable.add(name);
+      this.#stableNames[id] = name;
+      return name;
+    });
+    this.#freeIds.length = 0;
+    const registry = SharedTableRegistry.create(
+      agent,
+      this.#store.allChunks().length,
+      this.#store.rowCount,
+      names,
+    );
+    const tables = this.#store.startSharing(registry);
+    for (const [name, state] of this.#ops) {
+      registry.rowFor(name, state.row.row);
+      this.#published.set(state, state.entry.computeRow(this));
+    }
+    for (const [name, ref] of this.#retiredRows) registry.rowFor(name, ref.row);
+    for (const state of this.#ops.values()) this.#rebuildStubs(state);
+    return tables;
+  }
+
+  /**
+   * Makes this dispatcher (an attaching agent's) use the shared table store of another agent: its kernels
+   * take the global ids of their stable names, each operator the shared row of its name (a row no agent had
+   * yet is published from this agent's registrations), and its stubs read rows under the seqlock.
+   */
+  attachTables(agent: number, tables: SharedTables): void {
+    if (this.#store.shared) throw new Error('This dispatcher already uses a shared table store');
+    const registry = SharedTableRegistry.open(tables.registry, agent);
+    const kernels = new Set<AnnotatedKernel>([this.ambiguousAutogradOther]);
+    for (const k of this.#fallbacks) if (k !== undefined) kernels.add(k);
+    for (const state of this.#ops.values()) {
+      for (const list of state.entry.kernels.values()) for (const k of list) kernels.add(k);
+    }
+    const local = { unboxed: [...this.#unboxed], boxed: [...this.#boxed], debug: [...this.#kernelNames] };
+    const stable = [...this.#stableNames];
+    // The stubs hold these arrays: refill them in place.
+    for (const a of [this.#unboxed, this.#boxed, this.#kernelNames, this.#stableNames]) a.length = 1;
+    this.#freeIds.length = 0;
+    this.#store.attachShared(registry, tables);
+    for (const k of kernels) {
+      const old = k.id;
+      const id = this.#globalId(stable[old]);
+      this.#unboxed[id] = local.unboxed[old];
+      this.#boxed[id] = local.boxed[old];
+      this.#kernelNames[id] = local.debug[old];
+      (k as { id: number }).id = id;
+    }
+    this.#retiredRows.clear();
+    for (const state of this.#ops.values()) {
+      const { ref, created } = this.#store.adoptRow(state.entry.name);
+      state.row = ref;
+      if (created) this.#updateTable(state);
+      else this.#published.set(state, state.entry.computeRow(this));
+      this.#rebuildStubs(state);
+    }
+  }
+
+  /**
+   * How this agent finds its function for a kernel another agent published by stable name (installed by
+   * the workers layer: `defineKernel`).
+   */
+  setKernelResolver(resolve: ((name: string) => UnboxedKernel | undefined) | undefined): void {
+    this.#resolver = resolve;
+  }
+
+  /** After a writer agent died: breaks its lock on the shared tables and closes a row it left mid-write. */
+  repairSharedTables(dead: number): void {
+    const registry = this.#store.registry;
+    if (registry !== undefined && registry.breakLockOf(dead)) closeTornRows(this.#store.allChunks());
+  }
+
+  /** The function of a kernel id another agent published (Note [Shared table store]), or undefined. */
+  #resolveForeign(state: OperatorState, id: number): UnboxedKernel | undefined {
+    const registry = this.#store.registry;
+    if (registry === undefined || id === 0 || this.#boxed[id] !== undefined) return undefined;
+    const name = registry.kernelName(id) ?? `#${id}`;
+    const fn = this.#resolver?.(name.replace(/#\d+$/, ''));
+    if (fn === undefined) {
+      throw new RuntimeError(
+        `Kernel '${name}' (kernel id ${id}), which another agent published in the dispatch table of ` +
+          `${state.entry.name}, is not loadable in this agent: register it in an operator library every agent ` +
+          `loads (loadOperatorLibrary), or define it here under that name with defineKernel()`,
+      );
+    }
+    this.#unboxed[id] = fn;
+    return fn;
   }
 
   #checkKernelSchema(state: OperatorState, schema: FunctionSchema, schemaDebug: string, kernel: AnnotatedKernel): void {
@@ -586,6 +742,8 @@ export class Dispatcher implements OperatorHost, EntryContext {
 
   /** Unboxed call of a slot without an unboxed function: box through the schema, or report the error. */
   #slowPath(state: OperatorState, id: number, hi: number, lo: number, args: unknown[]): unknown {
+    const foreign = this.#resolveForeign(state, id);
+    if (foreign !== undefined) return foreign(hi, lo, ...args);
     const boxed = this.#boxed[id];
     if (boxed === undefined) throw reportDispatchError(this, state, this.#store.readRow(state.row.row).ids, hi, lo);
     const schema = state.entry.schema?.schema;

@@ -25,7 +25,8 @@ import type { ValueValidator } from './ivalue.ts';
 /** What the dispatcher keeps per operator. */
 export interface OperatorState {
   readonly entry: OperatorEntry;
-  readonly row: RowRef;
+  /** Its table row (replaced once, when the agent attaches to a shared store). */
+  row: RowRef;
   handle: OperatorHandle;
   dead: boolean;
   /** The dispatcher that owns the operator. */

@@ -34,6 +34,8 @@ export interface ImplKernelOptions {
   readonly debug?: string;
   /** The kernel's own schema (`(Tensor x) -> Tensor`), checked against the operator's def. */
   readonly schema?: string;
+  /** The kernel's stable name across agents (see `ImplOptions.kernelName` in dispatcher.ts). */
+  readonly kernelName?: string;
 }
 
 /** Options of {@linkcode Library.define}. */
@@ -251,6 +253,7 @@ export class Library<V extends SchemaValueTypes = UntypedSchemaValues> implement
       this.dispatcher.registerImpl(full, key, toKernelFunction(fn), {
         debug: options.debug ?? `registered at ${this.location}`,
         inferredSchema,
+        ...(options.kernelName === undefined ? {} : { kernelName: options.kernelName }),
       }),
     );
     return this;

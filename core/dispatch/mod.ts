@@ -39,6 +39,7 @@ export { type ComputedTableRow, OperatorHandle, type OperatorHost } from './oper
 // The schema-type machinery (Note [Schema types]): the public types and the helpers they are made of.
 export type * from './schema_types.ts';
 export { type RowData, type RowRef, TableStore } from './table_store.ts';
+export { SharedTableRegistry, type SharedTables } from './shared_tables.ts';
 export {
   Dispatcher,
   type DispatcherOptions,

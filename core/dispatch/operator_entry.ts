@@ -42,7 +42,7 @@ export interface AnnotatedKernel {
   readonly debug: string;
   /** The kernel's own schema when it declared one (printed after `::` in dumps). */
   readonly inferredSchema: FunctionSchema | undefined;
-  /** Kernel id in the table store; stable for the kernel's lifetime. */
+  /** Kernel id in the table store; changes only when the agent attaches to a shared store. */
   readonly id: number;
 }
 

@@ -1,12 +1,15 @@
 /**
  * Workers attached to this runtime, seen from the agent that starts them: `spawnAgent` starts a Worker that
- * joins this agent's memory, allocator pool, shared kernel slots and operator-library modules, and returns a
- * handle that forwards calls to a program module in it (proxy mode) and retires the worker when it ends.
+ * joins this agent's memory, allocator pool, dispatch table store, shared kernel slots and operator-library
+ * modules, and returns a handle that forwards calls to a program module in it (proxy mode) and retires the
+ * worker when it ends.
  *
  * Note [Agent faults]
  * A worker ends through its handle's `terminate()`, which the handle also calls itself when the worker
- * reports an uncaught error or fails to attach (a worker that calls `close()` from inside is not noticed:
- * end workers from outside). Calls in flight are rejected at once. Once the worker has really stopped (Note
+ * reports an uncaught error, fails to attach, or ends itself: a worker that calls `close()` says so first
+ * (agent_serve.ts wraps the worker's `close`), a Bun worker fires `close` and a Node `worker_threads` worker
+ * fires `exit`.
+ * A worker that ends itself is treated like one that died: calls in flight are rejected at once. Once the worker has really stopped (Note
  * [Stopping is not stopped] in shared_runtime.ts), the handle retires its agent (`retireAgent`): the shared
  * lock is broken if the worker held it (the lock word names its holder), the blocks other agents had
  * released to it are forgotten, and its pages return to the pool, except while blocks of it are still
@@ -35,6 +38,7 @@ import { decode, discardWire, encode, type HandleMarker } from './wire.ts';
 /** Messages from the worker. */
 type FromWorker =
   | { readonly type: 'ready' }
+  | { readonly type: 'closed' }
   | { readonly type: 'failed'; readonly error: WireError }
   | { readonly type: 'result'; readonly id: number; readonly value: unknown; readonly profile?: RemoteProfileEvents }
   | { readonly type: 'error'; readonly id: number; readonly error: WireError; readonly profile?: RemoteProfileEvents };
@@ -81,8 +85,8 @@ let nextCallId = 1;
 export class AgentHandle {
   /** The agent id of the worker. */
   readonly agent: number;
-  /** The Worker. */
-  readonly worker: Worker;
+  /** The worker (a web `Worker`, or Node's `worker_threads` one where there is no global `Worker`). */
+  readonly worker: AgentWorker;
   readonly #pending = new Map<
     number,
     { resolve(v: unknown): void; reject(e: unknown): void; profile?: RemoteProfileSink }
@@ -92,7 +96,7 @@ export class AgentHandle {
   readonly #onExit: Array<() => void> = [];
 
   /** @internal Made by {@linkcode spawnAgent}. */
-  constructor(agent: number, worker: Worker) {
+  constructor(agent: number, worker: AgentWorker) {
     this.agent = agent;
     this.worker = worker;
   }
@@ -269,8 +273,9 @@ export class RemoteHandle {
 const live = new Set<AgentHandle>();
 
 /**
- * Starts a Worker attached to this runtime (the main agent's memory, page pool, shared kernel slots and
- * the operator-library modules loaded with `loadOperatorLibrary`) and resolves when it is ready. With
+ * Starts a Worker attached to this runtime (the main agent's memory, page pool, dispatch table store and
+ * kernel-name table (Note [Shared table store] in core/dispatch/shared_tables.ts), shared kernel slots and the
+ * operator-library modules loaded with `loadOperatorLibrary`) and resolves when it is ready. With
  * `program`, the worker also imports that module, whose exports `call` reaches: the proxy mode, where a
  * whole program runs in the worker and this agent stays responsive. Throws a `NotAttachableError` where
  * memory cannot be shared (no `SharedArrayBuffer`).
@@ -286,42 +291,104 @@ export async function spawnAgent(options: SpawnAgentOptions = {}): Promise<Agent
   requireAttachable('start a Worker attached to the runtime');
   if (typeof options !== 'object' || options === null) throw new TypeError('spawnAgent(): options must be an object');
   const program = options.program === undefined ? undefined : String(options.program);
-  const { cb, agent: self, memory } = sharedRuntime();
+  const { cb, agent: self, memory, tables } = sharedRuntime();
   const agent = cb.locked(self, () => cb.claimAgent());
-  let worker: Worker;
+  // The handle exists once the worker does; a worker that fails before that is retired by the catch below.
+  const made: { handle?: AgentHandle } = {};
+  let events!: WorkerEvents;
+  const ready = new Promise<void>((resolve, reject) => {
+    const end = (reason: string) => {
+      void made.handle?.terminate(reason);
+      reject(new Error(reason));
+    };
+    events = {
+      message: (m: FromWorker) => {
+        if (m.type === 'ready') resolve();
+        else if (m.type === 'failed') {
+          const error = new RemoteError(m.error);
+          void made.handle?.terminate(error.message);
+          reject(error);
+        } else if (m.type === 'closed') end(`The worker of agent ${agent} closed itself`);
+        else made.handle?.settle(m);
+      },
+      error: (message) => end(`The worker of agent ${agent} failed: ${message}`),
+      exit: () => end(`The worker of agent ${agent} exited`),
+    };
+  });
+  ready.catch(() => {}); // observed below; a worker that ends later must not raise an unhandled rejection
+  let worker: AgentWorker;
   try {
-    worker = new Worker(new URL('./agent_entry.ts', import.meta.url).href, {
-      type: 'module',
-      ...(options.name === undefined ? {} : { name: options.name }),
-    });
+    worker = startWorker(new URL('./agent_entry.ts', import.meta.url), options.name, events);
   } catch (e) {
     retireAgent(agent);
     throw e;
   }
-  const handle = new AgentHandle(agent, worker);
-  live.add(handle);
-  handle.onExit(() => live.delete(handle));
-  const init: AgentInit = { memory, module: kernelModule(), controlBase: cb.base, agent, checked: isCpuChecked() };
-  const ready = new Promise<void>((resolve, reject) => {
-    worker.onmessage = (e: MessageEvent<FromWorker>) => {
-      const m = e.data;
-      if (m.type === 'ready') resolve();
-      else if (m.type === 'failed') {
-        const error = new RemoteError(m.error);
-        void handle.terminate(error.message);
-        reject(error);
-      } else handle.settle(m);
-    };
-    worker.onerror = (e: ErrorEvent) => {
-      e.preventDefault?.(); // Deno ends the whole process on an unhandled worker error otherwise
-      const error = new Error(`The worker of agent ${agent} failed: ${e.message}`);
-      void handle.terminate(error.message);
-      reject(error);
-    };
-  });
+  const started = made.handle = new AgentHandle(agent, worker);
+  live.add(started);
+  started.onExit(() => live.delete(started));
+  const init: AgentInit = {
+    memory,
+    module: kernelModule(),
+    controlBase: cb.base,
+    agent,
+    checked: isCpuChecked(),
+    tables,
+  };
   worker.postMessage({ type: 'attach', init, modules: cb.modules(), program });
   await ready;
-  return handle;
+  return started;
+}
+
+/** What an {@linkcode AgentHandle} needs of its worker: the part web and Node workers have in common. */
+export interface AgentWorker {
+  /** Sends a message (structured clone; shared memory is shared). */
+  postMessage(message: unknown): void;
+  /** Stops the worker. */
+  terminate(): unknown;
+}
+
+/** What the worker reports to its handle. */
+interface WorkerEvents {
+  message(m: FromWorker): void;
+  error(message: string): void;
+  exit(): void;
+}
+
+interface NodeWorker extends AgentWorker {
+  on(event: 'message', listener: (value: FromWorker) => void): void;
+  on(event: 'error', listener: (error: Error) => void): void;
+  on(event: 'exit', listener: () => void): void;
+}
+
+/**
+ * Starts the agent worker: a web `Worker` where the runtime has one (Deno, Bun, browsers), else Node's
+ * `worker_threads` (looked up through `process.getBuiltinModule`, never imported, so that this module still
+ * loads in a browser). Node reports a worker that ends itself with `exit`; a web worker that calls `close()`
+ * posts `closed` first (Note [Agent faults]).
+ */
+function startWorker(url: URL, name: string | undefined, on: WorkerEvents): AgentWorker {
+  const WebWorker = (globalThis as { Worker?: new (url: string, options: WorkerOptions) => Worker }).Worker;
+  if (WebWorker !== undefined) {
+    const worker = new WebWorker(url.href, { type: 'module', ...(name === undefined ? {} : { name }) });
+    worker.onmessage = (e: MessageEvent<FromWorker>) => on.message(e.data);
+    worker.onerror = (e: ErrorEvent) => {
+      e.preventDefault?.(); // Deno ends the whole process on an unhandled worker error otherwise
+      on.error(e.message);
+    };
+    // Bun fires `close` when a worker ends, however it ends (Deno does not: there the worker posts `closed`).
+    worker.addEventListener('close', () => on.exit());
+    return worker;
+  }
+  const process = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
+  const threads = process?.getBuiltinModule?.('node:worker_threads') as
+    | { Worker: new (url: URL, options: { name?: string }) => NodeWorker }
+    | undefined;
+  if (threads === undefined) throw new Error('spawnAgent(): this runtime has neither Worker nor worker_threads');
+  const worker = new threads.Worker(url, name === undefined ? {} : { name });
+  worker.on('message', (m) => on.message(m));
+  worker.on('error', (e) => on.error(e?.message ?? String(e)));
+  worker.on('exit', () => on.exit());
+  return worker;
 }
 
 /**

@@ -41,6 +41,16 @@ export function serveAgent(host: WorkerScope): void {
     if (found === undefined) throw new Error(`The worker holds no object for handle ${id} (it was disposed)`);
     return found;
   };
+  // A program that ends its own worker with `close()` (Note [Agent faults] in agent.ts): say so first, so that
+  // the agent that started it retires it at once instead of waiting for answers that never come.
+  const g = globalThis as { close?: () => void };
+  if (typeof g.close === 'function') {
+    const close = g.close.bind(globalThis);
+    g.close = () => {
+      host.postMessage({ type: 'closed' });
+      close();
+    };
+  }
   host.onmessage = async (e: MessageEvent) => {
     const m = e.data;
     if (m.type === 'attach') {

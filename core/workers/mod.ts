@@ -8,6 +8,7 @@ export { discard, isTensorDescriptor, receive, share, type TensorDescriptor } fr
 export {
   AgentHandle,
   agentOf,
+  type AgentWorker,
   createProxy,
   liveAgents,
   type Remote,

@@ -24,14 +24,16 @@ import { NotImplementedError } from '../dispatch/errors.ts';
 import { type ControlBlock, S_DEPTH, S_SEQ, S_STACK, SLOT_DEPTH, W_GENERATION } from './control_block.ts';
 import { sharedRuntime } from './shared_runtime.ts';
 import { liveAgents } from './agent.ts';
+import { kernelsByName } from './defined_kernels.ts';
+import { Dispatcher } from '../dispatch/dispatcher.ts';
 
-const kernelsByName = new Map<string, UnboxedKernel>();
 // Name id -> this agent's function, filled on first use of each id.
 const kernelsById: Array<UnboxedKernel | undefined> = [];
 
 /**
  * Defines this agent's function for the stable kernel name `name` (an operator-library module does this in
- * every agent, so that a `registerShared(..., name)` made anywhere runs here too).
+ * every agent, so that a `registerShared(..., name)` made anywhere runs here too, and so does a kernel
+ * registered in any agent with `registerImpl(..., { kernelName: name })`: Note [Shared table store]).
  *
  * @example
  * ```ts ignore
@@ -233,9 +235,17 @@ export async function loadOperatorLibrary(url: string | URL): Promise<void> {
   await Promise.all(liveAgents().map((a) => a.request({ type: 'sync', target: -1 }, [])));
 }
 
-async function importOnce(href: string): Promise<void> {
+async function importOnce(href: string, quiet = false): Promise<void> {
   if (loaded.has(href)) return;
-  await import(href);
+  // A module another agent loaded already published its operators' rows: loading it here must not rewrite
+  // them from this agent's registrations while they are half made (Note [Shared table store]).
+  const store = Dispatcher.singleton().tableStore;
+  store.quiet = quiet;
+  try {
+    await import(href);
+  } finally {
+    store.quiet = false;
+  }
   loaded.add(href);
 }
 
@@ -252,7 +262,7 @@ export async function syncOperatorLibraries(): Promise<void> {
   const { cb } = sharedRuntime();
   if (cb.moduleCount() === syncedModules) return;
   const modules = cb.modules();
-  for (const href of modules) await importOnce(href);
+  for (const href of modules) await importOnce(href, true);
   syncedModules = modules.length;
 }
 

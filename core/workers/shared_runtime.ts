@@ -43,6 +43,9 @@ import {
   W_RNG_LOCK,
 } from './control_block.ts';
 import { shareDefaultGenerator } from './shared_generator.ts';
+import { Dispatcher } from '../dispatch/dispatcher.ts';
+import type { SharedTables } from '../dispatch/shared_tables.ts';
+import { definedKernel } from './defined_kernels.ts';
 import { requireAttachable } from './environment.ts';
 
 const UNITS_PER_PAGE = PAGE_BYTES / 64;
@@ -59,6 +62,8 @@ export interface AgentInit {
   readonly agent: number;
   /** Whether the runtime runs in checked mode. */
   readonly checked: boolean;
+  /** The main agent's dispatch table store (Note [Shared table store] in core/dispatch/shared_tables.ts). */
+  readonly tables: SharedTables;
 }
 
 /** This agent's shared state. */
@@ -66,6 +71,8 @@ export interface SharedRuntime {
   readonly cb: ControlBlock;
   readonly agent: number;
   readonly memory: WebAssembly.Memory;
+  /** The shared dispatch table store. */
+  readonly tables: SharedTables;
 }
 
 let shared: SharedRuntime | undefined;
@@ -98,7 +105,9 @@ function startSharing(): SharedRuntime {
   const limitPage = Math.floor(arena.limitBytes / PAGE_BYTES);
   const cb = ControlBlock.initialize(rt.memory.buffer as unknown as SharedArrayBuffer, base, startPage, limitPage);
   const agent = cb.locked(0, () => cb.claimAgent());
-  shared = { cb, agent, memory: rt.memory };
+  const dispatcher = Dispatcher.singleton();
+  dispatcher.setKernelResolver(definedKernel);
+  shared = { cb, agent, memory: rt.memory, tables: dispatcher.shareTables(agent) };
   shareDefaultGenerator(cb, agent, true);
   arena.useRangeSource(pagePool(shared));
   installDrainingAllocator(shared);
@@ -124,7 +133,10 @@ export function attachSharedRuntime(init: AgentInit): SharedRuntime {
   if (cb.agentState(init.agent) !== AGENT_LIVE) {
     throw new Error(`Agent id ${init.agent} was not claimed for this Worker`);
   }
-  const state: SharedRuntime = { cb, agent: init.agent, memory: init.memory };
+  const state: SharedRuntime = { cb, agent: init.agent, memory: init.memory, tables: init.tables };
+  const dispatcher = Dispatcher.singleton();
+  dispatcher.setKernelResolver(definedKernel);
+  dispatcher.attachTables(init.agent, init.tables);
   attachCpuRuntime({ memory: init.memory, module: init.module, checked: init.checked, source: pagePool(state) });
   shared = state;
   shareDefaultGenerator(cb, init.agent, false);
@@ -236,6 +248,7 @@ export function retireAgent(dead: number): number {
   const { cb, agent } = sharedRuntime();
   if (dead === agent) throw new Error('An agent cannot retire itself');
   cb.breakLockOf(dead, W_RNG_LOCK);
+  Dispatcher.singleton().repairSharedTables(dead);
   if (cb.breakLockOf(dead)) {
     // It died inside a locked section: a slot it was rewriting may be left mid-write (Note [Shared kernel
     // slots]); close the seqlock so readers stop waiting (the stack holds the old or the new entries).

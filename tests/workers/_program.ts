@@ -21,6 +21,11 @@ import {
 } from '../../mod.ts';
 import { sharedRuntime } from '../../core/workers/shared_runtime.ts';
 import { registerShared } from '../../core/workers/shared_ops.ts';
+import { definedKernel } from '../../core/workers/defined_kernels.ts';
+import { KernelFunction } from '../../core/dispatch/kernel_function.ts';
+import { handleInternal } from '../../core/dispatch/operator_handle.ts';
+import { ROW_ENTRIES, ROW_GENERATION } from '../../core/dispatch/table_store.ts';
+import { dispatchTableIndexForKey } from '../../core/dispatch/dispatch_key_set.ts';
 
 export function double(x: Tensor): Tensor {
   return x.mul(2);
@@ -113,6 +118,75 @@ export function holdLockForever(flag: Int32Array): void {
   for (;;) Atomics.wait(flag, 1, 0, 50);
 }
 
+/**
+ * Keeps a block of its own, takes the shared lock, and ends its own worker: `close()` in a web worker,
+ * `process.exit()` in a Node `worker_threads` one (which has no `close`).
+ */
+export function closeSelf(): void {
+  keep(full([50000], 1, { dtype: 'float32' }));
+  const { cb, agent } = sharedRuntime();
+  cb.lock(agent);
+  const g = globalThis as { close?: () => void; process?: { exit(code: number): void } };
+  if (typeof g.close === 'function') g.close();
+  else g.process!.exit(0);
+}
+
+/**
+ * Takes the dispatch tables' lock and leaves the row of aten::add.Tensor mid-write (odd generation), as a
+ * worker killed while publishing a row would; then waits forever.
+ */
+export function holdTableRowForever(flag: Int32Array): void {
+  const store = Dispatcher.singleton().tableStore;
+  store.registry!.locked(() => {
+    const { words, base } = store.ref(store.registry!.rowOf('aten::add.Tensor'));
+    Atomics.add(words, base, 1);
+    Atomics.store(flag, 0, 1);
+    for (;;) Atomics.wait(flag, 1, 0, 50);
+  });
+}
+
+/**
+ * Publishes a row of wtest::probe2 slowly, as a writer descheduled mid-write would: registers kernel wtest.j3
+ * at CPU here without publishing, then, holding the tables' lock, opens the row's seqlock (flag[0] = 1), writes
+ * the new kernel ids, keeps the write open for `holdMs`, and closes it (flag[1] = 1).
+ */
+export function publishSlowly(flag: Int32Array, holdMs: number): void {
+  const d = Dispatcher.singleton(), store = d.tableStore, registry = store.registry!;
+  const { words, base, row } = store.ref(registry.rowOf('wtest::probe2'));
+  store.quiet = true; // the row was adopted from the main agent: this registration does not publish it
+  try {
+    slowPublication = d.registerImpl(
+      'wtest::probe2',
+      DispatchKey.CPU,
+      KernelFunction.fromUnboxed(definedKernel('wtest.j3')!),
+      {
+        debug: 'wtest.j3',
+        kernelName: 'wtest.j3',
+      },
+    );
+  } finally {
+    store.quiet = false;
+  }
+  const ids = store.readRow(row).ids;
+  ids[dispatchTableIndexForKey(DispatchKey.CPU)] = registry.kernelId('wtest.j3');
+  registry.locked(() => {
+    Atomics.add(words, base + ROW_GENERATION, 1); // odd: mid-write
+    Atomics.store(flag, 0, 1);
+    words.set(ids, base + ROW_ENTRIES);
+    spinMicroseconds(holdMs * 1000);
+    Atomics.store(flag, 1, 1);
+    Atomics.add(words, base + ROW_GENERATION, 1); // even: complete
+  });
+}
+
+let slowPublication: { dispose(): void } | undefined;
+
+/** Removes the registration publishSlowly made. */
+export function dropSlowPublication(): void {
+  slowPublication?.dispose();
+  slowPublication = undefined;
+}
+
 /** Allocates and frees without end (a worker terminated in the middle of an operation). */
 export function churnForever(flag: Int32Array): void {
   for (let i = 0;; i++) {
@@ -192,12 +266,83 @@ export function registerLoop(epochs: Int32Array): number {
 }
 
 /**
+ * The registration loop of `registerLoop`, through the dispatcher and the shared table store: round i
+ * registers kernel wtest.j(i % 4) for wtest::probe2 at CPU (over its CompositeExplicitAutograd base) and
+ * publishes the row, then removes it.
+ */
+export function registerImplLoop(epochs: Int32Array): number {
+  const d = Dispatcher.singleton();
+  Atomics.store(epochs, 2, 1);
+  let i = 0;
+  for (; Atomics.load(epochs, 1) === 0; i++) {
+    const name = `wtest.j${i % 4}`;
+    const kernel = KernelFunction.fromUnboxed(definedKernel(name)!);
+    const reg = d.registerImpl('wtest::probe2', DispatchKey.CPU, kernel, { debug: name, kernelName: name });
+    Atomics.add(epochs, 0, 1);
+    spinMicroseconds(50);
+    reg.dispose();
+    Atomics.add(epochs, 0, 1);
+    spinMicroseconds(50);
+  }
+  return i;
+}
+
+/** Registers, here, a CPU kernel for wtest::probe2 that no other agent can load; `release` removes it. */
+let unloadable: { dispose(): void } | undefined;
+export function registerUnloadable(release: boolean): void {
+  if (release) return void unloadable?.dispose();
+  unloadable = Dispatcher.singleton().registerImpl(
+    'wtest::probe2',
+    DispatchKey.CPU,
+    KernelFunction.fromUnboxed(() => 42),
+    { debug: 'only in this worker', kernelName: 'wtest.only_in_worker' },
+  );
+}
+
+/** This agent's own computation of the kernel id at `key`'s table slot for each operator (its registrations). */
+export function computedIds(names: string[], key: DispatchKey): number[] {
+  return names.map((name) => {
+    const d = Dispatcher.singleton();
+    const { entry } = handleInternal(d.findOp(name)!) as {
+      entry: { computeRow(ctx: Dispatcher): { ids: Int32Array } };
+    };
+    return entry.computeRow(d).ids[dispatchTableIndexForKey(key)];
+  });
+}
+
+/** Calls wtest::probe2 here. */
+export function callProbe2(): number {
+  using x = tensor([0], { dtype: 'float32' });
+  return Dispatcher.singleton().findSchemaOrThrow('wtest::probe2').call(x) as number;
+}
+
+/** The global kernel id of a stable kernel name and the shared row of an operator, as this agent sees them. */
+export function sharedIds(kernel: string, op: string): { id: number; row: number } {
+  const registry = Dispatcher.singleton().tableStore.registry!;
+  return { id: registry.kernelId(kernel), row: registry.rowOf(op) };
+}
+
+/** The operators whose call stubs do not read the shared row of their name (none, once attached). */
+export function unsharedRows(): string[] {
+  const d = Dispatcher.singleton(), store = d.tableStore;
+  return d.operatorNames().filter((name) => {
+    const { row } = handleInternal(d.findOp(name)!) as { row: { row: number; words: Int32Array } };
+    const shared = store.registry!.rowOf(name);
+    return row.row !== shared || row.words.buffer !== store.ref(shared).words.buffer;
+  });
+}
+
+/**
  * Calls wtest::probe for `ms` milliseconds; for every call that ran kernel k_j checks that some round i with
  * i % 4 === j had it registered while the call ran (epoch 2i + 1 lies in the call's [before, after] epochs,
  * or the write of round i happened during epoch 2i, inside the window). Returns counts and the violations.
  */
-export function probeLoop(epochs: Int32Array, ms: number): { calls: number; hits: number; violations: string[] } {
-  const op = Dispatcher.singleton().findSchemaOrThrow('wtest::probe');
+export function probeLoop(
+  epochs: Int32Array,
+  ms: number,
+  opName = 'wtest::probe',
+): { calls: number; hits: number; violations: string[] } {
+  const op = Dispatcher.singleton().findSchemaOrThrow(opName);
   using x = tensor([0], { dtype: 'float32' });
   const violations: string[] = [];
   let calls = 0, hits = 0;

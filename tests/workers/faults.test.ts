@@ -2,7 +2,7 @@
 // shared lock, and an environment without SharedArrayBuffer. The runtime stays usable for every other agent.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { NotAttachableError, RemoteError, share, spawnAgent, type Tensor, tensor } from '../../mod.ts';
+import { Dispatcher, NotAttachableError, RemoteError, share, spawnAgent, type Tensor, tensor } from '../../mod.ts';
 import { pageCounts, sharedRuntime } from '../../core/workers/shared_runtime.ts';
 
 const program = new URL('./_program.ts', import.meta.url);
@@ -59,6 +59,26 @@ describe('faults in attached workers', () => {
     y.dispose();
   });
 
+  it('a worker killed while it publishes a dispatch table row: its lock is broken and the row is readable', async () => {
+    const agent = await spawnAgent({ program });
+    const flag = new Int32Array(new SharedArrayBuffer(8));
+    const call = agent.call('holdTableRowForever', flag);
+    await until(flag, 'the worker to open its row write');
+    const store = Dispatcher.singleton().tableStore;
+    assert.equal(store.registry!.lockHolder(), agent.agent);
+    const { words, base } = store.ref(store.registry!.rowOf('aten::add.Tensor'));
+    assert.equal(Atomics.load(words, base) % 2, 1, 'the row is mid-write: a call would wait');
+    const rejected = assert.rejects(call, /terminated/);
+    await agent.terminate();
+    await rejected;
+    assert.equal(store.registry!.lockHolder(), -1);
+    assert.equal(Atomics.load(words, base) % 2, 0, 'the row was closed');
+    const a = tensor([1, 2]), b = a.add(a);
+    assert.equal(sumOf(b), 6, 'aten::add dispatches again');
+    a.dispose();
+    b.dispose();
+  });
+
   it('a worker killed in the middle of allocating and computing leaks no page, and its shared tensors outlive it', async () => {
     const agent = await spawnAgent({ program });
     const made = await agent.call('makeRange', 500000) as Tensor; // a block of the worker, now ours
@@ -84,6 +104,25 @@ describe('faults in attached workers', () => {
     await using next = await spawnAgent({ program });
     await next.call('allocStress', 21, 60);
     assert.ok(pageCounts().free < free, 'the pool reused the dead worker pages');
+  });
+
+  it('a worker that closes itself is noticed and retired like a dead one: lock broken, pages back', async () => {
+    const agent = await spawnAgent({ program });
+    const before = pageCounts().free;
+    await assert.rejects(agent.call('closeSelf'), /agent \d+ (closed itself|exited)/);
+    assert.equal(agent.ended, true);
+    await agent.terminate(); // the retirement already under way
+    assert.equal(sharedRuntime().cb.lockHolder(), -1, 'the lock it held was broken');
+    assert.equal(pageCounts().byAgent.get(agent.agent), undefined, 'its pages went back to the pool');
+    assert.ok(pageCounts().free >= before);
+    await assert.rejects(agent.call('double', tensor([1])), /closed itself|exited/);
+    // The runtime goes on: a new worker shares (which takes the lock) and computes.
+    const x = tensor(new Float32Array([1, 2, 3]));
+    await using other = await spawnAgent({ program });
+    const y = await other.call('double', x) as Tensor;
+    assert.equal(sumOf(y), 12);
+    x.dispose();
+    y.dispose();
   });
 
   it('without SharedArrayBuffer, attaching fails with an error naming the requirement; one agent works on', async () => {

@@ -16,7 +16,7 @@ import {
   spawnAgent,
   tensor,
 } from '../../mod.ts';
-import { probeLoop } from './_program.ts';
+import { computedIds, probeLoop } from './_program.ts';
 
 const program = new URL('./_program.ts', import.meta.url);
 const oplib = new URL('./_oplib.ts', import.meta.url);
@@ -64,7 +64,85 @@ describe('dispatch shared by agents', () => {
     x.dispose();
   });
 
-  it('stress: one agent registers and deregisters in a loop while two others dispatch', async () => {
+  it('kernel ids and rows mean the same in every agent (one shared kernel-name table and table store)', async () => {
+    const registry = Dispatcher.singleton().tableStore.registry!;
+    const here = { id: registry.kernelId('wtest.base2'), row: registry.rowOf('aten::add.Tensor') };
+    assert.ok(here.row >= 0, 'aten::add.Tensor has a shared row');
+    const ops = ['aten::add.Tensor', 'aten::mul.Tensor', 'aten::sum', 'wtest::probe', 'wtest::probe2'];
+    const mine = computedIds(ops, DispatchKey.CPU);
+    assert.ok(mine.every((id) => id > 0));
+    for (const agent of [early, late]) {
+      assert.deepEqual(await agent.call('sharedIds', 'wtest.base2', 'aten::add.Tensor'), here);
+      // The CPU kernels as each worker computes them from its own registrations, with the ids it mapped them
+      // to when it attached, are the same ids as here (and as the published rows hold).
+      assert.deepEqual(await agent.call('computedIds', ops, DispatchKey.CPU), mine);
+      assert.deepEqual(await agent.call('unsharedRows'), [], 'every operator dispatches from its shared row');
+    }
+  });
+
+  it('a kernel registered through the dispatcher in a worker is published to every agent, and its removal', async () => {
+    const op = Dispatcher.singleton().findSchemaOrThrow('wtest::probe2');
+    const x = tensor([1], { dtype: 'float32' });
+    assert.equal(op.call(x), -1);
+    const generation = Dispatcher.singleton().tableStore.registry!.generation;
+    await early.call('registerUnloadable', false);
+    assert.ok(Dispatcher.singleton().tableStore.registry!.generation > generation, 'a row was published');
+    await assert.rejects(late.call('callProbe2'), /Kernel 'wtest\.only_in_worker' .* is not loadable in this agent/);
+    // This agent never registered or defined wtest.only_in_worker: the call names it and how to make it loadable.
+    assert.throws(
+      () => op.call(x),
+      /Kernel 'wtest\.only_in_worker' \(kernel id \d+\), which another agent published in the dispatch table of wtest::probe2, is not loadable in this agent: register it in an operator library every agent loads \(loadOperatorLibrary\), or define it here under that name with defineKernel\(\)/,
+    );
+    assert.equal(await early.call('callProbe2'), 42, 'the registering worker runs its kernel');
+    await early.call('registerUnloadable', true);
+    assert.equal(op.call(x), -1, 'the removal is seen here at the next call');
+    assert.equal(await late.call('callProbe2'), -1);
+    Dispatcher.singleton().checkInvariants(); // the published row equals this agent's computation again
+    x.dispose();
+  });
+
+  it('a call waits while another agent has the row mid-write, then runs the kernel of the finished row', async () => {
+    const op = Dispatcher.singleton().findSchemaOrThrow('wtest::probe2');
+    const x = tensor([1], { dtype: 'float32' });
+    const flag = new Int32Array(new SharedArrayBuffer(8));
+    const published = early.call('publishSlowly', flag, 100);
+    const deadline = Date.now() + 10_000;
+    while (Atomics.load(flag, 0) === 0 && Date.now() < deadline) Atomics.wait(flag, 0, 0, 5);
+    assert.equal(Atomics.load(flag, 0), 1, 'the worker opened its write');
+    const started = performance.now();
+    const ran = op.call(x);
+    const waited = performance.now() - started;
+    assert.equal(Atomics.load(flag, 1), 1, 'the call returned only after the write was complete');
+    assert.equal(ran, 3, 'and ran the kernel of the finished row');
+    assert.ok(waited >= 20, `waited ${waited.toFixed(1)} ms`);
+    await published;
+    await early.call('dropSlowPublication');
+    assert.equal(op.call(x), -1);
+    x.dispose();
+  });
+
+  it('stress: one agent registers and deregisters through the shared table store while two others dispatch', async () => {
+    const epochs = new Int32Array(new SharedArrayBuffer(16));
+    const registrar = early.call('registerImplLoop', epochs);
+    while (Atomics.load(epochs, 2) === 0) await new Promise((r) => setTimeout(r, 1));
+    const workerProbe = late.call('probeLoop', epochs, 300, 'wtest::probe2');
+    const mainProbe = probeLoop(epochs, 300, 'wtest::probe2');
+    const remote = await workerProbe as { calls: number; hits: number; violations: string[] };
+    Atomics.store(epochs, 1, 1);
+    const rounds = await registrar as number;
+    assert.ok(rounds > 10, `${rounds} registration rounds`);
+    for (const r of [mainProbe, remote]) {
+      assert.deepEqual(r.violations, [], 'every call ran a kernel registered while it ran');
+      assert.ok(r.calls > 1000);
+    }
+    assert.ok(mainProbe.hits > 0 && remote.hits > 0, 'both readers ran published kernels');
+    const x = tensor([1], { dtype: 'float32' });
+    assert.equal(Dispatcher.singleton().findSchemaOrThrow('wtest::probe2').call(x), -1, 'back to the base kernel');
+    x.dispose();
+    Dispatcher.singleton().checkInvariants();
+  });
+
+  it('stress: one agent registers and deregisters in a shared kernel slot while two others dispatch', async () => {
     const epochs = new Int32Array(new SharedArrayBuffer(16));
     const registrar = early.call('registerLoop', epochs);
     while (Atomics.load(epochs, 2) === 0) await new Promise((r) => setTimeout(r, 1));
