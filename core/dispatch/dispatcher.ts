@@ -3,6 +3,7 @@
  *
  * @module
  */
+import type { CallStub } from './call_stub.ts';
 import { makeStubs, type OperatorState, reportDispatchError, schemaMismatch } from './dispatcher_internals.ts';
 import { DispatchKey, dispatchKeyName, isAliasDispatchKey, isRuntimeDispatchKey } from './dispatch_key.ts';
 import {
@@ -129,6 +130,8 @@ export class Dispatcher implements OperatorHost, EntryContext {
   readonly #retiredRows = new Map<string, RowRef>();
   readonly #trace: DispatchTrace;
   readonly #onWarning: (message: string) => void;
+  /** Whether new operators materialize at once (after `tableStore` was read). */
+  #eager = false;
   /** PyTorch's ambiguity kernel for AutogradOther (see {@linkcode OperatorEntry.computeEntry}). */
   readonly ambiguousAutogradOther: AnnotatedKernel;
 
@@ -165,9 +168,22 @@ export class Dispatcher implements OperatorHost, EntryContext {
     return defaultDispatcher ??= new Dispatcher();
   }
 
-  /** The SharedArrayBuffer table store (what an attached Worker reads). */
+  /**
+   * The SharedArrayBuffer table store (what an attached Worker reads). Reading it materializes every operator and
+   * makes later registrations write their rows at once (Note [Operators materialize on first use]), so a reader of
+   * the store always sees every registered operator's row.
+   */
   get tableStore(): TableStore {
+    this.#materializeAll();
     return this.#store;
+  }
+
+  /**
+   * Materializes every registered operator now: writes its computed row into the table store and builds its call
+   * stubs (Note [Operators materialize on first use]). Idempotent; tools that time calls may want it first.
+   */
+  materializeAll(): void {
+    this.#materializeAll();
   }
 
   /** Whether calls print a dispatch trace. */
@@ -459,6 +475,7 @@ export class Dispatcher implements OperatorHost, EntryContext {
    * must equal a from-scratch recomputation. Throws naming the first differing slot.
    */
   checkInvariants(): void {
+    this.#materializeAll();
     for (const [name, state] of this.#ops) {
       const expected = state.entry.computeRow(this);
       const stored = this.#store.readRow(state.row.row);
@@ -496,7 +513,41 @@ export class Dispatcher implements OperatorHost, EntryContext {
         `Operator ${op.name} is not registered with this dispatcher (it may have been deregistered)`,
       );
     }
+    if (state.pending) this.#materialize(state);
     return state;
+  }
+
+  // Note [Operators materialize on first use]
+  // Importing the library registers ~290 operators with ~1500 kernels and fallbacks; computing every operator's
+  // table row and generating its call stubs after each of those registrations was most of the package's start-up.
+  // So a new operator starts *pending*: registrations only record the schema and kernels in its OperatorEntry (and
+  // take kernel ids, so ids do not depend on what was used), its row in the table store stays unwritten, and its
+  // handle's `call`, `callUnchecked` and `redispatch` are trampolines. The first call through a trampoline, or any
+  // dispatcher method that reads the row (boxed calls, dumps of the computed table, checkInvariants), or reading
+  // `tableStore` (what another agent reads), materializes it: the row is computed once from the entry and written,
+  // the stubs are generated for the current schema, trace setting and validator, and from then on the operator is
+  // updated eagerly on every registration, exactly as before. After `tableStore` has been read, new operators are
+  // materialized at once. The computed table is a function of the registrations only (Note [Computed table equals
+  // stored table]), so when it is computed does not change what it holds. A trampoline captured before the first
+  // call (`const f = op.call`) keeps forwarding to the handle's current stub.
+
+  #materialize(state: OperatorState): void {
+    state.pending = false;
+    this.#updateTable(state);
+    this.#rebuildStubs(state);
+  }
+
+  #materializeAll(): void {
+    this.#eager = true;
+    for (const state of this.#ops.values()) if (state.pending) this.#materialize(state);
+  }
+
+  /** A handle's entry point before materialization: materializes the operator, then calls its real stub. */
+  #trampoline(state: OperatorState, which: 'call' | 'callUnchecked' | 'redispatch'): CallStub {
+    return (...args: unknown[]) => {
+      if (state.pending && !state.dead) this.#materialize(state);
+      return (state.handle[which] as CallStub)(...args);
+    };
   }
 
   #findOrRegisterName(name: string): OperatorState {
@@ -508,8 +559,14 @@ export class Dispatcher implements OperatorHost, EntryContext {
     // with its operator name (cleared to "missing") and is reused only if that name is registered again.
     const row = this.#retiredRows.get(name) ?? this.#store.allocateRow();
     this.#retiredRows.delete(name);
-    const state: OperatorState = { entry, row, handle: undefined!, dead: false, host: this };
-    const stubs = makeStubs(entry, this.#stubContext(state), this.#trace.enabled, this.#validator);
+    const state: OperatorState = { entry, row, handle: undefined!, dead: false, host: this, pending: !this.#eager };
+    const stubs = state.pending
+      ? {
+        call: this.#trampoline(state, 'call'),
+        callUnchecked: this.#trampoline(state, 'callUnchecked'),
+        redispatch: this.#trampoline(state, 'redispatch'),
+      }
+      : makeStubs(entry, this.#stubContext(state), this.#trace.enabled, this.#validator);
     state.handle = new OperatorHandle(this, name, stubs, state);
     this.#ops.set(name, state);
     this.#updateTable(state);
@@ -531,6 +588,7 @@ export class Dispatcher implements OperatorHost, EntryContext {
 
   #rebuildStubs(state: OperatorState): void {
     setHandleSchema(state.handle, state.entry.schema?.schema);
+    if (state.pending) return; // the trampolines build the stubs on first use
     const fresh = makeStubs(state.entry, this.#stubContext(state), this.#trace.enabled, this.#validator);
     state.handle.call = fresh.call;
     state.handle.callUnchecked = fresh.callUnchecked;
@@ -538,6 +596,7 @@ export class Dispatcher implements OperatorHost, EntryContext {
   }
 
   #updateTable(state: OperatorState): void {
+    if (state.pending) return; // computed when the operator materializes
     this.#store.writeRow(state.row, state.entry.computeRow(this));
   }
 
