@@ -18,7 +18,7 @@ import { boxArgumentsInPlace, isDispatchKeySource, IValue, type Stack, type Valu
 import { boxingError, checkArguments, checkStack } from './boxed_checks.ts';
 import { type BoxedKernel, KernelFunction, popReturns, type UnboxedKernel } from './kernel_function.ts';
 import { localKeys } from './local_dispatch_key_set.ts';
-import { type AnnotatedKernel, type EntryContext, OperatorEntry } from './operator_entry.ts';
+import { type AnnotatedKernel, type EntryContext, OperatorEntry, type SchemaRegistration } from './operator_entry.ts';
 import {
   type ComputedTableRow,
   handleInternal,
@@ -174,6 +174,7 @@ export class Dispatcher implements OperatorHost, EntryContext {
    * the store always sees every registered operator's row.
    */
   get tableStore(): TableStore {
+    this.#eager = true;
     this.#materializeAll();
     return this.#store;
   }
@@ -250,19 +251,48 @@ export class Dispatcher implements OperatorHost, EntryContext {
 
   /** Defines an operator's schema (PyTorch's `registerDef`). */
   registerDef(schema: FunctionSchema, debug: string, aliasAnalysis = 'FROM_SCHEMA'): RegistrationHandle {
-    const state = this.#findOrRegisterName(schema.fullName);
+    return this.#registerDef(schema.fullName, { schema, debug, aliasAnalysis });
+  }
+
+  /**
+   * Defines an operator whose schema is parsed when first needed (Note [Operators materialize on first use]):
+   * `fullName` must be the name `parse()` returns a schema for (`ns::op.overload`). For declarations known to be
+   * valid, such as the library's own: a malformed one would throw where its schema is first read, not here.
+   *
+   * @example
+   * ```ts
+   * import { Dispatcher, parseSchema } from '../../mod.ts';
+   * const d = new Dispatcher();
+   * d.registerDeferredDef('ex::neg', () => parseSchema('ex::neg(int x) -> int'), 'registered at demo');
+   * d.findSchema('ex::neg')!.schema!.arguments.length; // 1, parsed now
+   * ```
+   */
+  registerDeferredDef(
+    fullName: string,
+    parse: () => FunctionSchema,
+    debug: string,
+    aliasAnalysis = 'FROM_SCHEMA',
+  ): RegistrationHandle {
+    return this.#registerDef(fullName, new DeferredSchemaRegistration(parse, debug, aliasAnalysis));
+  }
+
+  #registerDef(name: string, registration: SchemaRegistration): RegistrationHandle {
+    const state = this.#findOrRegisterName(name);
     const entry = state.entry;
+    const debug = registration.debug;
     if (entry.defCount !== 0) {
       throw new RuntimeError(
-        `Tried to register an operator (${schema}) with the same name and overload name multiple times. Each ` +
-          "overload's schema should only be registered with a single call to def(). Duplicate registration: " +
-          `${debug}. Original registration: ${entry.schema?.debug}`,
+        `Tried to register an operator (${registration.schema}) with the same name and overload name multiple ` +
+          "times. Each overload's schema should only be registered with a single call to def(). Duplicate " +
+          `registration: ${debug}. Original registration: ${entry.schema?.debug}`,
       );
     }
     for (const list of entry.kernels.values()) {
-      for (const kernel of list) this.#checkKernelSchema(state, schema, debug, kernel);
+      for (const kernel of list) {
+        if (mayMismatch(kernel)) this.#checkKernelSchema(state, registration.schema, debug, kernel);
+      }
     }
-    entry.schema = { schema, debug, aliasAnalysis };
+    entry.schema = registration;
     entry.defCount++;
     entry.defAndImplCount++;
     this.#rebuildStubs(state);
@@ -296,7 +326,7 @@ export class Dispatcher implements OperatorHost, EntryContext {
     const stored = key ?? DispatchKey.CompositeImplicitAutograd;
     const annotated = this.#annotate(kernel, debug, options.inferredSchema);
     try {
-      if (entry.schema !== undefined) {
+      if (entry.schema !== undefined && mayMismatch(annotated)) {
         this.#checkKernelSchema(state, entry.schema.schema, entry.schema.debug, annotated);
       }
     } catch (e) {
@@ -351,6 +381,7 @@ export class Dispatcher implements OperatorHost, EntryContext {
       );
     }
     const annotated = this.#annotate(kernel, debug, undefined);
+    this.#setKernel(annotated); // a deferred fallback is built now: every operator may use it
     this.#fallbacks[slot] = annotated;
     for (const state of this.#ops.values()) this.#updateTable(state);
     return new RegistrationHandle(() => {
@@ -538,7 +569,6 @@ export class Dispatcher implements OperatorHost, EntryContext {
   }
 
   #materializeAll(): void {
-    this.#eager = true;
     for (const state of this.#ops.values()) if (state.pending) this.#materialize(state);
   }
 
@@ -587,7 +617,7 @@ export class Dispatcher implements OperatorHost, EntryContext {
   }
 
   #rebuildStubs(state: OperatorState): void {
-    setHandleSchema(state.handle, state.entry.schema?.schema);
+    setHandleSchema(state.handle, state.entry.schema);
     if (state.pending) return; // the trampolines build the stubs on first use
     const fresh = makeStubs(state.entry, this.#stubContext(state), this.#trace.enabled, this.#validator);
     state.handle.call = fresh.call;
@@ -597,6 +627,10 @@ export class Dispatcher implements OperatorHost, EntryContext {
 
   #updateTable(state: OperatorState): void {
     if (state.pending) return; // computed when the operator materializes
+    // Deferred kernels are built when their operator first needs its row (Note [Operators materialize on first use]).
+    for (const list of state.entry.kernels.values()) {
+      for (const k of list) if (this.#boxed[k.id] === undefined) this.#setKernel(k); // every built kernel has a boxed form
+    }
     this.#store.writeRow(state.row, state.entry.computeRow(this));
   }
 
@@ -618,10 +652,18 @@ export class Dispatcher implements OperatorHost, EntryContext {
 
   #annotate(kernel: KernelFunction, debug: string, inferredSchema: FunctionSchema | undefined): AnnotatedKernel {
     const id = this.#freeIds.pop() ?? this.#unboxed.length;
-    this.#unboxed[id] = kernel.unboxed;
-    this.#boxed[id] = kernel.boxed;
+    const annotated = { kernel, debug, inferredSchema, id };
+    if (kernel.isDeferred) {
+      this.#unboxed[id] = undefined;
+      this.#boxed[id] = undefined;
+    } else this.#setKernel(annotated);
     this.#kernelNames[id] = debug;
-    return { kernel, debug, inferredSchema, id };
+    return annotated;
+  }
+
+  #setKernel(annotated: AnnotatedKernel): void {
+    this.#unboxed[annotated.id] = annotated.kernel.unboxed;
+    this.#boxed[annotated.id] = annotated.kernel.boxed;
   }
 
   #releaseId(id: number): void {
@@ -672,6 +714,37 @@ export class Dispatcher implements OperatorHost, EntryContext {
     } finally {
       this.#trace.exit();
     }
+  }
+}
+
+/**
+ * Whether the kernel-schema check could refuse this kernel: only a declared schema or an unboxed function with
+ * more parameters than the keyset words can mismatch, so other kernels need no parsed schema to register.
+ */
+function mayMismatch(kernel: AnnotatedKernel): boolean {
+  if (kernel.inferredSchema !== undefined) return true;
+  if (kernel.kernel.isDeferred) return false;
+  const unboxed = kernel.kernel.unboxed;
+  return unboxed !== undefined && unboxed.length > 2;
+}
+
+/** A schema registration whose schema is parsed when first read (Note [Operators materialize on first use]). */
+class DeferredSchemaRegistration implements SchemaRegistration {
+  #parse: (() => FunctionSchema) | undefined;
+  #schema: FunctionSchema | undefined;
+  readonly debug: string;
+  readonly aliasAnalysis: string;
+  constructor(parse: () => FunctionSchema, debug: string, aliasAnalysis: string) {
+    this.#parse = parse;
+    this.debug = debug;
+    this.aliasAnalysis = aliasAnalysis;
+  }
+  get schema(): FunctionSchema {
+    if (this.#parse !== undefined) {
+      this.#schema = this.#parse();
+      this.#parse = undefined;
+    }
+    return this.#schema!;
   }
 }
 

@@ -99,7 +99,8 @@ function typeText(t: SchemaType): string {
  * kernel must not declare more parameters than the keyset words plus the schema's arguments.
  */
 export function schemaMismatch(schema: FunctionSchema, kernel: AnnotatedKernel): string | undefined {
-  const unboxed = kernel.kernel.unboxed;
+  // A deferred kernel is generated from the schema itself; it is not built (or checked) here.
+  const unboxed = kernel.kernel.isDeferred ? undefined : kernel.kernel.unboxed;
   if (unboxed !== undefined && unboxed.length > schema.arguments.length + 2) {
     return `The kernel function takes ${unboxed.length} parameters but the schema has ${schema.arguments.length} ` +
       'arguments (plus the two keyset words).';

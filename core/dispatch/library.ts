@@ -8,7 +8,7 @@ import { DispatchKey, dispatchKeyName, parseDispatchKey } from './dispatch_key.t
 import { runtimeKeysOf } from './dispatch_key_set.ts';
 import { Dispatcher, type RegistrationHandle } from './dispatcher.ts';
 import { RuntimeError } from './errors.ts';
-import { type FunctionSchema, withNamespace } from './function_schema.ts';
+import { type FunctionSchema, RESERVED_WORDS, withNamespace } from './function_schema.ts';
 import { type BoxedKernel, KernelFunction, type UnboxedKernel } from './kernel_function.ts';
 import { OperatorHandle } from './operator_handle.ts';
 import type { SchemaKernel, SchemaValueTypes, UntypedSchemaValues } from './schema_types.ts';
@@ -203,6 +203,50 @@ export class Library<V extends SchemaValueTypes = UntypedSchemaValues> implement
   }
 
   /**
+   * Defines an operator whose schema is parsed when first needed (its first call or inspection, see Note
+   * [Operators materialize on first use] in dispatcher.ts) instead of now: the library registers its own ~290
+   * operators this way at import. Only the operator name (the text before `(`) is read here, so a malformed
+   * declaration throws where its schema is first read; use {@linkcode define} for schemas that may be wrong.
+   *
+   * @example
+   * ```ts
+   * import { Dispatcher, Library } from '../../mod.ts';
+   * using lib = new Library('lazyex', 'DEF', undefined, { dispatcher: new Dispatcher() });
+   * const op = lib.defineDeferred('lazyex::twice(int x) -> int');
+   * op.schema!.arguments[0].name; // 'x' (parsed on this first read)
+   * ```
+   */
+  defineDeferred(schemaText: string): OperatorHandle<string, V> {
+    if (typeof schemaText !== 'string') {
+      throw new TypeError(`defineDeferred(): argument 'schema' must be str, not ${typeof schemaText}`);
+    }
+    const paren = schemaText.indexOf('(');
+    const name = (paren < 0 ? schemaText : schemaText.slice(0, paren)).trim();
+    if (this.kind === 'IMPL') {
+      throw new RuntimeError(
+        `def("${name}"): Cannot define an operator inside of a ${KIND_NAMES[this.kind]} block.  ` +
+          `All def()s should be placed in the (unique) TORCH_LIBRARY block for their namespace.  ${this.#context()}`,
+      );
+    }
+    const ns = namespaceOf(name);
+    if (ns !== '' && ns !== this.ns) {
+      throw new RuntimeError(
+        `Explicitly provided namespace (${ns}) in schema string does not match namespace of ` +
+          `enclosing ${KIND_NAMES[this.kind]} block (${this.ns}).  Move this definition to the (unique) ` +
+          'TORCH_LIBRARY block corresponding to this namespace (and consider deleting the namespace from your ' +
+          `schema string.)  ${this.#context()}`,
+      );
+    }
+    const full = ns === '' ? `${this.ns}::${name}` : name;
+    const parse = () => {
+      const schema = parseSchema(schemaText);
+      return schema.namespace === '' ? withNamespace(schema, this.ns) : schema;
+    };
+    this.#handles.push(this.dispatcher.registerDeferredDef(full, parse, `registered at ${this.location}`));
+    return this.dispatcher.findOp(full)! as unknown as OperatorHandle<string, V>;
+  }
+
+  /**
    * Registers a kernel for operator `name` (`op`, `op.overload` or `ns::op.overload`) at `dispatchKey`
    * (a runtime or alias key, or its name); without a key, the block's key; without either, the catch-all.
    */
@@ -221,10 +265,16 @@ export class Library<V extends SchemaValueTypes = UntypedSchemaValues> implement
     options: ImplKernelOptions = {},
   ): this {
     const name = nameOrOp instanceof OperatorHandle ? nameOrOp.name : nameOrOp;
-    const parsed = parseSchemaOrName(name);
+    let ns: string, full: string;
+    if (isPlainOperatorName(name)) {
+      ns = '';
+      full = name;
+    } else {
+      const parsed = parseSchemaOrName(name);
+      ns = 'arguments' in parsed ? parsed.namespace : namespaceOf(parsed.name);
+      full = 'arguments' in parsed ? parsed.fullName : parsed.toString();
+    }
     const prelude = `impl("${name}", ...): `;
-    let ns = 'arguments' in parsed ? parsed.namespace : namespaceOf(parsed.name);
-    let full = 'arguments' in parsed ? parsed.fullName : parsed.toString();
     if (ns === '') {
       ns = this.ns;
       full = `${this.ns}::${full}`;
@@ -302,6 +352,21 @@ export class Library<V extends SchemaValueTypes = UntypedSchemaValues> implement
   [Symbol.dispose](): void {
     this.dispose();
   }
+}
+
+const PLAIN_NAME = /^([A-Za-z_][A-Za-z0-9_]*)(?:\.([A-Za-z_][A-Za-z0-9_]*))?$/;
+
+/**
+ * Whether `name` is `op` or `op.overload` without a namespace, as `parseSchemaOrName` would accept it (no reserved
+ * word, no illegal overload name): then it is its own canonical text and needs no parse (the common case of
+ * `impl('add.Tensor', ...)`, 1500 times at import).
+ */
+function isPlainOperatorName(name: string): boolean {
+  const m = PLAIN_NAME.exec(name);
+  if (m === null || RESERVED_WORDS.has(m[1])) return false;
+  const overload = m[2];
+  return overload === undefined ||
+    (!RESERVED_WORDS.has(overload) && overload !== 'default' && !overload.startsWith('__'));
 }
 
 function namespaceOf(name: string): string {

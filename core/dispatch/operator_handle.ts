@@ -42,7 +42,7 @@ export interface OperatorHost {
 }
 
 let internalOf: (op: OperatorHandle) => unknown;
-let setSchema: (op: OperatorHandle, schema: FunctionSchema | undefined) => void;
+let setSchema: (op: OperatorHandle, source: { readonly schema: FunctionSchema } | undefined) => void;
 
 // The typed entry points (Note [Schema types] in schema_types.ts) are method signatures of this interface, merged
 // into the class: methods compare their parameters bivariantly, so a handle typed from its schema still passes
@@ -82,7 +82,7 @@ export class OperatorHandle<S extends string = string, V extends SchemaValueType
   readonly name: string;
   readonly #host: OperatorHost;
   readonly #internal: unknown;
-  #schema: FunctionSchema | undefined;
+  #schema: { readonly schema: FunctionSchema } | undefined;
 
   /**
    * Made by the dispatcher; user code gets handles from `findSchema`/`findOp` or `Library.define`.
@@ -106,14 +106,14 @@ export class OperatorHandle<S extends string = string, V extends SchemaValueType
   static {
     // Module-private access for the dispatcher: a handle's state and schema are not part of its public API.
     internalOf = (op) => op.#internal;
-    setSchema = (op, schema) => {
-      op.#schema = schema;
+    setSchema = (op, source) => {
+      op.#schema = source;
     };
   }
 
   /** The schema, once defined. */
   get schema(): FunctionSchema | undefined {
-    return this.#schema;
+    return this.#schema?.schema;
   }
   /** Namespace part of the name. */
   get namespace(): string {
@@ -166,7 +166,10 @@ export function handleInternal(op: OperatorHandle): unknown {
   return internalOf(op);
 }
 
-/** Records the handle's schema (for the dispatcher only). */
-export function setHandleSchema(op: OperatorHandle, schema: FunctionSchema | undefined): void {
-  setSchema(op, schema);
+/**
+ * Records where the handle's schema is (for the dispatcher only): the operator's schema registration, whose schema
+ * may be parsed only when first read (Note [Operators materialize on first use] in dispatcher.ts).
+ */
+export function setHandleSchema(op: OperatorHandle, source: { readonly schema: FunctionSchema } | undefined): void {
+  setSchema(op, source);
 }
