@@ -73,6 +73,14 @@ export interface ImplOptions {
   readonly inferredSchema?: FunctionSchema;
 }
 
+/** Options of {@linkcode Dispatcher.registerDeferredDef}. */
+export interface DeferredDefOptions {
+  /** PyTorch's alias analysis kind (default `FROM_SCHEMA`). */
+  readonly aliasAnalysis?: string;
+  /** The schema's number of arguments, if known without parsing (lets kernels be checked without a parse). */
+  readonly argumentCount?: number;
+}
+
 /** Options of {@linkcode Dispatcher}'s constructor. */
 export interface DispatcherOptions {
   /** Register PyTorch's framework fallthrough fallbacks (default true). */
@@ -258,6 +266,8 @@ export class Dispatcher implements OperatorHost, EntryContext {
    * Defines an operator whose schema is parsed when first needed (Note [Operators materialize on first use]):
    * `fullName` must be the name `parse()` returns a schema for (`ns::op.overload`). For declarations known to be
    * valid, such as the library's own: a malformed one would throw where its schema is first read, not here.
+   * `options.argumentCount`, when given, must be the schema's number of arguments: kernels are then checked
+   * against it without parsing (only a kernel that fails it, or one that declares its own schema, parses).
    *
    * @example
    * ```ts
@@ -271,9 +281,15 @@ export class Dispatcher implements OperatorHost, EntryContext {
     fullName: string,
     parse: () => FunctionSchema,
     debug: string,
-    aliasAnalysis = 'FROM_SCHEMA',
+    options: DeferredDefOptions = {},
   ): RegistrationHandle {
-    return this.#registerDef(fullName, new DeferredSchemaRegistration(parse, debug, aliasAnalysis));
+    const registration = new DeferredSchemaRegistration(
+      parse,
+      debug,
+      options.aliasAnalysis ?? 'FROM_SCHEMA',
+      options.argumentCount,
+    );
+    return this.#registerDef(fullName, registration);
   }
 
   #registerDef(name: string, registration: SchemaRegistration): RegistrationHandle {
@@ -289,7 +305,7 @@ export class Dispatcher implements OperatorHost, EntryContext {
     }
     for (const list of entry.kernels.values()) {
       for (const kernel of list) {
-        if (mayMismatch(kernel)) this.#checkKernelSchema(state, registration.schema, debug, kernel);
+        if (mayMismatch(kernel, registration)) this.#checkKernelSchema(state, registration.schema, debug, kernel);
       }
     }
     entry.schema = registration;
@@ -326,7 +342,7 @@ export class Dispatcher implements OperatorHost, EntryContext {
     const stored = key ?? DispatchKey.CompositeImplicitAutograd;
     const annotated = this.#annotate(kernel, debug, options.inferredSchema);
     try {
-      if (entry.schema !== undefined && mayMismatch(annotated)) {
+      if (entry.schema !== undefined && mayMismatch(annotated, entry.schema)) {
         this.#checkKernelSchema(state, entry.schema.schema, entry.schema.debug, annotated);
       }
     } catch (e) {
@@ -721,11 +737,14 @@ export class Dispatcher implements OperatorHost, EntryContext {
  * Whether the kernel-schema check could refuse this kernel: only a declared schema or an unboxed function with
  * more parameters than the keyset words can mismatch, so other kernels need no parsed schema to register.
  */
-function mayMismatch(kernel: AnnotatedKernel): boolean {
+function mayMismatch(kernel: AnnotatedKernel, registration: SchemaRegistration): boolean {
   if (kernel.inferredSchema !== undefined) return true;
   if (kernel.kernel.isDeferred) return false;
   const unboxed = kernel.kernel.unboxed;
-  return unboxed !== undefined && unboxed.length > 2;
+  if (unboxed === undefined || unboxed.length <= 2) return false;
+  // A deferred declaration that knows its argument count settles the arity check without being parsed.
+  const known = registration instanceof DeferredSchemaRegistration ? registration.argumentCount : undefined;
+  return known === undefined || unboxed.length > known + 2;
 }
 
 /** A schema registration whose schema is parsed when first read (Note [Operators materialize on first use]). */
@@ -734,10 +753,13 @@ class DeferredSchemaRegistration implements SchemaRegistration {
   #schema: FunctionSchema | undefined;
   readonly debug: string;
   readonly aliasAnalysis: string;
-  constructor(parse: () => FunctionSchema, debug: string, aliasAnalysis: string) {
+  /** The schema's number of arguments, when the registration said (before parsing). */
+  readonly argumentCount: number | undefined;
+  constructor(parse: () => FunctionSchema, debug: string, aliasAnalysis: string, argumentCount: number | undefined) {
     this.#parse = parse;
     this.debug = debug;
     this.aliasAnalysis = aliasAnalysis;
+    this.argumentCount = argumentCount;
   }
   get schema(): FunctionSchema {
     if (this.#parse !== undefined) {

@@ -242,7 +242,10 @@ export class Library<V extends SchemaValueTypes = UntypedSchemaValues> implement
       const schema = parseSchema(schemaText);
       return schema.namespace === '' ? withNamespace(schema, this.ns) : schema;
     };
-    this.#handles.push(this.dispatcher.registerDeferredDef(full, parse, `registered at ${this.location}`));
+    const argumentCount = countArguments(schemaText);
+    this.#handles.push(
+      this.dispatcher.registerDeferredDef(full, parse, `registered at ${this.location}`, { argumentCount }),
+    );
     return this.dispatcher.findOp(full)! as unknown as OperatorHandle<string, V>;
   }
 
@@ -352,6 +355,42 @@ export class Library<V extends SchemaValueTypes = UntypedSchemaValues> implement
   [Symbol.dispose](): void {
     this.dispose();
   }
+}
+
+/**
+ * The number of arguments of a schema text, counted without parsing: the top-level items between the first `(` and
+ * its `)`, less the `*` and `...` markers. Undefined when the text has quotes (a default string could hold any
+ * character) or no closed argument list; the count is then left to the parser.
+ *
+ * @example
+ * ```ts
+ * import { countArguments } from './library.ts';
+ * countArguments('add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor'); // 3
+ * ```
+ */
+export function countArguments(schemaText: string): number | undefined {
+  const open = schemaText.indexOf('(');
+  if (open < 0 || schemaText.includes('"') || schemaText.includes("'")) return undefined;
+  let depth = 0, start = open + 1, count = 0;
+  const item = (end: number) => {
+    const text = schemaText.slice(start, end).trim();
+    if (text !== '' && text !== '*' && text !== '...') count++;
+  };
+  for (let i = open + 1; i < schemaText.length; i++) {
+    const c = schemaText[i];
+    if (c === '(' || c === '[') depth++;
+    else if (c === ')' || c === ']') {
+      if (depth === 0) {
+        item(i);
+        return count;
+      }
+      depth--;
+    } else if (c === ',' && depth === 0) {
+      item(i);
+      start = i + 1;
+    }
+  }
+  return undefined;
 }
 
 const PLAIN_NAME = /^([A-Za-z_][A-Za-z0-9_]*)(?:\.([A-Za-z_][A-Za-z0-9_]*))?$/;

@@ -15,6 +15,7 @@ import {
 import { fakeTensor } from './_fake_tensor.ts';
 import { OPS } from '../../core/ops/declarations.ts';
 import { declarationFacts, registerOperators } from '../../core/ops/registry.ts';
+import { countArguments } from '../../core/dispatch/library.ts';
 import { parseSchema, SchemaParseError } from '../../core/dispatch/schema_parser.ts';
 
 const K = DispatchKey;
@@ -63,6 +64,27 @@ describe('deferred definitions', () => {
     assert.throws(() => op.schema, SchemaParseError);
     assert.throws(() => lib.define('bad::g(Tensor x, int) -> Tensor'), SchemaParseError);
     assert.equal(d.findSchema('bad::g'), undefined);
+  });
+
+  it('checks kernels against the counted arguments, and reports a mismatch in the words of define', () => {
+    const messages = [false, true].map((deferred) => {
+      const d = new Dispatcher();
+      const lib = new Library('ar', 'DEF', undefined, { dispatcher: d, location: 'here' });
+      const impl = new Library('ar', 'IMPL', K.CPU, { dispatcher: d, location: 'there' });
+      impl.impl('f', (_h: number, _l: number, _a: unknown, _b: unknown) => 1); // fits; registered before the def
+      const text = 'f(Tensor x, *, int k=1) -> Tensor';
+      const op = deferred ? lib.defineDeferred(text) : lib.define(text);
+      const bad = new Library('ar', 'IMPL', K.Meta, { dispatcher: d, location: 'there' });
+      try {
+        bad.impl('f', (_h: number, _l: number, _a: unknown, _b: unknown, _c: unknown) => 1);
+      } catch (e) {
+        assert.equal(op.hasKernelForDispatchKey(K.Meta), false);
+        return (e as Error).message;
+      }
+      assert.fail('a kernel with more parameters than the schema was accepted');
+    });
+    assert.match(messages[0], /takes 5 parameters but the schema has 2 arguments/);
+    assert.equal(messages[1], messages[0]);
   });
 
   it('keeps the namespace and block checks of define', () => {
@@ -138,9 +160,11 @@ describe('materialization', () => {
 });
 
 describe("the library's own operators", () => {
-  it('declarationFacts agrees with the parsed schema of every declaration', () => {
+  it('declarationFacts and countArguments agree with the parsed schema of every declaration', () => {
     for (const [name, decl] of Object.entries(OPS)) {
       const schema = parseSchema(`aten::${decl.schema}`);
+      // Declarations with a quoted default are left to the parser.
+      assert.equal(countArguments(decl.schema), /["']/.test(decl.schema) ? undefined : schema.arguments.length, name);
       assert.deepEqual(declarationFacts(decl.schema), {
         firstAliased: schema.arguments[0]?.aliasInfo !== undefined,
         firstWrites: schema.arguments[0]?.aliasInfo?.isWrite === true,
