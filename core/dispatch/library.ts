@@ -401,12 +401,20 @@ const PLAIN_NAME = /^([A-Za-z_][A-Za-z0-9_]*)(?:\.([A-Za-z_][A-Za-z0-9_]*))?$/;
  * `impl('add.Tensor', ...)`, 1500 times at import).
  */
 function isPlainOperatorName(name: string): boolean {
-  const m = PLAIN_NAME.exec(name);
-  if (m === null || RESERVED_WORDS.has(m[1])) return false;
-  const overload = m[2];
-  return overload === undefined ||
-    (!RESERVED_WORDS.has(overload) && overload !== 'default' && !overload.startsWith('__'));
+  let plain = plainNames.get(name);
+  if (plain === undefined) {
+    const m = PLAIN_NAME.exec(name);
+    const overload = m?.[2];
+    plain = m !== null && !RESERVED_WORDS.has(m[1]) &&
+      (overload === undefined ||
+        (!RESERVED_WORDS.has(overload) && overload !== 'default' && !overload.startsWith('__')));
+    plainNames.set(name, plain);
+  }
+  return plain;
 }
+
+// An operator gets about five impl() calls at import (its kernels for Meta, CPU, Autograd, Batched...).
+const plainNames = new Map<string, boolean>();
 
 function namespaceOf(name: string): string {
   const i = name.indexOf('::');
