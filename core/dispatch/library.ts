@@ -359,8 +359,8 @@ export class Library<V extends SchemaValueTypes = UntypedSchemaValues> implement
 
 /**
  * The number of arguments of a schema text, counted without parsing: the top-level items between the first `(` and
- * its `)`, less the `*` and `...` markers. Undefined when the text has quotes (a default string could hold any
- * character) or no closed argument list; the count is then left to the parser.
+ * its `)`, less the `*` and `...` markers, skipping quoted defaults. Undefined when the text has no closed argument
+ * list, a backslash or a triple quote (escapes the count does not follow); the count is then left to the parser.
  *
  * @example
  * ```ts
@@ -370,7 +370,9 @@ export class Library<V extends SchemaValueTypes = UntypedSchemaValues> implement
  */
 export function countArguments(schemaText: string): number | undefined {
   const open = schemaText.indexOf('(');
-  if (open < 0 || schemaText.includes('"') || schemaText.includes("'")) return undefined;
+  if (open < 0 || schemaText.includes('\\') || schemaText.includes("'''") || schemaText.includes('"""')) {
+    return undefined;
+  }
   let depth = 0, start = open + 1, count = 0;
   const item = (end: number) => {
     const text = schemaText.slice(start, end).trim();
@@ -378,7 +380,10 @@ export function countArguments(schemaText: string): number | undefined {
   };
   for (let i = open + 1; i < schemaText.length; i++) {
     const c = schemaText[i];
-    if (c === '(' || c === '[') depth++;
+    if (c === '"' || c === "'") {
+      i = schemaText.indexOf(c, i + 1);
+      if (i < 0) return undefined;
+    } else if (c === '(' || c === '[') depth++;
     else if (c === ')' || c === ']') {
       if (depth === 0) {
         item(i);
