@@ -40,6 +40,7 @@ export { type ComputedTableRow, OperatorHandle, type OperatorHost } from './oper
 export type * from './schema_types.ts';
 export { type RowData, type RowRef, TableStore } from './table_store.ts';
 export {
+  type DeferredDefOptions,
   Dispatcher,
   type DispatcherOptions,
   FRAMEWORK_FALLTHROUGH_KEYS,
