@@ -56,7 +56,8 @@ function reciprocal(d: number): [number, number] {
 // Terms with k >= LOG_DD_TERMS weigh less than 2^-55 of the sum and are summed in double.
 const LOG_TERMS = 22;
 const LOG_DD_TERMS = 11;
-const LOG_COEF = Array.from({ length: LOG_TERMS }, (_, k) => reciprocal(2 * k + 1));
+// Series coefficients, as the tables below, are computed on first use, not at import.
+let LOG_COEF: Array<[number, number]> | undefined;
 const LN2_HI = 0.6931471805599453, LN2_LO = 2.3190468138462996e-17;
 const SQRT2 = Math.SQRT2;
 
@@ -89,6 +90,7 @@ function logDD(x: number): void {
   const sl = ((num - rh) - rl) / dh;
   mulDD(sh, sl, sh, sl);
   const zh = rh, zl = rl;
+  LOG_COEF ??= Array.from({ length: LOG_TERMS }, (_, k) => reciprocal(2 * k + 1));
   let acc = LOG_COEF[LOG_TERMS - 1][0];
   for (let i = LOG_TERMS - 2; i >= LOG_DD_TERMS; i--) acc = acc * zh + LOG_COEF[i][0];
   let ah = acc, al = 0;
@@ -216,8 +218,8 @@ function factorialReciprocals(odd: boolean): Array<[number, number]> {
   }
   return out;
 }
-const SIN_COEF = factorialReciprocals(true);
-const COS_COEF = factorialReciprocals(false);
+let SIN_COEF: Array<[number, number]> | undefined;
+let COS_COEF: Array<[number, number]> | undefined;
 const PIO2_1 = 1.5707963267948966, PIO2_2 = 6.123233995736766e-17, PIO2_3 = -1.4973849048591698e-33;
 const TWO_OVER_PI = 0.6366197723675814;
 const TRIG_MAX = 2 ** 20; // beyond this the three-part pi/2 no longer reduces exactly enough
@@ -240,11 +242,11 @@ let sinHi = 0, sinLo = 0, cosHi = 0, cosLo = 0;
 function sinCosReduced(r0h: number, r0l: number): void {
   mulDD(r0h, r0l, r0h, r0l);
   const zh = rh, zl = rl;
-  trigSeries(SIN_COEF, zh, zl);
+  trigSeries(SIN_COEF ??= factorialReciprocals(true), zh, zl);
   mulDD(rh, rl, r0h, r0l);
   sinHi = rh;
   sinLo = rl;
-  trigSeries(COS_COEF, zh, zl);
+  trigSeries(COS_COEF ??= factorialReciprocals(false), zh, zl);
   cosHi = rh;
   cosLo = rl;
 }
