@@ -358,9 +358,49 @@ export class Library<V extends SchemaValueTypes = UntypedSchemaValues> implement
 }
 
 /**
- * The number of arguments of a schema text, counted without parsing: the top-level items between the first `(` and
- * its `)`, less the `*` and `...` markers, skipping quoted defaults. Undefined when the text has no closed argument
- * list, a backslash or a triple quote (escapes the count does not follow); the count is then left to the parser.
+ * The arguments of a schema text, split without parsing: the top-level items between the first `(` and its `)`,
+ * trimmed, less the `*` and `...` markers. Quoted defaults and nested `(...)`/`[...]` groups (alias annotations, list
+ * sizes and defaults) are skipped. Undefined when the text has no closed argument list, a backslash, a triple quote or
+ * an unclosed quote (escapes this does not follow); the arguments are then left to the parser. Native string and
+ * regular-expression work only: it runs for every declaration at import, in code not yet compiled.
+ *
+ * @example
+ * ```ts
+ * import { splitArguments } from './library.ts';
+ * splitArguments('add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)');
+ * // ['Tensor(a!) self', 'Tensor other', 'Scalar alpha=1']
+ * ```
+ */
+export function splitArguments(schemaText: string): string[] | undefined {
+  const open = schemaText.indexOf('(');
+  if (open < 0 || schemaText.includes('\\') || schemaText.includes("'''") || schemaText.includes('"""')) {
+    return undefined;
+  }
+  const text = schemaText.slice(open + 1);
+  // Same-length masks keep the offsets: quoted strings first, then nested groups, innermost first, until the first
+  // `)` left closes the argument list and the `,` left separate its arguments.
+  const blank = (m: string) => ' '.repeat(m.length);
+  let masked = text.replace(/"[^"]*"|'[^']*'/g, blank);
+  if (masked.includes('"') || masked.includes("'")) return undefined;
+  for (let before = ''; before !== masked;) {
+    before = masked;
+    masked = masked.replace(/\([^()]*\)|\[[^[\]]*\]/g, blank);
+  }
+  const close = masked.indexOf(')');
+  if (close < 0) return undefined;
+  const items: string[] = [];
+  let start = 0;
+  for (let at = masked.indexOf(','); at >= 0 && at < close; at = masked.indexOf(',', at + 1)) {
+    items.push(text.slice(start, at).trim());
+    start = at + 1;
+  }
+  items.push(text.slice(start, close).trim());
+  return items.filter((item) => item !== '' && item !== '*' && item !== '...');
+}
+
+/**
+ * The number of arguments of a schema text, counted without parsing ({@linkcode splitArguments}); undefined when that
+ * leaves the text to the parser.
  *
  * @example
  * ```ts
@@ -369,33 +409,7 @@ export class Library<V extends SchemaValueTypes = UntypedSchemaValues> implement
  * ```
  */
 export function countArguments(schemaText: string): number | undefined {
-  const open = schemaText.indexOf('(');
-  if (open < 0 || schemaText.includes('\\') || schemaText.includes("'''") || schemaText.includes('"""')) {
-    return undefined;
-  }
-  let depth = 0, start = open + 1, count = 0;
-  const item = (end: number) => {
-    const text = schemaText.slice(start, end).trim();
-    if (text !== '' && text !== '*' && text !== '...') count++;
-  };
-  for (let i = open + 1; i < schemaText.length; i++) {
-    const c = schemaText[i];
-    if (c === '"' || c === "'") {
-      i = schemaText.indexOf(c, i + 1);
-      if (i < 0) return undefined;
-    } else if (c === '(' || c === '[') depth++;
-    else if (c === ')' || c === ']') {
-      if (depth === 0) {
-        item(i);
-        return count;
-      }
-      depth--;
-    } else if (c === ',' && depth === 0) {
-      item(i);
-      start = i + 1;
-    }
-  }
-  return undefined;
+  return splitArguments(schemaText)?.length;
 }
 
 const PLAIN_NAME = /^([A-Za-z_][A-Za-z0-9_]*)(?:\.([A-Za-z_][A-Za-z0-9_]*))?$/;

@@ -8,7 +8,8 @@
  */
 import { DispatchKey } from '../dispatch/dispatch_key.ts';
 import { Dispatcher } from '../dispatch/dispatcher.ts';
-import { fallthroughKernel, Library } from '../dispatch/library.ts';
+import { fallthroughKernel, Library, splitArguments } from '../dispatch/library.ts';
+import { parseSchema } from '../dispatch/schema_parser.ts';
 import { KernelFunction } from '../dispatch/kernel_function.ts';
 import type { OperatorHandle } from '../dispatch/operator_handle.ts';
 import { Device } from '../tensor/device.ts';
@@ -150,7 +151,8 @@ export interface DeclarationFacts {
  * Reads, without parsing the schema, which arguments of an operator declaration carry alias annotations and which
  * are written: the top-level arguments between the first `(` and its `)`, an annotation being the parenthesis in an
  * argument's type (before any `=`) and a write its `!`. It serves the library's own declarations, whose schemas are
- * parsed only on first use; tests/ops/registry_facts.test.ts checks it against the parsed schema of every one.
+ * parsed only on first use; tests/dispatch/lazy_registration.test.ts checks it against the parsed schema of every
+ * one.
  *
  * @example
  * ```ts
@@ -160,22 +162,15 @@ export interface DeclarationFacts {
  * ```
  */
 export function declarationFacts(schemaText: string): DeclarationFacts {
-  const args: string[] = [];
-  const open = schemaText.indexOf('(');
-  let depth = 0, start = open + 1;
-  for (let i = open + 1; open >= 0 && i < schemaText.length; i++) {
-    const c = schemaText[i];
-    if (c === '(' || c === '[') depth++;
-    else if (c === ')' || c === ']') {
-      if (depth === 0) {
-        args.push(schemaText.slice(start, i));
-        break;
-      }
-      depth--;
-    } else if (c === ',' && depth === 0) {
-      args.push(schemaText.slice(start, i));
-      start = i + 1;
-    }
+  const args = splitArguments(schemaText);
+  if (args === undefined) {
+    // Text the splitter leaves to the parser (escapes in a default): parse it, once, at registration.
+    const schema = parseSchema(schemaText);
+    return {
+      firstAliased: schema.arguments[0]?.aliasInfo !== undefined,
+      firstWrites: schema.arguments[0]?.aliasInfo?.isWrite === true,
+      mutable: schema.isMutable,
+    };
   }
   const annotation = (arg: string): string | undefined => {
     const type = arg.split('=')[0];

@@ -15,7 +15,7 @@ import {
 import { fakeTensor } from './_fake_tensor.ts';
 import { OPS } from '../../core/ops/declarations.ts';
 import { declarationFacts, registerOperators } from '../../core/ops/registry.ts';
-import { countArguments } from '../../core/dispatch/library.ts';
+import { countArguments, splitArguments } from '../../core/dispatch/library.ts';
 import { parseSchema, SchemaParseError } from '../../core/dispatch/schema_parser.ts';
 
 const K = DispatchKey;
@@ -74,6 +74,11 @@ describe('deferred definitions', () => {
     assert.equal(countArguments("f(str a='''x''') -> ()"), undefined);
     assert.equal(countArguments('f(Tensor x'), undefined);
     assert.equal(countArguments('f() -> ()'), 0);
+    assert.deepEqual(splitArguments('g(Tensor(a -> *)[] xs, int[2] k=[1, 1], *, str s=")", ...) -> (Tensor, Tensor)'), [
+      'Tensor(a -> *)[] xs',
+      'int[2] k=[1, 1]',
+      'str s=")"',
+    ]);
   });
 
   it('checks kernels against the counted arguments, and reports a mismatch in the words of define', () => {
