@@ -3,7 +3,6 @@
  *
  * @module
  */
-import type { CallStub } from './call_stub.ts';
 import { makeStubs, type OperatorState, reportDispatchError, schemaMismatch } from './dispatcher_internals.ts';
 import { DispatchKey, dispatchKeyName, isAliasDispatchKey, isRuntimeDispatchKey } from './dispatch_key.ts';
 import {
@@ -188,6 +187,23 @@ export class Dispatcher implements OperatorHost, EntryContext {
   }
 
   /**
+   * Materializes one operator now: computes and writes its row and gives its handle its call stubs (Note [Operators
+   * materialize on first use]). Reading a pending handle's `call`, `callUnchecked` or `redispatch` does it.
+   *
+   * @example
+   * ```ts
+   * import { Dispatcher, Library } from '../../mod.ts';
+   * const d = new Dispatcher();
+   * using lib = new Library('matex', 'DEF', undefined, { dispatcher: d });
+   * d.materialize(lib.define('matex::f(int x) -> int'));
+   * ```
+   */
+  materialize(op: OperatorHandle): void {
+    const state = this.#stateOrUndefined(op);
+    if (state !== undefined && state.pending && !state.dead) this.#materialize(state);
+  }
+
+  /**
    * Materializes every registered operator now: writes its computed row into the table store and builds its call
    * stubs (Note [Operators materialize on first use]). Idempotent; tools that time calls may want it first.
    */
@@ -259,7 +275,7 @@ export class Dispatcher implements OperatorHost, EntryContext {
 
   /** Defines an operator's schema (PyTorch's `registerDef`). */
   registerDef(schema: FunctionSchema, debug: string, aliasAnalysis = 'FROM_SCHEMA'): RegistrationHandle {
-    return this.#registerDef(schema.fullName, { schema, debug, aliasAnalysis });
+    return this.#registerDef(schema.fullName, new Registration(schema, debug, aliasAnalysis, undefined));
   }
 
   /**
@@ -283,7 +299,7 @@ export class Dispatcher implements OperatorHost, EntryContext {
     debug: string,
     options: DeferredDefOptions = {},
   ): RegistrationHandle {
-    const registration = new DeferredSchemaRegistration(
+    const registration = new Registration(
       parse,
       debug,
       options.aliasAnalysis ?? 'FROM_SCHEMA',
@@ -569,14 +585,16 @@ export class Dispatcher implements OperatorHost, EntryContext {
   // table row and generating its call stubs after each of those registrations was most of the package's start-up.
   // So a new operator starts *pending*: registrations only record the schema and kernels in its OperatorEntry (and
   // take kernel ids, so ids do not depend on what was used), its row in the table store stays unwritten, and its
-  // handle's `call`, `callUnchecked` and `redispatch` are trampolines. The first call through a trampoline, or any
-  // dispatcher method that reads the row (boxed calls, dumps of the computed table, checkInvariants), or reading
-  // `tableStore` (what another agent reads), materializes it: the row is computed once from the entry and written,
-  // the stubs are generated for the current schema, trace setting and validator, and from then on the operator is
-  // updated eagerly on every registration, exactly as before. After `tableStore` has been read, new operators are
-  // materialized at once. The computed table is a function of the registrations only (Note [Computed table equals
-  // stored table]), so when it is computed does not change what it holds. A trampoline captured before the first
-  // call (`const f = op.call`) keeps forwarding to the handle's current stub.
+  // handle has no `call`, `callUnchecked` or `redispatch` of its own. Reading one of those (OperatorHandle's
+  // accessors, so before the caller's first call), any dispatcher method that reads the row (boxed calls, dumps of
+  // the computed table, checkInvariants), `materialize(op)`, or reading `tableStore` (what another agent reads)
+  // materializes it: the row is computed once from the entry and written, the stubs are generated for the current
+  // schema, trace setting and validator and stored on the handle, and from then on the operator is updated eagerly
+  // on every registration, exactly as before. After `tableStore` has been read, new operators are materialized at
+  // once. The computed table is a function of the registrations only (Note [Computed table equals stored table]),
+  // so when it is computed does not change what it holds. No stand-in stub is ever called: a call site that first
+  // saw a stand-in and then the real stub would stay polymorphic (megamorphic in V8) for the rest of the program.
+  // Schemas (Library.defineDeferred) and schema-generated kernels (KernelFunction.deferred) are deferred the same way.
 
   #materialize(state: OperatorState): void {
     state.pending = false;
@@ -586,14 +604,6 @@ export class Dispatcher implements OperatorHost, EntryContext {
 
   #materializeAll(): void {
     for (const state of this.#ops.values()) if (state.pending) this.#materialize(state);
-  }
-
-  /** A handle's entry point before materialization: materializes the operator, then calls its real stub. */
-  #trampoline(state: OperatorState, which: 'call' | 'callUnchecked' | 'redispatch'): CallStub {
-    return (...args: unknown[]) => {
-      if (state.pending && !state.dead) this.#materialize(state);
-      return (state.handle[which] as CallStub)(...args);
-    };
   }
 
   #findOrRegisterName(name: string): OperatorState {
@@ -606,12 +616,9 @@ export class Dispatcher implements OperatorHost, EntryContext {
     const row = this.#retiredRows.get(name) ?? this.#store.allocateRow();
     this.#retiredRows.delete(name);
     const state: OperatorState = { entry, row, handle: undefined!, dead: false, host: this, pending: !this.#eager };
+    // A pending operator's handle gets its stubs when it materializes (OperatorHandle's stub accessors).
     const stubs = state.pending
-      ? {
-        call: this.#trampoline(state, 'call'),
-        callUnchecked: this.#trampoline(state, 'callUnchecked'),
-        redispatch: this.#trampoline(state, 'redispatch'),
-      }
+      ? undefined
       : makeStubs(entry, this.#stubContext(state), this.#trace.enabled, this.#validator);
     state.handle = new OperatorHandle(this, name, stubs, state);
     this.#ops.set(name, state);
@@ -634,7 +641,7 @@ export class Dispatcher implements OperatorHost, EntryContext {
 
   #rebuildStubs(state: OperatorState): void {
     setHandleSchema(state.handle, state.entry.schema);
-    if (state.pending) return; // the trampolines build the stubs on first use
+    if (state.pending) return; // the stubs are generated when the operator materializes
     const fresh = makeStubs(state.entry, this.#stubContext(state), this.#trace.enabled, this.#validator);
     state.handle.call = fresh.call;
     state.handle.callUnchecked = fresh.callUnchecked;
@@ -743,20 +750,29 @@ function mayMismatch(kernel: AnnotatedKernel, registration: SchemaRegistration):
   const unboxed = kernel.kernel.unboxed;
   if (unboxed === undefined || unboxed.length <= 2) return false;
   // A deferred declaration that knows its argument count settles the arity check without being parsed.
-  const known = registration instanceof DeferredSchemaRegistration ? registration.argumentCount : undefined;
+  const known = registration instanceof Registration ? registration.argumentCount : undefined;
   return known === undefined || unboxed.length > known + 2;
 }
 
-/** A schema registration whose schema is parsed when first read (Note [Operators materialize on first use]). */
-class DeferredSchemaRegistration implements SchemaRegistration {
+/**
+ * A schema registration; a deferred one parses its schema when first read (Note [Operators materialize on first use]).
+ * Eager and deferred registrations are one class, so the many reads of `.schema` see a single object shape.
+ */
+class Registration implements SchemaRegistration {
   #parse: (() => FunctionSchema) | undefined;
   #schema: FunctionSchema | undefined;
   readonly debug: string;
   readonly aliasAnalysis: string;
   /** The schema's number of arguments, when the registration said (before parsing). */
   readonly argumentCount: number | undefined;
-  constructor(parse: () => FunctionSchema, debug: string, aliasAnalysis: string, argumentCount: number | undefined) {
-    this.#parse = parse;
+  constructor(
+    schema: FunctionSchema | (() => FunctionSchema),
+    debug: string,
+    aliasAnalysis: string,
+    argumentCount: number | undefined,
+  ) {
+    if (typeof schema === 'function') this.#parse = schema;
+    else this.#schema = schema;
     this.debug = debug;
     this.aliasAnalysis = aliasAnalysis;
     this.argumentCount = argumentCount;

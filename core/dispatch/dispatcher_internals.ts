@@ -28,7 +28,7 @@ export interface OperatorState {
   readonly row: RowRef;
   handle: OperatorHandle;
   dead: boolean;
-  /** Not materialized yet: no row written, trampoline stubs (Note [Operators materialize on first use]). */
+  /** Not materialized yet: no row written, no stubs on the handle (Note [Operators materialize on first use]). */
   pending: boolean;
   /** The dispatcher that owns the operator. */
   readonly host: object;

@@ -39,7 +39,11 @@ export interface OperatorHost {
   computedTable(op: OperatorHandle): ComputedTableRow[];
   /** Whether the operator has a kernel registered directly for `key`. */
   hasKernelForDispatchKey(op: OperatorHandle, key: DispatchKey): boolean;
+  /** Materializes the operator: writes its table row and gives its handle its call stubs. */
+  materialize(op: OperatorHandle): void;
 }
+
+const STUB_NAMES = ['call', 'callUnchecked', 'redispatch'] as const;
 
 let internalOf: (op: OperatorHandle) => unknown;
 let setSchema: (op: OperatorHandle, source: { readonly schema: FunctionSchema } | undefined) => void;
@@ -91,19 +95,42 @@ export class OperatorHandle<S extends string = string, V extends SchemaValueType
   constructor(
     host: OperatorHost,
     name: string,
-    stubs: { readonly call: CallStub; readonly callUnchecked: CallStub; readonly redispatch: CallStub },
+    stubs: { readonly call: CallStub; readonly callUnchecked: CallStub; readonly redispatch: CallStub } | undefined,
     internal: unknown,
   ) {
     this.#host = host;
     this.name = name;
-    const self = this as unknown as Record<'call' | 'callUnchecked' | 'redispatch', CallStub>;
-    self.call = stubs.call;
-    self.callUnchecked = stubs.callUnchecked;
-    self.redispatch = stubs.redispatch;
+    if (stubs !== undefined) {
+      const self = this as unknown as Record<'call' | 'callUnchecked' | 'redispatch', CallStub>;
+      self.call = stubs.call;
+      self.callUnchecked = stubs.callUnchecked;
+      self.redispatch = stubs.redispatch;
+    }
     this.#internal = internal;
   }
 
   static {
+    // Note [Operators materialize on first use] (dispatcher.ts): a pending operator's handle has no stubs of its own.
+    // Reading one finds these accessors on the prototype, which materialize the operator (the dispatcher then stores
+    // the generated stubs on the handle, through the setter) and return the stub. So the first call already goes to
+    // the generated stub: no call site ever sees a stand-in function, which would make it polymorphic for good. The
+    // stubs become own data properties added in the same order as for a handle made with them, so every handle ends
+    // with one object shape.
+    for (const which of STUB_NAMES) {
+      Object.defineProperty(OperatorHandle.prototype, which, {
+        configurable: true,
+        get(this: OperatorHandle): CallStub {
+          this.#host.materialize(this);
+          if (!Object.hasOwn(this, which)) {
+            throw new TypeError(`Operator ${this.name} is not registered (it may have been deregistered)`);
+          }
+          return (this as unknown as Record<string, CallStub>)[which];
+        },
+        set(this: OperatorHandle, stub: CallStub) {
+          Object.defineProperty(this, which, { value: stub, writable: true, enumerable: true, configurable: true });
+        },
+      });
+    }
     // Module-private access for the dispatcher: a handle's state and schema are not part of its public API.
     internalOf = (op) => op.#internal;
     setSchema = (op, source) => {

@@ -113,20 +113,32 @@ describe('deferred definitions', () => {
 });
 
 describe('materialization', () => {
-  it('calls through stubs captured before the first call, with the same results as eager', () => {
+  it('reading a stub materializes: the first call already reaches the generated stub, built once', () => {
     const log: string[] = [];
-    const { op } = build(true, log);
+    const { op, d } = build(true, log);
     assert.deepEqual(log, [], 'a deferred kernel is not built at registration');
-    const call = op.call, redispatch = op.redispatch;
+    assert.equal(Object.hasOwn(op, 'call'), false, 'a pending handle has no stubs of its own');
+    const call = op.call;
+    assert.deepEqual(log, ['built'], 'reading the stub materialized the operator');
+    assert.equal(op.call, call, 'no stand-in: the stub read is the one the handle keeps');
+    assert.ok(Object.hasOwn(op, 'call') && Object.hasOwn(op, 'callUnchecked') && Object.hasOwn(op, 'redispatch'));
+    d.checkInvariants();
     const x = fakeTensor(K.CPU, { label: 'x' }), y = fakeTensor(K.CPU, { label: 'y' });
     assert.equal(call(x, y, 0.5, [1, 1]), 'cpu:x');
-    assert.deepEqual(log, ['built', 'autograd']);
-    assert.notEqual(op.call, call, 'the handle now holds the generated stub');
-    assert.equal(op.call(x, y, 0.5, [1, 1]), 'cpu:x');
-    assert.equal(call(fakeTensor(K.Meta, { label: 'm' }), y, 0.5, [1, 1]), 'meta:m');
-    assert.deepEqual(log, ['built', 'autograd', 'autograd', 'autograd'], 'built once');
+    assert.equal(op.callUnchecked(fakeTensor(K.Meta, { label: 'm' }), y, 0.5, [1, 1]), 'meta:m');
+    assert.deepEqual(log, ['built', 'autograd', 'autograd'], 'built once');
     const ks = DispatchKeySet.of(K.CPU);
-    assert.equal(redispatch(ks.hi, ks.lo, x, y, 0.5, [1, 1]), 'cpu:x');
+    assert.equal(op.redispatch(ks.hi, ks.lo, x, y, 0.5, [1, 1]), 'cpu:x');
+  });
+
+  it('a handle made after materialization has the same own stubs as one materialized later', () => {
+    const lazy = build(true).op;
+    void lazy.call;
+    const d = new Dispatcher();
+    void d.tableStore; // from now on operators materialize at once
+    const eager = new Library('lz', 'DEF', undefined, { dispatcher: d }).define(SCHEMA);
+    assert.ok(Object.hasOwn(eager, 'call'));
+    assert.deepEqual(Object.keys(lazy), Object.keys(eager));
   });
 
   it('materializes on a redispatch or a dump of its table as on a call', () => {
@@ -154,12 +166,12 @@ describe('materialization', () => {
     d.checkInvariants();
   });
 
-  it('a trampoline of a deregistered operator reports it, as the stub would', () => {
+  it('a pending operator deregistered before any use reports it when called', () => {
     const { op, def, impl } = build(true);
-    const call = op.call;
     impl.dispose();
     def.dispose();
-    assert.throws(() => call(fakeTensor(K.CPU), null, 0.5, [1, 1]), /has been deregistered/);
+    assert.throws(() => op.call(fakeTensor(K.CPU), null, 0.5, [1, 1]), /has been deregistered/);
+    assert.throws(() => op.redispatch(0, 0), /has been deregistered/);
   });
 
   it('reading tableStore writes every row, and later operators are written at once', () => {
