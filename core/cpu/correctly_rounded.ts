@@ -56,7 +56,8 @@ function reciprocal(d: number): [number, number] {
 // Terms with k >= LOG_DD_TERMS weigh less than 2^-55 of the sum and are summed in double.
 const LOG_TERMS = 22;
 const LOG_DD_TERMS = 11;
-const LOG_COEF = Array.from({ length: LOG_TERMS }, (_, k) => reciprocal(2 * k + 1));
+// Series coefficients, as the tables below, are computed on first use, not at import.
+let LOG_COEF: Array<[number, number]> | undefined;
 const LN2_HI = 0.6931471805599453, LN2_LO = 2.3190468138462996e-17;
 const SQRT2 = Math.SQRT2;
 
@@ -89,6 +90,7 @@ function logDD(x: number): void {
   const sl = ((num - rh) - rl) / dh;
   mulDD(sh, sl, sh, sl);
   const zh = rh, zl = rl;
+  LOG_COEF ??= Array.from({ length: LOG_TERMS }, (_, k) => reciprocal(2 * k + 1));
   let acc = LOG_COEF[LOG_TERMS - 1][0];
   for (let i = LOG_TERMS - 2; i >= LOG_DD_TERMS; i--) acc = acc * zh + LOG_COEF[i][0];
   let ah = acc, al = 0;
@@ -111,11 +113,17 @@ const LN2_A = 0.6931471805598903, LN2_B = 5.497923018708371e-14, LN2_C = 1.94704
 const LOG_TABLE_MIN = -32; // j from -32 (c = 0.75) to 64 (c = 1.5)
 const LOGC_HI = new Float64Array(97);
 const LOGC_LO = new Float64Array(97);
-for (let j = LOG_TABLE_MIN; j <= 64; j++) {
-  if (j === 0) continue;
-  logDD(1 + j / 128);
-  LOGC_HI[j - LOG_TABLE_MIN] = rh;
-  LOGC_LO[j - LOG_TABLE_MIN] = rl;
+// The tables are filled on first use, not at import (Note [Operators materialize on first use] in
+// core/dispatch/dispatcher.ts: importing the package does no work its first `add` does not need).
+let logTableReady = false;
+function fillLogTable(): void {
+  for (let j = LOG_TABLE_MIN; j <= 64; j++) {
+    if (j === 0) continue;
+    logDD(1 + j / 128);
+    LOGC_HI[j - LOG_TABLE_MIN] = rh;
+    LOGC_LO[j - LOG_TABLE_MIN] = rl;
+  }
+  logTableReady = true;
 }
 const bits = new Float64Array(1);
 const words = new Uint32Array(bits.buffer);
@@ -165,6 +173,7 @@ export function crLog(x: number): number {
   const tail = r * q *
     (1 / 3 + r * (-1 / 4 + r * (1 / 5 + r * (-1 / 6 + r * (1 / 7 + r * (-1 / 8 + r * (1 / 9 + r * (-1 / 10))))))));
   const a = e * LN2_A; // exact
+  if (!logTableReady) fillLogTable();
   const ch = j === 0 ? 0 : LOGC_HI[j - LOG_TABLE_MIN], cl = j === 0 ? 0 : LOGC_LO[j - LOG_TABLE_MIN];
   // s = a + ch + r - q/2 with the rounding errors of each sum kept.
   let s = a + ch;
@@ -209,8 +218,8 @@ function factorialReciprocals(odd: boolean): Array<[number, number]> {
   }
   return out;
 }
-const SIN_COEF = factorialReciprocals(true);
-const COS_COEF = factorialReciprocals(false);
+let SIN_COEF: Array<[number, number]> | undefined;
+let COS_COEF: Array<[number, number]> | undefined;
 const PIO2_1 = 1.5707963267948966, PIO2_2 = 6.123233995736766e-17, PIO2_3 = -1.4973849048591698e-33;
 const TWO_OVER_PI = 0.6366197723675814;
 const TRIG_MAX = 2 ** 20; // beyond this the three-part pi/2 no longer reduces exactly enough
@@ -233,11 +242,11 @@ let sinHi = 0, sinLo = 0, cosHi = 0, cosLo = 0;
 function sinCosReduced(r0h: number, r0l: number): void {
   mulDD(r0h, r0l, r0h, r0l);
   const zh = rh, zl = rl;
-  trigSeries(SIN_COEF, zh, zl);
+  trigSeries(SIN_COEF ??= factorialReciprocals(true), zh, zl);
   mulDD(rh, rl, r0h, r0l);
   sinHi = rh;
   sinLo = rl;
-  trigSeries(COS_COEF, zh, zl);
+  trigSeries(COS_COEF ??= factorialReciprocals(false), zh, zl);
   cosHi = rh;
   cosLo = rl;
 }
@@ -288,18 +297,22 @@ const FAST_TRIG_MAX = 6.3; // j <= 257
 const TRIG_TABLE = 258;
 const SIN_A_HI = new Float64Array(TRIG_TABLE), SIN_A_LO = new Float64Array(TRIG_TABLE);
 const COS_A_HI = new Float64Array(TRIG_TABLE), COS_A_LO = new Float64Array(TRIG_TABLE);
-for (let j = 0; j < TRIG_TABLE; j++) {
-  // j pi/128 = q pi/2 + i pi/128, |i| <= 32
-  const q = Math.round(j / 64), i = j - 64 * q;
-  mulDD(i, 0, PI128_HI, PI128_LO);
-  sinCosReduced(rh, rl);
-  const quadrant = q % 4;
-  const sh = [sinHi, cosHi, -sinHi, -cosHi][quadrant], sl = [sinLo, cosLo, -sinLo, -cosLo][quadrant];
-  const ch = [cosHi, -sinHi, -cosHi, sinHi][quadrant], cl = [cosLo, -sinLo, -cosLo, sinLo][quadrant];
-  SIN_A_HI[j] = sh + 0; // + 0: no negative zero in the table
-  SIN_A_LO[j] = sl + 0;
-  COS_A_HI[j] = ch + 0;
-  COS_A_LO[j] = cl + 0;
+let trigTableReady = false; // filled on first use, as the log table
+function fillTrigTable(): void {
+  trigTableReady = true;
+  for (let j = 0; j < TRIG_TABLE; j++) {
+    // j pi/128 = q pi/2 + i pi/128, |i| <= 32
+    const q = Math.round(j / 64), i = j - 64 * q;
+    mulDD(i, 0, PI128_HI, PI128_LO);
+    sinCosReduced(rh, rl);
+    const quadrant = q % 4;
+    const sh = [sinHi, cosHi, -sinHi, -cosHi][quadrant], sl = [sinLo, cosLo, -sinLo, -cosLo][quadrant];
+    const ch = [cosHi, -sinHi, -cosHi, sinHi][quadrant], cl = [cosLo, -sinLo, -cosLo, sinLo][quadrant];
+    SIN_A_HI[j] = sh + 0; // + 0: no negative zero in the table
+    SIN_A_LO[j] = sl + 0;
+    COS_A_HI[j] = ch + 0;
+    COS_A_LO[j] = cl + 0;
+  }
 }
 
 /**
@@ -342,6 +355,7 @@ export function crSinCos(x: number, out: Float64Array): void {
   const ze = ((r1 * r1 - z) + 2 * r1 * r2) + r2 * r2;
   const cosM1 = -0.5 * z - (0.5 * ze + r * rLow) + z * z * (1 / 24 + z * (-1 / 720 + z * (1 / 40320)));
   const sinTail = rLow + r * z * (-1 / 6 + z * (1 / 120 + z * (-1 / 5040 + z * (1 / 362880))));
+  if (!trigTableReady) fillTrigTable();
   const sah = SIN_A_HI[j], sal = SIN_A_LO[j], cah = COS_A_HI[j], cal = COS_A_LO[j];
   const bound = 2 ** -63 * (Math.abs(sah) + Math.abs(cah) * Math.abs(r)) + 2 ** -125;
   // sin: sah + cah r (exact product) + the small terms.

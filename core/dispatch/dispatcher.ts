@@ -17,7 +17,7 @@ import { boxArgumentsInPlace, isDispatchKeySource, IValue, type Stack, type Valu
 import { boxingError, checkArguments, checkStack } from './boxed_checks.ts';
 import { type BoxedKernel, KernelFunction, popReturns, type UnboxedKernel } from './kernel_function.ts';
 import { localKeys } from './local_dispatch_key_set.ts';
-import { type AnnotatedKernel, type EntryContext, OperatorEntry } from './operator_entry.ts';
+import { type AnnotatedKernel, type EntryContext, OperatorEntry, type SchemaRegistration } from './operator_entry.ts';
 import {
   type ComputedTableRow,
   handleInternal,
@@ -77,6 +77,14 @@ export interface ImplOptions {
    * that did not register it finds it under (`defineKernel`); default `op@Key:debug`.
    */
   readonly kernelName?: string;
+}
+
+/** Options of {@linkcode Dispatcher.registerDeferredDef}. */
+export interface DeferredDefOptions {
+  /** PyTorch's alias analysis kind (default `FROM_SCHEMA`). */
+  readonly aliasAnalysis?: string;
+  /** The schema's number of arguments, if known without parsing (lets kernels be checked without a parse). */
+  readonly argumentCount?: number;
 }
 
 /** Options of {@linkcode Dispatcher}'s constructor. */
@@ -140,6 +148,8 @@ export class Dispatcher implements OperatorHost, EntryContext {
   readonly #retiredRows = new Map<string, RowRef>();
   readonly #trace: DispatchTrace;
   readonly #onWarning: (message: string) => void;
+  /** Whether new operators materialize at once (after `tableStore` was read). */
+  #eager = false;
   /** PyTorch's ambiguity kernel for AutogradOther (see {@linkcode OperatorEntry.computeEntry}). */
   readonly ambiguousAutogradOther: AnnotatedKernel;
 
@@ -177,9 +187,40 @@ export class Dispatcher implements OperatorHost, EntryContext {
     return defaultDispatcher ??= new Dispatcher();
   }
 
-  /** The SharedArrayBuffer table store (what an attached Worker reads). */
+  /**
+   * The SharedArrayBuffer table store (what an attached Worker reads). Reading it materializes every operator and
+   * makes later registrations write their rows at once (Note [Operators materialize on first use]), so a reader of
+   * the store always sees every registered operator's row.
+   */
   get tableStore(): TableStore {
+    this.#eager = true;
+    this.#materializeAll();
     return this.#store;
+  }
+
+  /**
+   * Materializes one operator now: computes and writes its row and gives its handle its call stubs (Note [Operators
+   * materialize on first use]). Reading a pending handle's `call`, `callUnchecked` or `redispatch` does it.
+   *
+   * @example
+   * ```ts
+   * import { Dispatcher, Library } from '../../mod.ts';
+   * const d = new Dispatcher();
+   * using lib = new Library('matex', 'DEF', undefined, { dispatcher: d });
+   * d.materialize(lib.define('matex::f(int x) -> int'));
+   * ```
+   */
+  materialize(op: OperatorHandle): void {
+    const state = this.#stateOrUndefined(op);
+    if (state !== undefined && state.pending && !state.dead) this.#materialize(state);
+  }
+
+  /**
+   * Materializes every registered operator now: writes its computed row into the table store and builds its call
+   * stubs (Note [Operators materialize on first use]). Idempotent; tools that time calls may want it first.
+   */
+  materializeAll(): void {
+    this.#materializeAll();
   }
 
   /** Whether calls print a dispatch trace. */
@@ -246,19 +287,56 @@ export class Dispatcher implements OperatorHost, EntryContext {
 
   /** Defines an operator's schema (PyTorch's `registerDef`). */
   registerDef(schema: FunctionSchema, debug: string, aliasAnalysis = 'FROM_SCHEMA'): RegistrationHandle {
-    const state = this.#findOrRegisterName(schema.fullName);
+    return this.#registerDef(schema.fullName, new Registration(schema, debug, aliasAnalysis, undefined));
+  }
+
+  /**
+   * Defines an operator whose schema is parsed when first needed (Note [Operators materialize on first use]):
+   * `fullName` must be the name `parse()` returns a schema for (`ns::op.overload`). For declarations known to be
+   * valid, such as the library's own: a malformed one would throw where its schema is first read, not here.
+   * `options.argumentCount`, when given, must be the schema's number of arguments: kernels are then checked
+   * against it without parsing (only a kernel that fails it, or one that declares its own schema, parses).
+   *
+   * @example
+   * ```ts
+   * import { Dispatcher, parseSchema } from '../../mod.ts';
+   * const d = new Dispatcher();
+   * d.registerDeferredDef('ex::neg', () => parseSchema('ex::neg(int x) -> int'), 'registered at demo');
+   * d.findSchema('ex::neg')!.schema!.arguments.length; // 1, parsed now
+   * ```
+   */
+  registerDeferredDef(
+    fullName: string,
+    parse: () => FunctionSchema,
+    debug: string,
+    options: DeferredDefOptions = {},
+  ): RegistrationHandle {
+    const registration = new Registration(
+      parse,
+      debug,
+      options.aliasAnalysis ?? 'FROM_SCHEMA',
+      options.argumentCount,
+    );
+    return this.#registerDef(fullName, registration);
+  }
+
+  #registerDef(name: string, registration: SchemaRegistration): RegistrationHandle {
+    const state = this.#findOrRegisterName(name);
     const entry = state.entry;
+    const debug = registration.debug;
     if (entry.defCount !== 0) {
       throw new RuntimeError(
-        `Tried to register an operator (${schema}) with the same name and overload name multiple times. Each ` +
-          "overload's schema should only be registered with a single call to def(). Duplicate registration: " +
-          `${debug}. Original registration: ${entry.schema?.debug}`,
+        `Tried to register an operator (${registration.schema}) with the same name and overload name multiple ` +
+          "times. Each overload's schema should only be registered with a single call to def(). Duplicate " +
+          `registration: ${debug}. Original registration: ${entry.schema?.debug}`,
       );
     }
     for (const list of entry.kernels.values()) {
-      for (const kernel of list) this.#checkKernelSchema(state, schema, debug, kernel);
+      for (const kernel of list) {
+        if (mayMismatch(kernel, registration)) this.#checkKernelSchema(state, registration.schema, debug, kernel);
+      }
     }
-    entry.schema = { schema, debug, aliasAnalysis };
+    entry.schema = registration;
     entry.defCount++;
     entry.defAndImplCount++;
     this.#rebuildStubs(state);
@@ -293,7 +371,7 @@ export class Dispatcher implements OperatorHost, EntryContext {
     const stable = options.kernelName ?? `${name}@${key === undefined ? 'CatchAll' : dispatchKeyName(key)}:${debug}`;
     const annotated = this.#annotate(kernel, debug, options.inferredSchema, stable);
     try {
-      if (entry.schema !== undefined) {
+      if (entry.schema !== undefined && mayMismatch(annotated, entry.schema)) {
         this.#checkKernelSchema(state, entry.schema.schema, entry.schema.debug, annotated);
       }
     } catch (e) {
@@ -348,6 +426,7 @@ export class Dispatcher implements OperatorHost, EntryContext {
       );
     }
     const annotated = this.#annotate(kernel, debug, undefined, `fallback@${dispatchKeyName(key)}:${debug}`);
+    this.#setKernel(annotated); // a deferred fallback is built now: every operator may use it
     this.#fallbacks[slot] = annotated;
     for (const state of this.#ops.values()) this.#updateTable(state);
     return new RegistrationHandle(() => {
@@ -472,6 +551,7 @@ export class Dispatcher implements OperatorHost, EntryContext {
    * must equal a from-scratch recomputation. Throws naming the first differing slot.
    */
   checkInvariants(): void {
+    this.#materializeAll();
     for (const [name, state] of this.#ops) {
       const expected = state.entry.computeRow(this);
       const stored = this.#store.readRow(state.row.row);
@@ -509,7 +589,34 @@ export class Dispatcher implements OperatorHost, EntryContext {
         `Operator ${op.name} is not registered with this dispatcher (it may have been deregistered)`,
       );
     }
+    if (state.pending) this.#materialize(state);
     return state;
+  }
+
+  // Note [Operators materialize on first use]
+  // Importing the library registers ~290 operators with ~1500 kernels and fallbacks; computing every operator's
+  // table row and generating its call stubs after each of those registrations was most of the package's start-up.
+  // So a new operator starts *pending*: registrations only record the schema and kernels in its OperatorEntry (and
+  // take kernel ids, so ids do not depend on what was used), its row in the table store stays unwritten, and its
+  // handle has no `call`, `callUnchecked` or `redispatch` of its own. Reading one of those (OperatorHandle's
+  // accessors, so before the caller's first call), any dispatcher method that reads the row (boxed calls, dumps of
+  // the computed table, checkInvariants), `materialize(op)`, or reading `tableStore` (what another agent reads)
+  // materializes it: the row is computed once from the entry and written, the stubs are generated for the current
+  // schema, trace setting and validator and stored on the handle, and from then on the operator is updated eagerly
+  // on every registration, exactly as before. After `tableStore` has been read, new operators are materialized at
+  // once. The computed table is a function of the registrations only (Note [Computed table equals stored table]),
+  // so when it is computed does not change what it holds. No stand-in stub is ever called: a call site that first
+  // saw a stand-in and then the real stub would stay polymorphic (megamorphic in V8) for the rest of the program.
+  // Schemas (Library.defineDeferred) and schema-generated kernels (KernelFunction.deferred) are deferred the same way.
+
+  #materialize(state: OperatorState): void {
+    state.pending = false;
+    this.#updateTable(state);
+    this.#rebuildStubs(state);
+  }
+
+  #materializeAll(): void {
+    for (const state of this.#ops.values()) if (state.pending) this.#materialize(state);
   }
 
   #findOrRegisterName(name: string): OperatorState {
@@ -523,8 +630,11 @@ export class Dispatcher implements OperatorHost, EntryContext {
     const existed = this.#store.shared && (this.#retiredRows.has(name) || this.#store.registry!.rowOf(name) >= 0);
     const row = this.#retiredRows.get(name) ?? this.#store.allocateRow(name);
     this.#retiredRows.delete(name);
-    const state: OperatorState = { entry, row, handle: undefined!, dead: false, host: this };
-    const stubs = makeStubs(entry, this.#stubContext(state), this.#trace.enabled, this.#validator);
+    const state: OperatorState = { entry, row, handle: undefined!, dead: false, host: this, pending: !this.#eager };
+    // A pending operator's handle gets its stubs when it materializes (OperatorHandle's stub accessors).
+    const stubs = state.pending
+      ? undefined
+      : makeStubs(entry, this.#stubContext(state), this.#trace.enabled, this.#validator);
     state.handle = new OperatorHandle(this, name, stubs, state);
     this.#ops.set(name, state);
     if (existed) this.#published.set(state, entry.computeRow(this));
@@ -547,7 +657,8 @@ export class Dispatcher implements OperatorHost, EntryContext {
   }
 
   #rebuildStubs(state: OperatorState): void {
-    setHandleSchema(state.handle, state.entry.schema?.schema);
+    setHandleSchema(state.handle, state.entry.schema);
+    if (state.pending) return; // the stubs are generated when the operator materializes
     const fresh = makeStubs(state.entry, this.#stubContext(state), this.#trace.enabled, this.#validator);
     state.handle.call = fresh.call;
     state.handle.callUnchecked = fresh.callUnchecked;
@@ -555,6 +666,11 @@ export class Dispatcher implements OperatorHost, EntryContext {
   }
 
   #updateTable(state: OperatorState): void {
+    if (state.pending) return; // computed when the operator materializes
+    // Deferred kernels are built when their operator first needs its row (Note [Operators materialize on first use]).
+    for (const list of state.entry.kernels.values()) {
+      for (const k of list) if (this.#boxed[k.id] === undefined) this.#setKernel(k); // every built kernel has a boxed form
+    }
     const row = state.entry.computeRow(this);
     if (!this.#store.shared) return this.#store.writeRow(state.row, row);
     this.#store.publishChange(state.row, this.#published.get(state), row);
@@ -595,11 +711,19 @@ export class Dispatcher implements OperatorHost, EntryContext {
   ): AnnotatedKernel {
     const shared = this.#store.shared;
     const id = shared ? this.#globalId(stable) : this.#freeIds.pop() ?? this.#unboxed.length;
-    this.#unboxed[id] = kernel.unboxed;
-    this.#boxed[id] = kernel.boxed;
+    const annotated = { kernel, debug, inferredSchema, id };
+    if (kernel.isDeferred) {
+      this.#unboxed[id] = undefined;
+      this.#boxed[id] = undefined;
+    } else this.#setKernel(annotated);
     this.#kernelNames[id] = debug;
     if (!shared) this.#stableNames[id] = stable;
-    return { kernel, debug, inferredSchema, id };
+    return annotated;
+  }
+
+  #setKernel(annotated: AnnotatedKernel): void {
+    this.#unboxed[annotated.id] = annotated.kernel.unboxed;
+    this.#boxed[annotated.id] = annotated.kernel.boxed;
   }
 
   #releaseId(id: number): void {
@@ -629,6 +753,10 @@ export class Dispatcher implements OperatorHost, EntryContext {
    */
   shareTables(agent: number): SharedTables {
     if (this.#store.shared) return this.#store.sharedTables();
+    // Every operator and kernel exists in full before ids and rows become global (Note [Operators materialize on
+    // first use]): another agent may read any row from now on, and a deferred kernel has no function to publish.
+    this.#eager = true;
+    this.#materializeAll();
     const live = new Set<number>([this.ambiguousAutogradOther.id]);
     for (const k of this.#fallbacks) if (k !== undefined) live.add(k.id);
     for (const state of this.#ops.values()) {
@@ -667,6 +795,8 @@ export class Dispatcher implements OperatorHost, EntryContext {
    */
   attachTables(agent: number, tables: SharedTables): void {
     if (this.#store.shared) throw new Error('This dispatcher already uses a shared table store');
+    this.#eager = true;
+    this.#materializeAll(); // as in shareTables: rows and kernels in full before they are matched by name
     const registry = SharedTableRegistry.open(tables.registry, agent);
     const kernels = new Set<AnnotatedKernel>([this.ambiguousAutogradOther]);
     for (const k of this.#fallbacks) if (k !== undefined) kernels.add(k);
@@ -771,6 +901,52 @@ export class Dispatcher implements OperatorHost, EntryContext {
     } finally {
       this.#trace.exit();
     }
+  }
+}
+
+/**
+ * Whether the kernel-schema check could refuse this kernel: only a declared schema or an unboxed function with
+ * more parameters than the keyset words can mismatch, so other kernels need no parsed schema to register.
+ */
+function mayMismatch(kernel: AnnotatedKernel, registration: SchemaRegistration): boolean {
+  if (kernel.inferredSchema !== undefined) return true;
+  if (kernel.kernel.isDeferred) return false;
+  const unboxed = kernel.kernel.unboxed;
+  if (unboxed === undefined || unboxed.length <= 2) return false;
+  // A deferred declaration that knows its argument count settles the arity check without being parsed.
+  const known = registration instanceof Registration ? registration.argumentCount : undefined;
+  return known === undefined || unboxed.length > known + 2;
+}
+
+/**
+ * A schema registration; a deferred one parses its schema when first read (Note [Operators materialize on first use]).
+ * Eager and deferred registrations are one class, so the many reads of `.schema` see a single object shape.
+ */
+class Registration implements SchemaRegistration {
+  #parse: (() => FunctionSchema) | undefined;
+  #schema: FunctionSchema | undefined;
+  readonly debug: string;
+  readonly aliasAnalysis: string;
+  /** The schema's number of arguments, when the registration said (before parsing). */
+  readonly argumentCount: number | undefined;
+  constructor(
+    schema: FunctionSchema | (() => FunctionSchema),
+    debug: string,
+    aliasAnalysis: string,
+    argumentCount: number | undefined,
+  ) {
+    if (typeof schema === 'function') this.#parse = schema;
+    else this.#schema = schema;
+    this.debug = debug;
+    this.aliasAnalysis = aliasAnalysis;
+    this.argumentCount = argumentCount;
+  }
+  get schema(): FunctionSchema {
+    if (this.#parse !== undefined) {
+      this.#schema = this.#parse();
+      this.#parse = undefined;
+    }
+    return this.#schema!;
   }
 }
 

@@ -29,6 +29,8 @@ export interface OperatorState {
   row: RowRef;
   handle: OperatorHandle;
   dead: boolean;
+  /** Not materialized yet: no row written, no stubs on the handle (Note [Operators materialize on first use]). */
+  pending: boolean;
   /** The dispatcher that owns the operator. */
   readonly host: object;
 }
@@ -98,7 +100,8 @@ function typeText(t: SchemaType): string {
  * kernel must not declare more parameters than the keyset words plus the schema's arguments.
  */
 export function schemaMismatch(schema: FunctionSchema, kernel: AnnotatedKernel): string | undefined {
-  const unboxed = kernel.kernel.unboxed;
+  // A deferred kernel is generated from the schema itself; it is not built (or checked) here.
+  const unboxed = kernel.kernel.isDeferred ? undefined : kernel.kernel.unboxed;
   if (unboxed !== undefined && unboxed.length > schema.arguments.length + 2) {
     return `The kernel function takes ${unboxed.length} parameters but the schema has ${schema.arguments.length} ` +
       'arguments (plus the two keyset words).';

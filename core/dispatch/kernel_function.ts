@@ -46,17 +46,67 @@ export const FALLTHROUGH_EXECUTED_MESSAGE: string =
  * ```
  */
 export class KernelFunction {
-  /** The unboxed function, when the kernel was written unboxed. */
-  readonly unboxed: UnboxedKernel | undefined;
-  /** The boxed function: written boxed, or the adapter around the unboxed function. */
-  readonly boxed: BoxedKernel | undefined;
+  #unboxed: UnboxedKernel | undefined;
+  #boxed: BoxedKernel | undefined;
+  #make: (() => UnboxedKernel) | undefined;
   /** Whether this is the fallthrough kernel. */
   readonly isFallthrough: boolean;
 
-  private constructor(unboxed: UnboxedKernel | undefined, boxed: BoxedKernel | undefined, isFallthrough: boolean) {
-    this.unboxed = unboxed;
-    this.boxed = boxed;
+  private constructor(
+    unboxed: UnboxedKernel | undefined,
+    boxed: BoxedKernel | undefined,
+    isFallthrough: boolean,
+    make?: () => UnboxedKernel,
+  ) {
+    this.#unboxed = unboxed;
+    this.#boxed = boxed;
     this.isFallthrough = isFallthrough;
+    this.#make = make;
+  }
+
+  /** The unboxed function, when the kernel was written unboxed (a deferred kernel is built here). */
+  get unboxed(): UnboxedKernel | undefined {
+    if (this.#make !== undefined) this.#build();
+    return this.#unboxed;
+  }
+
+  /** The boxed function: written boxed, or the adapter around the unboxed function. */
+  get boxed(): BoxedKernel | undefined {
+    if (this.#make !== undefined) this.#build();
+    return this.#boxed;
+  }
+
+  /** Whether this is a deferred kernel not built yet ({@linkcode KernelFunction.deferred}). */
+  get isDeferred(): boolean {
+    return this.#make !== undefined;
+  }
+
+  #build(): void {
+    const fn = this.#make!();
+    if (typeof fn !== 'function') throw new TypeError('KernelFunction.deferred: the factory must return a function');
+    this.#make = undefined;
+    this.#unboxed = fn;
+    this.#boxed = boxUnboxedKernel(fn);
+  }
+
+  /**
+   * An unboxed kernel built on first use: `make` runs when the dispatcher first needs the function (when its
+   * operator materializes, see Note [Operators materialize on first use] in dispatcher.ts) or when `unboxed` or
+   * `boxed` is read. For kernels generated from their operator's schema, so that registering them does not parse
+   * the schema. The kernel's parameter count is not checked against the schema (the factory builds it from the
+   * schema).
+   *
+   * @example
+   * ```ts
+   * import { KernelFunction } from './kernel_function.ts';
+   * const k = KernelFunction.deferred(() => (_hi: number, _lo: number, x: number) => x + 1);
+   * k.isDeferred; // true
+   * k.unboxed!(0, 0, 1); // 2
+   * ```
+   */
+  static deferred(make: () => UnboxedKernel): KernelFunction {
+    if (typeof make !== 'function') throw new TypeError('KernelFunction.deferred: expected a function');
+    return new KernelFunction(undefined, undefined, false, make);
   }
 
   /** Wraps an unboxed kernel (its boxed form is an adapter). */
@@ -82,7 +132,7 @@ export class KernelFunction {
 
   /** Whether the slot holds a real kernel (PyTorch's `isValid`): every KernelFunction does. */
   isValid(): boolean {
-    return this.boxed !== undefined;
+    return this.#make !== undefined || this.#boxed !== undefined;
   }
 
   /** PyTorch's `KernelFunction::dumpState`: which forms the kernel has. */

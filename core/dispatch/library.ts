@@ -8,7 +8,7 @@ import { DispatchKey, dispatchKeyName, parseDispatchKey } from './dispatch_key.t
 import { runtimeKeysOf } from './dispatch_key_set.ts';
 import { Dispatcher, type RegistrationHandle } from './dispatcher.ts';
 import { RuntimeError } from './errors.ts';
-import { type FunctionSchema, withNamespace } from './function_schema.ts';
+import { type FunctionSchema, RESERVED_WORDS, withNamespace } from './function_schema.ts';
 import { type BoxedKernel, KernelFunction, type UnboxedKernel } from './kernel_function.ts';
 import { OperatorHandle } from './operator_handle.ts';
 import type { SchemaKernel, SchemaValueTypes, UntypedSchemaValues } from './schema_types.ts';
@@ -205,6 +205,53 @@ export class Library<V extends SchemaValueTypes = UntypedSchemaValues> implement
   }
 
   /**
+   * Defines an operator whose schema is parsed when first needed (its first call or inspection, see Note
+   * [Operators materialize on first use] in dispatcher.ts) instead of now: the library registers its own ~290
+   * operators this way at import. Only the operator name (the text before `(`) is read here, so a malformed
+   * declaration throws where its schema is first read; use {@linkcode define} for schemas that may be wrong.
+   *
+   * @example
+   * ```ts
+   * import { Dispatcher, Library } from '../../mod.ts';
+   * using lib = new Library('lazyex', 'DEF', undefined, { dispatcher: new Dispatcher() });
+   * const op = lib.defineDeferred('lazyex::twice(int x) -> int');
+   * op.schema!.arguments[0].name; // 'x' (parsed on this first read)
+   * ```
+   */
+  defineDeferred(schemaText: string): OperatorHandle<string, V> {
+    if (typeof schemaText !== 'string') {
+      throw new TypeError(`defineDeferred(): argument 'schema' must be str, not ${typeof schemaText}`);
+    }
+    const paren = schemaText.indexOf('(');
+    const name = (paren < 0 ? schemaText : schemaText.slice(0, paren)).trim();
+    if (this.kind === 'IMPL') {
+      throw new RuntimeError(
+        `def("${name}"): Cannot define an operator inside of a ${KIND_NAMES[this.kind]} block.  ` +
+          `All def()s should be placed in the (unique) TORCH_LIBRARY block for their namespace.  ${this.#context()}`,
+      );
+    }
+    const ns = namespaceOf(name);
+    if (ns !== '' && ns !== this.ns) {
+      throw new RuntimeError(
+        `Explicitly provided namespace (${ns}) in schema string does not match namespace of ` +
+          `enclosing ${KIND_NAMES[this.kind]} block (${this.ns}).  Move this definition to the (unique) ` +
+          'TORCH_LIBRARY block corresponding to this namespace (and consider deleting the namespace from your ' +
+          `schema string.)  ${this.#context()}`,
+      );
+    }
+    const full = ns === '' ? `${this.ns}::${name}` : name;
+    const parse = () => {
+      const schema = parseSchema(schemaText);
+      return schema.namespace === '' ? withNamespace(schema, this.ns) : schema;
+    };
+    const argumentCount = countArguments(schemaText);
+    this.#handles.push(
+      this.dispatcher.registerDeferredDef(full, parse, `registered at ${this.location}`, { argumentCount }),
+    );
+    return this.dispatcher.findOp(full)! as unknown as OperatorHandle<string, V>;
+  }
+
+  /**
    * Registers a kernel for operator `name` (`op`, `op.overload` or `ns::op.overload`) at `dispatchKey`
    * (a runtime or alias key, or its name); without a key, the block's key; without either, the catch-all.
    */
@@ -223,10 +270,16 @@ export class Library<V extends SchemaValueTypes = UntypedSchemaValues> implement
     options: ImplKernelOptions = {},
   ): this {
     const name = nameOrOp instanceof OperatorHandle ? nameOrOp.name : nameOrOp;
-    const parsed = parseSchemaOrName(name);
+    let ns: string, full: string;
+    if (isPlainOperatorName(name)) {
+      ns = '';
+      full = name;
+    } else {
+      const parsed = parseSchemaOrName(name);
+      ns = 'arguments' in parsed ? parsed.namespace : namespaceOf(parsed.name);
+      full = 'arguments' in parsed ? parsed.fullName : parsed.toString();
+    }
     const prelude = `impl("${name}", ...): `;
-    let ns = 'arguments' in parsed ? parsed.namespace : namespaceOf(parsed.name);
-    let full = 'arguments' in parsed ? parsed.fullName : parsed.toString();
     if (ns === '') {
       ns = this.ns;
       full = `${this.ns}::${full}`;
@@ -306,6 +359,84 @@ export class Library<V extends SchemaValueTypes = UntypedSchemaValues> implement
     this.dispose();
   }
 }
+
+/**
+ * The arguments of a schema text, split without parsing: the top-level items between the first `(` and its `)`,
+ * trimmed, less the `*` and `...` markers. Quoted defaults and nested `(...)`/`[...]` groups (alias annotations, list
+ * sizes and defaults) are skipped. Undefined when the text has no closed argument list, a backslash, a triple quote or
+ * an unclosed quote (escapes this does not follow); the arguments are then left to the parser. Native string and
+ * regular-expression work only: it runs for every declaration at import, in code not yet compiled.
+ *
+ * @example
+ * ```ts
+ * import { splitArguments } from './library.ts';
+ * splitArguments('add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)');
+ * // ['Tensor(a!) self', 'Tensor other', 'Scalar alpha=1']
+ * ```
+ */
+export function splitArguments(schemaText: string): string[] | undefined {
+  const open = schemaText.indexOf('(');
+  if (open < 0 || schemaText.includes('\\') || schemaText.includes("'''") || schemaText.includes('"""')) {
+    return undefined;
+  }
+  const text = schemaText.slice(open + 1);
+  // Same-length masks keep the offsets: quoted strings first, then nested groups, innermost first, until the first
+  // `)` left closes the argument list and the `,` left separate its arguments.
+  const blank = (m: string) => ' '.repeat(m.length);
+  let masked = text.replace(/"[^"]*"|'[^']*'/g, blank);
+  if (masked.includes('"') || masked.includes("'")) return undefined;
+  for (let before = ''; before !== masked;) {
+    before = masked;
+    masked = masked.replace(/\([^()]*\)|\[[^[\]]*\]/g, blank);
+  }
+  const close = masked.indexOf(')');
+  if (close < 0) return undefined;
+  const items: string[] = [];
+  let start = 0;
+  for (let at = masked.indexOf(','); at >= 0 && at < close; at = masked.indexOf(',', at + 1)) {
+    items.push(text.slice(start, at).trim());
+    start = at + 1;
+  }
+  items.push(text.slice(start, close).trim());
+  return items.filter((item) => item !== '' && item !== '*' && item !== '...');
+}
+
+/**
+ * The number of arguments of a schema text, counted without parsing ({@linkcode splitArguments}); undefined when that
+ * leaves the text to the parser.
+ *
+ * @example
+ * ```ts
+ * import { countArguments } from './library.ts';
+ * countArguments('add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor'); // 3
+ * ```
+ */
+export function countArguments(schemaText: string): number | undefined {
+  return splitArguments(schemaText)?.length;
+}
+
+const PLAIN_NAME = /^([A-Za-z_][A-Za-z0-9_]*)(?:\.([A-Za-z_][A-Za-z0-9_]*))?$/;
+
+/**
+ * Whether `name` is `op` or `op.overload` without a namespace, as `parseSchemaOrName` would accept it (no reserved
+ * word, no illegal overload name): then it is its own canonical text and needs no parse (the common case of
+ * `impl('add.Tensor', ...)`, 1500 times at import).
+ */
+function isPlainOperatorName(name: string): boolean {
+  let plain = plainNames.get(name);
+  if (plain === undefined) {
+    const m = PLAIN_NAME.exec(name);
+    const overload = m?.[2];
+    plain = m !== null && !RESERVED_WORDS.has(m[1]) &&
+      (overload === undefined ||
+        (!RESERVED_WORDS.has(overload) && overload !== 'default' && !overload.startsWith('__')));
+    plainNames.set(name, plain);
+  }
+  return plain;
+}
+
+// An operator gets about five impl() calls at import (its kernels for Meta, CPU, Autograd, Batched...).
+const plainNames = new Map<string, boolean>();
 
 function namespaceOf(name: string): string {
   const i = name.indexOf('::');

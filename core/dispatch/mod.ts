@@ -41,6 +41,7 @@ export type * from './schema_types.ts';
 export { type RowData, type RowRef, TableStore } from './table_store.ts';
 export { SharedTableRegistry, type SharedTables } from './shared_tables.ts';
 export {
+  type DeferredDefOptions,
   Dispatcher,
   type DispatcherOptions,
   FRAMEWORK_FALLTHROUGH_KEYS,

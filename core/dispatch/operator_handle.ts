@@ -39,10 +39,14 @@ export interface OperatorHost {
   computedTable(op: OperatorHandle): ComputedTableRow[];
   /** Whether the operator has a kernel registered directly for `key`. */
   hasKernelForDispatchKey(op: OperatorHandle, key: DispatchKey): boolean;
+  /** Materializes the operator: writes its table row and gives its handle its call stubs. */
+  materialize(op: OperatorHandle): void;
 }
 
+const STUB_NAMES = ['call', 'callUnchecked', 'redispatch'] as const;
+
 let internalOf: (op: OperatorHandle) => unknown;
-let setSchema: (op: OperatorHandle, schema: FunctionSchema | undefined) => void;
+let setSchema: (op: OperatorHandle, source: { readonly schema: FunctionSchema } | undefined) => void;
 
 // The typed entry points (Note [Schema types] in schema_types.ts) are method signatures of this interface, merged
 // into the class: methods compare their parameters bivariantly, so a handle typed from its schema still passes
@@ -82,7 +86,7 @@ export class OperatorHandle<S extends string = string, V extends SchemaValueType
   readonly name: string;
   readonly #host: OperatorHost;
   readonly #internal: unknown;
-  #schema: FunctionSchema | undefined;
+  #schema: { readonly schema: FunctionSchema } | undefined;
 
   /**
    * Made by the dispatcher; user code gets handles from `findSchema`/`findOp` or `Library.define`.
@@ -91,29 +95,52 @@ export class OperatorHandle<S extends string = string, V extends SchemaValueType
   constructor(
     host: OperatorHost,
     name: string,
-    stubs: { readonly call: CallStub; readonly callUnchecked: CallStub; readonly redispatch: CallStub },
+    stubs: { readonly call: CallStub; readonly callUnchecked: CallStub; readonly redispatch: CallStub } | undefined,
     internal: unknown,
   ) {
     this.#host = host;
     this.name = name;
-    const self = this as unknown as Record<'call' | 'callUnchecked' | 'redispatch', CallStub>;
-    self.call = stubs.call;
-    self.callUnchecked = stubs.callUnchecked;
-    self.redispatch = stubs.redispatch;
+    if (stubs !== undefined) {
+      const self = this as unknown as Record<'call' | 'callUnchecked' | 'redispatch', CallStub>;
+      self.call = stubs.call;
+      self.callUnchecked = stubs.callUnchecked;
+      self.redispatch = stubs.redispatch;
+    }
     this.#internal = internal;
   }
 
   static {
+    // Note [Operators materialize on first use] (dispatcher.ts): a pending operator's handle has no stubs of its own.
+    // Reading one finds these accessors on the prototype, which materialize the operator (the dispatcher then stores
+    // the generated stubs on the handle, through the setter) and return the stub. So the first call already goes to
+    // the generated stub: no call site ever sees a stand-in function, which would make it polymorphic for good. The
+    // stubs become own data properties added in the same order as for a handle made with them, so every handle ends
+    // with one object shape.
+    for (const which of STUB_NAMES) {
+      Object.defineProperty(OperatorHandle.prototype, which, {
+        configurable: true,
+        get(this: OperatorHandle): CallStub {
+          this.#host.materialize(this);
+          if (!Object.hasOwn(this, which)) {
+            throw new TypeError(`Operator ${this.name} is not registered (it may have been deregistered)`);
+          }
+          return (this as unknown as Record<string, CallStub>)[which];
+        },
+        set(this: OperatorHandle, stub: CallStub) {
+          Object.defineProperty(this, which, { value: stub, writable: true, enumerable: true, configurable: true });
+        },
+      });
+    }
     // Module-private access for the dispatcher: a handle's state and schema are not part of its public API.
     internalOf = (op) => op.#internal;
-    setSchema = (op, schema) => {
-      op.#schema = schema;
+    setSchema = (op, source) => {
+      op.#schema = source;
     };
   }
 
   /** The schema, once defined. */
   get schema(): FunctionSchema | undefined {
-    return this.#schema;
+    return this.#schema?.schema;
   }
   /** Namespace part of the name. */
   get namespace(): string {
@@ -166,7 +193,10 @@ export function handleInternal(op: OperatorHandle): unknown {
   return internalOf(op);
 }
 
-/** Records the handle's schema (for the dispatcher only). */
-export function setHandleSchema(op: OperatorHandle, schema: FunctionSchema | undefined): void {
-  setSchema(op, schema);
+/**
+ * Records where the handle's schema is (for the dispatcher only): the operator's schema registration, whose schema
+ * may be parsed only when first read (Note [Operators materialize on first use] in dispatcher.ts).
+ */
+export function setHandleSchema(op: OperatorHandle, source: { readonly schema: FunctionSchema } | undefined): void {
+  setSchema(op, source);
 }

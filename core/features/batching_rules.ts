@@ -8,6 +8,7 @@
  */
 import { DispatchKey } from '../dispatch/dispatch_key.ts';
 import { Library } from '../dispatch/library.ts';
+import { KernelFunction } from '../dispatch/kernel_function.ts';
 import type { OperatorHandle } from '../dispatch/operator_handle.ts';
 import { RuntimeError } from '../dispatch/errors.ts';
 import type { Argument } from '../dispatch/function_schema.ts';
@@ -241,13 +242,17 @@ export function registerBatchingRules(): void {
   const ops = registerOperators() as Record<string, OperatorHandle>;
   const lib = new Library('aten', 'IMPL', DispatchKey.Batched, { location: 'core/features/batching_rules.ts' });
   const done = new Set<string>();
-  const put = (name: string, rule: BatchRule) => {
+  const put = (name: string, rule: BatchRule | KernelFunction) => {
     if (done.has(name) || ops[name] === undefined) return;
     done.add(name);
     lib.impl(name, rule, undefined, { debug: `batching rule for aten::${name}` });
   };
   for (const table of ruleTables) for (const [name, rule] of Object.entries(table())) put(name, rule);
   for (const [name, rule] of Object.entries(reductionRules())) put(name, rule as BatchRule);
-  for (const name of [...Object.keys(ELEMENTWISE_OPS), ...EXTRA_POINTWISE]) put(name, pointwiseRule(ops[name]));
+  // A pointwise rule reads its operator's schema: built when the operator is first used (Note [Operators
+  // materialize on first use] in core/dispatch/dispatcher.ts), so registering it parses nothing.
+  for (const name of [...Object.keys(ELEMENTWISE_OPS), ...EXTRA_POINTWISE]) {
+    if (ops[name] !== undefined) put(name, KernelFunction.deferred(() => pointwiseRule(ops[name])));
+  }
   library = lib;
 }

@@ -8,7 +8,9 @@
  */
 import { DispatchKey } from '../dispatch/dispatch_key.ts';
 import { Dispatcher } from '../dispatch/dispatcher.ts';
-import { fallthroughKernel, Library } from '../dispatch/library.ts';
+import { fallthroughKernel, Library, splitArguments } from '../dispatch/library.ts';
+import { parseSchema } from '../dispatch/schema_parser.ts';
+import { KernelFunction } from '../dispatch/kernel_function.ts';
 import type { OperatorHandle } from '../dispatch/operator_handle.ts';
 import { Device } from '../tensor/device.ts';
 import { Storage } from '../tensor/storage.ts';
@@ -62,18 +64,18 @@ export function registerOperators(dispatcher: Dispatcher = Dispatcher.singleton(
   const impl = new Library('aten', 'IMPL', undefined, { dispatcher, location });
   libraries.push(def, impl);
   const out: Record<string, OperatorHandle> = {};
+  // Note [Operators materialize on first use] (core/dispatch/dispatcher.ts): the declarations are defined
+  // deferred, so nothing here parses a schema. What registration itself needs from a schema (which argument is
+  // written to) comes from `declarationFacts`, and the kernels generated from the schema are deferred kernels,
+  // built when their operator is first used.
   for (const [name, decl] of Object.entries(OPS) as Array<[string, OpDecl]>) {
-    const op = def.define(decl.schema);
+    const op = def.defineDeferred(decl.schema);
     out[name] = op;
+    const facts = declarationFacts(decl.schema);
     const opts = { debug: `${decl.kind} kernel from ${location}` };
     switch (decl.kind) {
       case 'backend':
-        impl.impl(
-          name,
-          metaKernel(decl.meta!, op.schema!.arguments[0]?.aliasInfo?.isWrite === true),
-          DispatchKey.Meta,
-          opts,
-        );
+        impl.impl(name, metaKernel(decl.meta!, facts.firstWrites), DispatchKey.Meta, opts);
         if (decl.defaultBackend !== undefined) {
           impl.impl(name, dropKeySet(decl.defaultBackend), DispatchKey.CompositeExplicitAutogradNonFunctional, {
             debug: `default backend kernel from ${location}`,
@@ -81,13 +83,8 @@ export function registerOperators(dispatcher: Dispatcher = Dispatcher.singleton(
         }
         break;
       case 'factory':
-        impl.impl(
-          name,
-          metaKernel(decl.meta!, op.schema!.arguments[0]?.aliasInfo?.isWrite === true),
-          DispatchKey.Meta,
-          opts,
-        );
-        impl.impl(name, backendSelectKernel(op), DispatchKey.BackendSelect, opts);
+        impl.impl(name, metaKernel(decl.meta!, facts.firstWrites), DispatchKey.Meta, opts);
+        impl.impl(name, KernelFunction.deferred(() => backendSelectKernel(op)), DispatchKey.BackendSelect, opts);
         break;
       case 'composite-implicit':
         impl.impl(name, dropKeySet(decl.impl!), DispatchKey.CompositeImplicitAutograd, opts);
@@ -98,16 +95,23 @@ export function registerOperators(dispatcher: Dispatcher = Dispatcher.singleton(
     }
     // ADInplaceOrView: in-place operators count versions; view operators (one kernel for every backend,
     // returning an alias of `self`) mark their outputs as differentiable views.
-    if (op.schema!.isMutable) impl.impl(name, inplaceKernel(op), DispatchKey.ADInplaceOrView, opts);
-    else if (decl.kind === 'composite-explicit' && op.schema!.arguments[0]?.aliasInfo !== undefined) {
-      impl.impl(name, viewKernel(op), DispatchKey.ADInplaceOrView, opts);
+    if (facts.mutable) {
+      impl.impl(
+        name,
+        KernelFunction.deferred(() => inplaceKernel(op)),
+        DispatchKey.ADInplaceOrView,
+        opts,
+      );
+    } else if (decl.kind === 'composite-explicit' && facts.firstAliased) {
+      impl.impl(name, KernelFunction.deferred(() => viewKernel(op)), DispatchKey.ADInplaceOrView, opts);
     }
     // Autograd is a dispatch key: operators with a derivative get a recording kernel at the Autograd alias.
     // The others (not differentiable, or composite-implicit, which differentiate through their
     // decomposition) fall through, also at AutogradMeta, which has no framework fallthrough in PyTorch.
     const derivative = DERIVATIVES[name as OpName];
     if (derivative !== undefined) {
-      impl.impl(name, makeAutogradKernel(op, derivative, reduceGradient), DispatchKey.Autograd, opts);
+      const autograd = KernelFunction.deferred(() => makeAutogradKernel(op, derivative, reduceGradient));
+      impl.impl(name, autograd, DispatchKey.Autograd, opts);
     } else if (decl.kind !== 'composite-implicit') {
       // Every operator with its own kernels must say how it differentiates: a missing formula would silently
       // cut the graph. Factories make leaves; the rest are listed as not differentiable.
@@ -131,6 +135,54 @@ export function registerOperators(dispatcher: Dispatcher = Dispatcher.singleton(
     asStridedBackward,
   });
   return handles;
+}
+
+/** What registration needs to know about a declaration's arguments (see {@linkcode declarationFacts}). */
+export interface DeclarationFacts {
+  /** The first argument has an alias annotation (`Tensor(a) self`, `Tensor(a!) self`). */
+  readonly firstAliased: boolean;
+  /** The first argument is written to (`Tensor(a!) self`). */
+  readonly firstWrites: boolean;
+  /** Some argument is written to (the parsed schema's `isMutable`). */
+  readonly mutable: boolean;
+}
+
+/**
+ * Reads, without parsing the schema, which arguments of an operator declaration carry alias annotations and which
+ * are written: the top-level arguments between the first `(` and its `)`, an annotation being the parenthesis in an
+ * argument's type (before any `=`) and a write its `!`. It serves the library's own declarations, whose schemas are
+ * parsed only on first use; tests/dispatch/lazy_registration.test.ts checks it against the parsed schema of every
+ * one.
+ *
+ * @example
+ * ```ts
+ * import { declarationFacts } from './registry.ts';
+ * declarationFacts('add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)');
+ * // { firstAliased: true, firstWrites: true, mutable: true }
+ * ```
+ */
+export function declarationFacts(schemaText: string): DeclarationFacts {
+  const args = splitArguments(schemaText);
+  if (args === undefined) {
+    // Text the splitter leaves to the parser (escapes in a default): parse it, once, at registration.
+    const schema = parseSchema(schemaText);
+    return {
+      firstAliased: schema.arguments[0]?.aliasInfo !== undefined,
+      firstWrites: schema.arguments[0]?.aliasInfo?.isWrite === true,
+      mutable: schema.isMutable,
+    };
+  }
+  const annotation = (arg: string): string | undefined => {
+    const type = arg.split('=')[0];
+    const at = type.indexOf('(');
+    return at < 0 ? undefined : type.slice(at, type.indexOf(')', at) + 1);
+  };
+  const first = args.length > 0 ? annotation(args[0]) : undefined;
+  return {
+    firstAliased: first !== undefined,
+    firstWrites: first?.includes('!') === true,
+    mutable: args.some((a) => annotation(a)?.includes('!') === true),
+  };
 }
 
 // deno-lint-ignore no-explicit-any
