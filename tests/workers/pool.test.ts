@@ -5,11 +5,11 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import * as sy from '../../mod.ts';
 import type { Tensor } from '../../mod.ts';
-import { currentIntraOpPool, whenThreadsReady } from '../../core/workers/pool.ts';
+import { currentIntraOpPool, setPoolChunkTimer, whenThreadsReady } from '../../core/workers/pool.ts';
 import { setSplitThresholds } from '../../core/cpu/parallel.ts';
 import { contiguousAddress, kernels } from '../../core/cpu/boundary.ts';
 import { cpuRuntime } from '../../core/cpu/runtime.ts';
-import { nonContiguousTensor, randomTensor, rng } from '../ops/_helpers.ts';
+import { nonContiguousTensor, randomTensor, restride, rng } from '../ops/_helpers.ts';
 
 /** Every element as a number (booleans 0/1), for comparisons with Object.is (so -0 and NaN count). */
 function elements(t: Tensor): number[] {
@@ -52,6 +52,17 @@ function cases(): Case[] {
   const b1 = randomTensor([3, 45, 33], 'float32', next), b2 = randomTensor([3, 33, 50], 'float32', next);
   const rows = randomTensor([300, 50], 'float32', next), tall = randomTensor([2000, 7], 'float64', next);
   const ints = randomTensor([3, 2001], 'int32', next), cube = randomTensor([4, 30, 17], 'float32', next);
+  // Row panels over one shared packed B (Note [Shared packed B]): K over two 256-element slices with a tail, N
+  // tails that are not whole slivers, column ranges packed by different threads, views, addmm, 16-bit floats.
+  const k1 = randomTensor([131, 300], 'float32', next), k2 = randomTensor([300, 77], 'float32', next);
+  const t1 = nonContiguousTensor([131, 300], 'float32', next), t2 = nonContiguousTensor([300, 77], 'float32', next);
+  const bias = randomTensor([131, 77], 'float32', next), biasRow = randomTensor([77], 'float32', next);
+  const s1 = restride(randomTensor([101, 2 * 263], 'float64', next), [101, 263], [2 * 263, 2], 1);
+  const s2 = restride(randomTensor([263 * 3, 45], 'float64', next), [263, 45], [3 * 45, 1], 45);
+  const q1 = randomTensor([1, 50, 270], 'float32', next), q2 = nonContiguousTensor([1, 270, 41], 'float32', next);
+  const h3 = randomTensor([60, 100], 'float16', next), h4 = nonContiguousTensor([100, 37], 'float16', next);
+  // bfloat16 packs all of K in one slice with 120-column blocks: N = 130 spans two blocks.
+  const bw1 = randomTensor([130, 8200], 'bfloat16', next), bw2 = randomTensor([8200, 130], 'bfloat16', next);
   return [
     { name: 'add float32 contiguous', run: () => sy.add(f32a, f32b, { alpha: 0.5 }) },
     { name: 'sub int32 broadcast row', run: () => sy.sub(i32a, i32row) },
@@ -74,6 +85,14 @@ function cases(): Case[] {
     { name: 'mm float64 transposed operand', run: () => sy.mm(d1, d2) },
     { name: 'mm int32', run: () => sy.mm(im1, im2) },
     { name: 'bmm float32', run: () => sy.bmm(b1, b2) },
+    { name: 'mm float32 shared B, K and N tails', run: () => sy.mm(k1, k2) },
+    { name: 'mm float32 shared B, transposed operands', run: () => sy.mm(t1, t2) },
+    { name: 'addmm float32 shared B, beta and alpha', run: () => sy.addmm(bias, t1, k2, { beta: 0.5, alpha: -1.5 }) },
+    { name: 'addmm float32 shared B, broadcast input', run: () => sy.addmm(biasRow, k1, t2, { beta: 2, alpha: 3 }) },
+    { name: 'mm float64 shared B, strided views', run: () => sy.mm(s1, s2) },
+    { name: 'bmm float32 of one product (shared B)', run: () => sy.bmm(q1, q2) },
+    { name: 'mm float16 shared B', run: () => sy.mm(h3, h4) },
+    { name: 'mm bfloat16 shared B over two column blocks', run: () => sy.mm(bw1, bw2) },
     { name: 'sum over rows (outer split)', run: () => sy.sum(rows, 1) },
     { name: 'max.dim over rows (outer split)', run: () => sy.max(rows, 1)[0] },
     { name: 'argmax over rows (outer split)', run: () => sy.argmax(rows, { dim: 1 }) },
@@ -158,6 +177,33 @@ describe('intra-op threads', () => {
         for (let k = 0; k < 130; k++) ref += A[i * 130 + k] * B[k * 88 + j];
         assert.ok(Math.abs(got[i * 88 + j] - ref) <= 1e-4 * (1 + Math.abs(ref)), `C[${i}, ${j}]`);
       }
+    }
+  });
+
+  it('packs B once per split product, by the pool, and frees the packing', () => {
+    sy.setNumThreads(2);
+    const a = randomTensor([96, 300], 'float32', next), b = randomTensor([300, 70], 'float32', next);
+    sy.mm(a, b).dispose(); // warm up: the pool and the allocator's blocks exist before counting
+    const jobs: string[] = [];
+    const previous = setPoolChunkTimer((kernel) => jobs.push(kernel));
+    const live = cpuRuntime().allocator.stats().liveAllocations;
+    try {
+      const c = sy.mm(a, b);
+      assert.deepEqual(jobs, ['gemm_pack_b', 'gemm_prepacked']);
+      const A = elements(a), B = elements(b), C = elements(c);
+      for (const [i, j] of [[0, 0], [95, 69], [47, 33], [12, 64]]) {
+        let ref = 0;
+        for (let k = 0; k < 300; k++) ref += A[i * 300 + k] * B[k * 70 + j];
+        assert.ok(Math.abs(C[i * 70 + j] - ref) <= 1e-4 * (1 + Math.abs(ref)), `C[${i}, ${j}]`);
+      }
+      c.dispose();
+      assert.equal(cpuRuntime().allocator.stats().liveAllocations, live, 'the packed B and workspaces are freed');
+      // Integer products pack nothing: they keep one gemm job.
+      jobs.length = 0;
+      sy.mm(randomTensor([50, 31], 'int32', next), randomTensor([31, 44], 'int32', next));
+      assert.deepEqual(jobs, ['gemm_generic']);
+    } finally {
+      setPoolChunkTimer(previous);
     }
   });
 
