@@ -37,23 +37,28 @@ export const ELEMENTWISE_SPLIT_MIN = 1 << 18;
 /** Matrix products with fewer multiply-adds (M * N * K) stay on one thread (2^22 is ~0.15 ms at 50 GFLOP/s). */
 export const MATMUL_SPLIT_MIN = 1 << 22;
 
+/** A shared packed B of fewer elements (K * N) is packed by the calling agent alone, not split by columns. */
+export const PACK_SPLIT_MIN = 1 << 18;
+
 let elementwiseMin = ELEMENTWISE_SPLIT_MIN;
 let matmulMin = MATMUL_SPLIT_MIN;
+let packMin = PACK_SPLIT_MIN;
 
 /**
  * Overrides the sizes above which kernels are split (tests split small tensors with it); no argument restores
- * {@linkcode ELEMENTWISE_SPLIT_MIN} and {@linkcode MATMUL_SPLIT_MIN}.
+ * {@linkcode ELEMENTWISE_SPLIT_MIN}, {@linkcode MATMUL_SPLIT_MIN} and {@linkcode PACK_SPLIT_MIN}.
  *
  * @example
  * ```ts
  * import { setSplitThresholds } from './parallel.ts';
- * setSplitThresholds({ elementwise: 1000, matmul: 4096 });
+ * setSplitThresholds({ elementwise: 1000, matmul: 4096, packB: 256 });
  * setSplitThresholds();
  * ```
  */
-export function setSplitThresholds(next: { elementwise?: number; matmul?: number } = {}): void {
+export function setSplitThresholds(next: { elementwise?: number; matmul?: number; packB?: number } = {}): void {
   elementwiseMin = next.elementwise ?? ELEMENTWISE_SPLIT_MIN;
   matmulMin = next.matmul ?? MATMUL_SPLIT_MIN;
+  packMin = next.packB ?? PACK_SPLIT_MIN;
 }
 
 /** The current elementwise threshold (for the reductions, which share it). */
@@ -317,7 +322,7 @@ export function splitGemm(
 /**
  * Row panels of C against one shared packed B (Note [Shared packed B]): one scratch block holds the packed B
  * (`packBytes`, from the kernel) and then one A workspace per panel; two pool jobs, `gemm_pack_b` by column
- * ranges, then `gemm_prepacked` by row panels.
+ * ranges (on the calling agent alone for a small B), then `gemm_prepacked` by row panels.
  */
 function sharedGemm(
   code: number,
@@ -339,7 +344,9 @@ function sharedGemm(
   const workBytes = Math.ceil(work / 64) * 64 + 64;
   const packed = Math.ceil(packBytes / 64) * 64;
   return withWorkspace('gemm_pack_b', packed + workBytes * ranges.length, (scratch) => {
-    const packTasks = splitRange(N, threads, 16).map(([j0, j1]) => [
+    // A small B is packed by the calling agent alone (one task runs there): a second fork/join would cost more.
+    const packRanges = K * N >= packMin ? splitRange(N, threads, 16) : [[0, N]];
+    const packTasks = packRanges.map(([j0, j1]) => [
       code,
       N,
       K,

@@ -110,7 +110,7 @@ describe('intra-op threads', () => {
 
   before(() => {
     sy.setNumThreads(1);
-    setSplitThresholds({ elementwise: 1000, matmul: 4096 });
+    setSplitThresholds({ elementwise: 1000, matmul: 4096, packB: 256 });
     all = cases();
     single = all.map((c) => elements(c.run()));
   });
@@ -196,14 +196,21 @@ describe('intra-op threads', () => {
         for (let k = 0; k < 300; k++) ref += A[i * 300 + k] * B[k * 70 + j];
         assert.ok(Math.abs(C[i * 70 + j] - ref) <= 1e-4 * (1 + Math.abs(ref)), `C[${i}, ${j}]`);
       }
-      c.dispose();
-      assert.equal(cpuRuntime().allocator.stats().liveAllocations, live, 'the packed B and workspaces are freed');
+      assert.equal(cpuRuntime().allocator.stats().liveAllocations, live + 1, 'the packed B and workspaces are freed');
+      // Below PACK_SPLIT_MIN the calling agent packs B alone: one pool job.
+      setSplitThresholds({ elementwise: 1000, matmul: 4096 });
+      jobs.length = 0;
+      const small = sy.mm(a, b);
+      assert.deepEqual(jobs, ['gemm_prepacked']);
+      assertSameBits(elements(small), C, 'B packed by the calling agent alone');
+      setSplitThresholds({ elementwise: 1000, matmul: 4096, packB: 256 });
       // Integer products pack nothing: they keep one gemm job.
       jobs.length = 0;
       sy.mm(randomTensor([50, 31], 'int32', next), randomTensor([31, 44], 'int32', next));
       assert.deepEqual(jobs, ['gemm_generic']);
     } finally {
       setPoolChunkTimer(previous);
+      setSplitThresholds({ elementwise: 1000, matmul: 4096, packB: 256 });
     }
   });
 
@@ -239,7 +246,7 @@ describe('intra-op threads', () => {
       const X = elements(x), Y = elements(y);
       for (let i = 0; i < X.length; i += 997) assert.ok(Math.abs(Y[i] - Math.exp(X[i])) <= 1e-6 * Math.exp(X[i]));
     } finally {
-      setSplitThresholds({ elementwise: 1000, matmul: 4096 });
+      setSplitThresholds({ elementwise: 1000, matmul: 4096, packB: 256 });
     }
   });
 
@@ -276,7 +283,7 @@ function slowNoop(): number {
 }
 
 describe('intra-op thread pool faults', () => {
-  before(() => setSplitThresholds({ elementwise: 1000, matmul: 4096 }));
+  before(() => setSplitThresholds({ elementwise: 1000, matmul: 4096, packB: 256 }));
   after(() => {
     setSplitThresholds();
     sy.setNumThreads(1);
