@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import * as sy from '../../mod.ts';
 import type { Tensor } from '../../mod.ts';
 import { currentIntraOpPool, setPoolChunkTimer, whenThreadsReady } from '../../core/workers/pool.ts';
-import { setSplitThresholds } from '../../core/cpu/parallel.ts';
+import { setSplitThresholds, splitGemm } from '../../core/cpu/parallel.ts';
 import { contiguousAddress, kernels } from '../../core/cpu/boundary.ts';
 import { cpuRuntime } from '../../core/cpu/runtime.ts';
 import { nonContiguousTensor, randomTensor, restride, rng } from '../ops/_helpers.ts';
@@ -304,6 +304,31 @@ describe('intra-op thread pool faults', () => {
     const x = randomTensor([4000], 'float32', next);
     assertSameBits(elements(sy.mul(x, 2)), elements(x).map((v) => Math.fround(v * 2)), 'after the fault');
     assert.notEqual(currentIntraOpPool(), pool);
+  });
+
+  it('frees the shared packed B when a thread traps in the product', async () => {
+    sy.setNumThreads(2);
+    sy.add(sy.ones([2000]), 1);
+    await whenThreadsReady();
+    const b = randomTensor([300, 64], 'float32', next), c = sy.zeros([96, 64], { dtype: sy.float32 });
+    const pb = contiguousAddress(b, 'test', 300 * 64), pc = contiguousAddress(c, 'test', 96 * 64);
+    const live = cpuRuntime().allocator.stats().liveAllocations;
+    // B packs fine (on both threads); every row panel then reads A far outside the memory and traps.
+    const bad = { address: 0xffff0000, rowStride: 300, colStride: 1 };
+    assert.throws(
+      () =>
+        splitGemm('gemm_f32', 6, 4, 96, 64, 300, 1, bad, { address: pb, rowStride: 64, colStride: 1 }, 0, {
+          address: pc,
+          rowStride: 64,
+          colStride: 1,
+        }),
+      (e: Error) => /out of bounds|ThreadPoolError|RuntimeError/.test(`${e.name} ${e.message}`),
+    );
+    assert.equal(cpuRuntime().allocator.stats().liveAllocations, live, 'the packed B and workspaces are freed');
+    const a = randomTensor([96, 300], 'float32', next);
+    const threaded = elements(sy.mm(a, b));
+    sy.setNumThreads(1);
+    assertSameBits(threaded, elements(sy.mm(a, b)), 'a product after the fault');
   });
 
   it('does not hang on a worker that dies mid-job, and rebuilds the pool', async () => {
