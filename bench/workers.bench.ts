@@ -1,6 +1,7 @@
 /**
  * Intra-op threads: the same kernels on one thread and on every core the runtime reports, in one run: a 1024 x
- * 1024 float32 matmul, a 16M-element float32 add and sum, and one SGD step of the 784-256-10 MLP (batch 64) of
+ * 1024 float32 matmul, a [256, 1024] @ [1024, 1024] one (where packing B is a larger share of the work: row panels
+ * share one packed B, Note [Shared packed B] in kernels_as/matmul.ts), a 16M-element float32 add and sum, and one SGD step of the 784-256-10 MLP (batch 64) of
  * bench/training.bench.ts. Each benchmark sets its thread count in its set-up and waits there for the workers,
  * so no timed call starts one.
  *
@@ -31,6 +32,9 @@ const BIG = smokeSize(1 << 24, 1 << 19);
 const xa = randn([BIG]), xb = randn([BIG]);
 
 const MATMUL = `matmul ${N}x${N} float32`;
+const SHORT = N / 4;
+const sa = randn([SHORT, N]);
+const MATMUL_SHORT = `matmul [${SHORT}, ${N}] @ [${N}, ${N}] float32`;
 const ADD = 'add 16M float32';
 const SUM = 'sum 16M float32';
 const STEP = 'SGD step, MLP 784-256-10, batch 64';
@@ -41,6 +45,17 @@ group(MATMUL, () => {
       bench(`${MATMUL}, ${threadsLabel(n)}`, function* () {
         useThreads(n);
         yield () => matmul(ma, mb).dispose();
+      });
+    }
+  });
+});
+
+group(MATMUL_SHORT, () => {
+  summary(() => {
+    for (const n of COUNTS) {
+      bench(`${MATMUL_SHORT}, ${threadsLabel(n)}`, function* () {
+        useThreads(n);
+        yield () => matmul(sa, mb).dispose();
       });
     }
   });
@@ -112,12 +127,14 @@ function derive(figures: Map<string, BenchFigure>): Record<string, unknown> {
     const t = threadsLabel(n);
     const mm = p50(`${MATMUL}, ${t}`), ad = p50(`${ADD}, ${t}`), sm = p50(`${SUM}, ${t}`);
     if (mm !== undefined) out[`matmul GFLOP/s, ${t}`] = +((2 * N * N * N) / mm).toFixed(1);
+    const short = p50(`${MATMUL_SHORT}, ${t}`);
+    if (short !== undefined) out[`matmul [${SHORT}, ${N}] GFLOP/s, ${t}`] = +((2 * SHORT * N * N) / short).toFixed(1);
     if (ad !== undefined) out[`add GB/s, ${t}`] = +((3 * 4 * BIG) / ad).toFixed(1);
     if (sm !== undefined) out[`sum GB/s, ${t}`] = +((4 * BIG) / sm).toFixed(1);
   }
   const many = COUNTS[COUNTS.length - 1];
   if (many > 1) {
-    for (const name of [MATMUL, ADD, SUM, STEP]) {
+    for (const name of [MATMUL, MATMUL_SHORT, ADD, SUM, STEP]) {
       const one = p50(`${name}, 1 thread`), more = p50(`${name}, ${threadsLabel(many)}`);
       if (one !== undefined && more !== undefined) out[`speed-up ${name}, ${many} threads`] = +(one / more).toFixed(2);
     }

@@ -367,6 +367,43 @@ function scaleC<S, V>(M: i32, N: i32, beta: V, C: usize, sCm: i32, sCn: i32): vo
   }
 }
 
+// Note [Shared packed B]: when a product is split into row panels across threads (core/cpu/parallel.ts), every
+// panel multiplies by all of B. Instead of each thread packing its own copy, B is packed once, in parallel by
+// column ranges (gemm_pack_b), into one block that holds every (jc, pc) block of the loops above in order: all
+// K slices of the first NC columns, then of the next NC, ... Block (jc, pc) starts at element jc * K +
+// pc * roundUp(ncb, NR) (full column blocks are multiples of NR wide) and has exactly the layout packB writes,
+// so gemm_prepacked runs the same micro-kernel calls on the same values: bitwise identical to packing per thread.
+
+/** Element offset, in bytes, of block (jc, pc) of a shared packed B (Note [Shared packed B]). */
+// @ts-ignore: decorator
+@inline
+function sharedBlockOffset<V>(jc: i32, pc: i32, K: i32, ncb: i32): usize {
+  return (<usize>jc * <usize>K + <usize>pc * <usize>roundUp(ncb, nr<V>())) * sizeof<V>();
+}
+
+/** Bytes of a shared packed B of a K x N operand (Note [Shared packed B]). */
+function sharedBBytes<V>(N: i32, K: i32): i32 {
+  return roundUp(max(N, 0), nr<V>()) * max(K, 0) * <i32>sizeof<V>();
+}
+
+/** Packs columns [j0, j1) of B (j0 a multiple of NR) into the shared layout at `dst` (Note [Shared packed B]). */
+function packSharedB<S, V>(N: i32, K: i32, B: usize, sBk: i32, sBn: i32, dst: usize, j0: i32, j1: i32): void {
+  const es = elemBytes<S>();
+  const vs = sizeof<V>();
+  const kc = kcFor<S>(K);
+  const nc = ncFor<V>(kc);
+  for (let jc = 0; jc < N; jc += nc) {
+    const ncb = min(nc, N - jc);
+    const lo = max(j0, jc), hi = min(j1, jc + ncb);
+    if (lo >= hi) continue;
+    for (let pc = 0; pc < K; pc += kc) {
+      const kcb = min(kc, K - pc);
+      const at = dst + sharedBlockOffset<V>(jc, pc, K, ncb) + <usize>(lo - jc) * <usize>kcb * vs;
+      packB<S, V>(at, B + (<usize>pc * <usize>sBk + <usize>lo * <usize>sBn) * es, sBk, sBn, kcb, hi - lo);
+    }
+  }
+}
+
 /** The packed, blocked product of Note [GEMM blocking] for storage S computed in V (f32 or f64). */
 function gemmPacked<S, V>(
   M: i32,
@@ -384,6 +421,7 @@ function gemmPacked<S, V>(
   sCm: i32,
   sCn: i32,
   work: usize,
+  sharedB: usize,
 ): void {
   if (M <= 0 || N <= 0) return;
   if (K <= 0 || alpha == 0) {
@@ -405,7 +443,11 @@ function gemmPacked<S, V>(
     const ncb = min(nc, N - jc);
     for (let pc = 0; pc < K; pc += kc) {
       const kcb = min(kc, K - pc);
-      packB<S, V>(packedB, B + (<usize>pc * <usize>sBk + <usize>jc * <usize>sBn) * es, sBk, sBn, kcb, ncb);
+      // A shared packing (Note [Shared packed B]) already holds this block; otherwise pack it here.
+      const blockB = sharedB != 0 ? sharedB + sharedBlockOffset<V>(jc, pc, K, ncb) : packedB;
+      if (sharedB == 0) {
+        packB<S, V>(packedB, B + (<usize>pc * <usize>sBk + <usize>jc * <usize>sBn) * es, sBk, sBn, kcb, ncb);
+      }
       // The first K slice applies beta; later slices accumulate onto what the earlier ones stored.
       const betaSlice: V = pc == 0 ? beta : <V>1;
       const readC = pc != 0 || beta != 0;
@@ -413,7 +455,7 @@ function gemmPacked<S, V>(
         const mcb = min(mc, M - ic);
         packA<S, V>(packedA, A + (<usize>ic * <usize>sAm + <usize>pc * <usize>sAk) * es, sAm, sAk, mcb, kcb, MR);
         for (let jr = 0; jr < ncb; jr += NR) {
-          const bp = packedB + <usize>jr * <usize>kcb * vs;
+          const bp = blockB + <usize>jr * <usize>kcb * vs;
           const cCol = C + <usize>(jc + jr) * <usize>sCn * es;
           for (let ir = 0; ir < mcb; ir += MR) {
             const ap = packedA + <usize>ir * <usize>kcb * vs;
@@ -522,7 +564,7 @@ export function gemm_f32(
   sCn: i32,
   work: usize,
 ): i32 {
-  gemmPacked<f32, f32>(M, N, K, alpha, A, sAm, sAk, B, sBk, sBn, beta, C, sCm, sCn, work);
+  gemmPacked<f32, f32>(M, N, K, alpha, A, sAm, sAk, B, sBk, sBn, beta, C, sCm, sCn, work, 0);
   return STATUS_OK;
 }
 
@@ -544,7 +586,7 @@ export function gemm_f64(
   sCn: i32,
   work: usize,
 ): i32 {
-  gemmPacked<f64, f64>(M, N, K, alpha, A, sAm, sAk, B, sBk, sBn, beta, C, sCm, sCn, work);
+  gemmPacked<f64, f64>(M, N, K, alpha, A, sAm, sAk, B, sBk, sBn, beta, C, sCm, sCn, work, 0);
   return STATUS_OK;
 }
 
@@ -573,16 +615,16 @@ export function gemm_generic(
   if (M < 0 || N < 0 || K < 0) return STATUS_BAD_ARGUMENT;
   switch (dtype) {
     case DT_F32:
-      gemmPacked<f32, f32>(M, N, K, <f32>alpha, A, sAm, sAk, B, sBk, sBn, <f32>beta, C, sCm, sCn, work);
+      gemmPacked<f32, f32>(M, N, K, <f32>alpha, A, sAm, sAk, B, sBk, sBn, <f32>beta, C, sCm, sCn, work, 0);
       return STATUS_OK;
     case DT_F64:
-      gemmPacked<f64, f64>(M, N, K, alpha, A, sAm, sAk, B, sBk, sBn, beta, C, sCm, sCn, work);
+      gemmPacked<f64, f64>(M, N, K, alpha, A, sAm, sAk, B, sBk, sBn, beta, C, sCm, sCn, work, 0);
       return STATUS_OK;
     case DT_F16:
-      gemmPacked<u16, f32>(M, N, K, <f32>alpha, A, sAm, sAk, B, sBk, sBn, <f32>beta, C, sCm, sCn, work);
+      gemmPacked<u16, f32>(M, N, K, <f32>alpha, A, sAm, sAk, B, sBk, sBn, <f32>beta, C, sCm, sCn, work, 0);
       return STATUS_OK;
     case DT_BF16:
-      gemmPacked<u32, f32>(M, N, K, <f32>alpha, A, sAm, sAk, B, sBk, sBn, <f32>beta, C, sCm, sCn, work);
+      gemmPacked<u32, f32>(M, N, K, <f32>alpha, A, sAm, sAk, B, sBk, sBn, <f32>beta, C, sCm, sCn, work, 0);
       return STATUS_OK;
     case DT_U8:
       gemmIntegral<u8, i32>(M, N, K, <i32>alpha, A, sAm, sAk, B, sBk, sBn, <i32>beta, C, sCm, sCn, work);
@@ -598,6 +640,85 @@ export function gemm_generic(
       return STATUS_OK;
     case DT_I64:
       gemmIntegral<i64, i64>(M, N, K, <i64>alpha, A, sAm, sAk, B, sBk, sBn, <i64>beta, C, sCm, sCn, work);
+      return STATUS_OK;
+  }
+  return STATUS_UNSUPPORTED;
+}
+
+/**
+ * Bytes of a shared packed B (Note [Shared packed B]) for a K x N operand of `dtype`: 0 for the dtypes whose
+ * product does not pack B (the integers, Bool, unknown codes).
+ */
+export function gemm_packed_b_bytes(dtype: i32, N: i32, K: i32): i32 {
+  switch (dtype) {
+    case DT_F32:
+    case DT_F16:
+    case DT_BF16:
+      return sharedBBytes<f32>(N, K);
+    case DT_F64:
+      return sharedBBytes<f64>(N, K);
+  }
+  return 0;
+}
+
+/**
+ * Packs columns [j0, j1) of the K x N operand B (element strides sBk, sBn) into the shared packed B at `dst`,
+ * which holds gemm_packed_b_bytes(dtype, N, K) bytes; j0 must be a multiple of 16 (every NR divides it).
+ * Column ranges are disjoint regions of `dst`, so threads can pack one B together.
+ */
+export function gemm_pack_b(dtype: i32, N: i32, K: i32, B: usize, sBk: i32, sBn: i32, dst: usize, j0: i32, j1: i32): i32 {
+  if (N < 0 || K < 0 || j0 < 0 || j0 % 16 != 0 || j1 > N) return STATUS_BAD_ARGUMENT;
+  switch (dtype) {
+    case DT_F32:
+      packSharedB<f32, f32>(N, K, B, sBk, sBn, dst, j0, j1);
+      return STATUS_OK;
+    case DT_F64:
+      packSharedB<f64, f64>(N, K, B, sBk, sBn, dst, j0, j1);
+      return STATUS_OK;
+    case DT_F16:
+      packSharedB<u16, f32>(N, K, B, sBk, sBn, dst, j0, j1);
+      return STATUS_OK;
+    case DT_BF16:
+      packSharedB<u32, f32>(N, K, B, sBk, sBn, dst, j0, j1);
+      return STATUS_OK;
+  }
+  return STATUS_UNSUPPORTED;
+}
+
+/**
+ * gemm_generic with B already packed by gemm_pack_b (all of its columns) at `packedB`, read only: rows of A
+ * (and of C) may be any panel of the product. Bitwise identical to gemm_generic on the same operands. `work`
+ * must hold gemm_workspace_bytes(dtype, M, 1, K) bytes.
+ */
+export function gemm_prepacked(
+  dtype: i32,
+  M: i32,
+  N: i32,
+  K: i32,
+  alpha: f64,
+  A: usize,
+  sAm: i32,
+  sAk: i32,
+  packedB: usize,
+  beta: f64,
+  C: usize,
+  sCm: i32,
+  sCn: i32,
+  work: usize,
+): i32 {
+  if (M < 0 || N < 0 || K < 0 || packedB == 0) return STATUS_BAD_ARGUMENT;
+  switch (dtype) {
+    case DT_F32:
+      gemmPacked<f32, f32>(M, N, K, <f32>alpha, A, sAm, sAk, 0, 0, 0, <f32>beta, C, sCm, sCn, work, packedB);
+      return STATUS_OK;
+    case DT_F64:
+      gemmPacked<f64, f64>(M, N, K, alpha, A, sAm, sAk, 0, 0, 0, beta, C, sCm, sCn, work, packedB);
+      return STATUS_OK;
+    case DT_F16:
+      gemmPacked<u16, f32>(M, N, K, <f32>alpha, A, sAm, sAk, 0, 0, 0, <f32>beta, C, sCm, sCn, work, packedB);
+      return STATUS_OK;
+    case DT_BF16:
+      gemmPacked<u32, f32>(M, N, K, <f32>alpha, A, sAm, sAk, 0, 0, 0, <f32>beta, C, sCm, sCn, work, packedB);
       return STATUS_OK;
   }
   return STATUS_UNSUPPORTED;

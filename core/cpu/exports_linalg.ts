@@ -162,6 +162,47 @@ export interface LinalgExports {
     work: number,
   ): number;
   /**
+   * Bytes of a shared packed B for a `K x N` operand of `dtype` (`gemm_pack_b`, `gemm_prepacked`): 0 for the
+   * dtypes whose product packs no B (integers, Bool).
+   */
+  gemm_packed_b_bytes(dtype: number, N: number, K: number): number;
+  /**
+   * Packs columns `[j0, j1)` of B (`K x N`, element strides `sBk`, `sBn`) into the shared packed B at `dst`
+   * (`gemm_packed_b_bytes(dtype, N, K)` bytes); `j0` a multiple of 16. Disjoint column ranges write disjoint
+   * bytes, so threads pack one B together. f32, f64, f16, bf16; others `unsupported`.
+   */
+  gemm_pack_b(
+    dtype: number,
+    N: number,
+    K: number,
+    B: number,
+    sBk: number,
+    sBn: number,
+    dst: number,
+    j0: number,
+    j1: number,
+  ): number;
+  /**
+   * `gemm_generic` against a B packed by `gemm_pack_b` (read only), for any panel of rows of A and C; bitwise
+   * identical to `gemm_generic`. `work` holds `gemm_workspace_bytes(dtype, M, 1, K)` bytes.
+   */
+  gemm_prepacked(
+    dtype: number,
+    M: number,
+    N: number,
+    K: number,
+    alpha: number,
+    A: number,
+    sAm: number,
+    sAk: number,
+    packedB: number,
+    beta: number,
+    C: number,
+    sCm: number,
+    sCn: number,
+    work: number,
+  ): number;
+  /**
    * Batched `gemm_generic`: `C[b] = alpha * A[b] @ B[b] + beta * C[b]` for `b < batch`, with batch strides
    * `sAb`, `sBb`, `sCb` in elements (0 broadcasts an operand). One workspace of
    * `gemm_workspace_bytes(dtype, M, N, K)` bytes serves every batch.

@@ -4,7 +4,7 @@
  * Note [Intra-op splitting]
  * A split kernel is the same wasm export called once per chunk of the work (Note [Pool job protocol] in
  * core/workers/pool.ts: 4 chunks per thread, so that claiming evens out the shares; one or two per thread for
- * products, where each chunk repacks an operand), so every thread runs exactly the single-thread code on its chunks. The
+ * products whose chunks repack an operand), so every thread runs exactly the single-thread code on its chunks. The
  * cut depends only on the thread count:
  * - elementwise `_contig` kernels get element ranges whose starts are multiples of {@linkcode SPLIT_ALIGN}
  *   elements, so every vector loop sees the same element groups and the same tail as one call over all of it;
@@ -12,9 +12,11 @@
  *   element is computed by the same instructions as on one thread: results are bitwise identical.
  * - row-wise kernels (reductions over `[outer, R, inner]` with `outer` large, softmax) get ranges of `outer`:
  *   also bitwise identical. Reductions with a small `outer` split `R` instead (core/cpu/parallel_reduce.ts).
- * - matrix products get panels of rows of C (or of columns when C is wider than tall: the split duplicates the
- *   packing of the operand that is not cut, so the smaller one is duplicated), each with its own packing
- *   workspace; every element of C sums its K products in the same order as on one thread.
+ * - matrix products get panels of rows of C (or of columns when C is wider than tall). Row panels of the float
+ *   dtypes share one packed B (Note [Shared packed B] in kernels_as/matmul.ts): the pool packs B once, by column
+ *   ranges, then each thread packs only its own rows of A. Column panels (and integer products, which pack
+ *   nothing) give each chunk its own workspace, so the operand that is not cut (the smaller one) is packed once
+ *   per chunk. Every element of C sums its K products in the same order as on one thread.
  * Work below a size where fork/join (10-170 us, TOOLCHAIN Q2) pays stays on the calling agent, and the test
  * for it is one comparison before anything else, so small ops pay nothing.
  *
@@ -35,23 +37,28 @@ export const ELEMENTWISE_SPLIT_MIN = 1 << 18;
 /** Matrix products with fewer multiply-adds (M * N * K) stay on one thread (2^22 is ~0.15 ms at 50 GFLOP/s). */
 export const MATMUL_SPLIT_MIN = 1 << 22;
 
+/** A shared packed B of fewer elements (K * N) is packed by the calling agent alone, not split by columns. */
+export const PACK_SPLIT_MIN = 1 << 18;
+
 let elementwiseMin = ELEMENTWISE_SPLIT_MIN;
 let matmulMin = MATMUL_SPLIT_MIN;
+let packMin = PACK_SPLIT_MIN;
 
 /**
  * Overrides the sizes above which kernels are split (tests split small tensors with it); no argument restores
- * {@linkcode ELEMENTWISE_SPLIT_MIN} and {@linkcode MATMUL_SPLIT_MIN}.
+ * {@linkcode ELEMENTWISE_SPLIT_MIN}, {@linkcode MATMUL_SPLIT_MIN} and {@linkcode PACK_SPLIT_MIN}.
  *
  * @example
  * ```ts
  * import { setSplitThresholds } from './parallel.ts';
- * setSplitThresholds({ elementwise: 1000, matmul: 4096 });
+ * setSplitThresholds({ elementwise: 1000, matmul: 4096, packB: 256 });
  * setSplitThresholds();
  * ```
  */
-export function setSplitThresholds(next: { elementwise?: number; matmul?: number } = {}): void {
+export function setSplitThresholds(next: { elementwise?: number; matmul?: number; packB?: number } = {}): void {
   elementwiseMin = next.elementwise ?? ELEMENTWISE_SPLIT_MIN;
   matmulMin = next.matmul ?? MATMUL_SPLIT_MIN;
+  packMin = next.packB ?? PACK_SPLIT_MIN;
 }
 
 /** The current elementwise threshold (for the reductions, which share it). */
@@ -252,8 +259,11 @@ export interface GemmOperand {
 }
 
 /**
- * `C = alpha * A @ B + beta * C` split into panels of C (Note [Intra-op splitting]), each thread with its own
- * packing workspace; `kernel` is `gemm_f32`, `gemm_f64` or `gemm_generic` (which takes `code` first).
+ * `C = alpha * A @ B + beta * C` split into panels of C (Note [Intra-op splitting]); `kernel` is `gemm_f32`,
+ * `gemm_f64` or `gemm_generic` (which takes `code` first). Row panels of the float dtypes share one packed B
+ * (Note [Shared packed B] in kernels_as/matmul.ts): the pool packs B once, by column ranges, into a block
+ * allocated for this call, then every thread multiplies its rows of A by it; the block is freed after the join
+ * (also when a thread faults: the pool waits for every share first). Each thread has its own A workspace.
  *
  * @example
  * ```ts
@@ -276,9 +286,17 @@ export function splitGemm(
 ): number {
   // Cut the dimension whose operand is smaller to pack twice: rows of C repack all of B, columns all of A.
   const byRows = N <= M ? M >= 24 : N < 32;
+  // Row panels are whole micro-tile groups (12 rows: both tile heights), column panels whole 16-column slivers.
+  if (byRows && alpha !== 0 && K > 0) {
+    const packBytes = kernels().gemm_packed_b_bytes(code, N, K);
+    // The kernel's size is checked against the operand's extent (it is an i32: an overflow would be negative).
+    // 16-bit floats are packed widened to f32.
+    if (packBytes > 0 && packBytes >= N * K * (itemSize === 8 ? 8 : 4)) {
+      return sharedGemm(code, itemSize, packBytes, M, N, K, alpha, a, b, beta, c);
+    }
+  }
   // One chunk per thread when each chunk repacks a large operand, else two, so that a late worker's share is
-  // smaller. Row panels are whole micro-tile groups (12 rows: both tile heights), column panels whole
-  // 16-column slivers.
+  // smaller.
   const repacked = byRows ? K * N : M * K;
   const chunks = getNumThreads() * (repacked > 1 << 18 ? 1 : 2);
   const ranges = byRows ? splitRange(M, chunks, 12) : splitRange(N, chunks, 16);
@@ -298,6 +316,66 @@ export function splitGemm(
       return kernel === 'gemm_generic' ? [code, ...call] : call;
     });
     return runTasks(kernel, tasks);
+  });
+}
+
+/**
+ * Row panels of C against one shared packed B (Note [Shared packed B]): one scratch block holds the packed B
+ * (`packBytes`, from the kernel) and then one A workspace per panel; two pool jobs, `gemm_pack_b` by column
+ * ranges (on the calling agent alone for a small B), then `gemm_prepacked` by row panels.
+ */
+function sharedGemm(
+  code: number,
+  itemSize: number,
+  packBytes: number,
+  M: number,
+  N: number,
+  K: number,
+  alpha: number,
+  a: GemmOperand,
+  b: GemmOperand,
+  beta: number,
+  c: GemmOperand,
+): number {
+  const threads = getNumThreads();
+  // Panels no longer repack B, so two per thread even out late workers' shares at little cost.
+  const ranges = splitRange(M, threads * 2, 12);
+  const work = kernels().gemm_workspace_bytes(code, ranges[0][1] - ranges[0][0], 1, K);
+  const workBytes = Math.ceil(work / 64) * 64 + 64;
+  const packed = Math.ceil(packBytes / 64) * 64;
+  return withWorkspace('gemm_pack_b', packed + workBytes * ranges.length, (scratch) => {
+    // A small B is packed by the calling agent alone (one task runs there): a second fork/join would cost more.
+    const packRanges = K * N >= packMin ? splitRange(N, threads, 16) : [[0, N]];
+    const packTasks = packRanges.map(([j0, j1]) => [
+      code,
+      N,
+      K,
+      b.address,
+      b.rowStride,
+      b.colStride,
+      scratch,
+      j0,
+      j1,
+    ]);
+    const packStatus = runTasks('gemm_pack_b', packTasks);
+    if (packStatus !== 0) return packStatus;
+    const tasks = ranges.map(([start, end], i) => [
+      code,
+      end - start,
+      N,
+      K,
+      alpha,
+      a.address + start * a.rowStride * itemSize,
+      a.rowStride,
+      a.colStride,
+      scratch,
+      beta,
+      c.address + start * c.rowStride * itemSize,
+      c.rowStride,
+      c.colStride,
+      scratch + packed + i * workBytes,
+    ]);
+    return runTasks('gemm_prepacked', tasks);
   });
 }
 

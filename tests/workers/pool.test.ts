@@ -5,11 +5,11 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import * as sy from '../../mod.ts';
 import type { Tensor } from '../../mod.ts';
-import { currentIntraOpPool, whenThreadsReady } from '../../core/workers/pool.ts';
-import { setSplitThresholds } from '../../core/cpu/parallel.ts';
+import { currentIntraOpPool, setPoolChunkTimer, whenThreadsReady } from '../../core/workers/pool.ts';
+import { setSplitThresholds, splitGemm } from '../../core/cpu/parallel.ts';
 import { contiguousAddress, kernels } from '../../core/cpu/boundary.ts';
 import { cpuRuntime } from '../../core/cpu/runtime.ts';
-import { nonContiguousTensor, randomTensor, rng } from '../ops/_helpers.ts';
+import { nonContiguousTensor, randomTensor, restride, rng } from '../ops/_helpers.ts';
 
 /** Every element as a number (booleans 0/1), for comparisons with Object.is (so -0 and NaN count). */
 function elements(t: Tensor): number[] {
@@ -52,6 +52,17 @@ function cases(): Case[] {
   const b1 = randomTensor([3, 45, 33], 'float32', next), b2 = randomTensor([3, 33, 50], 'float32', next);
   const rows = randomTensor([300, 50], 'float32', next), tall = randomTensor([2000, 7], 'float64', next);
   const ints = randomTensor([3, 2001], 'int32', next), cube = randomTensor([4, 30, 17], 'float32', next);
+  // Row panels over one shared packed B (Note [Shared packed B]): K over two 256-element slices with a tail, N
+  // tails that are not whole slivers, column ranges packed by different threads, views, addmm, 16-bit floats.
+  const k1 = randomTensor([131, 300], 'float32', next), k2 = randomTensor([300, 77], 'float32', next);
+  const t1 = nonContiguousTensor([131, 300], 'float32', next), t2 = nonContiguousTensor([300, 77], 'float32', next);
+  const bias = randomTensor([131, 77], 'float32', next), biasRow = randomTensor([77], 'float32', next);
+  const s1 = restride(randomTensor([101, 2 * 263], 'float64', next), [101, 263], [2 * 263, 2], 1);
+  const s2 = restride(randomTensor([263 * 3, 45], 'float64', next), [263, 45], [3 * 45, 1], 45);
+  const q1 = randomTensor([1, 50, 270], 'float32', next), q2 = nonContiguousTensor([1, 270, 41], 'float32', next);
+  const h3 = randomTensor([60, 100], 'float16', next), h4 = nonContiguousTensor([100, 37], 'float16', next);
+  // bfloat16 packs all of K in one slice with 120-column blocks: N = 130 spans two blocks.
+  const bw1 = randomTensor([130, 8200], 'bfloat16', next), bw2 = randomTensor([8200, 130], 'bfloat16', next);
   return [
     { name: 'add float32 contiguous', run: () => sy.add(f32a, f32b, { alpha: 0.5 }) },
     { name: 'sub int32 broadcast row', run: () => sy.sub(i32a, i32row) },
@@ -74,6 +85,14 @@ function cases(): Case[] {
     { name: 'mm float64 transposed operand', run: () => sy.mm(d1, d2) },
     { name: 'mm int32', run: () => sy.mm(im1, im2) },
     { name: 'bmm float32', run: () => sy.bmm(b1, b2) },
+    { name: 'mm float32 shared B, K and N tails', run: () => sy.mm(k1, k2) },
+    { name: 'mm float32 shared B, transposed operands', run: () => sy.mm(t1, t2) },
+    { name: 'addmm float32 shared B, beta and alpha', run: () => sy.addmm(bias, t1, k2, { beta: 0.5, alpha: -1.5 }) },
+    { name: 'addmm float32 shared B, broadcast input', run: () => sy.addmm(biasRow, k1, t2, { beta: 2, alpha: 3 }) },
+    { name: 'mm float64 shared B, strided views', run: () => sy.mm(s1, s2) },
+    { name: 'bmm float32 of one product (shared B)', run: () => sy.bmm(q1, q2) },
+    { name: 'mm float16 shared B', run: () => sy.mm(h3, h4) },
+    { name: 'mm bfloat16 shared B over two column blocks', run: () => sy.mm(bw1, bw2) },
     { name: 'sum over rows (outer split)', run: () => sy.sum(rows, 1) },
     { name: 'max.dim over rows (outer split)', run: () => sy.max(rows, 1)[0] },
     { name: 'argmax over rows (outer split)', run: () => sy.argmax(rows, { dim: 1 }) },
@@ -91,7 +110,7 @@ describe('intra-op threads', () => {
 
   before(() => {
     sy.setNumThreads(1);
-    setSplitThresholds({ elementwise: 1000, matmul: 4096 });
+    setSplitThresholds({ elementwise: 1000, matmul: 4096, packB: 256 });
     all = cases();
     single = all.map((c) => elements(c.run()));
   });
@@ -161,6 +180,40 @@ describe('intra-op threads', () => {
     }
   });
 
+  it('packs B once per split product, by the pool, and frees the packing', () => {
+    sy.setNumThreads(2);
+    const a = randomTensor([96, 300], 'float32', next), b = randomTensor([300, 70], 'float32', next);
+    sy.mm(a, b).dispose(); // warm up: the pool and the allocator's blocks exist before counting
+    const jobs: string[] = [];
+    const previous = setPoolChunkTimer((kernel) => jobs.push(kernel));
+    const live = cpuRuntime().allocator.stats().liveAllocations;
+    try {
+      const c = sy.mm(a, b);
+      assert.deepEqual(jobs, ['gemm_pack_b', 'gemm_prepacked']);
+      const A = elements(a), B = elements(b), C = elements(c);
+      for (const [i, j] of [[0, 0], [95, 69], [47, 33], [12, 64]]) {
+        let ref = 0;
+        for (let k = 0; k < 300; k++) ref += A[i * 300 + k] * B[k * 70 + j];
+        assert.ok(Math.abs(C[i * 70 + j] - ref) <= 1e-4 * (1 + Math.abs(ref)), `C[${i}, ${j}]`);
+      }
+      assert.equal(cpuRuntime().allocator.stats().liveAllocations, live + 1, 'the packed B and workspaces are freed');
+      // Below PACK_SPLIT_MIN the calling agent packs B alone: one pool job.
+      setSplitThresholds({ elementwise: 1000, matmul: 4096 });
+      jobs.length = 0;
+      const small = sy.mm(a, b);
+      assert.deepEqual(jobs, ['gemm_prepacked']);
+      assertSameBits(elements(small), C, 'B packed by the calling agent alone');
+      setSplitThresholds({ elementwise: 1000, matmul: 4096, packB: 256 });
+      // Integer products pack nothing: they keep one gemm job.
+      jobs.length = 0;
+      sy.mm(randomTensor([50, 31], 'int32', next), randomTensor([31, 44], 'int32', next));
+      assert.deepEqual(jobs, ['gemm_generic']);
+    } finally {
+      setPoolChunkTimer(previous);
+      setSplitThresholds({ elementwise: 1000, matmul: 4096, packB: 256 });
+    }
+  });
+
   it('full reductions are deterministic for a thread count and close to float64', () => {
     sy.setNumThreads(2);
     const x = randomTensor([200_003], 'float32', next), X = elements(x);
@@ -193,7 +246,7 @@ describe('intra-op threads', () => {
       const X = elements(x), Y = elements(y);
       for (let i = 0; i < X.length; i += 997) assert.ok(Math.abs(Y[i] - Math.exp(X[i])) <= 1e-6 * Math.exp(X[i]));
     } finally {
-      setSplitThresholds({ elementwise: 1000, matmul: 4096 });
+      setSplitThresholds({ elementwise: 1000, matmul: 4096, packB: 256 });
     }
   });
 
@@ -230,7 +283,7 @@ function slowNoop(): number {
 }
 
 describe('intra-op thread pool faults', () => {
-  before(() => setSplitThresholds({ elementwise: 1000, matmul: 4096 }));
+  before(() => setSplitThresholds({ elementwise: 1000, matmul: 4096, packB: 256 }));
   after(() => {
     setSplitThresholds();
     sy.setNumThreads(1);
@@ -251,6 +304,31 @@ describe('intra-op thread pool faults', () => {
     const x = randomTensor([4000], 'float32', next);
     assertSameBits(elements(sy.mul(x, 2)), elements(x).map((v) => Math.fround(v * 2)), 'after the fault');
     assert.notEqual(currentIntraOpPool(), pool);
+  });
+
+  it('frees the shared packed B when a thread traps in the product', async () => {
+    sy.setNumThreads(2);
+    sy.add(sy.ones([2000]), 1);
+    await whenThreadsReady();
+    const b = randomTensor([300, 64], 'float32', next), c = sy.zeros([96, 64], { dtype: sy.float32 });
+    const pb = contiguousAddress(b, 'test', 300 * 64), pc = contiguousAddress(c, 'test', 96 * 64);
+    const live = cpuRuntime().allocator.stats().liveAllocations;
+    // B packs fine (on both threads); every row panel then reads A far outside the memory and traps.
+    const bad = { address: 0xffff0000, rowStride: 300, colStride: 1 };
+    assert.throws(
+      () =>
+        splitGemm('gemm_f32', 6, 4, 96, 64, 300, 1, bad, { address: pb, rowStride: 64, colStride: 1 }, 0, {
+          address: pc,
+          rowStride: 64,
+          colStride: 1,
+        }),
+      (e: Error) => /out of bounds|ThreadPoolError|RuntimeError/.test(`${e.name} ${e.message}`),
+    );
+    assert.equal(cpuRuntime().allocator.stats().liveAllocations, live, 'the packed B and workspaces are freed');
+    const a = randomTensor([96, 300], 'float32', next);
+    const threaded = elements(sy.mm(a, b));
+    sy.setNumThreads(1);
+    assertSameBits(threaded, elements(sy.mm(a, b)), 'a product after the fault');
   });
 
   it('does not hang on a worker that dies mid-job, and rebuilds the pool', async () => {
