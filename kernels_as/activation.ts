@@ -1,0 +1,193 @@
+// Parametrised pointwise activations: activation_contig(op, dtype, out, a, n, p0, p1, p2) and
+// activation_strided(op, dtype, out, a, desc, p0, p1, p2), one pass each where a composition of existing
+// operators needs three to five (leaky_relu, elu, softplus, hardtanh, mish, log_sigmoid).
+//
+// Note [Activation kernels]: the formulas are those of PyTorch 1.13's CPU kernels
+// (aten/src/ATen/native/cpu/Activation.cpp): dtypes Float, Double and BFloat16 (AT_DISPATCH_FLOATING_TYPES_AND
+// (BFloat16); PyTorch's mish leaves BFloat16 out, ours takes it as it always did), f32 and bf16 computed in f32 (bf16 rounds once at the store, as
+// PyTorch's BFloat16 path converts to float and back), f64 in f64. The scalar arguments arrive as f64 and are
+// converted to the compute type once per call, as PyTorch converts its Scalars to the op's scalar type:
+//   leaky_relu   x > 0 ? x : x * p0                                   (p0 = negative_slope)
+//   elu          x > 0 ? x * p1 : expm1(x * p2) * (p0 * p1)           (p0 = alpha, p1 = scale, p2 = input_scale)
+//   softplus     x * p0 > p1 ? x : log1p(exp(x * p0)) / p0            (p0 = beta, p1 = threshold)
+//   hardtanh     min(max(x, p0), p1), NaN propagating                 (p0 = min_val, p1 = max_val)
+//   mish         x * tanh(log1p(exp(x)))
+//   log_sigmoid  min(x, 0) - log1p(exp(-|x|))
+// The op tags follow Note [Op tags] of unary.ts, with the parameters passed to apply.
+
+import { DT_BF16, DT_F32, DT_F64, elemBytes, ld, st } from './common';
+import { STATUS_BAD_ARGUMENT, STATUS_OK, STATUS_UNSUPPORTED } from './common';
+import { blockCount, blockOff0, blockOff1, blockOffsets, descNdim, innerSize, innerStride } from './strided';
+import { midSize, midStride } from './strided';
+
+/** Opcodes of activation_contig / activation_strided. */
+export const ACT_LEAKY_RELU: i32 = 0;
+export const ACT_ELU: i32 = 1;
+export const ACT_SOFTPLUS: i32 = 2;
+export const ACT_HARDTANH: i32 = 3;
+export const ACT_MISH: i32 = 4;
+export const ACT_LOG_SIGMOID: i32 = 5;
+
+// @ts-ignore: decorator
+@inline
+function expC<C>(x: C): C {
+  return sizeof<C>() == 4 ? <C>Mathf.exp(<f32>x) : <C>Math.exp(<f64>x);
+}
+
+// @ts-ignore: decorator
+@inline
+function expm1C<C>(x: C): C {
+  return sizeof<C>() == 4 ? <C>Mathf.expm1(<f32>x) : <C>Math.expm1(<f64>x);
+}
+
+// @ts-ignore: decorator
+@inline
+function log1pC<C>(x: C): C {
+  return sizeof<C>() == 4 ? <C>Mathf.log1p(<f32>x) : <C>Math.log1p(<f64>x);
+}
+
+// @ts-ignore: decorator
+@inline
+function tanhC<C>(x: C): C {
+  return sizeof<C>() == 4 ? <C>Mathf.tanh(<f32>x) : <C>Math.tanh(<f64>x);
+}
+
+@final @unmanaged
+class LeakyRelu {
+  @inline supports<S>(): bool { return true; }
+  @inline apply<C>(x: C, p0: C, p1: C, p2: C): C { return x > <C>0 ? x : x * p0; }
+}
+
+@final @unmanaged
+class Elu {
+  @inline supports<S>(): bool { return true; }
+  @inline apply<C>(x: C, p0: C, p1: C, p2: C): C {
+    // PyTorch's vectorised kernel: x <= 0 takes the exponential branch, so NaN takes the linear one.
+    return x <= <C>0 ? expm1C<C>(x * p2) * (p0 * p1) : x * p1;
+  }
+}
+
+@final @unmanaged
+class Softplus {
+  @inline supports<S>(): bool { return true; }
+  @inline apply<C>(x: C, p0: C, p1: C, p2: C): C {
+    const bx = x * p0;
+    return bx > p1 ? x : log1pC<C>(expC<C>(bx)) / p0;
+  }
+}
+
+@final @unmanaged
+class Hardtanh {
+  @inline supports<S>(): bool { return true; }
+  @inline apply<C>(x: C, p0: C, p1: C, p2: C): C {
+    if (x != x) return x; // clamp propagates NaN
+    const lo = x < p0 ? p0 : x;
+    return lo > p1 ? p1 : lo;
+  }
+}
+
+@final @unmanaged
+class Mish {
+  @inline supports<S>(): bool { return true; } // PyTorch 1.13 leaves BFloat16 out; ours always took it
+  @inline apply<C>(x: C, p0: C, p1: C, p2: C): C { return x * tanhC<C>(log1pC<C>(expC<C>(x))); }
+}
+
+@final @unmanaged
+class LogSigmoid {
+  @inline supports<S>(): bool { return true; }
+  @inline apply<C>(x: C, p0: C, p1: C, p2: C): C {
+    const m = x < <C>0 ? x : <C>0;
+    const ax = x < <C>0 ? -x : x;
+    return m - log1pC<C>(expC<C>(-ax));
+  }
+}
+
+/** One row: out[i*so] = op(a[i*sa]) for i < n, byte strides. */
+function activationKernel<S, C, O>(o: usize, a: usize, n: i32, so: isize, sa: isize, q0: f64, q1: f64, q2: f64): i32 {
+  const op = changetype<O>(0);
+  if (!op.supports<S>()) return STATUS_UNSUPPORTED;
+  const p0 = <C>q0, p1 = <C>q1, p2 = <C>q2;
+  const eb = <isize>elemBytes<S>();
+  if (so == eb && sa == eb) {
+    for (let i = 0; i < n; i++) {
+      st<S, C>(o, op.apply<C>(ld<S, C>(a), p0, p1, p2));
+      o += eb;
+      a += eb;
+    }
+    return STATUS_OK;
+  }
+  for (let i = 0; i < n; i++) {
+    st<S, C>(o, op.apply<C>(ld<S, C>(a), p0, p1, p2));
+    o += so;
+    a += sa;
+  }
+  return STATUS_OK;
+}
+
+/** AT_DISPATCH_FLOATING_TYPES_AND(BFloat16, ...). */
+function activationDispatch<O>(dtype: i32, o: usize, a: usize, n: i32, so: isize, sa: isize, p0: f64, p1: f64, p2: f64): i32 {
+  switch (dtype) {
+    case DT_F32:
+      return activationKernel<f32, f32, O>(o, a, n, so, sa, p0, p1, p2);
+    case DT_F64:
+      return activationKernel<f64, f64, O>(o, a, n, so, sa, p0, p1, p2);
+    case DT_BF16:
+      return activationKernel<u32, f32, O>(o, a, n, so, sa, p0, p1, p2);
+  }
+  return STATUS_UNSUPPORTED;
+}
+
+/** Runs one row of `op`; with n = 0 it only reports whether (op, dtype) is supported. */
+function activationRow(op: i32, dtype: i32, o: usize, a: usize, n: i32, so: isize, sa: isize, p0: f64, p1: f64, p2: f64): i32 {
+  switch (op) {
+    case ACT_LEAKY_RELU:
+      return activationDispatch<LeakyRelu>(dtype, o, a, n, so, sa, p0, p1, p2);
+    case ACT_ELU:
+      return activationDispatch<Elu>(dtype, o, a, n, so, sa, p0, p1, p2);
+    case ACT_SOFTPLUS:
+      return activationDispatch<Softplus>(dtype, o, a, n, so, sa, p0, p1, p2);
+    case ACT_HARDTANH:
+      return activationDispatch<Hardtanh>(dtype, o, a, n, so, sa, p0, p1, p2);
+    case ACT_MISH:
+      return activationDispatch<Mish>(dtype, o, a, n, so, sa, p0, p1, p2);
+    case ACT_LOG_SIGMOID:
+      return activationDispatch<LogSigmoid>(dtype, o, a, n, so, sa, p0, p1, p2);
+  }
+  return STATUS_BAD_ARGUMENT;
+}
+
+/** out[0..n) = op(a[0..n); p0, p1, p2), all contiguous, same dtype. Returns a status (Note [Status codes]). */
+export function activation_contig(op: i32, dtype: i32, out: usize, a: usize, n: i32, p0: f64, p1: f64, p2: f64): i32 {
+  if (n < 0) return STATUS_BAD_ARGUMENT;
+  if (dtype != DT_F32 && dtype != DT_F64 && dtype != DT_BF16) return STATUS_UNSUPPORTED;
+  const e: isize = dtype == DT_F64 ? 8 : dtype == DT_F32 ? 4 : 2;
+  return activationRow(op, dtype, out, a, n, e, e, p0, p1, p2);
+}
+
+/** activation_contig over strided views; `desc` operands: out, a (Note [Strided descriptor]). */
+export function activation_strided(op: i32, dtype: i32, out: usize, a: usize, desc: usize, p0: f64, p1: f64, p2: f64): i32 {
+  if (dtype != DT_F32 && dtype != DT_F64 && dtype != DT_BF16) return STATUS_UNSUPPORTED;
+  const ndim = descNdim(desc);
+  if (ndim < 0) return STATUS_BAD_ARGUMENT;
+  const probe = activationRow(op, dtype, 0, 0, 0, 0, 0, p0, p1, p2);
+  if (probe != STATUS_OK) return probe;
+  const e: isize = dtype == DT_F64 ? 8 : dtype == DT_F32 ? 4 : 2;
+  const inner = innerSize(desc, ndim);
+  const mid = midSize(desc, ndim);
+  const so = innerStride(desc, ndim, 0) * e;
+  const sa = innerStride(desc, ndim, 1) * e;
+  const mo = midStride(desc, ndim, 0) * e;
+  const ma = midStride(desc, ndim, 1) * e;
+  const blocks = blockCount(desc, ndim);
+  for (let blk = 0; blk < blocks; blk++) {
+    blockOffsets(desc, ndim, 2, blk);
+    let po = out + <usize>(blockOff0 * e);
+    let pa = a + <usize>(blockOff1 * e);
+    for (let m = 0; m < mid; m++) {
+      activationRow(op, dtype, po, pa, inner, so, sa, p0, p1, p2);
+      po += <usize>mo;
+      pa += <usize>ma;
+    }
+  }
+  return STATUS_OK;
+}
