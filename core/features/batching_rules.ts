@@ -218,6 +218,12 @@ const EXTRA_POINTWISE = [
   'rsub.Tensor',
   'rsub.Scalar',
   'clamp.Tensor',
+  'leaky_relu',
+  'elu',
+  'softplus',
+  'hardtanh',
+  'mish',
+  'log_sigmoid',
 ];
 
 let library: Library | undefined;
