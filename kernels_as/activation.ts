@@ -16,7 +16,7 @@
 // The op tags follow Note [Op tags] of unary.ts, with the parameters passed to apply.
 
 import { DT_BF16, DT_F32, DT_F64, elemBytes, ld, st } from './common';
-import { STATUS_BAD_ARGUMENT, STATUS_OK, STATUS_UNSUPPORTED } from './common';
+import { SIMD_ZERO, STATUS_BAD_ARGUMENT, STATUS_OK, STATUS_UNSUPPORTED } from './common';
 import { blockCount, blockOff0, blockOff1, blockOffsets, descNdim, innerSize, innerStride } from './strided';
 import { midSize, midStride } from './strided';
 
@@ -55,7 +55,12 @@ function tanhC<C>(x: C): C {
 @final @unmanaged
 class LeakyRelu {
   @inline supports<S>(): bool { return true; }
-  @inline apply<C>(x: C, p0: C, p1: C, p2: C): C { return x > <C>0 ? x : x * p0; }
+  @inline apply<C>(x: C, p0: C, p1: C, p2: C): C { return select<C>(x, x * p0, x > <C>0); }
+  @inline simd<S>(): bool { return isFloat<S>(); }
+  @inline vapply<S>(x: v128, zero: v128, p0: v128, p1: v128): v128 {
+    if (sizeof<S>() == 4) return v128.bitselect(x, f32x4.mul(x, p0), f32x4.gt(x, zero));
+    return v128.bitselect(x, f64x2.mul(x, p0), f64x2.gt(x, zero));
+  }
 }
 
 @final @unmanaged
@@ -65,6 +70,8 @@ class Elu {
     // PyTorch's vectorised kernel: x <= 0 takes the exponential branch, so NaN takes the linear one.
     return x <= <C>0 ? expm1C<C>(x * p2) * (p0 * p1) : x * p1;
   }
+  @inline simd<S>(): bool { return false; }
+  @inline vapply<S>(x: v128, zero: v128, p0: v128, p1: v128): v128 { return x; }
 }
 
 @final @unmanaged
@@ -74,6 +81,8 @@ class Softplus {
     const bx = x * p0;
     return bx > p1 ? x : log1pC<C>(expC<C>(bx)) / p0;
   }
+  @inline simd<S>(): bool { return false; }
+  @inline vapply<S>(x: v128, zero: v128, p0: v128, p1: v128): v128 { return x; }
 }
 
 @final @unmanaged
@@ -84,12 +93,24 @@ class Hardtanh {
     const lo = x < p0 ? p0 : x;
     return lo > p1 ? p1 : lo;
   }
+  @inline simd<S>(): bool { return isFloat<S>(); }
+  @inline vapply<S>(x: v128, zero: v128, p0: v128, p1: v128): v128 {
+    // the same tests as apply, lane-wise: NaN fails both comparisons and stays
+    if (sizeof<S>() == 4) {
+      const lo = v128.bitselect(p0, x, f32x4.lt(x, p0));
+      return v128.bitselect(p1, lo, f32x4.gt(lo, p1));
+    }
+    const lo = v128.bitselect(p0, x, f64x2.lt(x, p0));
+    return v128.bitselect(p1, lo, f64x2.gt(lo, p1));
+  }
 }
 
 @final @unmanaged
 class Mish {
   @inline supports<S>(): bool { return true; } // PyTorch 1.13 leaves BFloat16 out; ours always took it
   @inline apply<C>(x: C, p0: C, p1: C, p2: C): C { return x * tanhC<C>(log1pC<C>(expC<C>(x))); }
+  @inline simd<S>(): bool { return false; }
+  @inline vapply<S>(x: v128, zero: v128, p0: v128, p1: v128): v128 { return x; }
 }
 
 @final @unmanaged
@@ -100,23 +121,48 @@ class LogSigmoid {
     const ax = x < <C>0 ? -x : x;
     return m - log1pC<C>(expC<C>(-ax));
   }
+  @inline simd<S>(): bool { return false; }
+  @inline vapply<S>(x: v128, zero: v128, p0: v128, p1: v128): v128 { return x; }
 }
 
-/** One row: out[i*so] = op(a[i*sa]) for i < n, byte strides. */
+/** Splat of `v` in the lanes of S (f32x4 or f64x2). */
+// @ts-ignore: decorator
+@inline
+function splat<S>(v: f64): v128 {
+  return sizeof<S>() == 4 ? f32x4.splat(<f32>v) : f64x2.splat(v);
+}
+
+/**
+ * One row: out[i*so] = op(a[i*sa]) for i < n, byte strides. Contiguous f32/f64 rows of ops with a v128 version
+ * run it two vectors per iteration, then one, then the scalar tail.
+ */
 function activationKernel<S, C, O>(o: usize, a: usize, n: i32, so: isize, sa: isize, q0: f64, q1: f64, q2: f64): i32 {
   const op = changetype<O>(0);
   if (!op.supports<S>()) return STATUS_UNSUPPORTED;
   const p0 = <C>q0, p1 = <C>q1, p2 = <C>q2;
   const eb = <isize>elemBytes<S>();
-  if (so == eb && sa == eb) {
-    for (let i = 0; i < n; i++) {
-      st<S, C>(o, op.apply<C>(ld<S, C>(a), p0, p1, p2));
-      o += eb;
-      a += eb;
+  let i = 0;
+  if (op.simd<S>()) {
+    if (so == eb && sa == eb) {
+      const zero = v128.load(SIMD_ZERO);
+      const v0 = splat<S>(q0), v1 = splat<S>(q1);
+      const lanes = 16 / <i32>eb;
+      for (; i + 2 * lanes <= n; i += 2 * lanes) {
+        const x0 = v128.load(a);
+        const x1 = v128.load(a, 16);
+        v128.store(o, op.vapply<S>(x0, zero, v0, v1));
+        v128.store(o, op.vapply<S>(x1, zero, v0, v1), 16);
+        o += 32;
+        a += 32;
+      }
+      for (; i + lanes <= n; i += lanes) {
+        v128.store(o, op.vapply<S>(v128.load(a), zero, v0, v1));
+        o += 16;
+        a += 16;
+      }
     }
-    return STATUS_OK;
   }
-  for (let i = 0; i < n; i++) {
+  for (; i < n; i++) {
     st<S, C>(o, op.apply<C>(ld<S, C>(a), p0, p1, p2));
     o += so;
     a += sa;
