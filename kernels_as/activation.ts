@@ -11,7 +11,7 @@
 //   elu          x > 0 ? x * p1 : expm1(x * p2) * (p0 * p1)           (p0 = alpha, p1 = scale, p2 = input_scale)
 //   softplus     x * p0 > p1 ? x : log1p(exp(x * p0)) / p0            (p0 = beta, p1 = threshold)
 //   hardtanh     min(max(x, p0), p1), NaN propagating                 (p0 = min_val, p1 = max_val)
-//   mish         x * tanh(log1p(exp(x)))
+//   mish         x * tanh(log1p(exp(x))), evaluated as x * n / (n + 2) with n = exp(x) * (exp(x) + 2)
 //   log_sigmoid  min(x, 0) - log1p(exp(-|x|))
 // The op tags follow Note [Op tags] of unary.ts, with the parameters passed to apply.
 
@@ -44,12 +44,6 @@ function expm1C<C>(x: C): C {
 @inline
 function log1pC<C>(x: C): C {
   return sizeof<C>() == 4 ? <C>Mathf.log1p(<f32>x) : <C>Math.log1p(<f64>x);
-}
-
-// @ts-ignore: decorator
-@inline
-function tanhC<C>(x: C): C {
-  return sizeof<C>() == 4 ? <C>Mathf.tanh(<f32>x) : <C>Math.tanh(<f64>x);
 }
 
 @final @unmanaged
@@ -108,7 +102,14 @@ class Hardtanh {
 @final @unmanaged
 class Mish {
   @inline supports<S>(): bool { return true; } // PyTorch 1.13 leaves BFloat16 out; ours always took it
-  @inline apply<C>(x: C, p0: C, p1: C, p2: C): C { return x * tanhC<C>(log1pC<C>(expC<C>(x))); }
+  @inline apply<C>(x: C, p0: C, p1: C, p2: C): C {
+    // tanh(log1p(e)) = n / (n + 2) with e = exp(x), n = e * (e + 2): one exp instead of exp, log1p and tanh.
+    // Past x = 20 the ratio is 1 within f64 precision (and e * e would overflow later on), so the result is x.
+    if (x > <C>20) return x;
+    const e = expC<C>(x);
+    const n = e * (e + <C>2);
+    return x * (n / (n + <C>2));
+  }
   @inline simd<S>(): bool { return false; }
   @inline vapply<S>(x: v128, zero: v128, p0: v128, p1: v128): v128 { return x; }
 }
