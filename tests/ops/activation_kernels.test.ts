@@ -323,7 +323,7 @@ describe('activation kernels: derivatives', () => {
     leakFree(() => {
       const x = tensor(wideValues(6).map((v) => v + (v > 0 ? 0.2 : -0.2)), f64).requiresGrad_();
       for (const [, fn] of FNS.filter(([n]) => n !== 'hardtanh' && n !== 'leakyRelu')) {
-        const grad = (a: Tensor) => enableGrad(() => S.grad([fn(a).sum()], [a], { createGraph: true })[0]);
+        const grad = (a: Tensor) => enableGrad(() => S.grad([fn(a).sum()], [a], { createGraph: true })[0]!);
         assert.equal(gradcheck(grad, [x]), true);
       }
     }));
