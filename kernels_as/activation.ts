@@ -17,7 +17,7 @@
 
 import { DT_BF16, DT_F32, DT_F64, elemBytes, ld, st } from './common';
 import { SIMD_ZERO, STATUS_BAD_ARGUMENT, STATUS_OK, STATUS_UNSUPPORTED } from './common';
-import { blockCount, blockOff0, blockOff1, blockOffsets, descNdim, innerSize, innerStride } from './strided';
+import { blockCount, blockOff0, blockOff1, blockOff2, blockOffsets, descNdim, innerSize, innerStride } from './strided';
 import { midSize, midStride } from './strided';
 
 /** Opcodes of activation_contig / activation_strided. */
@@ -234,6 +234,118 @@ export function activation_strided(op: i32, dtype: i32, out: usize, a: usize, de
       activationRow(op, dtype, po, pa, inner, so, sa, p0, p1, p2);
       po += <usize>mo;
       pa += <usize>ma;
+    }
+  }
+  return STATUS_OK;
+}
+
+// ---- pointwise losses ----------------------------------------------------------------------------------------------
+//
+// loss_contig(op, dtype, out, a, b, n, p0) / loss_strided(op, dtype, out, a, b, desc, p0): the elementwise loss of
+// input a against target b, as PyTorch 1.13's CPU kernels (aten/src/ATen/native/cpu/PointwiseOpsKernel.cpp,
+// Loss.cpp) compute it before `apply_loss_reduction`:
+//   smooth_l1  z = |a - b|; z < p0 ? 0.5 * z * z / p0 : z - 0.5 * p0          (p0 = beta > 0)
+//   huber      z = |a - b|; z < p0 ? 0.5 * z * z : p0 * (z - 0.5 * p0)        (p0 = delta > 0)
+//   bce        (b - 1) * max(log1p(-a), -100) - b * max(log(a), -100), with a in [0, 1]
+// bce returns LOSS_OUT_OF_RANGE when some a is outside [0, 1] (NaN included), as PyTorch's kernel checks.
+
+export const LOSS_SMOOTH_L1: i32 = 0;
+export const LOSS_HUBER: i32 = 1;
+export const LOSS_BCE: i32 = 2;
+/** Status of loss_* when a bce input lies outside [0, 1]. */
+export const LOSS_OUT_OF_RANGE: i32 = 3;
+
+// @ts-ignore: decorator
+@inline
+function logC<C>(x: C): C {
+  return sizeof<C>() == 4 ? <C>Mathf.log(<f32>x) : <C>Math.log(<f64>x);
+}
+
+/** One row of a loss: out[i*so] = op(a[i*sa], b[i*sb]); returns a status. */
+function lossKernel<S, C>(op: i32, o: usize, a: usize, b: usize, n: i32, so: isize, sa: isize, sb: isize, q0: f64): i32 {
+  const p0 = <C>q0;
+  const half = <C>0.5;
+  if (op == LOSS_SMOOTH_L1) {
+    for (let i = 0; i < n; i++) {
+      const z = abs<C>(ld<S, C>(a) - ld<S, C>(b));
+      st<S, C>(o, z < p0 ? half * z * z / p0 : z - half * p0);
+      o += so;
+      a += sa;
+      b += sb;
+    }
+  } else if (op == LOSS_HUBER) {
+    for (let i = 0; i < n; i++) {
+      const z = abs<C>(ld<S, C>(a) - ld<S, C>(b));
+      st<S, C>(o, z < p0 ? half * z * z : p0 * (z - half * p0));
+      o += so;
+      a += sa;
+      b += sb;
+    }
+  } else if (op == LOSS_BCE) {
+    const floor = <C>-100;
+    for (let i = 0; i < n; i++) {
+      const x = ld<S, C>(a), t = ld<S, C>(b);
+      if (!(x >= <C>0 && x <= <C>1)) return LOSS_OUT_OF_RANGE;
+      const lx = max<C>(logC<C>(x), floor);
+      const l1x = max<C>(log1pC<C>(-x), floor);
+      st<S, C>(o, (t - <C>1) * l1x - t * lx);
+      o += so;
+      a += sa;
+      b += sb;
+    }
+  } else {
+    return STATUS_BAD_ARGUMENT;
+  }
+  return STATUS_OK;
+}
+
+function lossRow(op: i32, dtype: i32, o: usize, a: usize, b: usize, n: i32, so: isize, sa: isize, sb: isize, p0: f64): i32 {
+  switch (dtype) {
+    case DT_F32:
+      return lossKernel<f32, f32>(op, o, a, b, n, so, sa, sb, p0);
+    case DT_F64:
+      return lossKernel<f64, f64>(op, o, a, b, n, so, sa, sb, p0);
+    case DT_BF16:
+      return lossKernel<u32, f32>(op, o, a, b, n, so, sa, sb, p0);
+  }
+  return STATUS_UNSUPPORTED;
+}
+
+/** out[0..n) = loss(a[0..n), b[0..n); p0), all contiguous, one float dtype. Returns a status. */
+export function loss_contig(op: i32, dtype: i32, out: usize, a: usize, b: usize, n: i32, p0: f64): i32 {
+  if (n < 0) return STATUS_BAD_ARGUMENT;
+  if (dtype != DT_F32 && dtype != DT_F64 && dtype != DT_BF16) return STATUS_UNSUPPORTED;
+  const e: isize = dtype == DT_F64 ? 8 : dtype == DT_F32 ? 4 : 2;
+  return lossRow(op, dtype, out, a, b, n, e, e, e, p0);
+}
+
+/** loss_contig over strided views; `desc` operands: out, a, b (Note [Strided descriptor]). */
+export function loss_strided(op: i32, dtype: i32, out: usize, a: usize, b: usize, desc: usize, p0: f64): i32 {
+  if (dtype != DT_F32 && dtype != DT_F64 && dtype != DT_BF16) return STATUS_UNSUPPORTED;
+  if (op < LOSS_SMOOTH_L1 || op > LOSS_BCE) return STATUS_BAD_ARGUMENT;
+  const ndim = descNdim(desc);
+  if (ndim < 0) return STATUS_BAD_ARGUMENT;
+  const e: isize = dtype == DT_F64 ? 8 : dtype == DT_F32 ? 4 : 2;
+  const inner = innerSize(desc, ndim);
+  const mid = midSize(desc, ndim);
+  const so = innerStride(desc, ndim, 0) * e;
+  const sa = innerStride(desc, ndim, 1) * e;
+  const sb = innerStride(desc, ndim, 2) * e;
+  const mo = midStride(desc, ndim, 0) * e;
+  const ma = midStride(desc, ndim, 1) * e;
+  const mb = midStride(desc, ndim, 2) * e;
+  const blocks = blockCount(desc, ndim);
+  for (let blk = 0; blk < blocks; blk++) {
+    blockOffsets(desc, ndim, 3, blk);
+    let po = out + <usize>(blockOff0 * e);
+    let pa = a + <usize>(blockOff1 * e);
+    let pb = b + <usize>(blockOff2 * e);
+    for (let m = 0; m < mid; m++) {
+      const status = lossRow(op, dtype, po, pa, pb, inner, so, sa, sb, p0);
+      if (status != STATUS_OK) return status;
+      po += <usize>mo;
+      pa += <usize>ma;
+      pb += <usize>mb;
     }
   }
   return STATUS_OK;

@@ -5,13 +5,19 @@
  *
  * @module
  */
-import { NotImplementedError } from '../dispatch/errors.ts';
+import { NotImplementedError, RuntimeError } from '../dispatch/errors.ts';
 import type { ActivationKernelOpName } from '../ops/decl_activations.ts';
-import { hardtanh as hardtanhComposite } from '../ops/activation_composites.ts';
+import {
+  binaryCrossEntropy as bceComposite,
+  hardtanh as hardtanhComposite,
+  huberLoss as huberComposite,
+  smoothL1Loss as smoothL1Composite,
+} from '../ops/activation_composites.ts';
+import { LossReduction } from '../ops/meta_nn.ts';
 import { outputStridesOf } from '../ops/output_layout.ts';
 import type { Tensor } from '../tensor/tensor.ts';
 import { contiguousAddress, kernels } from './boundary.ts';
-import { ActivationOp } from './exports_elementwise.ts';
+import { ActivationOp, LossOp } from './exports_elementwise.ts';
 import { emptyCpu, emptyStridedCpu, planElementwise } from './iterator.ts';
 import { itemSizesOf, splitElementwise, splitsElementwise } from './parallel.ts';
 import { checkStatus } from './runtime.ts';
@@ -104,8 +110,90 @@ function logSigmoid(_hi: number, _lo: number, self: Tensor): Tensor {
   return runActivation('log_sigmoid_cpu', ActivationOp.logSigmoid, self, 0, 0, 0);
 }
 
+// ---- pointwise losses ----------------------------------------------------------------------------------------------
+
+/** Whether the loss kernel takes these operands: one float dtype of the kernel's, the same shape. */
+function lossFastPath(self: Tensor, target: Tensor): boolean {
+  const d = self.dtype.name;
+  if (target.dtype !== self.dtype || (d !== 'float32' && d !== 'float64' && d !== 'bfloat16')) return false;
+  const a = self.shape, b = target.shape;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** The elementwise loss `op(self, target; p0)` into a new tensor laid out like `self`. */
+function runLoss(name: string, op: number, self: Tensor, target: Tensor, p0: number): Tensor {
+  const strides = outputStridesOf(self.shape, self, target);
+  const out = strides === undefined
+    ? emptyCpu(self.shape, self.dtype)
+    : emptyStridedCpu(self.shape, strides, self.dtype);
+  const numel = out.numel;
+  if (numel === 0) return out;
+  try {
+    const k = kernels();
+    const code = self.dtype.scalarType;
+    const plan = planElementwise(name, out.shape, [out, self, target]);
+    const [o, a, b] = plan.ptrs;
+    const status = splitsElementwise(numel)
+      ? splitElementwise('loss', [op, code, o, a, b, 0, p0], itemSizesOf(out, self, target), numel, plan)
+      : plan.contiguous
+      ? k.loss_contig(op, code, o, a, b, numel, p0)
+      : k.loss_strided(op, code, o, a, b, plan.desc, p0);
+    if (status === LossOp.outOfRange) throw new RuntimeError('all elements of input should be between 0 and 1');
+    checkStatus(status, name, code);
+  } catch (e) {
+    out.dispose();
+    throw e;
+  }
+  return out;
+}
+
+/** PyTorch's `apply_loss_reduction`: the elementwise loss itself, its mean or its sum (consuming it). */
+function applyReduction(loss: Tensor, reduction: number): Tensor {
+  if (reduction === LossReduction.none) return loss;
+  try {
+    return reduction === LossReduction.mean ? loss.mean() : loss.sum();
+  } finally {
+    loss.dispose();
+  }
+}
+
+function smoothL1Loss(_hi: number, _lo: number, self: Tensor, target: Tensor, reduction: number, beta: number): Tensor {
+  if (!(beta > 0) || !lossFastPath(self, target)) return smoothL1Composite(self, target, reduction, beta);
+  return applyReduction(runLoss('smooth_l1_loss', LossOp.smoothL1, self, target, beta), reduction);
+}
+
+function huberLoss(_hi: number, _lo: number, self: Tensor, target: Tensor, reduction: number, delta: number): Tensor {
+  if (!(delta > 0) || !lossFastPath(self, target)) return huberComposite(self, target, reduction, delta);
+  return applyReduction(runLoss('huber_loss', LossOp.huber, self, target, delta), reduction);
+}
+
+function binaryCrossEntropy(
+  _hi: number,
+  _lo: number,
+  self: Tensor,
+  target: Tensor,
+  weight: Tensor | null,
+  reduction: number,
+): Tensor {
+  if (!lossFastPath(self, target)) return bceComposite(self, target, weight, reduction);
+  let loss = runLoss('binary_cross_entropy', LossOp.bce, self, target, 0);
+  if (weight !== null) {
+    try {
+      const weighted = loss.mul(weight);
+      loss.dispose();
+      loss = weighted;
+    } catch (e) {
+      loss.dispose();
+      throw e;
+    }
+  }
+  return applyReduction(loss, reduction);
+}
+
 /**
- * The CPU kernels of the activations, keyed by operator name.
+ * The CPU kernels of the activations and pointwise losses, keyed by operator name.
  *
  * @example
  * ```ts
@@ -120,4 +208,7 @@ export const CPU_ACTIVATION_KERNELS: { readonly [K in ActivationKernelOpName]: K
   'hardtanh': hardtanh as Kernel,
   'mish': mish as Kernel,
   'log_sigmoid': logSigmoid as Kernel,
+  'binary_cross_entropy': binaryCrossEntropy as Kernel,
+  'smooth_l1_loss': smoothL1Loss as Kernel,
+  'huber_loss': huberLoss as Kernel,
 };

@@ -31,6 +31,9 @@ import {
 } from './activation_composites.ts';
 import type { OpDecl, OpImpl, TensorMeta } from './op_decl.ts';
 import { outputStridesOf } from './output_layout.ts';
+import { resultTypeOf } from './meta_elementwise.ts';
+import { LossReduction } from './meta_nn.ts';
+import { broadcastShapes } from '../tensor/shape.ts';
 import type { Tensor } from '../tensor/tensor.ts';
 
 function composite(schema: string, impl: OpImpl, doc: string, extra: Partial<OpDecl> = {}): OpDecl {
@@ -47,6 +50,23 @@ function activationMeta(op: string) {
     }
     return { shape: self.shape, dtype: self.dtype, strides: outputStridesOf(self.shape, self) };
   };
+}
+
+/**
+ * Meta function of the pointwise losses: the broadcast shape for reduction `none`, else a scalar; the promoted
+ * dtype. The argument checks are the decomposition's, which every backend without the fast path runs.
+ */
+function lossMeta(reductionAt: number) {
+  return (self: Tensor, target: Tensor, ...rest: unknown[]): TensorMeta => {
+    const reduction = rest[reductionAt - 2] as number;
+    const dtype = resultTypeOf(self, target);
+    return { shape: reduction === LossReduction.none ? broadcastShapes(self.shape, target.shape) : [], dtype };
+  };
+}
+
+/** A pointwise loss with a CPU kernel; other backends run its decomposition (the default backend). */
+function lossKernel(schema: string, reductionAt: number, fallback: OpImpl, doc: string): OpDecl {
+  return { schema, kind: 'backend', meta: lossMeta(reductionAt), defaultBackend: fallback, doc };
 }
 
 /** A pointwise activation with backend kernels; other backends run its decomposition (the default backend). */
@@ -66,11 +86,8 @@ function kernel(schema: string, fallback: OpImpl, doc: string): OpDecl {
  */
 export type ActivationCompositeOpName =
   | 'selu'
-  | 'binary_cross_entropy'
   | 'binary_cross_entropy_with_logits'
   | 'l1_loss'
-  | 'smooth_l1_loss'
-  | 'huber_loss'
   | 'kl_div'
   | 'cosine_similarity'
   | 'isinf'
@@ -88,7 +105,16 @@ export type ActivationCompositeOpName =
  * const name: ActivationKernelOpName = 'softplus';
  * ```
  */
-export type ActivationKernelOpName = 'leaky_relu' | 'elu' | 'softplus' | 'mish' | 'hardtanh' | 'log_sigmoid';
+export type ActivationKernelOpName =
+  | 'leaky_relu'
+  | 'elu'
+  | 'softplus'
+  | 'mish'
+  | 'hardtanh'
+  | 'log_sigmoid'
+  | 'binary_cross_entropy'
+  | 'smooth_l1_loss'
+  | 'huber_loss';
 
 const method: Partial<OpDecl> = { method: true };
 
@@ -133,8 +159,9 @@ export const ACTIVATION_OPS: { readonly [K in ActivationCompositeOpName | Activa
     logSigmoid,
     'Log-sigmoid: `log(1 / (1 + exp(-x)))`, computed stably.',
   ),
-  'binary_cross_entropy': composite(
+  'binary_cross_entropy': lossKernel(
     'binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor',
+    3,
     binaryCrossEntropy,
     'Binary cross-entropy of probabilities in [0, 1] against targets, logs clamped at -100.',
   ),
@@ -149,13 +176,15 @@ export const ACTIVATION_OPS: { readonly [K in ActivationCompositeOpName | Activa
     l1Loss,
     'Mean (or summed) absolute error.',
   ),
-  'smooth_l1_loss': composite(
+  'smooth_l1_loss': lossKernel(
     'smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor',
+    2,
     smoothL1Loss,
     'Smooth L1 loss: `0.5 d^2 / beta` where `|d| < beta`, else `|d| - beta / 2`.',
   ),
-  'huber_loss': composite(
+  'huber_loss': lossKernel(
     'huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor',
+    2,
     huberLoss,
     'Huber loss: `0.5 d^2` where `|d| < delta`, else `delta * (|d| - delta / 2)`.',
   ),

@@ -51,8 +51,42 @@ function logSigmoidBackward(g: Tensor, x: Tensor): Tensor {
   return g.mul(x.neg().sigmoid());
 }
 
+/** The output gradient of a loss spread over its elements: divided by their count for reduction mean. */
+function perElement(g: Tensor, reduction: number, numel: number): Tensor {
+  return reduction === 1 ? g.div(numel) : g;
+}
+
+/** `smooth_l1_loss_backward`: `clamp(d / beta, -1, 1) * g` with `d = self - target` (`sign(d) * g` for beta 0). */
+function smoothL1Backward(g: Tensor, x: Tensor, t: Tensor, reduction: number, beta: number): Tensor {
+  const d = x.sub(t);
+  const gn = perElement(g, reduction, d.numel);
+  return (beta === 0 ? d.sign() : d.div(beta).clamp(-1, 1)).mul(gn);
+}
+
+/** `huber_loss_backward`: `clamp(d, -delta, delta) * g` with `d = self - target`. */
+function huberBackward(g: Tensor, x: Tensor, t: Tensor, reduction: number, delta: number): Tensor {
+  const d = x.sub(t);
+  return d.clamp(-delta, delta).mul(perElement(g, reduction, d.numel));
+}
+
+/** `binary_cross_entropy_backward`: `g * (x - t) / max(x (1 - x), 1e-12) * weight`. */
+function bceBackward(g: Tensor, x: Tensor, t: Tensor, weight: Tensor | null, reduction: number): Tensor {
+  const denom = x.mul(x.neg().add(1)).clampMin(1e-12);
+  let r = x.sub(t).div(denom).mul(perElement(g, reduction, x.numel));
+  if (weight !== null) r = r.mul(weight);
+  return r;
+}
+
+/** The target's gradient: `g * (max(log(1 - x), -100) - max(log x, -100)) * weight`, the clamped loss's. */
+function bceTargetBackward(g: Tensor, x: Tensor, weight: Tensor | null, reduction: number): Tensor {
+  const d = x.neg().log1p().clampMin(-100).sub(x.log().clampMin(-100));
+  let r = d.mul(perElement(g, reduction, x.numel));
+  if (weight !== null) r = r.mul(weight);
+  return r;
+}
+
 /**
- * Derivatives of the activations, keyed like the operator table.
+ * Derivatives of the activations and pointwise losses, keyed like the operator table.
  *
  * @example
  * ```ts
@@ -88,5 +122,30 @@ export const ACTIVATION_DERIVATIVES = {
     name: 'LogSigmoidBackward0',
     save: ['self'],
     grads: { self: (g, s) => logSigmoidBackward(g, t(s, 'self')) },
+  },
+  'smooth_l1_loss': {
+    name: 'SmoothL1LossBackward0',
+    save: ['self', 'target'],
+    grads: {
+      self: (g, s) => smoothL1Backward(g, t(s, 'self'), t(s, 'target'), num(s, 'reduction'), num(s, 'beta')),
+      target: (g, s) => smoothL1Backward(g, t(s, 'self'), t(s, 'target'), num(s, 'reduction'), num(s, 'beta')).neg(),
+    },
+  },
+  'huber_loss': {
+    name: 'HuberLossBackward0',
+    save: ['self', 'target'],
+    grads: {
+      self: (g, s) => huberBackward(g, t(s, 'self'), t(s, 'target'), num(s, 'reduction'), num(s, 'delta')),
+      target: (g, s) => huberBackward(g, t(s, 'self'), t(s, 'target'), num(s, 'reduction'), num(s, 'delta')).neg(),
+    },
+  },
+  'binary_cross_entropy': {
+    name: 'BinaryCrossEntropyBackward0',
+    save: ['self', 'target', 'weight'],
+    grads: {
+      self: (g, s) =>
+        bceBackward(g, t(s, 'self'), t(s, 'target'), (s.weight ?? null) as Tensor | null, num(s, 'reduction')),
+      target: (g, s) => bceTargetBackward(g, t(s, 'self'), (s.weight ?? null) as Tensor | null, num(s, 'reduction')),
+    },
   },
 } as const satisfies Record<string, Derivative>;

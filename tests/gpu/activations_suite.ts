@@ -1,6 +1,6 @@
-// The activations with CPU kernels of their own (leaky_relu, elu, softplus, hardtanh, mish, log_sigmoid) on
-// WebGPU, where their former decompositions run as the default backend kernel: values and gradients against the
-// CPU kernels, on seeded inputs with views, for float32 and bfloat16.
+// The activations and pointwise losses with CPU kernels of their own (leaky_relu, elu, softplus, hardtanh, mish,
+// log_sigmoid; smooth_l1_loss, huber_loss, binary_cross_entropy) on WebGPU, where their former decompositions run
+// as the default backend kernel: values and gradients against the CPU kernels, on seeded inputs with views.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { assertSameAsCpu, gpuSkip } from './_gpu.ts';
@@ -43,6 +43,29 @@ describe('WebGPU activations agree with the CPU kernels', { skip: gpuSkip }, () 
       fn(g).sum().backward();
       assert.equal(g.grad!.device.type, 'webgpu');
       await assertSameAsCpu(x.grad!, g.grad!, 1e-5, `${name} grad`);
+    }
+  });
+
+  it('smooth_l1_loss, huber_loss, binary_cross_entropy: values and gradients against the CPU kernels', async () => {
+    const next = rng(0xac73);
+    const a = nonContiguousTensor([4, 5], 'float32', next).mul(3);
+    const b = nonContiguousTensor([4, 5], 'float32', next).mul(3);
+    const p = nonContiguousTensor([4, 5], 'float32', next).sigmoid();
+    const q = nonContiguousTensor([4, 5], 'float32', next).sigmoid();
+    const LOSSES: [string, (x: Tensor, y: Tensor) => Tensor, Tensor, Tensor][] = [
+      ['smoothL1Loss', (x, y) => S.smoothL1Loss(x, y, { beta: 0.6 }), a, b],
+      ['huberLoss', (x, y) => S.huberLoss(x, y, { delta: 1.3, reduction: 'sum' }), a, b],
+      ['binaryCrossEntropy', (x, y) => S.binaryCrossEntropy(x, y), p, q],
+    ];
+    for (const [name, fn, x0, y0] of LOSSES) {
+      const x = x0.detach().requiresGrad_(), gx = gpu(x0).detach().requiresGrad_();
+      const y = y0.detach().requiresGrad_(), gy = gpu(y0).detach().requiresGrad_();
+      const cpu = fn(x, y), dev = fn(gx, gy);
+      await assertSameAsCpu(cpu, dev, 1e-5, name);
+      cpu.backward();
+      dev.backward();
+      await assertSameAsCpu(x.grad!, gx.grad!, 1e-5, `${name} grad self`);
+      await assertSameAsCpu(y.grad!, gy.grad!, 1e-5, `${name} grad target`);
     }
   });
 

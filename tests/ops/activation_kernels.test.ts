@@ -365,3 +365,105 @@ describe('activation kernels under vmap, autocast and the intra-op split', () =>
       }
     }));
 });
+
+describe('pointwise loss kernels (smooth_l1_loss, huber_loss, binary_cross_entropy)', () => {
+  const smoothRef = (d: number, beta: number) => (Math.abs(d) < beta ? 0.5 * d * d / beta : Math.abs(d) - 0.5 * beta);
+  const huberRef = (d: number, delta: number) =>
+    Math.abs(d) < delta ? 0.5 * d * d : delta * (Math.abs(d) - 0.5 * delta);
+  const bceRef = (x: number, t: number) => (t - 1) * Math.max(Math.log1p(-x), -100) - t * Math.max(Math.log(x), -100);
+  const REDUCTIONS = ['none', 'mean', 'sum'] as const;
+  const reduceRef = (xs: number[], r: string) =>
+    r === 'none' ? xs : [xs.reduce((a, b) => a + b, 0) / (r === 'mean' ? xs.length : 1)];
+  const probs = (n: number) => Array.from({ length: n }, () => next());
+
+  for (const dtype of DTYPES) {
+    it(`${dtype}: values on odd shapes and views, each reduction, against float64 references`, () =>
+      leakFree(() => {
+        const tol = dtype === 'float64'
+          ? { rtol: 1e-12, atol: 1e-14 }
+          : dtype === 'float32'
+          ? { rtol: 2e-5, atol: 1e-6 }
+          : { rtol: 2e-2, atol: 1e-2 };
+        const a = restride(tensor(wideValues(80), { dtype }), [3, 7], [1, 9], 4); // a transposed-like view
+        const b = tensor(wideValues(21), { dtype }).reshape([3, 7]);
+        const p = restride(tensor(probs(80), { dtype }), [3, 7], [1, 9], 4);
+        const q = tensor(probs(21), { dtype }).reshape([3, 7]);
+        const av = values(a), bv = values(b), pv = values(p), qv = values(q);
+        const d = av.map((x, i) => x - bv[i]);
+        for (const reduction of REDUCTIONS) {
+          const shape = reduction === 'none' ? [3, 7] : [];
+          const round = (xs: number[]) => xs.map((v) => roundTo(v, dtype));
+          const sl = S.smoothL1Loss(a, b, { reduction, beta: 0.7 });
+          assert.equal(sl.dtype.name, dtype);
+          assertClose(sl, reduceRef(round(d.map((v) => smoothRef(v, 0.7))), reduction), shape, tol, 'smooth_l1');
+          const hb = S.huberLoss(a, b, { reduction, delta: 1.6 });
+          assertClose(hb, reduceRef(round(d.map((v) => huberRef(v, 1.6))), reduction), shape, tol, 'huber');
+          const bce = S.binaryCrossEntropy(p, q, { reduction });
+          assertClose(bce, reduceRef(round(pv.map((x, i) => bceRef(x, qv[i]))), reduction), shape, tol, 'bce');
+        }
+      }));
+  }
+  it('bce: weight, the -100 log clamp at 0 and 1, the range error (NaN too), and the runtime stays usable', () =>
+    leakFree(() => {
+      const x = tensor([0, 1, 0.25, 0.5], f64), t = tensor([1, 0, 0.5, 1], f64);
+      const w = tensor([2, 1, 0.5, 3], f64);
+      const expected = [0, 1, 2, 3].map((i) => bceRef(values(x)[i], values(t)[i]) * values(w)[i]);
+      assertClose(S.binaryCrossEntropy(x, t, { weight: w, reduction: 'none' }), expected, [4]);
+      assert.deepEqual(S.binaryCrossEntropy(tensor([0, 1], f64), tensor([1, 0], f64), { reduction: 'none' }).tolist(), [
+        100,
+        100,
+      ]);
+      for (const bad of [1.5, -0.1, NaN]) {
+        assert.throws(() => S.binaryCrossEntropy(tensor([0.5, bad], f64), tensor([1, 1], f64)), {
+          message: 'all elements of input should be between 0 and 1',
+        });
+      }
+      assert.throws(() => S.smoothL1Loss(tensor([1], f64), tensor([1], f64), { beta: -1 }), {
+        message: 'smooth_l1_loss does not support negative values for beta.',
+      });
+      assert.throws(() => S.huberLoss(tensor([1], f64), tensor([1], f64), { delta: 0 }), {
+        message: 'huber_loss does not support non-positive values for delta.',
+      });
+      assertClose(S.smoothL1Loss(tensor([3], f64), tensor([1], f64)), [1.5], []);
+    }));
+  it('mixed dtypes and broadcasting go through the decomposition, with the same results', () =>
+    leakFree(() => {
+      const a = tensor(wideValues(6), f64).reshape([2, 3]);
+      const b32 = tensor(wideValues(3)); // float32, broadcast along dim 0
+      const got = S.huberLoss(a, b32.to(S.float64).expand([2, 3]).contiguous(), { reduction: 'none' });
+      const viaComposite = S.huberLoss(a, b32.to(S.float64).expand([2, 3]), { reduction: 'none' });
+      assertClose(got, values(viaComposite), [2, 3], { rtol: 1e-15, atol: 0 });
+      assertClose(
+        S.smoothL1Loss(a, b32.to(S.float64).expand([2, 3])),
+        values(C.smoothL1Loss(a, b32.to(S.float64).expand([2, 3]), 1, 1)),
+        [],
+      );
+    }));
+  it('gradcheck in float64 for self and target, each reduction; grad_fn named as PyTorch', () => {
+    const mat = (xs: number[]) => tensor([xs.slice(0, 3), xs.slice(3)], f64);
+    const before = memoryStats().liveTensors;
+    for (let r = 0; r < 3; r++) {
+      const x = mat(wideValues(6).map((v) => v + 0.05)).requiresGrad_();
+      const y = mat(wideValues(6)).requiresGrad_();
+      const p = mat(probs(6).map((v) => 0.1 + 0.8 * v)).requiresGrad_();
+      const q = mat(probs(6)).requiresGrad_();
+      const w = tensor(probs(3), f64);
+      const reduction = REDUCTIONS[r];
+      assert.equal(gradcheck((a: Tensor, b: Tensor) => S.smoothL1Loss(a, b, { reduction, beta: 0.5 }), [x, y]), true);
+      assert.equal(gradcheck((a: Tensor, b: Tensor) => S.smoothL1Loss(a, b, { reduction, beta: 0 }), [x, y]), true);
+      assert.equal(gradcheck((a: Tensor, b: Tensor) => S.huberLoss(a, b, { reduction, delta: 0.8 }), [x, y]), true);
+      assert.equal(gradcheck((a: Tensor, b: Tensor) => S.binaryCrossEntropy(a, b, { reduction }), [p, q]), true);
+      assert.equal(
+        gradcheck((a: Tensor, b: Tensor) => S.binaryCrossEntropy(a, b, { weight: w, reduction }), [p, q]),
+        true,
+      );
+      scope(() => {
+        assert.equal(S.smoothL1Loss(x, y).gradFn!.name(), 'SmoothL1LossBackward0');
+        assert.equal(S.huberLoss(x, y).gradFn!.name(), 'HuberLossBackward0');
+        assert.equal(S.binaryCrossEntropy(p, q).gradFn!.name(), 'BinaryCrossEntropyBackward0');
+      });
+      for (const t of [x, y, p, q, w]) t.dispose();
+    }
+    assert.equal(memoryStats().liveTensors, before);
+  });
+});
