@@ -1,10 +1,11 @@
 /**
  * Declarations of the activations, losses and predicates: PyTorch 1.13's schemas. `leaky_relu`, `elu`,
- * `softplus`, `hardtanh`, `mish` and `log_sigmoid` are backend operators with one-pass CPU kernels
- * (kernels_as/activation.ts, Note [Activation kernels]), derivative formulas in derivatives.ts, and their former
- * decompositions (`activation_composites.ts`) as the default backend kernel of every other backend. The rest
- * decompose into other operators, registered at CompositeImplicitAutograd so that autograd differentiates
- * through their parts (Note [Composite activations]), as PyTorch keeps `selu`, `l1_loss`, `kl_div`, ... composite.
+ * `softplus`, `hardtanh`, `mish`, `log_sigmoid`, `smooth_l1_loss`, `huber_loss` and `binary_cross_entropy` are
+ * backend operators with one-pass CPU kernels (kernels_as/activation.ts, Note [Activation kernels]), derivative
+ * formulas in derivatives_activations.ts, and their former decompositions (`activation_composites.ts`) as the
+ * default backend kernel of every other backend. The rest decompose into other operators, registered at
+ * CompositeImplicitAutograd so that autograd differentiates through their parts (Note [Composite activations]),
+ * as PyTorch keeps `selu`, `l1_loss`, `kl_div`, `cosine_similarity`, `binary_cross_entropy_with_logits` composite.
  *
  * @module
  */

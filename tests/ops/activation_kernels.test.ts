@@ -439,6 +439,31 @@ describe('pointwise loss kernels (smooth_l1_loss, huber_loss, binary_cross_entro
         [],
       );
     }));
+  it('vmap: smooth_l1 / huber through their decompositions (no fallback loop), bce through the fallback', () =>
+    leakFree(() => {
+      const warnings: string[] = [];
+      S.setVmapFallbackWarningHandler((m: string) => warnings.push(m));
+      try {
+        const x = tensor([wideValues(5), wideValues(5), wideValues(5)], f64);
+        const y = tensor([wideValues(5), wideValues(5), wideValues(5)], f64);
+        const p = tensor([probs(5), probs(5), probs(5)], f64), q = tensor([probs(5), probs(5), probs(5)], f64);
+        const batched = [
+          vmap((a: Tensor, b: Tensor) => S.smoothL1Loss(a, b, { beta: 0.4 }))(x, y) as Tensor,
+          vmap((a: Tensor, b: Tensor) => S.huberLoss(a, b, { reduction: 'sum' }))(x, y) as Tensor,
+          vmap((a: Tensor, b: Tensor) => S.binaryCrossEntropy(a, b))(p, q) as Tensor,
+        ];
+        const each = [0, 1, 2].map((i) => [
+          S.smoothL1Loss(x.select(0, i), y.select(0, i), { beta: 0.4 }).item() as number,
+          S.huberLoss(x.select(0, i), y.select(0, i), { reduction: 'sum' }).item() as number,
+          S.binaryCrossEntropy(p.select(0, i), q.select(0, i)).item() as number,
+        ]);
+        for (let k = 0; k < 3; k++) assertClose(batched[k], each.map((e) => e[k]), [3], { rtol: 1e-14, atol: 1e-15 });
+        // only bce falls back (its warning comes once per process, so it may have been given already)
+        for (const w of warnings) assert.match(w, /aten::binary_cross_entropy/);
+      } finally {
+        S.setVmapFallbackWarningHandler(null);
+      }
+    }));
   it('gradcheck in float64 for self and target, each reduction; grad_fn named as PyTorch', () => {
     const mat = (xs: number[]) => tensor([xs.slice(0, 3), xs.slice(3)], f64);
     const before = memoryStats().liveTensors;
