@@ -261,29 +261,75 @@ function logC<C>(x: C): C {
   return sizeof<C>() == 4 ? <C>Mathf.log(<f32>x) : <C>Math.log(<f64>x);
 }
 
+/**
+ * The v128 version of smooth_l1 (huber = false) and huber over a contiguous row of f32 or f64 (S), both branches
+ * computed in the scalar loop's order of operations and selected lane-wise; returns the number of elements done
+ * (the rest is left to the scalar loop).
+ */
+// @ts-ignore: decorator
+@inline
+function lossVector<S>(huber: bool, o: usize, a: usize, b: usize, n: i32, q0: f64): i32 {
+  const f32 = sizeof<S>() == 4;
+  const lanes = f32 ? 4 : 2;
+  const p = f32 ? f32x4.splat(<f32>q0) : f64x2.splat(q0);
+  const halfP = f32 ? f32x4.splat(<f32>0.5 * <f32>q0) : f64x2.splat(0.5 * q0);
+  const half = f32 ? f32x4.splat(<f32>0.5) : f64x2.splat(0.5);
+  let i = 0;
+  for (; i + lanes <= n; i += lanes) {
+    const x = v128.load(a), t = v128.load(b);
+    let z: v128, inside: v128, sq: v128, lin: v128;
+    if (f32) {
+      z = f32x4.abs(f32x4.sub(x, t));
+      inside = f32x4.lt(z, p);
+      sq = f32x4.mul(f32x4.mul(z, z), half); // = 0.5 * z * z exactly (a power of two)
+      if (!huber) sq = f32x4.div(sq, p);
+      lin = huber ? f32x4.mul(p, f32x4.sub(z, halfP)) : f32x4.sub(z, halfP);
+    } else {
+      z = f64x2.abs(f64x2.sub(x, t));
+      inside = f64x2.lt(z, p);
+      sq = f64x2.mul(f64x2.mul(z, z), half);
+      if (!huber) sq = f64x2.div(sq, p);
+      lin = huber ? f64x2.mul(p, f64x2.sub(z, halfP)) : f64x2.sub(z, halfP);
+    }
+    v128.store(o, v128.bitselect(sq, lin, inside));
+    o += 16;
+    a += 16;
+    b += 16;
+  }
+  return i;
+}
+
 /** One row of a loss: out[i*so] = op(a[i*sa], b[i*sb]); returns a status. */
 function lossKernel<S, C>(op: i32, o: usize, a: usize, b: usize, n: i32, so: isize, sa: isize, sb: isize, q0: f64): i32 {
   const p0 = <C>q0;
   const half = <C>0.5;
+  const eb = <isize>elemBytes<S>();
+  let i = 0;
+  if (isFloat<S>() && op != LOSS_BCE && so == eb && sa == eb && sb == eb) {
+    i = lossVector<S>(op == LOSS_HUBER, o, a, b, n, q0);
+    o += <usize>(i * <i32>eb);
+    a += <usize>(i * <i32>eb);
+    b += <usize>(i * <i32>eb);
+  }
   if (op == LOSS_SMOOTH_L1) {
-    for (let i = 0; i < n; i++) {
+    for (; i < n; i++) {
       const z = abs<C>(ld<S, C>(a) - ld<S, C>(b));
-      st<S, C>(o, z < p0 ? half * z * z / p0 : z - half * p0);
+      st<S, C>(o, select<C>(half * z * z / p0, z - half * p0, z < p0));
       o += so;
       a += sa;
       b += sb;
     }
   } else if (op == LOSS_HUBER) {
-    for (let i = 0; i < n; i++) {
+    for (; i < n; i++) {
       const z = abs<C>(ld<S, C>(a) - ld<S, C>(b));
-      st<S, C>(o, z < p0 ? half * z * z : p0 * (z - half * p0));
+      st<S, C>(o, select<C>(half * z * z, p0 * (z - half * p0), z < p0));
       o += so;
       a += sa;
       b += sb;
     }
   } else if (op == LOSS_BCE) {
     const floor = <C>-100;
-    for (let i = 0; i < n; i++) {
+    for (; i < n; i++) {
       const x = ld<S, C>(a), t = ld<S, C>(b);
       if (!(x >= <C>0 && x <= <C>1)) return LOSS_OUT_OF_RANGE;
       const lx = max<C>(logC<C>(x), floor);

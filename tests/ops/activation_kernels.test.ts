@@ -386,6 +386,25 @@ describe('pointwise loss kernels (smooth_l1_loss, huber_loss, binary_cross_entro
           : { rtol: 2e-2, atol: 1e-2 };
         const a = restride(tensor(wideValues(80), { dtype }), [3, 7], [1, 9], 4); // a transposed-like view
         const b = tensor(wideValues(21), { dtype }).reshape([3, 7]);
+        // contiguous operands of an odd length: the vector loop and its scalar tail
+        const c = tensor(wideValues(37), { dtype }), e = tensor(wideValues(37), { dtype });
+        const cv = values(c), ev = values(e);
+        for (const [beta, delta] of [[0.7, 1.6], [2.5, 0.3]]) {
+          assertClose(
+            S.smoothL1Loss(c, e, { reduction: 'none', beta }),
+            cv.map((x, i) => roundTo(smoothRef(x - ev[i], beta), dtype)),
+            [37],
+            tol,
+            'smooth_l1 contiguous',
+          );
+          assertClose(
+            S.huberLoss(c, e, { reduction: 'none', delta }),
+            cv.map((x, i) => roundTo(huberRef(x - ev[i], delta), dtype)),
+            [37],
+            tol,
+            'huber contiguous',
+          );
+        }
         const p = restride(tensor(probs(80), { dtype }), [3, 7], [1, 9], 4);
         const q = tensor(probs(21), { dtype }).reshape([3, 7]);
         const av = values(a), bv = values(b), pv = values(p), qv = values(q);
