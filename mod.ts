@@ -39,7 +39,7 @@ export type { NnBackendOpName, NnCompositeOpName } from './core/ops/decl_nn.ts';
 export type { RandomBackendOpName, RandomCompositeOpName } from './core/ops/decl_random.ts';
 export type { ReductionBackendOpName, ReductionCompositeOpName } from './core/ops/decl_reductions.ts';
 export type { ViewBackendOpName, ViewCompositeOpName } from './core/ops/decl_views.ts';
-export type { ActivationCompositeOpName } from './core/ops/decl_activations.ts';
+export type { ActivationCompositeOpName, ActivationKernelOpName } from './core/ops/decl_activations.ts';
 export type { Reduction2CompositeOpName } from './core/ops/decl_reductions2.ts';
 export type { ScanSortBackendOpName, ScanSortCompositeOpName } from './core/ops/decl_scan_sort.ts';
 export type { SelectionBackendOpName, SelectionCompositeOpName } from './core/ops/decl_selection.ts';

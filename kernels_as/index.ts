@@ -11,3 +11,4 @@ export * from './softmax';
 export * from './indexing';
 export * from './scan_sort';
 export * from './conv';
+export * from './activation';

@@ -77,6 +77,33 @@ export const UnaryOp = {
 export type UnaryOp = typeof UnaryOp[keyof typeof UnaryOp];
 
 /**
+ * Opcodes of `activation_contig` / `activation_strided` (kernels_as/activation.ts `ACT_*`); each takes up to
+ * three scalar parameters (Note [Activation kernels]).
+ *
+ * @example
+ * ```ts
+ * import { ActivationOp } from './exports_elementwise.ts';
+ * console.log(ActivationOp.softplus); // 2
+ * ```
+ */
+export const ActivationOp = { leakyRelu: 0, elu: 1, softplus: 2, hardtanh: 3, mish: 4, logSigmoid: 5 } as const;
+
+/** An {@linkcode ActivationOp} opcode. */
+export type ActivationOp = typeof ActivationOp[keyof typeof ActivationOp];
+
+/**
+ * Opcodes of `loss_contig` / `loss_strided` (kernels_as/activation.ts `LOSS_*`): the elementwise losses before
+ * their reduction. `outOfRange` is the status of a `bce` input outside [0, 1].
+ *
+ * @example
+ * ```ts
+ * import { LossOp } from './exports_elementwise.ts';
+ * console.log(LossOp.huber); // 1
+ * ```
+ */
+export const LossOp = { smoothL1: 0, huber: 1, bce: 2, outOfRange: 3 } as const;
+
+/**
  * Opcodes of the `binary_*` kernels (kernels_as/elementwise.ts `BINARY_*`). From `logicalAnd` on, the output
  * is Bool; before it, the output has the common dtype. `add`/`sub` compute `a ± alpha*b`; `div` is true division
  * (floats only); `divTrunc`/`divFloor` are `rounding_mode='trunc'|'floor'`; integer division, remainder and
@@ -168,6 +195,33 @@ export interface ElementwiseExports {
   unary_contig(op: number, dtype: number, out: number, a: number, n: number): KernelStatus;
   /** Strided unary; descriptor operands: out, a. */
   unary_strided(op: number, dtype: number, out: number, a: number, desc: number): KernelStatus;
+
+  /** `out[i] = op(a[i]; p0, p1, p2)` for a float32/float64/bfloat16 activation, contiguous. */
+  activation_contig(
+    op: number,
+    dtype: number,
+    out: number,
+    a: number,
+    n: number,
+    p0: number,
+    p1: number,
+    p2: number,
+  ): KernelStatus;
+  /** `out[i] = loss(a[i], b[i]; p0)` for a float32/float64/bfloat16 pointwise loss, contiguous. */
+  loss_contig(op: number, dtype: number, out: number, a: number, b: number, n: number, p0: number): number;
+  /** Strided pointwise loss; descriptor operands: out, a, b. */
+  loss_strided(op: number, dtype: number, out: number, a: number, b: number, desc: number, p0: number): number;
+  /** Strided activation; descriptor operands: out, a. */
+  activation_strided(
+    op: number,
+    dtype: number,
+    out: number,
+    a: number,
+    desc: number,
+    p0: number,
+    p1: number,
+    p2: number,
+  ): KernelStatus;
 
   /** `out[i] = a[i] op b[i]` (`a + alpha*b` for add/sub), contiguous. */
   binary_contig(op: number, dtype: number, out: number, a: number, b: number, n: number, alpha: number): KernelStatus;

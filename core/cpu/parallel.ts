@@ -143,6 +143,8 @@ const FAMILIES = {
   binary_scalar: { pointers: [2, 3], count: 5 }, // (op, dtype, out, a, s, n | desc, alpha)
   binary_rscalar: { pointers: [2, 4], count: 5 }, // (op, dtype, out, s, b, n | desc, alpha)
   unary: { pointers: [2, 3], count: 4 }, // (op, dtype, out, a, n | desc)
+  activation: { pointers: [2, 3], count: 4 }, // (op, dtype, out, a, n | desc, p0, p1, p2)
+  loss: { pointers: [2, 3, 4], count: 5 }, // (op, dtype, out, a, b, n | desc, p0)
   copy: { pointers: [1, 2], count: 3 }, // (dtype, out, a, n | desc)
   cast: { pointers: [2, 3], count: 4 }, // (srcDtype, dstDtype, out, a, n | desc)
   fill: { pointers: [1], count: 3 }, // (dtype, out, value, n | desc)

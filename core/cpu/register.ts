@@ -9,6 +9,7 @@ import { DispatchKey } from '../dispatch/dispatch_key.ts';
 import { Dispatcher } from '../dispatch/dispatcher.ts';
 import { Library } from '../dispatch/library.ts';
 import type { BackendOpName, CpuOnlyOpName } from '../ops/declarations.ts';
+import { CPU_ACTIVATION_KERNELS } from './activations.ts';
 import { CPU_CONV_KERNELS } from './conv.ts';
 import { CPU_ELEMENTWISE_KERNELS } from './elementwise.ts';
 import { CPU_FACTORY_KERNELS } from './factories.ts';
@@ -39,6 +40,7 @@ export const CPU_KERNELS: { readonly [K in BackendOpName | CpuOnlyOpName]: Kerne
   ...CPU_SELECTION_KERNELS,
   ...CPU_RANDOM2_KERNELS,
   ...CPU_CONV_KERNELS,
+  ...CPU_ACTIVATION_KERNELS,
 };
 
 let library: Library | undefined;

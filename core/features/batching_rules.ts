@@ -17,6 +17,7 @@ import type { DType } from '../tensor/dtype.ts';
 import { Tensor } from '../tensor/tensor.ts';
 import { aten, toDtype } from '../ops/aten_call.ts';
 import { ELEMENTWISE_OPS } from '../ops/decl_elementwise.ts';
+import { huberLoss, smoothL1Loss } from '../ops/activation_composites.ts';
 import { registerOperators } from '../ops/registry.ts';
 import { alignPhysical, physicalDim, physicalOf, unionLevels, wrapPhysical } from './vmap_batched.ts';
 
@@ -218,6 +219,12 @@ const EXTRA_POINTWISE = [
   'rsub.Tensor',
   'rsub.Scalar',
   'clamp.Tensor',
+  'leaky_relu',
+  'elu',
+  'softplus',
+  'hardtanh',
+  'mish',
+  'log_sigmoid',
 ];
 
 let library: Library | undefined;
@@ -227,6 +234,17 @@ const ruleTables: Array<() => Record<string, BatchRule>> = [];
 export function addRuleTable(table: () => Record<string, BatchRule>): void {
   ruleTables.push(table);
 }
+
+// smooth_l1_loss and huber_loss, which have kernels of their own on the CPU, run their decomposition on batched
+// tensors, as they did while they were composites (each part has a batching rule), rather than the loop of the
+// fallback. binary_cross_entropy's decomposition reads its range check with item(), which vmap refuses: it takes
+// the fallback (its kernel per sample).
+addRuleTable(() => ({
+  'smooth_l1_loss': (_hi: number, _lo: number, self: Tensor, target: Tensor, reduction: number, beta: number) =>
+    smoothL1Loss(self, target, reduction, beta),
+  'huber_loss': (_hi: number, _lo: number, self: Tensor, target: Tensor, reduction: number, delta: number) =>
+    huberLoss(self, target, reduction, delta),
+}));
 
 /**
  * Registers the batching rules at the Batched key (idempotent). Importing `vmap.ts` does it.

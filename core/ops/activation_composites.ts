@@ -2,12 +2,15 @@
  * Activations, losses and predicates written as decompositions into existing operators, the way PyTorch 1.13
  * writes `selu`, `binary_cross_entropy_with_logits`, `l1_loss`, `kl_div`, `cosine_similarity`, `isclose`,
  * `isinf`/`isfinite` (aten/src/ATen/native/Activation.cpp, Loss.cpp, TensorCompare.cpp, Distance.cpp). The
- * activations PyTorch gives their own kernels (`leaky_relu`, `elu`, `softplus`, `mish`, `hardtanh`,
- * `log_sigmoid`, `smooth_l1_loss`, `huber_loss`, `binary_cross_entropy`) are written here in the same formulas
- * PyTorch's kernels evaluate, so autograd differentiates through their parts (Note [Composite activations]).
+ * operators PyTorch gives kernels of their own (`leaky_relu`, `elu`, `softplus`, `mish`, `hardtanh`,
+ * `log_sigmoid`, `smooth_l1_loss`, `huber_loss`, `binary_cross_entropy`) have them on the CPU here too
+ * (kernels_as/activation.ts); their decompositions below, in the formulas PyTorch's kernels evaluate, are the
+ * default backend kernel that every other backend (WebGPU) runs below autograd, and the CPU's path for the
+ * operands its kernels do not take (mixed dtypes, broadcasting, integer `hardtanh`). Their gradients come from the
+ * derivative formulas (derivatives_activations.ts) on every backend.
  *
  * Note [Composite activations]
- * Each composite checks its dtype with the dispatch list of PyTorch's CPU kernel (`"elu_cpu" not implemented for
+ * Each decomposition checks its dtype with the dispatch list of PyTorch's CPU kernel (`"elu_cpu" not implemented for
  * 'Long'`) and then evaluates the kernel's formula with `where` selecting the branch, so values match PyTorch's
  * formulas; gradients are those of the formulas' parts, which equal PyTorch's derivative formulas (`hardtanh`
  * routes its gradient through a `where` so that, as in PyTorch's `hardtanh_backward`, none passes at exactly

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { ACTIVATION_OPS, type ActivationCompositeOpName } from './decl_activations.ts';
+import { ACTIVATION_OPS, type ActivationCompositeOpName, type ActivationKernelOpName } from './decl_activations.ts';
 import { CONVENIENCE_OPS, type ConvenienceCompositeOpName } from './decl_conveniences.ts';
 import {
   type BatchNormBackendOpName,
@@ -60,7 +60,7 @@ export type CompositeOpName =
   | ConvCompositeOpName;
 
 /** Names of operators with kernels of their own on the CPU only (other backends report the missing kernel). */
-export type CpuOnlyOpName = BatchNormBackendOpName;
+export type CpuOnlyOpName = BatchNormBackendOpName | ActivationKernelOpName;
 
 /** Names of all declared operators. */
 export type OpName = BackendOpName | CompositeOpName | CpuOnlyOpName;

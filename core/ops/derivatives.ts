@@ -15,6 +15,7 @@ import type { OpName } from './declarations.ts';
 import { where } from './generated_api.ts';
 import { asStridedBackward } from './as_strided_backward.ts';
 import { SCAN_SORT_DERIVATIVES } from './derivatives_scan_sort.ts';
+import { ACTIVATION_DERIVATIVES } from './derivatives_activations.ts';
 
 const t = (s: SavedValues, name: string) => s[name] as Tensor;
 const n = (s: SavedValues, name: string) => s[name] as number;
@@ -125,6 +126,7 @@ const wrap = (d: number, rank: number) => (d < 0 ? d + Math.max(rank, 1) : d);
 /** Derivatives of the differentiable operators, keyed like the operator table. */
 export const DERIVATIVES: { readonly [K in OpName]?: Derivative } = {
   ...SCAN_SORT_DERIVATIVES,
+  ...ACTIVATION_DERIVATIVES,
   // bernoulli's samples do not depend smoothly on the probabilities: a zero gradient, as derivatives.yaml says.
   'bernoulli': { name: 'BernoulliBackward0', grads: { self: (g) => g.mul(0) } },
   'bernoulli.p': { name: 'BernoulliBackward1', grads: { self: (g) => g.mul(0) } },

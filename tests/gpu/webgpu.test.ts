@@ -11,3 +11,4 @@ import './sort_scan_suite.ts';
 import './conv_pool_suite.ts';
 import './profiler_suite.ts';
 import './autocast_suite.ts';
+import './activations_suite.ts';
