@@ -103,6 +103,8 @@ async function decodePng(png: Uint8Array<ArrayBuffer>): Promise<{ width: number;
   return { width, height, rgba };
 }
 
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
 describe('the browser example in headless Chromium', () => {
   let server: Server, base = '', browser: ChildProcess, devtools: Devtools, profile = '';
 
@@ -135,15 +137,28 @@ describe('the browser example in headless Chromium', () => {
   });
 
   after(async () => {
-    devtools?.close();
     if (browser !== undefined && browser.exitCode === null) {
       const exited = new Promise((resolve) => browser.once('exit', resolve));
-      browser.kill('SIGKILL');
+      // Closing through DevTools lets Chromium stop its helper processes (which write to the profile) before it
+      // exits; SIGKILL only if it has not exited within 5 s.
+      await Promise.race([devtools?.send('Browser.close').catch(() => {}), sleep(5_000)]);
+      const killer = setTimeout(() => browser.kill('SIGKILL'), 5_000);
       await exited;
+      clearTimeout(killer);
     }
+    devtools?.close();
     server?.close();
-    // Chromium's helper processes may still be writing to the profile for a moment after the browser exits.
-    if (profile !== '') rmSync(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+    // Helper processes may still be writing to the profile for a moment after the browser exits: retry (Deno's
+    // rmSync ignores `maxRetries`) for up to 10 s, then report.
+    for (let attempt = 0; profile !== ''; attempt++) {
+      try {
+        rmSync(profile, { recursive: true, force: true });
+        break;
+      } catch (e) {
+        if (attempt >= 100) throw e;
+        await sleep(100);
+      }
+    }
   });
 
   /** Opens `path`, waits for the demo to finish, returns its state and a screenshot of the plot. */
