@@ -367,16 +367,12 @@ await runAndReport('tensor_ops', (figures) => {
     (Object.keys(afterAll) as (keyof MemorySnapshot)[]).every((k) => afterAll[k] === afterFirstAdd[k]);
   const matmulFigures: Record<string, unknown> = {};
   for (const n of MATMUL_SIZES) {
-    for (const aT of [false, true]) {
-      matmulFigures[matmulLabel(n, aT)] = perLibrary(
-        matmulLabel(n, aT),
+    for (const label of [matmulLabel(n, false), matmulLabel(n, true), matmulViaTransposeLabel(n)]) {
+      matmulFigures[label] = perLibrary(
+        label,
         (ns) => ns === undefined ? null : { p50_ms: round(ns / 1e6, 3), gflops: round(2 * n ** 3 / ns) },
       );
     }
-    matmulFigures[matmulViaTransposeLabel(n)] = perLibrary(
-      matmulViaTransposeLabel(n),
-      (ns) => ns === undefined ? null : { p50_ms: round(ns / 1e6, 3), gflops: round(2 * n ** 3 / ns) },
-    );
   }
   return {
     tfjs: { backends, unavailable, wasm_binary: wasmFeatures },

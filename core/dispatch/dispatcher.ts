@@ -193,8 +193,7 @@ export class Dispatcher implements OperatorHost, EntryContext {
    * the store always sees every registered operator's row.
    */
   get tableStore(): TableStore {
-    this.#eager = true;
-    this.#materializeAll();
+    this.#materializeFromNowOn();
     return this.#store;
   }
 
@@ -619,6 +618,12 @@ export class Dispatcher implements OperatorHost, EntryContext {
     for (const state of this.#ops.values()) if (state.pending) this.#materialize(state);
   }
 
+  /** Materializes every operator now and every later one as it is registered (the store is read as a whole). */
+  #materializeFromNowOn(): void {
+    this.#eager = true;
+    this.#materializeAll();
+  }
+
   #findOrRegisterName(name: string): OperatorState {
     const existing = this.#ops.get(name);
     if (existing !== undefined) return existing;
@@ -755,8 +760,7 @@ export class Dispatcher implements OperatorHost, EntryContext {
     if (this.#store.shared) return this.#store.sharedTables();
     // Every operator and kernel exists in full before ids and rows become global (Note [Operators materialize on
     // first use]): another agent may read any row from now on, and a deferred kernel has no function to publish.
-    this.#eager = true;
-    this.#materializeAll();
+    this.#materializeFromNowOn();
     const live = new Set<number>([this.ambiguousAutogradOther.id]);
     for (const k of this.#fallbacks) if (k !== undefined) live.add(k.id);
     for (const state of this.#ops.values()) {
@@ -795,8 +799,7 @@ export class Dispatcher implements OperatorHost, EntryContext {
    */
   attachTables(agent: number, tables: SharedTables): void {
     if (this.#store.shared) throw new Error('This dispatcher already uses a shared table store');
-    this.#eager = true;
-    this.#materializeAll(); // as in shareTables: rows and kernels in full before they are matched by name
+    this.#materializeFromNowOn(); // as in shareTables: rows and kernels in full before they are matched by name
     const registry = SharedTableRegistry.open(tables.registry, agent);
     const kernels = new Set<AnnotatedKernel>([this.ambiguousAutogradOther]);
     for (const k of this.#fallbacks) if (k !== undefined) kernels.add(k);
