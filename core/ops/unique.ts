@@ -18,6 +18,7 @@ import { bool, int64 } from '../tensor/dtype.ts';
 import { wrapDim } from '../tensor/shape.ts';
 import { Tensor } from '../tensor/tensor.ts';
 import { aten, Temporaries } from './aten_call.ts';
+import { pyTypeName } from './arg_names.ts';
 
 /**
  * `_unique2(self, sorted, return_inverse, return_counts)`: the unique values (sorted), the index of each input
@@ -244,11 +245,11 @@ export function parseUniqueOptions(
   const o = options as UniqueOptions;
   const dim = o.dim ?? null;
   if (dim !== null && !Number.isInteger(dim)) {
-    throw new TypeError(`${fn}(): argument 'dim' must be int, not ${typeof dim}`);
+    throw new TypeError(`${fn}(): argument 'dim' must be int, not ${pyTypeName(dim)}`);
   }
   const sorted = o.sorted ?? true, inv = o.returnInverse ?? false, cnt = o.returnCounts ?? false;
   for (const [k, v] of [['sorted', sorted], ['returnInverse', inv], ['returnCounts', cnt]] as const) {
-    if (typeof v !== 'boolean') throw new TypeError(`${fn}(): argument '${k}' must be bool, not ${typeof v}`);
+    if (typeof v !== 'boolean') throw new TypeError(`${fn}(): argument '${k}' must be bool, not ${pyTypeName(v)}`);
   }
   return { dim, sorted, inv, cnt };
 }

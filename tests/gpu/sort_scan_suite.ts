@@ -345,9 +345,14 @@ describe('WebGPU sort, scans, mode and samplers', { skip: gpuSkip }, () => {
     );
     await assert.rejects(
       uniqueAsync(gpu(tensor([1])), { returnCounts: 1 as unknown as boolean }),
-      /argument 'returnCounts' must be bool/,
+      /argument 'returnCounts' must be bool, not int/,
     );
     await assert.rejects(uniqueAsync(gpu(tensor([1])), { bogus: 1 } as never), /unexpected keyword argument 'bogus'/);
     await assert.rejects(uniqueAsync({} as Tensor), /argument 'input' must be Tensor/);
+    await assert.rejects(
+      uniqueAsync(gpu(tensor([1])), { dim: 1.5 }),
+      /uniqueAsync\(\): argument 'dim' must be int, not float/,
+    );
+    assert.throws(() => unique(tensor([1]), { dim: NaN }), /unique\(\): argument 'dim' must be int, not float/);
   });
 });
