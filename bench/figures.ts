@@ -296,25 +296,27 @@ function startupTable(): string {
     const v = derived(path)(run);
     return v === undefined ? undefined : v * 1e6;
   };
+  const row = (label: string, path: string, target = ''): string[] => [
+    label,
+    cell(d, ms(path), { time: true }),
+    cell(b, ms(path), { time: true }),
+    target,
+  ];
   return table(['fresh process', 'Deno', 'Bun', 'target'], [
-    [
-      'an empty script',
-      cell(d, ms('empty_script_ms'), { time: true }),
-      cell(b, ms('empty_script_ms'), { time: true }),
-      '',
-    ],
-    [
-      'import the package, one `add`, print it',
-      cell(d, ms('import_and_first_add_ms'), { time: true }),
-      cell(b, ms('import_and_first_add_ms'), { time: true }),
-      '',
-    ],
-    [
-      'the difference: what importing Switchyard costs',
-      cell(d, ms('startup_cost_ms'), { time: true }),
-      cell(b, ms('startup_cost_ms'), { time: true }),
-      `≤ 40 ms: ${targetStatus([['Deno', d], ['Bun', b]])}`,
-    ],
+    row('an empty script', 'empty_script_ms'),
+    row('import `mod.ts` (the sources)', 'import_only_ms'),
+    row('import `mod.ts`, one `add`, print it', 'import_and_first_add_ms'),
+    row(
+      'the difference: what importing the sources costs',
+      'startup_cost_ms',
+      `≤ 40 ms: ${targetStatus([['Deno', d], ['Bun', b]], 'startup_cost_ms')}`,
+    ),
+    row('the installed package (Bun: `dist/bun` bundle; Deno: `dist/`), one `add`', 'package_import_and_first_add_ms'),
+    row(
+      'the difference: what importing the package costs',
+      'package_startup_cost_ms',
+      `≤ 40 ms: ${targetStatus([['Deno', d], ['Bun', b]], 'package_startup_cost_ms')}`,
+    ),
   ]);
 }
 
@@ -341,9 +343,9 @@ function vmapTable(): string {
 }
 
 /** Whether every kept run of each runtime costs at most the target: `met`, `not met`, or which runtime meets it. */
-function targetStatus(runtimes: ReadonlyArray<readonly [string, readonly RunRecord[]]>): string {
+function targetStatus(runtimes: ReadonlyArray<readonly [string, readonly RunRecord[]]>, path: string): string {
   const meets = runtimes.map(([name, runs]) => {
-    const costs = runs.map(derived('startup_cost_ms')).filter((v): v is number => v !== undefined);
+    const costs = runs.map(derived(path)).filter((v): v is number => v !== undefined);
     return [name, costs.length > 0 && costs.every((c) => c <= 40)] as const;
   });
   if (meets.every(([, ok]) => ok)) return 'met';

@@ -14,6 +14,7 @@ if (args.includes('--help')) {
   process.stdout.write(
     'usage: node scripts/build.mjs\n' +
       'Compiles mod.ts and the subpath entry points to dist/ (ES modules + .d.ts) with tsconfig.build.json,\n' +
+      "writes Bun's start-up bundle to dist/bun (bun scripts/bundle.ts),\n" +
       "then checks that every target of package.json's exports exists.\n",
   );
   process.exit(0);
@@ -25,6 +26,14 @@ const tsc = join(root, 'node_modules', '.bin', 'tsc');
 const result = spawnSync(tsc, ['-p', join(root, 'tsconfig.build.json')], { cwd: root, stdio: 'inherit' });
 if (result.status !== 0) {
   process.stderr.write(`build: tsc failed (exit ${result.status ?? result.signal})\n`);
+  process.exit(1);
+}
+
+// Bun's start-up bundle (CommonJS + bytecode) for the `bun` export condition: scripts/bundle.ts says why.
+const bun = join(root, 'node_modules', '.bin', 'bun');
+const bundled = spawnSync(bun, [join(root, 'scripts', 'bundle.ts')], { cwd: root, stdio: 'inherit' });
+if (bundled.status !== 0) {
+  process.stderr.write(`build: scripts/bundle.ts failed (exit ${bundled.status ?? bundled.signal})\n`);
   process.exit(1);
 }
 

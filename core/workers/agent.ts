@@ -24,7 +24,7 @@ import { kernelModule } from '../cpu/wasm.ts';
 import type { Tensor } from '../tensor/tensor.ts';
 import type { RemoteProfileEvents } from '../features/profiler.ts';
 import { remoteProfileRequest, type RemoteProfileSink } from '../features/profiler_agents.ts';
-import { requireAttachable } from './environment.ts';
+import { requireAttachable, siblingModuleUrl } from './environment.ts';
 import {
   type AgentInit,
   drainReleased,
@@ -318,7 +318,7 @@ export async function spawnAgent(options: SpawnAgentOptions = {}): Promise<Agent
   ready.catch(() => {}); // observed below; a worker that ends later must not raise an unhandled rejection
   let worker: AgentWorker;
   try {
-    worker = startWorker(new URL('./agent_entry.ts', import.meta.url), options.name, events);
+    worker = startWorker(siblingModuleUrl('agent_entry', import.meta.url), options.name, events);
   } catch (e) {
     retireAgent(agent);
     throw e;

@@ -18,6 +18,42 @@ export interface WorkerScope {
   postMessage(message: unknown): void;
 }
 
+interface NodeParentPort {
+  on(event: 'message', listener: (data: unknown) => void): void;
+  postMessage(message: unknown): void;
+}
+
+/**
+ * Serves an attached agent in the worker this code runs in: a web Worker's global scope, or under Node (a
+ * `worker_threads` worker, no `self`) its parent port standing in for it. What a worker entry module calls once the
+ * runtime is imported.
+ *
+ * @example
+ * ```ts ignore
+ * import '../../mod.ts';
+ * import { serveThisWorker } from './agent_serve.ts';
+ * serveThisWorker();
+ * ```
+ */
+export function serveThisWorker(): void {
+  const web = (globalThis as unknown as { self?: WorkerScope }).self;
+  if (web !== undefined) return serveAgent(web);
+  const process = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
+  const port = (process?.getBuiltinModule?.('node:worker_threads') as { parentPort: NodeParentPort | null })
+    .parentPort!;
+  let listener: ((e: MessageEvent) => unknown) | null = null;
+  port.on('message', (data) => listener?.({ data } as MessageEvent));
+  serveAgent({
+    get onmessage() {
+      return listener;
+    },
+    set onmessage(f) {
+      listener = f;
+    },
+    postMessage: (message) => port.postMessage(message),
+  });
+}
+
 function wireError(e: unknown): WireError {
   if (e instanceof Error) return { name: e.name, message: e.message, stack: e.stack };
   return { name: 'Error', message: String(e) };

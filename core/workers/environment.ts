@@ -4,6 +4,23 @@
  * @module
  */
 
+/**
+ * The URL of a module that sits beside the module at `base` and shares its extension: `name.ts` beside the sources,
+ * `name.js` beside the compiled files in `dist/`, `name.cjs` beside Bun's bundle (scripts/bundle.ts builds every worker
+ * entry as a bundle of its own next to the main one). Worker entry files are found this way, so that a worker starts
+ * from the same kind of module as the code that spawns it.
+ *
+ * @example
+ * ```ts
+ * import { siblingModuleUrl } from './environment.ts';
+ * console.log(siblingModuleUrl('pool_worker', 'file:///app/dist/pool.js').href); // file:///app/dist/pool_worker.js
+ * ```
+ */
+export function siblingModuleUrl(name: string, base: string): URL {
+  const extension = /\.[cm]?[jt]s$/.exec(new URL(base).pathname)?.[0] ?? '.js';
+  return new URL(`./${name}${extension}`, base);
+}
+
 /** Raised when agents cannot share memory here (no `SharedArrayBuffer`, or a page without cross-origin isolation). */
 export class NotAttachableError extends Error {
   /** Names what was attempted. */

@@ -56,6 +56,7 @@ import {
   TIMED,
   TIMES_AT,
 } from './pool_layout.ts';
+import { siblingModuleUrl } from './environment.ts';
 
 /**
  * A worker of the pool failed (its kernel threw or it stopped responding). The pool has been shut down and is
@@ -140,7 +141,7 @@ interface NodeWorker {
 }
 
 /** The worker script: a file next to this module (or a URL, when the package is imported from one). */
-const WORKER_URL = new URL('./pool_worker.ts', import.meta.url);
+const WORKER_URL = siblingModuleUrl('pool_worker', import.meta.url);
 
 /** How this runtime starts a pool worker, and whether an idle one lets the process exit. */
 interface Spawner {

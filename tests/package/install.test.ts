@@ -73,6 +73,39 @@ const EXPECTED = {
   gpuInfo: 'function',
 };
 
+// Workers from the installed package: the intra-op pool (its worker file is a sibling of the module that spawns
+// it, in whichever build the runtime resolved) and an attached agent running a program that imports the package
+// itself; prints one JSON line.
+const WORKERS = `
+import { add, getNumThreads, manualSeed, matmul, randn, setNumThreads, spawnAgent, tensor } from 'switchyard';
+import * as nn from 'switchyard/nn';
+
+manualSeed(3);
+const a = randn([67, 301]);
+const b = randn([301, 45]);
+setNumThreads(1);
+const single = matmul(a, b).toArray();
+setNumThreads(2);
+const threads = getNumThreads();
+const pooled = matmul(a, b).toArray();
+setNumThreads(1);
+const agent = await spawnAgent({ program: new URL('./program.mjs', import.meta.url) });
+const doubled = await agent.call('double', tensor([1.5, -2, 3]));
+const layer = await agent.call('layerName');
+await agent.terminate();
+const misnamed = [];
+for (const [key, value] of Object.entries({ add, matmul, setNumThreads, ...nn })) {
+  if (typeof value === 'function' && value.name !== key) misnamed.push(key + ' is named ' + value.name);
+}
+console.log(JSON.stringify({ threads, same: JSON.stringify(single) === JSON.stringify(pooled), doubled: doubled.toArray(), layer, misnamed }));
+`;
+const PROGRAM = `
+import { Linear } from 'switchyard/nn';
+export function double(x) { return x.mul(2); }
+export function layerName() { return String(new Linear(2, 1)).split('(')[0]; }
+`;
+const WORKERS_EXPECTED = { threads: 2, same: true, doubled: [3, -4, 6], layer: 'Linear', misnamed: [] };
+
 // The same program as TypeScript, with the types it should see (checked, not run).
 const TYPED = `
 import { type Tensor, tensor } from 'switchyard';
@@ -111,6 +144,8 @@ describe('the npm package, installed from its tarball', () => {
     writeFileSync(join(project, 'consumer.mjs'), CONSUMER);
     writeFileSync(join(project, 'consumer_npm.mjs'), CONSUMER.replaceAll("from 'switchyard", "from 'npm:switchyard"));
     writeFileSync(join(project, 'typed.ts'), TYPED);
+    writeFileSync(join(project, 'workers.mjs'), WORKERS);
+    writeFileSync(join(project, 'program.mjs'), PROGRAM);
   });
 
   after(() => {
@@ -121,7 +156,9 @@ describe('the npm package, installed from its tarball', () => {
     for (const f of ['package.json', 'README.md', 'LICENSE', 'dist/mod.js', 'dist/mod.d.ts', 'dist/core/nn/mod.js']) {
       assert.ok(files.includes(f), `${f} is in the tarball`);
     }
-    const stray = files.filter((f) => !/^(package\.json|README\.md|LICENSE|dist\/.*\.(js|d\.ts))$/.test(f));
+    const stray = files.filter((f) =>
+      !/^(package\.json|README\.md|LICENSE|dist\/.*\.(js|d\.ts)|dist\/bun\/[a-z_]+\.cjs(\.jsc)?)$/.test(f)
+    );
     assert.deepEqual(stray, []);
     const installed = JSON.parse(readFileSync(join(project, 'node_modules/switchyard/package.json'), 'utf8'));
     for (const target of Object.values(installed.exports) as Array<Record<string, string>>) {
@@ -148,6 +185,20 @@ describe('the npm package, installed from its tarball', () => {
 
   it('Bun imports every entry point by its package name', () => {
     assert.deepEqual(JSON.parse(sh(BIN('bun'), ['consumer.mjs'], project)), EXPECTED);
+  });
+
+  it('Bun resolves the package to its start-up bundle: CommonJS with the bytecode beside it', () => {
+    const resolved = sh(BIN('bun'), ['-e', "console.log(import.meta.resolve('switchyard'))"], project);
+    assert.match(resolved, /node_modules\/switchyard\/dist\/bun\/mod\.cjs$/);
+    const bundle = join(project, 'node_modules/switchyard/dist/bun');
+    assert.match(readFileSync(join(bundle, 'runtime.cjs'), 'utf8').slice(0, 64), /^\/\/ @bun @bytecode @bun-cjs/);
+    assert.ok(existsSync(join(bundle, 'runtime.cjs.jsc')));
+  });
+
+  it('Workers start from the installed package: the thread pool and an agent, under Node, Bun and Deno', () => {
+    assert.deepEqual(JSON.parse(sh(BIN('node'), ['workers.mjs'], project)), WORKERS_EXPECTED);
+    assert.deepEqual(JSON.parse(sh(BIN('bun'), ['workers.mjs'], project)), WORKERS_EXPECTED);
+    assert.deepEqual(JSON.parse(sh(BIN('deno'), ['run', '-A', 'workers.mjs'], project)), WORKERS_EXPECTED);
   });
 
   it('Deno imports it by bare name and by npm: specifier, without permissions and without prompting', () => {

@@ -52,14 +52,26 @@ describe('package manifests', () => {
     assert.deepEqual(Object.keys(pkg.exports).sort(), Object.keys(denoJson.exports).sort());
     for (const [subpath, source] of Object.entries(denoJson.exports as Record<string, string>)) {
       const built = source.replace(/^\.\//, './dist/').replace(/\.ts$/, '');
-      assert.deepEqual(pkg.exports[subpath], { types: `${built}.d.ts`, default: `${built}.js` }, subpath);
+      // Bun's condition names the start-up bundle's file for the subpath (scripts/bundle.ts): mod, dispatch, ...
+      const bundled = subpath === '.' ? 'mod' : subpath.slice(2);
+      assert.deepEqual(
+        pkg.exports[subpath],
+        { types: `${built}.d.ts`, bun: `./dist/bun/${bundled}.cjs`, default: `${built}.js` },
+        subpath,
+      );
+      assert.deepEqual(Object.keys(pkg.exports[subpath]), ['types', 'bun', 'default'], 'types first, default last');
     }
     assert.equal(pkg.types, pkg.exports['.'].types);
     const build = JSON.parse(readFileSync(join(ROOT, 'tsconfig.build.json'), 'utf8'));
     assert.deepEqual(
       [...build.files].sort(),
-      Object.values(denoJson.exports as Record<string, string>).map((s) => s.slice(2)).sort(),
-      'the build compiles exactly the exported entry points',
+      [
+        ...Object.values(denoJson.exports as Record<string, string>).map((s) => s.slice(2)),
+        // The worker entry modules, found beside the modules that spawn them (siblingModuleUrl).
+        'core/workers/agent_entry.ts',
+        'core/workers/pool_worker.ts',
+      ].sort(),
+      'the build compiles exactly the exported entry points and the worker entries',
     );
   });
 
