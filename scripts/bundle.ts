@@ -14,6 +14,7 @@
 // `pool_worker.cjs` is the intra-op pool worker (it imports nothing of the runtime). The bundler would inline each
 // source file's own `import.meta.url`; a plugin makes it the bundle file's URL at run time instead, so that the
 // sibling worker files are found wherever the package is installed.
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import process from 'node:process';
@@ -51,18 +52,25 @@ const ENTRIES: readonly (readonly [file: string, source: string])[] = [
 const RUNTIME_ENTRY = 'switchyard-bundle:runtime';
 
 // Scope hoisting renames functions whose names collide across modules (the exported `add` can become `add2`), and
-// Bun 1.4 ignores `keepNames`: the entry gives each exported function its exported name back (in the sources every
-// exported function's name is its export name; tests/package/install.test.ts checks it in the installed bundle).
-const runtimeSource = [
-  ...ENTRIES.map(([name, source]) => `import * as ${name} from ${JSON.stringify(join(root, source))};`),
-  `export { serveThisWorker } from ${JSON.stringify(join(root, 'core/workers/agent_serve.ts'))};`,
-  `for (const ns of [${ENTRIES.map(([name]) => name).join(', ')}]) {`,
-  '  for (const [key, value] of Object.entries(ns)) {',
-  "    if (typeof value === 'function' && value.name !== key) Object.defineProperty(value, 'name', { value: key });",
-  '  }',
-  '}',
-  `export { ${ENTRIES.map(([name]) => name).join(', ')} };`,
-].join('\n');
+// Bun 1.4 ignores `keepNames`: a first build finds the exported functions whose name is not their export name (in the
+// sources every exported function is named as exported; tests/package/install.test.ts checks the installed bundle),
+// and the final one names them back at load (a few dozen `defineProperty` calls, not a walk over every export).
+const runtimeSource = (renamed: readonly (readonly [string, string])[]) =>
+  [
+    ...ENTRIES.map(([name, source]) => `import * as ${name} from ${JSON.stringify(join(root, source))};`),
+    `export { serveThisWorker } from ${JSON.stringify(join(root, 'core/workers/agent_serve.ts'))};`,
+    `for (const [ns, key] of ${JSON.stringify(renamed)}) {`,
+    '  Object.defineProperty({ ' + ENTRIES.map(([name]) => name).join(', ') + " }[ns][key], 'name', { value: key });",
+    '}',
+    `export { ${ENTRIES.map(([name]) => name).join(', ')} };`,
+  ].join('\n');
+let renamed: (readonly [string, string])[] = [];
+// Lists [namespace, export] for each exported function of the bundle named otherwise.
+const PROBE = `const rt = require(process.argv[1]); const out = [];
+for (const ns of ${JSON.stringify(ENTRIES.map(([name]) => name))}) {
+  for (const [key, value] of Object.entries(rt[ns])) if (typeof value === 'function' && value.name !== key) out.push([ns, key]);
+}
+console.log(JSON.stringify(out));`;
 
 // Project sources see the URL of the bundle file that holds them (CommonJS: its __filename).
 const MODULE_URL = 'require("node:url").pathToFileURL(__filename).href';
@@ -73,7 +81,7 @@ const plugin = {
     onLoad(o: { filter: RegExp; namespace?: string }, f: (a: { path: string }) => unknown): void;
   }) {
     build.onResolve({ filter: /^switchyard-bundle:runtime$/ }, (a) => ({ path: a.path, namespace: 'switchyard' }));
-    build.onLoad({ filter: /.*/, namespace: 'switchyard' }, () => ({ contents: runtimeSource, loader: 'ts' }));
+    build.onLoad({ filter: /.*/, namespace: 'switchyard' }, () => ({ contents: runtimeSource(renamed), loader: 'ts' }));
     build.onLoad({ filter: /\.ts$/ }, async (a) => {
       const text = await bun!.file(a.path).text();
       const inProject = a.path.startsWith(root) && !a.path.includes('node_modules');
@@ -82,17 +90,11 @@ const plugin = {
   },
 };
 
-rmSync(outDir, { recursive: true, force: true });
-mkdirSync(outDir, { recursive: true });
-for (
-  const [entrypoints, naming] of [[[RUNTIME_ENTRY], 'runtime.cjs'], [
-    [join(root, 'core/workers/pool_worker.ts')],
-    'pool_worker.cjs',
-  ]] as const
-) {
-  const result = await bun.build({
-    entrypoints,
-    outdir: outDir,
+/** Builds one entry into `dir` as a CommonJS bundle with bytecode. */
+async function build(entrypoint: string, naming: string, dir: string): Promise<void> {
+  const result = await bun!.build({
+    entrypoints: [entrypoint],
+    outdir: dir,
     naming,
     target: 'bun',
     format: 'cjs',
@@ -103,11 +105,23 @@ for (
     plugins: [plugin],
   });
   if (!result.success) {
-    process.stderr.write(`bundle: bun build failed for ${entrypoints.join(', ')}\n`);
+    process.stderr.write(`bundle: bun build failed for ${entrypoint}\n`);
     for (const log of result.logs) process.stderr.write(`${log}\n`);
     process.exit(1);
   }
 }
+
+rmSync(outDir, { recursive: true, force: true });
+mkdirSync(outDir, { recursive: true });
+await build(RUNTIME_ENTRY, 'runtime.cjs', outDir);
+const probe = spawnSync(process.execPath, ['-e', PROBE, join(outDir, 'runtime.cjs')], { encoding: 'utf8' });
+if (probe.status !== 0) {
+  process.stderr.write(`bundle: loading the first build failed:\n${probe.stderr}\n`);
+  process.exit(1);
+}
+renamed = JSON.parse(probe.stdout);
+await build(RUNTIME_ENTRY, 'runtime.cjs', outDir);
+await build(join(root, 'core/workers/pool_worker.ts'), 'pool_worker.cjs', outDir);
 const shim = (expression: string) => `'use strict';\n// Built by scripts/bundle.ts: see runtime.cjs.\n${expression}\n`;
 for (const [name] of ENTRIES) {
   writeFileSync(join(outDir, `${name}.cjs`), shim(`module.exports = require('./runtime.cjs').${name};`));

@@ -140,8 +140,12 @@ interface NodeWorker {
   on(event: 'error' | 'exit', listener: () => void): void;
 }
 
-/** The worker script: a file next to this module (or a URL, when the package is imported from one). */
-const WORKER_URL = siblingModuleUrl('pool_worker', import.meta.url);
+let workerScript: URL | undefined;
+/**
+ * The worker script: a file next to this module (or a URL, when the package is imported from one). Found when a
+ * pool first starts workers, not at import (in Bun's bundle the module's URL comes from `node:url`).
+ */
+const workerUrl = (): URL => workerScript ??= siblingModuleUrl('pool_worker', import.meta.url);
 
 /** How this runtime starts a pool worker, and whether an idle one lets the process exit. */
 interface Spawner {
@@ -160,7 +164,7 @@ function workerSpawner(): Spawner | undefined {
   const threads = process?.getBuiltinModule?.('node:worker_threads') as
     | { Worker: new (url: URL) => NodeWorker }
     | undefined;
-  if (threads?.Worker !== undefined && WORKER_URL.protocol === 'file:') {
+  if (threads?.Worker !== undefined && workerUrl().protocol === 'file:') {
     const spawn: SpawnWorker = (url, onFault) => {
       const worker = new threads.Worker(url);
       worker.unref();
@@ -254,7 +258,7 @@ export class ThreadPool {
     this.#exportIndex = new Map(this.#exportNames.map((name, i) => [name, i]));
     if (threads === 1) return;
     const { spawn } = workerSpawner()!;
-    const url = WORKER_URL;
+    const url = workerUrl();
     try {
       for (let index = 1; index < threads; index++) {
         const worker = spawn(url, () => {
