@@ -170,9 +170,11 @@ function fastCall(
         requiresGrad = true;
         return;
       }
-      values[p.schemaIndex] = p.optional && !p.allowNone
-        ? `(${v} === undefined ? ${literal(p.defaultValue)} : ${converted(p, v)})`
-        : converted(p, v);
+      const value = converted(p, v);
+      if (!p.optional || p.allowNone) values[p.schemaIndex] = value;
+      // Checked already, a value given is never null here: `??` is "not given".
+      else if (value === v) values[p.schemaIndex] = `${v} ?? ${literal(p.defaultValue)}`;
+      else values[p.schemaIndex] = `(${v} === undefined ? ${literal(p.defaultValue)} : ${value})`;
       return;
     }
     const v = `p${i}`;

@@ -858,7 +858,7 @@ export function gelu(p0, p1) {
     const o = p1;
     if (
       optionsWithin(o, K3) && isLiveTensor(p0) && (o.approximate === undefined || typeof o.approximate === 'string')
-    ) return ops()['gelu'].callUnchecked(p0, o.approximate === undefined ? 'none' : o.approximate);
+    ) return ops()['gelu'].callUnchecked(p0, o.approximate ?? 'none');
   }
   F_gelu ??= overloadGroup('gelu', false, ["gelu(Tensor self, *, str approximate='none') -> Tensor"]);
   return callParsed(F_gelu, ops(), undefined, arguments);
@@ -1952,7 +1952,7 @@ export function expand(p0, p1, p2) {
     if (
       optionsWithin(o, K11) && isLiveTensor(p0) && isIntListArg(p1, 0) &&
       (o.implicit === undefined || typeof o.implicit === 'boolean')
-    ) return ops()['expand'].callUnchecked(p0, intListArg(p1, 0), o.implicit === undefined ? false : o.implicit);
+    ) return ops()['expand'].callUnchecked(p0, intListArg(p1, 0), o.implicit ?? false);
   }
   F_expand ??= overloadGroup('expand', false, [
     'expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)',
@@ -2258,7 +2258,7 @@ export function contiguous(p0, p1) {
     const o = p1;
     if (
       optionsWithin(o, K20) && isLiveTensor(p0) && (o.memoryFormat === undefined || isMemoryFormatArg(o.memoryFormat))
-    ) return ops()['contiguous'].callUnchecked(p0, o.memoryFormat === undefined ? 0 : o.memoryFormat);
+    ) return ops()['contiguous'].callUnchecked(p0, o.memoryFormat ?? 0);
   }
   F_contiguous ??= overloadGroup('contiguous', false, [
     'contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) -> Tensor(a)',
@@ -2303,7 +2303,7 @@ export function _toCopy(p0, p1) {
         o.layout ?? null,
         o.device == null ? null : deviceArg(o.device),
         o.pinMemory ?? null,
-        o.nonBlocking === undefined ? false : o.nonBlocking,
+        o.nonBlocking ?? false,
         o.memoryFormat ?? null,
       );
     }
@@ -2528,7 +2528,7 @@ export function sum(p0, p1, p2, p3) {
       return ops()['sum.dim_IntList'].callUnchecked(
         p0,
         o.dim == null ? null : intListArg(o.dim, 1),
-        o.keepdim === undefined ? false : o.keepdim,
+        o.keepdim ?? false,
         o.dtype == null ? null : dtypeArg(o.dtype),
       );
     }
@@ -2542,7 +2542,7 @@ export function sum(p0, p1, p2, p3) {
       return ops()['sum.dim_IntList'].callUnchecked(
         p0,
         p1 == null ? null : intListArg(p1, 1),
-        o.keepdim === undefined ? false : o.keepdim,
+        o.keepdim ?? false,
         o.dtype == null ? null : dtypeArg(o.dtype),
       );
     }
@@ -2592,7 +2592,7 @@ export function mean(p0, p1, p2, p3) {
       return ops()['mean.dim'].callUnchecked(
         p0,
         o.dim == null ? null : intListArg(o.dim, 1),
-        o.keepdim === undefined ? false : o.keepdim,
+        o.keepdim ?? false,
         o.dtype == null ? null : dtypeArg(o.dtype),
       );
     }
@@ -2606,7 +2606,7 @@ export function mean(p0, p1, p2, p3) {
       return ops()['mean.dim'].callUnchecked(
         p0,
         p1 == null ? null : intListArg(p1, 1),
-        o.keepdim === undefined ? false : o.keepdim,
+        o.keepdim ?? false,
         o.dtype == null ? null : dtypeArg(o.dtype),
       );
     }
@@ -2660,7 +2660,7 @@ export function prod(p0, p1, p2, p3) {
       return ops()['prod.dim_int'].callUnchecked(
         p0,
         intArg(p1),
-        o.keepdim === undefined ? false : o.keepdim,
+        o.keepdim ?? false,
         o.dtype == null ? null : dtypeArg(o.dtype),
       );
     }
@@ -2702,7 +2702,7 @@ export function max(p0, p1, p2, p3) {
     if (
       optionsWithin(o, K26) && isLiveTensor(p0) && isIntArg(p1) &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
-    ) return ops()['max.dim'].callUnchecked(p0, intArg(p1), o.keepdim === undefined ? false : o.keepdim);
+    ) return ops()['max.dim'].callUnchecked(p0, intArg(p1), o.keepdim ?? false);
   }
   if (n === 4 && isOptions(p3)) {
     const o = p3;
@@ -2740,7 +2740,7 @@ export function min(p0, p1, p2, p3) {
     if (
       optionsWithin(o, K26) && isLiveTensor(p0) && isIntArg(p1) &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
-    ) return ops()['min.dim'].callUnchecked(p0, intArg(p1), o.keepdim === undefined ? false : o.keepdim);
+    ) return ops()['min.dim'].callUnchecked(p0, intArg(p1), o.keepdim ?? false);
   }
   if (n === 4 && isOptions(p3)) {
     const o = p3;
@@ -2774,20 +2774,14 @@ export function amax(p0, p1, p2, p3) {
     if (
       optionsWithin(o, K27) && isLiveTensor(p0) && (o.dim === undefined || isIntListArg(o.dim, 1)) &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
-    ) {
-      return ops()['amax'].callUnchecked(
-        p0,
-        o.dim === undefined ? [] : intListArg(o.dim, 1),
-        o.keepdim === undefined ? false : o.keepdim,
-      );
-    }
+    ) return ops()['amax'].callUnchecked(p0, o.dim === undefined ? [] : intListArg(o.dim, 1), o.keepdim ?? false);
   }
   if (n === 3 && isOptions(p2)) {
     const o = p2;
     if (
       optionsWithin(o, K26) && isLiveTensor(p0) && isIntListArg(p1, 1) &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
-    ) return ops()['amax'].callUnchecked(p0, intListArg(p1, 1), o.keepdim === undefined ? false : o.keepdim);
+    ) return ops()['amax'].callUnchecked(p0, intListArg(p1, 1), o.keepdim ?? false);
   }
   if (n === 4 && isOptions(p3)) {
     const o = p3;
@@ -2818,20 +2812,14 @@ export function amin(p0, p1, p2, p3) {
     if (
       optionsWithin(o, K27) && isLiveTensor(p0) && (o.dim === undefined || isIntListArg(o.dim, 1)) &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
-    ) {
-      return ops()['amin'].callUnchecked(
-        p0,
-        o.dim === undefined ? [] : intListArg(o.dim, 1),
-        o.keepdim === undefined ? false : o.keepdim,
-      );
-    }
+    ) return ops()['amin'].callUnchecked(p0, o.dim === undefined ? [] : intListArg(o.dim, 1), o.keepdim ?? false);
   }
   if (n === 3 && isOptions(p2)) {
     const o = p2;
     if (
       optionsWithin(o, K26) && isLiveTensor(p0) && isIntListArg(p1, 1) &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
-    ) return ops()['amin'].callUnchecked(p0, intListArg(p1, 1), o.keepdim === undefined ? false : o.keepdim);
+    ) return ops()['amin'].callUnchecked(p0, intListArg(p1, 1), o.keepdim ?? false);
   }
   if (n === 4 && isOptions(p3)) {
     const o = p3;
@@ -2864,26 +2852,14 @@ export function argmax(p0, p1, p2, p3) {
     if (
       optionsWithin(o, K27) && isLiveTensor(p0) && (o.dim == null || isIntArg(o.dim)) &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
-    ) {
-      return ops()['argmax'].callUnchecked(
-        p0,
-        o.dim == null ? null : intArg(o.dim),
-        o.keepdim === undefined ? false : o.keepdim,
-      );
-    }
+    ) return ops()['argmax'].callUnchecked(p0, o.dim == null ? null : intArg(o.dim), o.keepdim ?? false);
   }
   if (n === 3 && isOptions(p2)) {
     const o = p2;
     if (
       optionsWithin(o, K26) && isLiveTensor(p0) && (p1 == null || isIntArg(p1)) &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
-    ) {
-      return ops()['argmax'].callUnchecked(
-        p0,
-        p1 == null ? null : intArg(p1),
-        o.keepdim === undefined ? false : o.keepdim,
-      );
-    }
+    ) return ops()['argmax'].callUnchecked(p0, p1 == null ? null : intArg(p1), o.keepdim ?? false);
   }
   if (n === 4 && isOptions(p3)) {
     const o = p3;
@@ -2916,26 +2892,14 @@ export function argmin(p0, p1, p2, p3) {
     if (
       optionsWithin(o, K27) && isLiveTensor(p0) && (o.dim == null || isIntArg(o.dim)) &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
-    ) {
-      return ops()['argmin'].callUnchecked(
-        p0,
-        o.dim == null ? null : intArg(o.dim),
-        o.keepdim === undefined ? false : o.keepdim,
-      );
-    }
+    ) return ops()['argmin'].callUnchecked(p0, o.dim == null ? null : intArg(o.dim), o.keepdim ?? false);
   }
   if (n === 3 && isOptions(p2)) {
     const o = p2;
     if (
       optionsWithin(o, K26) && isLiveTensor(p0) && (p1 == null || isIntArg(p1)) &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
-    ) {
-      return ops()['argmin'].callUnchecked(
-        p0,
-        p1 == null ? null : intArg(p1),
-        o.keepdim === undefined ? false : o.keepdim,
-      );
-    }
+    ) return ops()['argmin'].callUnchecked(p0, p1 == null ? null : intArg(p1), o.keepdim ?? false);
   }
   if (n === 4 && isOptions(p3)) {
     const o = p3;
@@ -4236,8 +4200,8 @@ export function embedding(p0, p1, p2, p3, p4, p5) {
         p0,
         p1,
         o.paddingIdx === undefined ? -1 : intArg(o.paddingIdx),
-        o.scaleGradByFreq === undefined ? false : o.scaleGradByFreq,
-        o.sparse === undefined ? false : o.sparse,
+        o.scaleGradByFreq ?? false,
+        o.sparse ?? false,
       );
     }
   }
@@ -4247,22 +4211,14 @@ export function embedding(p0, p1, p2, p3, p4, p5) {
       optionsWithin(o, K39) && isLiveTensor(p0) && isLiveTensor(p1) && isIntArg(p2) &&
       (o.scaleGradByFreq === undefined || typeof o.scaleGradByFreq === 'boolean') &&
       (o.sparse === undefined || typeof o.sparse === 'boolean')
-    ) {
-      return ops()['embedding'].callUnchecked(
-        p0,
-        p1,
-        intArg(p2),
-        o.scaleGradByFreq === undefined ? false : o.scaleGradByFreq,
-        o.sparse === undefined ? false : o.sparse,
-      );
-    }
+    ) return ops()['embedding'].callUnchecked(p0, p1, intArg(p2), o.scaleGradByFreq ?? false, o.sparse ?? false);
   }
   if (n === 5 && isOptions(p4)) {
     const o = p4;
     if (
       optionsWithin(o, K40) && isLiveTensor(p0) && isLiveTensor(p1) && isIntArg(p2) && typeof p3 === 'boolean' &&
       (o.sparse === undefined || typeof o.sparse === 'boolean')
-    ) return ops()['embedding'].callUnchecked(p0, p1, intArg(p2), p3, o.sparse === undefined ? false : o.sparse);
+    ) return ops()['embedding'].callUnchecked(p0, p1, intArg(p2), p3, o.sparse ?? false);
   }
   if (n === 6 && isOptions(p5)) {
     const o = p5;
@@ -4290,7 +4246,7 @@ export function gather(p0, p1, p2, p3) {
     if (
       optionsWithin(o, K41) && isLiveTensor(p0) && isIntArg(p1) && isLiveTensor(p2) &&
       (o.sparseGrad === undefined || typeof o.sparseGrad === 'boolean')
-    ) return ops()['gather'].callUnchecked(p0, intArg(p1), p2, o.sparseGrad === undefined ? false : o.sparseGrad);
+    ) return ops()['gather'].callUnchecked(p0, intArg(p1), p2, o.sparseGrad ?? false);
   }
   F_gather ??= overloadGroup('gather', false, [
     'gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor',
@@ -4871,7 +4827,7 @@ export function klDiv(p0, p1, p2, p3) {
         p0,
         p1,
         o.reduction === undefined ? 1 : reductionArg(o.reduction),
-        o.logTarget === undefined ? false : o.logTarget,
+        o.logTarget ?? false,
       );
     }
   }
@@ -4880,7 +4836,7 @@ export function klDiv(p0, p1, p2, p3) {
     if (
       optionsWithin(o, K59) && isLiveTensor(p0) && isLiveTensor(p1) && typeof p2 === 'string' &&
       (o.logTarget === undefined || typeof o.logTarget === 'boolean')
-    ) return ops()['kl_div'].callUnchecked(p0, p1, reductionArg(p2), o.logTarget === undefined ? false : o.logTarget);
+    ) return ops()['kl_div'].callUnchecked(p0, p1, reductionArg(p2), o.logTarget ?? false);
   }
   F_klDiv ??= overloadGroup('kl_div', false, [
     'kl_div(Tensor self, Tensor target, int reduction=Mean, *, bool log_target=False) -> Tensor',
@@ -4997,7 +4953,7 @@ export function isclose(p0, p1, p2, p3, p4, p5) {
         p1,
         o.rtol === undefined ? 0.00001 : floatArg(o.rtol),
         o.atol === undefined ? 1e-8 : floatArg(o.atol),
-        o.equalNan === undefined ? false : o.equalNan,
+        o.equalNan ?? false,
       );
     }
   }
@@ -5012,7 +4968,7 @@ export function isclose(p0, p1, p2, p3, p4, p5) {
         p1,
         floatArg(p2),
         o.atol === undefined ? 1e-8 : floatArg(o.atol),
-        o.equalNan === undefined ? false : o.equalNan,
+        o.equalNan ?? false,
       );
     }
   }
@@ -5021,15 +4977,7 @@ export function isclose(p0, p1, p2, p3, p4, p5) {
     if (
       optionsWithin(o, K64) && isLiveTensor(p0) && isLiveTensor(p1) && isFloatArg(p2) && isFloatArg(p3) &&
       (o.equalNan === undefined || typeof o.equalNan === 'boolean')
-    ) {
-      return ops()['isclose'].callUnchecked(
-        p0,
-        p1,
-        floatArg(p2),
-        floatArg(p3),
-        o.equalNan === undefined ? false : o.equalNan,
-      );
-    }
+    ) return ops()['isclose'].callUnchecked(p0, p1, floatArg(p2), floatArg(p3), o.equalNan ?? false);
   }
   if (n === 6 && isOptions(p5)) {
     const o = p5;
@@ -5076,7 +5024,7 @@ export function allclose(p0, p1, p2, p3, p4, p5) {
         p1,
         o.rtol === undefined ? 0.00001 : floatArg(o.rtol),
         o.atol === undefined ? 1e-8 : floatArg(o.atol),
-        o.equalNan === undefined ? false : o.equalNan,
+        o.equalNan ?? false,
       );
     }
   }
@@ -5091,7 +5039,7 @@ export function allclose(p0, p1, p2, p3, p4, p5) {
         p1,
         floatArg(p2),
         o.atol === undefined ? 1e-8 : floatArg(o.atol),
-        o.equalNan === undefined ? false : o.equalNan,
+        o.equalNan ?? false,
       );
     }
   }
@@ -5100,15 +5048,7 @@ export function allclose(p0, p1, p2, p3, p4, p5) {
     if (
       optionsWithin(o, K64) && isLiveTensor(p0) && isLiveTensor(p1) && isFloatArg(p2) && isFloatArg(p3) &&
       (o.equalNan === undefined || typeof o.equalNan === 'boolean')
-    ) {
-      return ops()['allclose'].callUnchecked(
-        p0,
-        p1,
-        floatArg(p2),
-        floatArg(p3),
-        o.equalNan === undefined ? false : o.equalNan,
-      );
-    }
+    ) return ops()['allclose'].callUnchecked(p0, p1, floatArg(p2), floatArg(p3), o.equalNan ?? false);
   }
   if (n === 6 && isOptions(p5)) {
     const o = p5;
@@ -5160,7 +5100,7 @@ export function all(p0, p1, p2, p3) {
     if (
       optionsWithin(o, K26) && isLiveTensor(p0) && isIntArg(p1) &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
-    ) return ops()['all.dim'].callUnchecked(p0, intArg(p1), o.keepdim === undefined ? false : o.keepdim);
+    ) return ops()['all.dim'].callUnchecked(p0, intArg(p1), o.keepdim ?? false);
   }
   if (n === 4 && isOptions(p3)) {
     const o = p3;
@@ -5198,7 +5138,7 @@ export function any(p0, p1, p2, p3) {
     if (
       optionsWithin(o, K26) && isLiveTensor(p0) && isIntArg(p1) &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
-    ) return ops()['any.dim'].callUnchecked(p0, intArg(p1), o.keepdim === undefined ? false : o.keepdim);
+    ) return ops()['any.dim'].callUnchecked(p0, intArg(p1), o.keepdim ?? false);
   }
   if (n === 4 && isOptions(p3)) {
     const o = p3;
@@ -5238,7 +5178,7 @@ export function variance(p0, p1, p2, p3, p4) {
   if (n === 2 && isOptions(p1)) {
     const o = p1;
     if (optionsWithin(o, K65) && isLiveTensor(p0) && (o.unbiased === undefined || typeof o.unbiased === 'boolean')) {
-      return ops()['var'].callUnchecked(p0, o.unbiased === undefined ? true : o.unbiased);
+      return ops()['var'].callUnchecked(p0, o.unbiased ?? true);
     }
     if (
       optionsWithin(o, K66) && isLiveTensor(p0) && (o.dim == null || isIntListArg(o.dim, 1)) &&
@@ -5248,8 +5188,8 @@ export function variance(p0, p1, p2, p3, p4) {
       return ops()['var.dim'].callUnchecked(
         p0,
         o.dim == null ? null : intListArg(o.dim, 1),
-        o.unbiased === undefined ? true : o.unbiased,
-        o.keepdim === undefined ? false : o.keepdim,
+        o.unbiased ?? true,
+        o.keepdim ?? false,
       );
     }
     if (
@@ -5260,7 +5200,7 @@ export function variance(p0, p1, p2, p3, p4) {
         p0,
         o.dim == null ? null : intListArg(o.dim, 1),
         o.correction == null ? null : intArg(o.correction),
-        o.keepdim === undefined ? false : o.keepdim,
+        o.keepdim ?? false,
       );
     }
   }
@@ -5275,8 +5215,8 @@ export function variance(p0, p1, p2, p3, p4) {
       return ops()['var.dim'].callUnchecked(
         p0,
         p1 == null ? null : intListArg(p1, 1),
-        o.unbiased === undefined ? true : o.unbiased,
-        o.keepdim === undefined ? false : o.keepdim,
+        o.unbiased ?? true,
+        o.keepdim ?? false,
       );
     }
     if (
@@ -5287,7 +5227,7 @@ export function variance(p0, p1, p2, p3, p4) {
         p0,
         p1 == null ? null : intListArg(p1, 1),
         o.correction == null ? null : intArg(o.correction),
-        o.keepdim === undefined ? false : o.keepdim,
+        o.keepdim ?? false,
       );
     }
   }
@@ -5296,14 +5236,7 @@ export function variance(p0, p1, p2, p3, p4) {
     if (
       optionsWithin(o, K26) && isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1)) && typeof p2 === 'boolean' &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
-    ) {
-      return ops()['var.dim'].callUnchecked(
-        p0,
-        p1 == null ? null : intListArg(p1, 1),
-        p2,
-        o.keepdim === undefined ? false : o.keepdim,
-      );
-    }
+    ) return ops()['var.dim'].callUnchecked(p0, p1 == null ? null : intListArg(p1, 1), p2, o.keepdim ?? false);
   }
   if (n === 5 && isOptions(p4)) {
     const o = p4;
@@ -5345,7 +5278,7 @@ export function std(p0, p1, p2, p3, p4) {
   if (n === 2 && isOptions(p1)) {
     const o = p1;
     if (optionsWithin(o, K65) && isLiveTensor(p0) && (o.unbiased === undefined || typeof o.unbiased === 'boolean')) {
-      return ops()['std'].callUnchecked(p0, o.unbiased === undefined ? true : o.unbiased);
+      return ops()['std'].callUnchecked(p0, o.unbiased ?? true);
     }
     if (
       optionsWithin(o, K66) && isLiveTensor(p0) && (o.dim == null || isIntListArg(o.dim, 1)) &&
@@ -5355,8 +5288,8 @@ export function std(p0, p1, p2, p3, p4) {
       return ops()['std.dim'].callUnchecked(
         p0,
         o.dim == null ? null : intListArg(o.dim, 1),
-        o.unbiased === undefined ? true : o.unbiased,
-        o.keepdim === undefined ? false : o.keepdim,
+        o.unbiased ?? true,
+        o.keepdim ?? false,
       );
     }
     if (
@@ -5367,7 +5300,7 @@ export function std(p0, p1, p2, p3, p4) {
         p0,
         o.dim == null ? null : intListArg(o.dim, 1),
         o.correction == null ? null : intArg(o.correction),
-        o.keepdim === undefined ? false : o.keepdim,
+        o.keepdim ?? false,
       );
     }
   }
@@ -5382,8 +5315,8 @@ export function std(p0, p1, p2, p3, p4) {
       return ops()['std.dim'].callUnchecked(
         p0,
         p1 == null ? null : intListArg(p1, 1),
-        o.unbiased === undefined ? true : o.unbiased,
-        o.keepdim === undefined ? false : o.keepdim,
+        o.unbiased ?? true,
+        o.keepdim ?? false,
       );
     }
     if (
@@ -5394,7 +5327,7 @@ export function std(p0, p1, p2, p3, p4) {
         p0,
         p1 == null ? null : intListArg(p1, 1),
         o.correction == null ? null : intArg(o.correction),
-        o.keepdim === undefined ? false : o.keepdim,
+        o.keepdim ?? false,
       );
     }
   }
@@ -5403,14 +5336,7 @@ export function std(p0, p1, p2, p3, p4) {
     if (
       optionsWithin(o, K26) && isLiveTensor(p0) && (p1 == null || isIntListArg(p1, 1)) && typeof p2 === 'boolean' &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
-    ) {
-      return ops()['std.dim'].callUnchecked(
-        p0,
-        p1 == null ? null : intListArg(p1, 1),
-        p2,
-        o.keepdim === undefined ? false : o.keepdim,
-      );
-    }
+    ) return ops()['std.dim'].callUnchecked(p0, p1 == null ? null : intListArg(p1, 1), p2, o.keepdim ?? false);
   }
   if (n === 5 && isOptions(p4)) {
     const o = p4;
@@ -5448,7 +5374,7 @@ export function varMean(p0, p1, p2) {
         p0,
         o.dim == null ? null : intListArg(o.dim, 1),
         o.correction == null ? null : intArg(o.correction),
-        o.keepdim === undefined ? false : o.keepdim,
+        o.keepdim ?? false,
       );
     }
   }
@@ -5462,7 +5388,7 @@ export function varMean(p0, p1, p2) {
         p0,
         p1 == null ? null : intListArg(p1, 1),
         o.correction == null ? null : intArg(o.correction),
-        o.keepdim === undefined ? false : o.keepdim,
+        o.keepdim ?? false,
       );
     }
   }
@@ -5493,7 +5419,7 @@ export function stdMean(p0, p1, p2) {
         p0,
         o.dim == null ? null : intListArg(o.dim, 1),
         o.correction == null ? null : intArg(o.correction),
-        o.keepdim === undefined ? false : o.keepdim,
+        o.keepdim ?? false,
       );
     }
   }
@@ -5507,7 +5433,7 @@ export function stdMean(p0, p1, p2) {
         p0,
         p1 == null ? null : intListArg(p1, 1),
         o.correction == null ? null : intArg(o.correction),
-        o.keepdim === undefined ? false : o.keepdim,
+        o.keepdim ?? false,
       );
     }
   }
@@ -5533,7 +5459,7 @@ export function logsumexp(p0, p1, p2, p3) {
     if (
       optionsWithin(o, K26) && isLiveTensor(p0) && isIntListArg(p1, 1) &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
-    ) return ops()['logsumexp'].callUnchecked(p0, intListArg(p1, 1), o.keepdim === undefined ? false : o.keepdim);
+    ) return ops()['logsumexp'].callUnchecked(p0, intListArg(p1, 1), o.keepdim ?? false);
   }
   if (n === 4 && isOptions(p3)) {
     const o = p3;
@@ -5591,7 +5517,7 @@ export function linalgVectorNorm(p0, p1, p2, p3, p4) {
         p0,
         o.ord === undefined ? 2 : scalarArg(o.ord),
         o.dim == null ? null : intListArg(o.dim, 1),
-        o.keepdim === undefined ? false : o.keepdim,
+        o.keepdim ?? false,
         o.dtype == null ? null : dtypeArg(o.dtype),
       );
     }
@@ -5606,7 +5532,7 @@ export function linalgVectorNorm(p0, p1, p2, p3, p4) {
         p0,
         scalarArg(p1),
         o.dim == null ? null : intListArg(o.dim, 1),
-        o.keepdim === undefined ? false : o.keepdim,
+        o.keepdim ?? false,
         o.dtype == null ? null : dtypeArg(o.dtype),
       );
     }
@@ -5621,7 +5547,7 @@ export function linalgVectorNorm(p0, p1, p2, p3, p4) {
         p0,
         scalarArg(p1),
         p2 == null ? null : intListArg(p2, 1),
-        o.keepdim === undefined ? false : o.keepdim,
+        o.keepdim ?? false,
         o.dtype == null ? null : dtypeArg(o.dtype),
       );
     }
@@ -5688,7 +5614,7 @@ export function norm(p0, p1, p2, p3, p4) {
         p0,
         p1 == null ? null : scalarArg(p1),
         intListArg(p2, 1),
-        o.keepdim === undefined ? false : o.keepdim,
+        o.keepdim ?? false,
       );
     }
   }
@@ -5763,26 +5689,20 @@ export function sort(p0, p1, p2, p3) {
         p0,
         o.stable ?? null,
         o.dim === undefined ? -1 : intArg(o.dim),
-        o.descending === undefined ? false : o.descending,
+        o.descending ?? false,
       );
     }
     if (
       optionsWithin(o, K73) && isLiveTensor(p0) && (o.dim === undefined || isIntArg(o.dim)) &&
       (o.descending === undefined || typeof o.descending === 'boolean')
-    ) {
-      return ops()['sort'].callUnchecked(
-        p0,
-        o.dim === undefined ? -1 : intArg(o.dim),
-        o.descending === undefined ? false : o.descending,
-      );
-    }
+    ) return ops()['sort'].callUnchecked(p0, o.dim === undefined ? -1 : intArg(o.dim), o.descending ?? false);
   }
   if (n === 3 && isOptions(p2)) {
     const o = p2;
     if (
       optionsWithin(o, K74) && isLiveTensor(p0) && isIntArg(p1) &&
       (o.descending === undefined || typeof o.descending === 'boolean')
-    ) return ops()['sort'].callUnchecked(p0, intArg(p1), o.descending === undefined ? false : o.descending);
+    ) return ops()['sort'].callUnchecked(p0, intArg(p1), o.descending ?? false);
   }
   if (n === 4 && isOptions(p3)) {
     const o = p3;
@@ -5816,20 +5736,14 @@ export function mode(p0, p1, p2, p3) {
     if (
       optionsWithin(o, K27) && isLiveTensor(p0) && (o.dim === undefined || isIntArg(o.dim)) &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
-    ) {
-      return ops()['mode'].callUnchecked(
-        p0,
-        o.dim === undefined ? -1 : intArg(o.dim),
-        o.keepdim === undefined ? false : o.keepdim,
-      );
-    }
+    ) return ops()['mode'].callUnchecked(p0, o.dim === undefined ? -1 : intArg(o.dim), o.keepdim ?? false);
   }
   if (n === 3 && isOptions(p2)) {
     const o = p2;
     if (
       optionsWithin(o, K26) && isLiveTensor(p0) && isIntArg(p1) &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
-    ) return ops()['mode'].callUnchecked(p0, intArg(p1), o.keepdim === undefined ? false : o.keepdim);
+    ) return ops()['mode'].callUnchecked(p0, intArg(p1), o.keepdim ?? false);
   }
   if (n === 4 && isOptions(p3)) {
     const o = p3;
@@ -5867,26 +5781,20 @@ export function argsort(p0, p1, p2, p3) {
         p0,
         o.stable,
         o.dim === undefined ? -1 : intArg(o.dim),
-        o.descending === undefined ? false : o.descending,
+        o.descending ?? false,
       );
     }
     if (
       optionsWithin(o, K73) && isLiveTensor(p0) && (o.dim === undefined || isIntArg(o.dim)) &&
       (o.descending === undefined || typeof o.descending === 'boolean')
-    ) {
-      return ops()['argsort'].callUnchecked(
-        p0,
-        o.dim === undefined ? -1 : intArg(o.dim),
-        o.descending === undefined ? false : o.descending,
-      );
-    }
+    ) return ops()['argsort'].callUnchecked(p0, o.dim === undefined ? -1 : intArg(o.dim), o.descending ?? false);
   }
   if (n === 3 && isOptions(p2)) {
     const o = p2;
     if (
       optionsWithin(o, K74) && isLiveTensor(p0) && isIntArg(p1) &&
       (o.descending === undefined || typeof o.descending === 'boolean')
-    ) return ops()['argsort'].callUnchecked(p0, intArg(p1), o.descending === undefined ? false : o.descending);
+    ) return ops()['argsort'].callUnchecked(p0, intArg(p1), o.descending ?? false);
   }
   if (n === 4 && isOptions(p3)) {
     const o = p3;
@@ -5933,8 +5841,8 @@ export function topk(p0, p1, p2, p3, p4, p5) {
         p0,
         intArg(p1),
         o.dim === undefined ? -1 : intArg(o.dim),
-        o.largest === undefined ? true : o.largest,
-        o.sorted === undefined ? true : o.sorted,
+        o.largest ?? true,
+        o.sorted ?? true,
       );
     }
   }
@@ -5944,22 +5852,14 @@ export function topk(p0, p1, p2, p3, p4, p5) {
       optionsWithin(o, K76) && isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2) &&
       (o.largest === undefined || typeof o.largest === 'boolean') &&
       (o.sorted === undefined || typeof o.sorted === 'boolean')
-    ) {
-      return ops()['topk'].callUnchecked(
-        p0,
-        intArg(p1),
-        intArg(p2),
-        o.largest === undefined ? true : o.largest,
-        o.sorted === undefined ? true : o.sorted,
-      );
-    }
+    ) return ops()['topk'].callUnchecked(p0, intArg(p1), intArg(p2), o.largest ?? true, o.sorted ?? true);
   }
   if (n === 5 && isOptions(p4)) {
     const o = p4;
     if (
       optionsWithin(o, K77) && isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2) && typeof p3 === 'boolean' &&
       (o.sorted === undefined || typeof o.sorted === 'boolean')
-    ) return ops()['topk'].callUnchecked(p0, intArg(p1), intArg(p2), p3, o.sorted === undefined ? true : o.sorted);
+    ) return ops()['topk'].callUnchecked(p0, intArg(p1), intArg(p2), p3, o.sorted ?? true);
   }
   if (n === 6 && isOptions(p5)) {
     const o = p5;
@@ -6000,7 +5900,7 @@ export function kthvalue(p0, p1, p2, p3, p4) {
         p0,
         intArg(p1),
         o.dim === undefined ? -1 : intArg(o.dim),
-        o.keepdim === undefined ? false : o.keepdim,
+        o.keepdim ?? false,
       );
     }
   }
@@ -6009,7 +5909,7 @@ export function kthvalue(p0, p1, p2, p3, p4) {
     if (
       optionsWithin(o, K26) && isLiveTensor(p0) && isIntArg(p1) && isIntArg(p2) &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
-    ) return ops()['kthvalue'].callUnchecked(p0, intArg(p1), intArg(p2), o.keepdim === undefined ? false : o.keepdim);
+    ) return ops()['kthvalue'].callUnchecked(p0, intArg(p1), intArg(p2), o.keepdim ?? false);
   }
   if (n === 5 && isOptions(p4)) {
     const o = p4;
@@ -6046,7 +5946,7 @@ export function median(p0, p1, p2, p3) {
     if (
       optionsWithin(o, K26) && isLiveTensor(p0) && isIntArg(p1) &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
-    ) return ops()['median.dim'].callUnchecked(p0, intArg(p1), o.keepdim === undefined ? false : o.keepdim);
+    ) return ops()['median.dim'].callUnchecked(p0, intArg(p1), o.keepdim ?? false);
   }
   if (n === 4 && isOptions(p3)) {
     const o = p3;
@@ -6335,7 +6235,7 @@ export function pad(p0, p1, p2, p3, p4) {
       return ops()['pad'].callUnchecked(
         p0,
         intListArg(p1, 0),
-        o.mode === undefined ? 'constant' : o.mode,
+        o.mode ?? 'constant',
         o.value == null ? null : floatArg(o.value),
       );
     }
@@ -6502,14 +6402,7 @@ export function multinomial(p0, p1, p2, p3) {
       optionsWithin(o, K87) && isLiveTensor(p0) && isIntArg(p1) &&
       (o.replacement === undefined || typeof o.replacement === 'boolean') &&
       (o.generator == null || isGeneratorArg(o.generator))
-    ) {
-      return ops()['multinomial'].callUnchecked(
-        p0,
-        intArg(p1),
-        o.replacement === undefined ? false : o.replacement,
-        o.generator ?? null,
-      );
-    }
+    ) return ops()['multinomial'].callUnchecked(p0, intArg(p1), o.replacement ?? false, o.generator ?? null);
   }
   if (n === 4 && isOptions(p3)) {
     const o = p3;
@@ -6645,7 +6538,7 @@ export function maxPool2dWithIndices(p0, p1, p2, p3, p4, p5, p6) {
         o.stride === undefined ? [] : intListArg(o.stride, 2),
         o.padding === undefined ? [0, 0] : intListArg(o.padding, 2),
         o.dilation === undefined ? [1, 1] : intListArg(o.dilation, 2),
-        o.ceilMode === undefined ? false : o.ceilMode,
+        o.ceilMode ?? false,
       );
     }
   }
@@ -6663,7 +6556,7 @@ export function maxPool2dWithIndices(p0, p1, p2, p3, p4, p5, p6) {
         intListArg(p2, 2),
         o.padding === undefined ? [0, 0] : intListArg(o.padding, 2),
         o.dilation === undefined ? [1, 1] : intListArg(o.dilation, 2),
-        o.ceilMode === undefined ? false : o.ceilMode,
+        o.ceilMode ?? false,
       );
     }
   }
@@ -6680,7 +6573,7 @@ export function maxPool2dWithIndices(p0, p1, p2, p3, p4, p5, p6) {
         intListArg(p2, 2),
         intListArg(p3, 2),
         o.dilation === undefined ? [1, 1] : intListArg(o.dilation, 2),
-        o.ceilMode === undefined ? false : o.ceilMode,
+        o.ceilMode ?? false,
       );
     }
   }
@@ -6696,7 +6589,7 @@ export function maxPool2dWithIndices(p0, p1, p2, p3, p4, p5, p6) {
         intListArg(p2, 2),
         intListArg(p3, 2),
         intListArg(p4, 2),
-        o.ceilMode === undefined ? false : o.ceilMode,
+        o.ceilMode ?? false,
       );
     }
   }
@@ -6810,8 +6703,8 @@ export function avgPool2d(p0, p1, p2, p3, p4, p5, p6, p7) {
         intListArg(p1, 2),
         o.stride === undefined ? [] : intListArg(o.stride, 2),
         o.padding === undefined ? [0, 0] : intListArg(o.padding, 2),
-        o.ceilMode === undefined ? false : o.ceilMode,
-        o.countIncludePad === undefined ? true : o.countIncludePad,
+        o.ceilMode ?? false,
+        o.countIncludePad ?? true,
         o.divisorOverride == null ? null : intArg(o.divisorOverride),
       );
     }
@@ -6830,8 +6723,8 @@ export function avgPool2d(p0, p1, p2, p3, p4, p5, p6, p7) {
         intListArg(p1, 2),
         intListArg(p2, 2),
         o.padding === undefined ? [0, 0] : intListArg(o.padding, 2),
-        o.ceilMode === undefined ? false : o.ceilMode,
-        o.countIncludePad === undefined ? true : o.countIncludePad,
+        o.ceilMode ?? false,
+        o.countIncludePad ?? true,
         o.divisorOverride == null ? null : intArg(o.divisorOverride),
       );
     }
@@ -6849,8 +6742,8 @@ export function avgPool2d(p0, p1, p2, p3, p4, p5, p6, p7) {
         intListArg(p1, 2),
         intListArg(p2, 2),
         intListArg(p3, 2),
-        o.ceilMode === undefined ? false : o.ceilMode,
-        o.countIncludePad === undefined ? true : o.countIncludePad,
+        o.ceilMode ?? false,
+        o.countIncludePad ?? true,
         o.divisorOverride == null ? null : intArg(o.divisorOverride),
       );
     }
@@ -6868,7 +6761,7 @@ export function avgPool2d(p0, p1, p2, p3, p4, p5, p6, p7) {
         intListArg(p2, 2),
         intListArg(p3, 2),
         p4,
-        o.countIncludePad === undefined ? true : o.countIncludePad,
+        o.countIncludePad ?? true,
         o.divisorOverride == null ? null : intArg(o.divisorOverride),
       );
     }
@@ -7018,7 +6911,7 @@ export function conv1d(p0, p1, p2, p3, p4, p5, p6, p7) {
         p1,
         o.bias ?? null,
         o.stride === undefined ? [1] : intListArg(o.stride, 1),
-        o.padding === undefined ? 'valid' : o.padding,
+        o.padding ?? 'valid',
         o.dilation === undefined ? [1] : intListArg(o.dilation, 1),
         o.groups === undefined ? 1 : intArg(o.groups),
       );
@@ -7053,7 +6946,7 @@ export function conv1d(p0, p1, p2, p3, p4, p5, p6, p7) {
         p1,
         p2 ?? null,
         o.stride === undefined ? [1] : intListArg(o.stride, 1),
-        o.padding === undefined ? 'valid' : o.padding,
+        o.padding ?? 'valid',
         o.dilation === undefined ? [1] : intListArg(o.dilation, 1),
         o.groups === undefined ? 1 : intArg(o.groups),
       );
@@ -7086,7 +6979,7 @@ export function conv1d(p0, p1, p2, p3, p4, p5, p6, p7) {
         p1,
         p2 ?? null,
         intListArg(p3, 1),
-        o.padding === undefined ? 'valid' : o.padding,
+        o.padding ?? 'valid',
         o.dilation === undefined ? [1] : intListArg(o.dilation, 1),
         o.groups === undefined ? 1 : intArg(o.groups),
       );
@@ -7303,7 +7196,7 @@ export function conv2d(p0, p1, p2, p3, p4, p5, p6, p7) {
         p1,
         o.bias ?? null,
         o.stride === undefined ? [1, 1] : intListArg(o.stride, 2),
-        o.padding === undefined ? 'valid' : o.padding,
+        o.padding ?? 'valid',
         o.dilation === undefined ? [1, 1] : intListArg(o.dilation, 2),
         o.groups === undefined ? 1 : intArg(o.groups),
       );
@@ -7338,7 +7231,7 @@ export function conv2d(p0, p1, p2, p3, p4, p5, p6, p7) {
         p1,
         p2 ?? null,
         o.stride === undefined ? [1, 1] : intListArg(o.stride, 2),
-        o.padding === undefined ? 'valid' : o.padding,
+        o.padding ?? 'valid',
         o.dilation === undefined ? [1, 1] : intListArg(o.dilation, 2),
         o.groups === undefined ? 1 : intArg(o.groups),
       );
@@ -7371,7 +7264,7 @@ export function conv2d(p0, p1, p2, p3, p4, p5, p6, p7) {
         p1,
         p2 ?? null,
         intListArg(p3, 2),
-        o.padding === undefined ? 'valid' : o.padding,
+        o.padding ?? 'valid',
         o.dilation === undefined ? [1, 1] : intListArg(o.dilation, 2),
         o.groups === undefined ? 1 : intArg(o.groups),
       );
@@ -8004,7 +7897,7 @@ export function maxPool2d(p0, p1, p2, p3, p4, p5, p6) {
         o.stride === undefined ? [] : intListArg(o.stride, 2),
         o.padding === undefined ? [0, 0] : intListArg(o.padding, 2),
         o.dilation === undefined ? [1, 1] : intListArg(o.dilation, 2),
-        o.ceilMode === undefined ? false : o.ceilMode,
+        o.ceilMode ?? false,
       );
     }
   }
@@ -8022,7 +7915,7 @@ export function maxPool2d(p0, p1, p2, p3, p4, p5, p6) {
         intListArg(p2, 2),
         o.padding === undefined ? [0, 0] : intListArg(o.padding, 2),
         o.dilation === undefined ? [1, 1] : intListArg(o.dilation, 2),
-        o.ceilMode === undefined ? false : o.ceilMode,
+        o.ceilMode ?? false,
       );
     }
   }
@@ -8039,7 +7932,7 @@ export function maxPool2d(p0, p1, p2, p3, p4, p5, p6) {
         intListArg(p2, 2),
         intListArg(p3, 2),
         o.dilation === undefined ? [1, 1] : intListArg(o.dilation, 2),
-        o.ceilMode === undefined ? false : o.ceilMode,
+        o.ceilMode ?? false,
       );
     }
   }
@@ -8055,7 +7948,7 @@ export function maxPool2d(p0, p1, p2, p3, p4, p5, p6) {
         intListArg(p2, 2),
         intListArg(p3, 2),
         intListArg(p4, 2),
-        o.ceilMode === undefined ? false : o.ceilMode,
+        o.ceilMode ?? false,
       );
     }
   }
@@ -8922,7 +8815,7 @@ function method_gelu(p0) {
   if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
     const o = p0;
     if (optionsWithin(o, K3) && (o.approximate === undefined || typeof o.approximate === 'string')) {
-      return ops()['gelu'].callUnchecked(this, o.approximate === undefined ? 'none' : o.approximate);
+      return ops()['gelu'].callUnchecked(this, o.approximate ?? 'none');
     }
   }
   M_gelu ??= overloadGroup('gelu', true, ["gelu(Tensor self, *, str approximate='none') -> Tensor"]);
@@ -9479,46 +9372,28 @@ function method_expand(p0, p1, p2, p3, p4) {
     if (
       optionsWithin(o, K11) && (Array.isArray(p0) ? isIntListArg(p0, 0) : isIntArg(p0)) &&
       (o.implicit === undefined || typeof o.implicit === 'boolean')
-    ) return ops()['expand'].callUnchecked(this, intListArg(p0, 0), o.implicit === undefined ? false : o.implicit);
+    ) return ops()['expand'].callUnchecked(this, intListArg(p0, 0), o.implicit ?? false);
   }
   if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
     const o = p2;
     if (
       isIntArg(p0) && isIntArg(p1) && optionsWithin(o, K11) &&
       (o.implicit === undefined || typeof o.implicit === 'boolean')
-    ) {
-      return ops()['expand'].callUnchecked(
-        this,
-        [intArg(p0), intArg(p1)],
-        o.implicit === undefined ? false : o.implicit,
-      );
-    }
+    ) return ops()['expand'].callUnchecked(this, [intArg(p0), intArg(p1)], o.implicit ?? false);
   }
   if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
     const o = p3;
     if (
       isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && optionsWithin(o, K11) &&
       (o.implicit === undefined || typeof o.implicit === 'boolean')
-    ) {
-      return ops()['expand'].callUnchecked(
-        this,
-        [intArg(p0), intArg(p1), intArg(p2)],
-        o.implicit === undefined ? false : o.implicit,
-      );
-    }
+    ) return ops()['expand'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2)], o.implicit ?? false);
   }
   if (n === 5 && isLiveTensor(this) && isOptions(p4)) {
     const o = p4;
     if (
       isIntArg(p0) && isIntArg(p1) && isIntArg(p2) && isIntArg(p3) && optionsWithin(o, K11) &&
       (o.implicit === undefined || typeof o.implicit === 'boolean')
-    ) {
-      return ops()['expand'].callUnchecked(
-        this,
-        [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
-        o.implicit === undefined ? false : o.implicit,
-      );
-    }
+    ) return ops()['expand'].callUnchecked(this, [intArg(p0), intArg(p1), intArg(p2), intArg(p3)], o.implicit ?? false);
   }
   M_expand ??= overloadGroup('expand', true, [
     'expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)',
@@ -9812,7 +9687,7 @@ function method_contiguous(p0) {
   if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
     const o = p0;
     if (optionsWithin(o, K20) && (o.memoryFormat === undefined || isMemoryFormatArg(o.memoryFormat))) {
-      return ops()['contiguous'].callUnchecked(this, o.memoryFormat === undefined ? 0 : o.memoryFormat);
+      return ops()['contiguous'].callUnchecked(this, o.memoryFormat ?? 0);
     }
   }
   M_contiguous ??= overloadGroup('contiguous', true, [
@@ -9850,7 +9725,7 @@ function method_copy_(p0, p1, p2) {
     const o = p1;
     if (
       optionsWithin(o, K108) && isLiveTensor(p0) && (o.nonBlocking === undefined || typeof o.nonBlocking === 'boolean')
-    ) return ops()['copy_'].callUnchecked(this, p0, o.nonBlocking === undefined ? false : o.nonBlocking);
+    ) return ops()['copy_'].callUnchecked(this, p0, o.nonBlocking ?? false);
   }
   if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
     const o = p2;
@@ -9955,8 +9830,8 @@ function method_to(p0, p1, p2, p3, p4) {
         null,
         o.device == null ? null : deviceArg(o.device),
         null,
-        o.nonBlocking === undefined ? false : o.nonBlocking,
-        o.copy === undefined ? false : o.copy,
+        o.nonBlocking ?? false,
+        o.copy ?? false,
         o.memoryFormat ?? null,
       );
     }
@@ -9975,8 +9850,8 @@ function method_to(p0, p1, p2, p3, p4) {
         null,
         p0 == null ? null : deviceArg(p0),
         null,
-        o.nonBlocking === undefined ? false : o.nonBlocking,
-        o.copy === undefined ? false : o.copy,
+        o.nonBlocking ?? false,
+        o.copy ?? false,
         o.memoryFormat ?? null,
       );
     }
@@ -9988,8 +9863,8 @@ function method_to(p0, p1, p2, p3, p4) {
       return ops()['to.dtype'].callUnchecked(
         this,
         dtypeArg(p0),
-        o.nonBlocking === undefined ? false : o.nonBlocking,
-        o.copy === undefined ? false : o.copy,
+        o.nonBlocking ?? false,
+        o.copy ?? false,
         o.memoryFormat ?? null,
       );
     }
@@ -9998,15 +9873,7 @@ function method_to(p0, p1, p2, p3, p4) {
       (o.nonBlocking === undefined || typeof o.nonBlocking === 'boolean') &&
       (o.copy === undefined || typeof o.copy === 'boolean') &&
       (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat))
-    ) {
-      return ops()['to.other'].callUnchecked(
-        this,
-        p0,
-        o.nonBlocking === undefined ? false : o.nonBlocking,
-        o.copy === undefined ? false : o.copy,
-        o.memoryFormat ?? null,
-      );
-    }
+    ) return ops()['to.other'].callUnchecked(this, p0, o.nonBlocking ?? false, o.copy ?? false, o.memoryFormat ?? null);
   }
   if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
     const o = p2;
@@ -10022,8 +9889,8 @@ function method_to(p0, p1, p2, p3, p4) {
         null,
         p0 == null ? null : deviceArg(p0),
         null,
-        o.nonBlocking === undefined ? false : o.nonBlocking,
-        o.copy === undefined ? false : o.copy,
+        o.nonBlocking ?? false,
+        o.copy ?? false,
         o.memoryFormat ?? null,
       );
     }
@@ -10031,28 +9898,12 @@ function method_to(p0, p1, p2, p3, p4) {
       optionsWithin(o, K112) && isDTypeArg(p0) && typeof p1 === 'boolean' &&
       (o.copy === undefined || typeof o.copy === 'boolean') &&
       (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat))
-    ) {
-      return ops()['to.dtype'].callUnchecked(
-        this,
-        dtypeArg(p0),
-        p1,
-        o.copy === undefined ? false : o.copy,
-        o.memoryFormat ?? null,
-      );
-    }
+    ) return ops()['to.dtype'].callUnchecked(this, dtypeArg(p0), p1, o.copy ?? false, o.memoryFormat ?? null);
     if (
       optionsWithin(o, K112) && isLiveTensor(p0) && typeof p1 === 'boolean' &&
       (o.copy === undefined || typeof o.copy === 'boolean') &&
       (o.memoryFormat == null || isMemoryFormatArg(o.memoryFormat))
-    ) {
-      return ops()['to.other'].callUnchecked(
-        this,
-        p0,
-        p1,
-        o.copy === undefined ? false : o.copy,
-        o.memoryFormat ?? null,
-      );
-    }
+    ) return ops()['to.other'].callUnchecked(this, p0, p1, o.copy ?? false, o.memoryFormat ?? null);
   }
   if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
     const o = p3;
@@ -10068,7 +9919,7 @@ function method_to(p0, p1, p2, p3, p4) {
         p0 == null ? null : deviceArg(p0),
         null,
         p2,
-        o.copy === undefined ? false : o.copy,
+        o.copy ?? false,
         o.memoryFormat ?? null,
       );
     }
@@ -10308,7 +10159,7 @@ function method_sum(p0, p1, p2) {
       return ops()['sum.dim_IntList'].callUnchecked(
         this,
         o.dim == null ? null : intListArg(o.dim, 1),
-        o.keepdim === undefined ? false : o.keepdim,
+        o.keepdim ?? false,
         o.dtype == null ? null : dtypeArg(o.dtype),
       );
     }
@@ -10322,7 +10173,7 @@ function method_sum(p0, p1, p2) {
       return ops()['sum.dim_IntList'].callUnchecked(
         this,
         p0 == null ? null : intListArg(p0, 1),
-        o.keepdim === undefined ? false : o.keepdim,
+        o.keepdim ?? false,
         o.dtype == null ? null : dtypeArg(o.dtype),
       );
     }
@@ -10372,7 +10223,7 @@ function method_mean(p0, p1, p2) {
       return ops()['mean.dim'].callUnchecked(
         this,
         o.dim == null ? null : intListArg(o.dim, 1),
-        o.keepdim === undefined ? false : o.keepdim,
+        o.keepdim ?? false,
         o.dtype == null ? null : dtypeArg(o.dtype),
       );
     }
@@ -10386,7 +10237,7 @@ function method_mean(p0, p1, p2) {
       return ops()['mean.dim'].callUnchecked(
         this,
         p0 == null ? null : intListArg(p0, 1),
-        o.keepdim === undefined ? false : o.keepdim,
+        o.keepdim ?? false,
         o.dtype == null ? null : dtypeArg(o.dtype),
       );
     }
@@ -10438,7 +10289,7 @@ function method_prod(p0, p1, p2) {
       return ops()['prod.dim_int'].callUnchecked(
         this,
         intArg(p0),
-        o.keepdim === undefined ? false : o.keepdim,
+        o.keepdim ?? false,
         o.dtype == null ? null : dtypeArg(o.dtype),
       );
     }
@@ -10475,7 +10326,7 @@ function method_max(p0, p1, p2) {
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o = p1;
     if (optionsWithin(o, K26) && isIntArg(p0) && (o.keepdim === undefined || typeof o.keepdim === 'boolean')) {
-      return ops()['max.dim'].callUnchecked(this, intArg(p0), o.keepdim === undefined ? false : o.keepdim);
+      return ops()['max.dim'].callUnchecked(this, intArg(p0), o.keepdim ?? false);
     }
   }
   if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
@@ -10510,7 +10361,7 @@ function method_min(p0, p1, p2) {
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o = p1;
     if (optionsWithin(o, K26) && isIntArg(p0) && (o.keepdim === undefined || typeof o.keepdim === 'boolean')) {
-      return ops()['min.dim'].callUnchecked(this, intArg(p0), o.keepdim === undefined ? false : o.keepdim);
+      return ops()['min.dim'].callUnchecked(this, intArg(p0), o.keepdim ?? false);
     }
   }
   if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
@@ -10543,18 +10394,12 @@ function method_amax(p0, p1, p2) {
     if (
       optionsWithin(o, K27) && (o.dim === undefined || isIntListArg(o.dim, 1)) &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
-    ) {
-      return ops()['amax'].callUnchecked(
-        this,
-        o.dim === undefined ? [] : intListArg(o.dim, 1),
-        o.keepdim === undefined ? false : o.keepdim,
-      );
-    }
+    ) return ops()['amax'].callUnchecked(this, o.dim === undefined ? [] : intListArg(o.dim, 1), o.keepdim ?? false);
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o = p1;
     if (optionsWithin(o, K26) && isIntListArg(p0, 1) && (o.keepdim === undefined || typeof o.keepdim === 'boolean')) {
-      return ops()['amax'].callUnchecked(this, intListArg(p0, 1), o.keepdim === undefined ? false : o.keepdim);
+      return ops()['amax'].callUnchecked(this, intListArg(p0, 1), o.keepdim ?? false);
     }
   }
   if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
@@ -10584,18 +10429,12 @@ function method_amin(p0, p1, p2) {
     if (
       optionsWithin(o, K27) && (o.dim === undefined || isIntListArg(o.dim, 1)) &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
-    ) {
-      return ops()['amin'].callUnchecked(
-        this,
-        o.dim === undefined ? [] : intListArg(o.dim, 1),
-        o.keepdim === undefined ? false : o.keepdim,
-      );
-    }
+    ) return ops()['amin'].callUnchecked(this, o.dim === undefined ? [] : intListArg(o.dim, 1), o.keepdim ?? false);
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o = p1;
     if (optionsWithin(o, K26) && isIntListArg(p0, 1) && (o.keepdim === undefined || typeof o.keepdim === 'boolean')) {
-      return ops()['amin'].callUnchecked(this, intListArg(p0, 1), o.keepdim === undefined ? false : o.keepdim);
+      return ops()['amin'].callUnchecked(this, intListArg(p0, 1), o.keepdim ?? false);
     }
   }
   if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
@@ -10627,26 +10466,14 @@ function method_argmax(p0, p1, p2) {
     if (
       optionsWithin(o, K27) && (o.dim == null || isIntArg(o.dim)) &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
-    ) {
-      return ops()['argmax'].callUnchecked(
-        this,
-        o.dim == null ? null : intArg(o.dim),
-        o.keepdim === undefined ? false : o.keepdim,
-      );
-    }
+    ) return ops()['argmax'].callUnchecked(this, o.dim == null ? null : intArg(o.dim), o.keepdim ?? false);
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o = p1;
     if (
       optionsWithin(o, K26) && (p0 == null || isIntArg(p0)) &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
-    ) {
-      return ops()['argmax'].callUnchecked(
-        this,
-        p0 == null ? null : intArg(p0),
-        o.keepdim === undefined ? false : o.keepdim,
-      );
-    }
+    ) return ops()['argmax'].callUnchecked(this, p0 == null ? null : intArg(p0), o.keepdim ?? false);
   }
   if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
     const o = p2;
@@ -10677,26 +10504,14 @@ function method_argmin(p0, p1, p2) {
     if (
       optionsWithin(o, K27) && (o.dim == null || isIntArg(o.dim)) &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
-    ) {
-      return ops()['argmin'].callUnchecked(
-        this,
-        o.dim == null ? null : intArg(o.dim),
-        o.keepdim === undefined ? false : o.keepdim,
-      );
-    }
+    ) return ops()['argmin'].callUnchecked(this, o.dim == null ? null : intArg(o.dim), o.keepdim ?? false);
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o = p1;
     if (
       optionsWithin(o, K26) && (p0 == null || isIntArg(p0)) &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
-    ) {
-      return ops()['argmin'].callUnchecked(
-        this,
-        p0 == null ? null : intArg(p0),
-        o.keepdim === undefined ? false : o.keepdim,
-      );
-    }
+    ) return ops()['argmin'].callUnchecked(this, p0 == null ? null : intArg(p0), o.keepdim ?? false);
   }
   if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
     const o = p2;
@@ -11015,7 +10830,7 @@ function method_gather(p0, p1, p2) {
     if (
       optionsWithin(o, K41) && isIntArg(p0) && isLiveTensor(p1) &&
       (o.sparseGrad === undefined || typeof o.sparseGrad === 'boolean')
-    ) return ops()['gather'].callUnchecked(this, intArg(p0), p1, o.sparseGrad === undefined ? false : o.sparseGrad);
+    ) return ops()['gather'].callUnchecked(this, intArg(p0), p1, o.sparseGrad ?? false);
   }
   M_gather ??= overloadGroup('gather', true, [
     'gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor',
@@ -11129,7 +10944,7 @@ function method_isclose(p0, p1, p2, p3, p4) {
         p0,
         o.rtol === undefined ? 0.00001 : floatArg(o.rtol),
         o.atol === undefined ? 1e-8 : floatArg(o.atol),
-        o.equalNan === undefined ? false : o.equalNan,
+        o.equalNan ?? false,
       );
     }
   }
@@ -11144,7 +10959,7 @@ function method_isclose(p0, p1, p2, p3, p4) {
         p0,
         floatArg(p1),
         o.atol === undefined ? 1e-8 : floatArg(o.atol),
-        o.equalNan === undefined ? false : o.equalNan,
+        o.equalNan ?? false,
       );
     }
   }
@@ -11153,15 +10968,7 @@ function method_isclose(p0, p1, p2, p3, p4) {
     if (
       optionsWithin(o, K64) && isLiveTensor(p0) && isFloatArg(p1) && isFloatArg(p2) &&
       (o.equalNan === undefined || typeof o.equalNan === 'boolean')
-    ) {
-      return ops()['isclose'].callUnchecked(
-        this,
-        p0,
-        floatArg(p1),
-        floatArg(p2),
-        o.equalNan === undefined ? false : o.equalNan,
-      );
-    }
+    ) return ops()['isclose'].callUnchecked(this, p0, floatArg(p1), floatArg(p2), o.equalNan ?? false);
   }
   if (n === 5 && isLiveTensor(this) && isOptions(p4)) {
     const o = p4;
@@ -11205,7 +11012,7 @@ function method_allclose(p0, p1, p2, p3, p4) {
         p0,
         o.rtol === undefined ? 0.00001 : floatArg(o.rtol),
         o.atol === undefined ? 1e-8 : floatArg(o.atol),
-        o.equalNan === undefined ? false : o.equalNan,
+        o.equalNan ?? false,
       );
     }
   }
@@ -11220,7 +11027,7 @@ function method_allclose(p0, p1, p2, p3, p4) {
         p0,
         floatArg(p1),
         o.atol === undefined ? 1e-8 : floatArg(o.atol),
-        o.equalNan === undefined ? false : o.equalNan,
+        o.equalNan ?? false,
       );
     }
   }
@@ -11229,15 +11036,7 @@ function method_allclose(p0, p1, p2, p3, p4) {
     if (
       optionsWithin(o, K64) && isLiveTensor(p0) && isFloatArg(p1) && isFloatArg(p2) &&
       (o.equalNan === undefined || typeof o.equalNan === 'boolean')
-    ) {
-      return ops()['allclose'].callUnchecked(
-        this,
-        p0,
-        floatArg(p1),
-        floatArg(p2),
-        o.equalNan === undefined ? false : o.equalNan,
-      );
-    }
+    ) return ops()['allclose'].callUnchecked(this, p0, floatArg(p1), floatArg(p2), o.equalNan ?? false);
   }
   if (n === 5 && isLiveTensor(this) && isOptions(p4)) {
     const o = p4;
@@ -11284,7 +11083,7 @@ function method_all(p0, p1, p2) {
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o = p1;
     if (optionsWithin(o, K26) && isIntArg(p0) && (o.keepdim === undefined || typeof o.keepdim === 'boolean')) {
-      return ops()['all.dim'].callUnchecked(this, intArg(p0), o.keepdim === undefined ? false : o.keepdim);
+      return ops()['all.dim'].callUnchecked(this, intArg(p0), o.keepdim ?? false);
     }
   }
   if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
@@ -11319,7 +11118,7 @@ function method_any(p0, p1, p2) {
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o = p1;
     if (optionsWithin(o, K26) && isIntArg(p0) && (o.keepdim === undefined || typeof o.keepdim === 'boolean')) {
-      return ops()['any.dim'].callUnchecked(this, intArg(p0), o.keepdim === undefined ? false : o.keepdim);
+      return ops()['any.dim'].callUnchecked(this, intArg(p0), o.keepdim ?? false);
     }
   }
   if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
@@ -11374,7 +11173,7 @@ function method_var(p0, p1, p2, p3, p4) {
   if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
     const o = p0;
     if (optionsWithin(o, K65) && (o.unbiased === undefined || typeof o.unbiased === 'boolean')) {
-      return ops()['var'].callUnchecked(this, o.unbiased === undefined ? true : o.unbiased);
+      return ops()['var'].callUnchecked(this, o.unbiased ?? true);
     }
     if (
       optionsWithin(o, K66) && (o.dim == null || isIntListArg(o.dim, 1)) &&
@@ -11384,8 +11183,8 @@ function method_var(p0, p1, p2, p3, p4) {
       return ops()['var.dim'].callUnchecked(
         this,
         o.dim == null ? null : intListArg(o.dim, 1),
-        o.unbiased === undefined ? true : o.unbiased,
-        o.keepdim === undefined ? false : o.keepdim,
+        o.unbiased ?? true,
+        o.keepdim ?? false,
       );
     }
     if (
@@ -11396,7 +11195,7 @@ function method_var(p0, p1, p2, p3, p4) {
         this,
         o.dim == null ? null : intListArg(o.dim, 1),
         o.correction == null ? null : intArg(o.correction),
-        o.keepdim === undefined ? false : o.keepdim,
+        o.keepdim ?? false,
       );
     }
   }
@@ -11411,8 +11210,8 @@ function method_var(p0, p1, p2, p3, p4) {
       return ops()['var.dim'].callUnchecked(
         this,
         p0 == null ? null : intListArg(p0, 1),
-        o.unbiased === undefined ? true : o.unbiased,
-        o.keepdim === undefined ? false : o.keepdim,
+        o.unbiased ?? true,
+        o.keepdim ?? false,
       );
     }
     if (
@@ -11423,7 +11222,7 @@ function method_var(p0, p1, p2, p3, p4) {
         this,
         intListArg(p0, 0),
         o.correction == null ? null : intArg(o.correction),
-        o.keepdim === undefined ? false : o.keepdim,
+        o.keepdim ?? false,
       );
     }
   }
@@ -11432,14 +11231,7 @@ function method_var(p0, p1, p2, p3, p4) {
     if (
       optionsWithin(o, K26) && (p0 == null || isIntListArg(p0, 1)) && typeof p1 === 'boolean' &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
-    ) {
-      return ops()['var.dim'].callUnchecked(
-        this,
-        p0 == null ? null : intListArg(p0, 1),
-        p1,
-        o.keepdim === undefined ? false : o.keepdim,
-      );
-    }
+    ) return ops()['var.dim'].callUnchecked(this, p0 == null ? null : intListArg(p0, 1), p1, o.keepdim ?? false);
     if (
       isIntArg(p0) && isIntArg(p1) && optionsWithin(o, K69) && (o.correction == null || isIntArg(o.correction)) &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
@@ -11448,7 +11240,7 @@ function method_var(p0, p1, p2, p3, p4) {
         this,
         [intArg(p0), intArg(p1)],
         o.correction == null ? null : intArg(o.correction),
-        o.keepdim === undefined ? false : o.keepdim,
+        o.keepdim ?? false,
       );
     }
   }
@@ -11465,7 +11257,7 @@ function method_var(p0, p1, p2, p3, p4) {
         this,
         [intArg(p0), intArg(p1), intArg(p2)],
         o.correction == null ? null : intArg(o.correction),
-        o.keepdim === undefined ? false : o.keepdim,
+        o.keepdim ?? false,
       );
     }
   }
@@ -11479,7 +11271,7 @@ function method_var(p0, p1, p2, p3, p4) {
         this,
         [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
         o.correction == null ? null : intArg(o.correction),
-        o.keepdim === undefined ? false : o.keepdim,
+        o.keepdim ?? false,
       );
     }
   }
@@ -11530,7 +11322,7 @@ function method_std(p0, p1, p2, p3, p4) {
   if (n === 1 && isLiveTensor(this) && isOptions(p0)) {
     const o = p0;
     if (optionsWithin(o, K65) && (o.unbiased === undefined || typeof o.unbiased === 'boolean')) {
-      return ops()['std'].callUnchecked(this, o.unbiased === undefined ? true : o.unbiased);
+      return ops()['std'].callUnchecked(this, o.unbiased ?? true);
     }
     if (
       optionsWithin(o, K66) && (o.dim == null || isIntListArg(o.dim, 1)) &&
@@ -11540,8 +11332,8 @@ function method_std(p0, p1, p2, p3, p4) {
       return ops()['std.dim'].callUnchecked(
         this,
         o.dim == null ? null : intListArg(o.dim, 1),
-        o.unbiased === undefined ? true : o.unbiased,
-        o.keepdim === undefined ? false : o.keepdim,
+        o.unbiased ?? true,
+        o.keepdim ?? false,
       );
     }
     if (
@@ -11552,7 +11344,7 @@ function method_std(p0, p1, p2, p3, p4) {
         this,
         o.dim == null ? null : intListArg(o.dim, 1),
         o.correction == null ? null : intArg(o.correction),
-        o.keepdim === undefined ? false : o.keepdim,
+        o.keepdim ?? false,
       );
     }
   }
@@ -11567,8 +11359,8 @@ function method_std(p0, p1, p2, p3, p4) {
       return ops()['std.dim'].callUnchecked(
         this,
         p0 == null ? null : intListArg(p0, 1),
-        o.unbiased === undefined ? true : o.unbiased,
-        o.keepdim === undefined ? false : o.keepdim,
+        o.unbiased ?? true,
+        o.keepdim ?? false,
       );
     }
     if (
@@ -11579,7 +11371,7 @@ function method_std(p0, p1, p2, p3, p4) {
         this,
         intListArg(p0, 0),
         o.correction == null ? null : intArg(o.correction),
-        o.keepdim === undefined ? false : o.keepdim,
+        o.keepdim ?? false,
       );
     }
   }
@@ -11588,14 +11380,7 @@ function method_std(p0, p1, p2, p3, p4) {
     if (
       optionsWithin(o, K26) && (p0 == null || isIntListArg(p0, 1)) && typeof p1 === 'boolean' &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
-    ) {
-      return ops()['std.dim'].callUnchecked(
-        this,
-        p0 == null ? null : intListArg(p0, 1),
-        p1,
-        o.keepdim === undefined ? false : o.keepdim,
-      );
-    }
+    ) return ops()['std.dim'].callUnchecked(this, p0 == null ? null : intListArg(p0, 1), p1, o.keepdim ?? false);
     if (
       isIntArg(p0) && isIntArg(p1) && optionsWithin(o, K69) && (o.correction == null || isIntArg(o.correction)) &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
@@ -11604,7 +11389,7 @@ function method_std(p0, p1, p2, p3, p4) {
         this,
         [intArg(p0), intArg(p1)],
         o.correction == null ? null : intArg(o.correction),
-        o.keepdim === undefined ? false : o.keepdim,
+        o.keepdim ?? false,
       );
     }
   }
@@ -11621,7 +11406,7 @@ function method_std(p0, p1, p2, p3, p4) {
         this,
         [intArg(p0), intArg(p1), intArg(p2)],
         o.correction == null ? null : intArg(o.correction),
-        o.keepdim === undefined ? false : o.keepdim,
+        o.keepdim ?? false,
       );
     }
   }
@@ -11635,7 +11420,7 @@ function method_std(p0, p1, p2, p3, p4) {
         this,
         [intArg(p0), intArg(p1), intArg(p2), intArg(p3)],
         o.correction == null ? null : intArg(o.correction),
-        o.keepdim === undefined ? false : o.keepdim,
+        o.keepdim ?? false,
       );
     }
   }
@@ -11661,7 +11446,7 @@ function method_logsumexp(p0, p1, p2) {
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o = p1;
     if (optionsWithin(o, K26) && isIntListArg(p0, 1) && (o.keepdim === undefined || typeof o.keepdim === 'boolean')) {
-      return ops()['logsumexp'].callUnchecked(this, intListArg(p0, 1), o.keepdim === undefined ? false : o.keepdim);
+      return ops()['logsumexp'].callUnchecked(this, intListArg(p0, 1), o.keepdim ?? false);
     }
   }
   if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
@@ -11720,7 +11505,7 @@ function method_norm(p0, p1, p2, p3) {
         this,
         p0 == null ? null : scalarArg(p0),
         intListArg(p1, 1),
-        o.keepdim === undefined ? false : o.keepdim,
+        o.keepdim ?? false,
       );
     }
   }
@@ -11791,24 +11576,18 @@ function method_sort(p0, p1, p2) {
         this,
         o.stable ?? null,
         o.dim === undefined ? -1 : intArg(o.dim),
-        o.descending === undefined ? false : o.descending,
+        o.descending ?? false,
       );
     }
     if (
       optionsWithin(o, K73) && (o.dim === undefined || isIntArg(o.dim)) &&
       (o.descending === undefined || typeof o.descending === 'boolean')
-    ) {
-      return ops()['sort'].callUnchecked(
-        this,
-        o.dim === undefined ? -1 : intArg(o.dim),
-        o.descending === undefined ? false : o.descending,
-      );
-    }
+    ) return ops()['sort'].callUnchecked(this, o.dim === undefined ? -1 : intArg(o.dim), o.descending ?? false);
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o = p1;
     if (optionsWithin(o, K74) && isIntArg(p0) && (o.descending === undefined || typeof o.descending === 'boolean')) {
-      return ops()['sort'].callUnchecked(this, intArg(p0), o.descending === undefined ? false : o.descending);
+      return ops()['sort'].callUnchecked(this, intArg(p0), o.descending ?? false);
     }
   }
   if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
@@ -11841,18 +11620,12 @@ function method_mode(p0, p1, p2) {
     if (
       optionsWithin(o, K27) && (o.dim === undefined || isIntArg(o.dim)) &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
-    ) {
-      return ops()['mode'].callUnchecked(
-        this,
-        o.dim === undefined ? -1 : intArg(o.dim),
-        o.keepdim === undefined ? false : o.keepdim,
-      );
-    }
+    ) return ops()['mode'].callUnchecked(this, o.dim === undefined ? -1 : intArg(o.dim), o.keepdim ?? false);
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o = p1;
     if (optionsWithin(o, K26) && isIntArg(p0) && (o.keepdim === undefined || typeof o.keepdim === 'boolean')) {
-      return ops()['mode'].callUnchecked(this, intArg(p0), o.keepdim === undefined ? false : o.keepdim);
+      return ops()['mode'].callUnchecked(this, intArg(p0), o.keepdim ?? false);
     }
   }
   if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
@@ -11889,24 +11662,18 @@ function method_argsort(p0, p1, p2) {
         this,
         o.stable,
         o.dim === undefined ? -1 : intArg(o.dim),
-        o.descending === undefined ? false : o.descending,
+        o.descending ?? false,
       );
     }
     if (
       optionsWithin(o, K73) && (o.dim === undefined || isIntArg(o.dim)) &&
       (o.descending === undefined || typeof o.descending === 'boolean')
-    ) {
-      return ops()['argsort'].callUnchecked(
-        this,
-        o.dim === undefined ? -1 : intArg(o.dim),
-        o.descending === undefined ? false : o.descending,
-      );
-    }
+    ) return ops()['argsort'].callUnchecked(this, o.dim === undefined ? -1 : intArg(o.dim), o.descending ?? false);
   }
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o = p1;
     if (optionsWithin(o, K74) && isIntArg(p0) && (o.descending === undefined || typeof o.descending === 'boolean')) {
-      return ops()['argsort'].callUnchecked(this, intArg(p0), o.descending === undefined ? false : o.descending);
+      return ops()['argsort'].callUnchecked(this, intArg(p0), o.descending ?? false);
     }
   }
   if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
@@ -11952,8 +11719,8 @@ function method_topk(p0, p1, p2, p3, p4) {
         this,
         intArg(p0),
         o.dim === undefined ? -1 : intArg(o.dim),
-        o.largest === undefined ? true : o.largest,
-        o.sorted === undefined ? true : o.sorted,
+        o.largest ?? true,
+        o.sorted ?? true,
       );
     }
   }
@@ -11963,22 +11730,14 @@ function method_topk(p0, p1, p2, p3, p4) {
       optionsWithin(o, K76) && isIntArg(p0) && isIntArg(p1) &&
       (o.largest === undefined || typeof o.largest === 'boolean') &&
       (o.sorted === undefined || typeof o.sorted === 'boolean')
-    ) {
-      return ops()['topk'].callUnchecked(
-        this,
-        intArg(p0),
-        intArg(p1),
-        o.largest === undefined ? true : o.largest,
-        o.sorted === undefined ? true : o.sorted,
-      );
-    }
+    ) return ops()['topk'].callUnchecked(this, intArg(p0), intArg(p1), o.largest ?? true, o.sorted ?? true);
   }
   if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
     const o = p3;
     if (
       optionsWithin(o, K77) && isIntArg(p0) && isIntArg(p1) && typeof p2 === 'boolean' &&
       (o.sorted === undefined || typeof o.sorted === 'boolean')
-    ) return ops()['topk'].callUnchecked(this, intArg(p0), intArg(p1), p2, o.sorted === undefined ? true : o.sorted);
+    ) return ops()['topk'].callUnchecked(this, intArg(p0), intArg(p1), p2, o.sorted ?? true);
   }
   if (n === 5 && isLiveTensor(this) && isOptions(p4)) {
     const o = p4;
@@ -12016,7 +11775,7 @@ function method_kthvalue(p0, p1, p2, p3) {
         this,
         intArg(p0),
         o.dim === undefined ? -1 : intArg(o.dim),
-        o.keepdim === undefined ? false : o.keepdim,
+        o.keepdim ?? false,
       );
     }
   }
@@ -12025,7 +11784,7 @@ function method_kthvalue(p0, p1, p2, p3) {
     if (
       optionsWithin(o, K26) && isIntArg(p0) && isIntArg(p1) &&
       (o.keepdim === undefined || typeof o.keepdim === 'boolean')
-    ) return ops()['kthvalue'].callUnchecked(this, intArg(p0), intArg(p1), o.keepdim === undefined ? false : o.keepdim);
+    ) return ops()['kthvalue'].callUnchecked(this, intArg(p0), intArg(p1), o.keepdim ?? false);
   }
   if (n === 4 && isLiveTensor(this) && isOptions(p3)) {
     const o = p3;
@@ -12058,7 +11817,7 @@ function method_median(p0, p1, p2) {
   if (n === 2 && isLiveTensor(this) && isOptions(p1)) {
     const o = p1;
     if (optionsWithin(o, K26) && isIntArg(p0) && (o.keepdim === undefined || typeof o.keepdim === 'boolean')) {
-      return ops()['median.dim'].callUnchecked(this, intArg(p0), o.keepdim === undefined ? false : o.keepdim);
+      return ops()['median.dim'].callUnchecked(this, intArg(p0), o.keepdim ?? false);
     }
   }
   if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
@@ -12776,14 +12535,7 @@ function method_multinomial(p0, p1, p2) {
     if (
       optionsWithin(o, K87) && isIntArg(p0) && (o.replacement === undefined || typeof o.replacement === 'boolean') &&
       (o.generator == null || isGeneratorArg(o.generator))
-    ) {
-      return ops()['multinomial'].callUnchecked(
-        this,
-        intArg(p0),
-        o.replacement === undefined ? false : o.replacement,
-        o.generator ?? null,
-      );
-    }
+    ) return ops()['multinomial'].callUnchecked(this, intArg(p0), o.replacement ?? false, o.generator ?? null);
   }
   if (n === 3 && isLiveTensor(this) && isOptions(p2)) {
     const o = p2;
