@@ -3,8 +3,8 @@
 // Relative `.ts` import specifiers become `.js` (rewriteRelativeImportExtensions), so the output runs unchanged in
 // Node, Bun, Deno (`npm:` specifiers) and bundlers. Afterwards every path named in package.json `exports` must exist.
 // Plain JS modules of the sources (a `.js` file with its types in a `.d.ts` beside it, such as the generated operator
-// API: core/ops/codegen.ts says why it is JS) are not compiled by tsc: they are copied to dist/ with their .d.ts, their
-// relative `.ts` import specifiers rewritten to `.js` as tsc rewrites them in the compiled modules.
+// API: Note [Generated API as JS] in core/ops/codegen.ts says why it is JS) are not compiled by tsc: they are copied
+// to dist/ with their .d.ts, their relative `.ts` import specifiers rewritten to `.js` as tsc rewrites them.
 // Runs under plain Node (any version the repository supports); `npm pack` runs it through `prepack`.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
