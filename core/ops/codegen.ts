@@ -14,10 +14,17 @@
  * costs every start. Deno loads each .ts module from its emit cache, and the emit carries an inline source map
  * with the whole source: the 0.8 MB of generated_api.ts became 2.2 MB of JS read and compiled on every start.
  * Bun transpiles TS as it loads it. As .js the module is 0.48 MB loaded as it is (the 0.2 MB .d.ts is read by
- * type checkers only); measured on the 2-core development machine, interleaved spawns of `import` + first
- * `add` (tiny script, medians of 21, three rounds): Deno 218/152/136 ms -> 196/123/120 ms, Bun 197/91/122 ms
- * -> 196/86/124 ms (Bun's gain is within the noise). `npm run build` copies both files to dist/
- * (scripts/build.mjs), since tsc compiles only the TS.
+ * type checkers only). Measured on the shared 2-core development machine (2026-11-27), spawns of import + first
+ * `add` interleaved with the .ts version, medians of 21, six rounds: Deno 16-30 ms less per start (median 21 ms),
+ * Bun 0-15 ms less (median 4 ms); the 1-element `add` is unchanged (the same fast-path code). `npm run build`
+ * copies both files to dist/ (scripts/build.mjs), since tsc compiles only the TS.
+ *
+ * Note [Compact generated JS]
+ * What the generated JS leaves out or shares, none of it on a fast path: the overload group of a function (what
+ * `callParsed` binds with) is made by `overloadGroup()` on its first parsed call, not at evaluation, and names an
+ * overload by its schema alone; the option-name lists of the options fast paths are shared constants (`K0`, ...);
+ * a factory's `requiresGrad` option goes through `requireGradIf()`; a fast-path line whose checks begin with all
+ * the checks of an earlier line (never reached) is left out.
  *
  * Note [Overload groups]
  * Declarations that share a function name (`add.Tensor`, `add.Scalar`) become one function. Its positional
