@@ -16,7 +16,7 @@ import './core/init.ts';
 
 export * from './core/dispatch/mod.ts';
 export * from './core/tensor/mod.ts';
-export * from './core/ops/generated_api.ts';
+export * from './core/ops/generated_api.js';
 export * from './core/autograd/mod.ts';
 export * from './core/features/mod.ts';
 export * as nn from './core/nn/mod.ts';

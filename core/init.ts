@@ -13,7 +13,7 @@
  */
 import { installAutogradMethods } from './autograd/tensor_autograd.ts';
 import { registerCpuBackend } from './cpu/register.ts';
-import { installTensorMethods } from './ops/generated_api.ts';
+import { installTensorMethods } from './ops/generated_api.js';
 import { installTensorConveniences } from './ops/tensor_conveniences.ts';
 import { Dispatcher } from './dispatch/dispatcher.ts';
 import { validatesBoxedValue } from './ops/arg_opaque.ts';

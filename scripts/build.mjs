@@ -2,10 +2,13 @@
 // declaration files under dist/, from a clean directory, with the TypeScript compiler pinned in package.json.
 // Relative `.ts` import specifiers become `.js` (rewriteRelativeImportExtensions), so the output runs unchanged in
 // Node, Bun, Deno (`npm:` specifiers) and bundlers. Afterwards every path named in package.json `exports` must exist.
+// Plain JS modules of the sources (a `.js` file with its types in a `.d.ts` beside it, such as the generated operator
+// API: Note [Generated API as JS] in core/ops/codegen.ts says why it is JS) are not compiled by tsc: they are copied
+// to dist/ with their .d.ts, their relative `.ts` import specifiers rewritten to `.js` as tsc rewrites them.
 // Runs under plain Node (any version the repository supports); `npm pack` runs it through `prepack`.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
 import process from 'node:process';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -27,6 +30,27 @@ const result = spawnSync(tsc, ['-p', join(root, 'tsconfig.build.json')], { cwd: 
 if (result.status !== 0) {
   process.stderr.write(`build: tsc failed (exit ${result.status ?? result.signal})\n`);
   process.exit(1);
+}
+
+// The JS modules with declarations beside them, under the directories the entry points are in.
+const jsModules = ['core', 'gpu'].flatMap((dir) =>
+  readdirSync(join(root, dir), { recursive: true }).map(String)
+    .filter((f) => f.endsWith('.js') && existsSync(join(root, dir, f.replace(/\.js$/, '.d.ts'))))
+    .map((f) => join(dir, f.slice(0, -'.js'.length)))
+);
+const relativeTs = /((?:from|import)\s*\(?\s*)(['"])(\.\.?\/[^'"]*)\.ts\2/g;
+for (const module of jsModules) {
+  for (const ext of ['.js', '.d.ts']) {
+    const text = readFileSync(join(root, module + ext), 'utf8');
+    const out = join(dist, module + ext);
+    mkdirSync(dirname(out), { recursive: true });
+    writeFileSync(out, text.replace(relativeTs, (_, head, quote, path) => `${head}${quote}${path}.js${quote}`));
+  }
+}
+if (jsModules.length > 0) {
+  process.stderr.write(
+    `build: copied ${jsModules.map((m) => relative(root, join(root, m)) + '.js').join(', ')} (each with its .d.ts)\n`,
+  );
 }
 
 // Bun's start-up bundle (CommonJS + bytecode) for the `bun` export condition: scripts/bundle.ts says why.

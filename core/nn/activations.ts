@@ -6,7 +6,7 @@
  */
 import { pyTypeName } from '../ops/arg_names.ts';
 import { checkGeluApproximate } from '../ops/meta_elementwise.ts';
-import { gelu, logSoftmax, sigmoid, silu, softmax, tanh } from '../ops/generated_api.ts';
+import { gelu, logSoftmax, sigmoid, silu, softmax, tanh } from '../ops/generated_api.js';
 import type { Tensor } from '../tensor/tensor.ts';
 import { Module } from './module.ts';
 

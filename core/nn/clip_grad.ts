@@ -8,7 +8,7 @@ import { noGrad } from '../autograd/grad_mode.ts';
 import { RuntimeError } from '../dispatch/errors.ts';
 import { isOptions, pyTypeName } from '../ops/arg_names.ts';
 import { tensor } from '../ops/creation.ts';
-import { amax, amin, clampMax, fullLike, stack, sum } from '../ops/generated_api.ts';
+import { amax, amin, clampMax, fullLike, stack, sum } from '../ops/generated_api.js';
 import { keep, scope } from '../tensor/lifetime.ts';
 import { Tensor } from '../tensor/tensor.ts';
 

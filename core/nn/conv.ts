@@ -10,7 +10,7 @@
  */
 import { noGrad } from '../autograd/grad_mode.ts';
 import { ValueError } from '../dispatch/errors.ts';
-import { empty, flatten, zeros } from '../ops/generated_api.ts';
+import { empty, flatten, zeros } from '../ops/generated_api.js';
 import type { Tensor } from '../tensor/tensor.ts';
 import * as F from './functional.ts';
 import { calculateFanInAndFanOut, kaimingUniform_, ones_, uniform_, zeros_ } from './init.ts';

@@ -24,11 +24,11 @@ import {
   convTranspose2d as convTranspose2dOp,
   maxPool2d as maxPool2dOp,
   maxPool2dWithIndices,
-} from '../ops/generated_api.ts';
+} from '../ops/generated_api.js';
 import { Tensor } from '../tensor/tensor.ts';
 import type { IntOrPair } from './conv.ts';
 
-export { crossEntropy, flatten, linear, logSoftmax, relu, softmax } from '../ops/generated_api.ts';
+export { crossEntropy, flatten, linear, logSoftmax, relu, softmax } from '../ops/generated_api.js';
 export {
   alphaDropout,
   dropout1d,

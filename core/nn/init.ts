@@ -6,7 +6,7 @@
  * @module
  */
 import { noGrad } from '../autograd/grad_mode.ts';
-import { full } from '../ops/generated_api.ts';
+import { full } from '../ops/generated_api.js';
 import type { Generator } from '../tensor/generator.ts';
 import type { Tensor } from '../tensor/tensor.ts';
 

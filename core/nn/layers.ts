@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { embedding, empty, linear, mean, relu } from '../ops/generated_api.ts';
+import { embedding, empty, linear, mean, relu } from '../ops/generated_api.js';
 import type { DeviceLike } from '../tensor/device.ts';
 import type { DTypeLike } from '../tensor/dtype.ts';
 import type { Tensor } from '../tensor/tensor.ts';

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { crossEntropy, mean, nllLoss, sum } from '../ops/generated_api.ts';
+import { crossEntropy, mean, nllLoss, sum } from '../ops/generated_api.js';
 import { disposedArgument, isIntArg, isLiveTensor } from '../ops/arg_values.ts';
 import { isOptions, pyTypeName, reductionArg } from '../ops/arg_names.ts';
 import { Tensor } from '../tensor/tensor.ts';

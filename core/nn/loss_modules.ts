@@ -15,7 +15,7 @@ import {
   klDiv,
   l1Loss,
   smoothL1Loss,
-} from '../ops/generated_api.ts';
+} from '../ops/generated_api.js';
 import { isLiveTensor } from '../ops/arg_values.ts';
 import { isOptions, pyTypeName } from '../ops/arg_names.ts';
 import type { Tensor } from '../tensor/tensor.ts';

@@ -9,12 +9,12 @@
  */
 import { RuntimeError, ValueError } from '../dispatch/errors.ts';
 import { noGrad } from '../autograd/grad_mode.ts';
-import { batchNorm as batchNormOp, bernoulli, empty, mean, variance } from '../ops/generated_api.ts';
+import { batchNorm as batchNormOp, bernoulli, empty, mean, variance } from '../ops/generated_api.js';
 import { scope } from '../tensor/lifetime.ts';
 import { Tensor } from '../tensor/tensor.ts';
 import { Module } from './module.ts';
 import { Parameter } from './parameter.ts';
-import { ones, zeros } from '../ops/generated_api.ts';
+import { ones, zeros } from '../ops/generated_api.js';
 
 function checkTensor(op: string, name: string, value: unknown, optional = false): void {
   if (optional && value === null) return;

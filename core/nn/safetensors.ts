@@ -16,7 +16,7 @@
  */
 import { noGrad } from '../autograd/grad_mode.ts';
 import { pyTypeName } from '../ops/arg_names.ts';
-import { empty } from '../ops/generated_api.ts';
+import { empty } from '../ops/generated_api.js';
 import { type DeviceLike, toDevice } from '../tensor/device.ts';
 import type { DTypeName } from '../tensor/dtype.ts';
 import { contiguousHostBytes, Tensor } from '../tensor/tensor.ts';

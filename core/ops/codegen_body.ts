@@ -122,7 +122,8 @@ function takes(sig: Signature, n: number, withOptions: boolean): boolean {
 
 /** Module-level constants the fast paths use: the option names each overload takes. */
 export interface FastPathConstants {
-  readonly lines: string[];
+  /** The name of the module constant that holds `names` (one constant for each distinct list). */
+  keys(names: readonly string[]): string;
 }
 
 /**
@@ -133,8 +134,8 @@ function fastCall(
   o: GenOverload,
   n: number,
   self: 'this' | undefined,
-  options: { readonly keysConst: string; readonly constants: FastPathConstants } | undefined,
-): string {
+  options: FastPathConstants | undefined,
+): { readonly conds: readonly string[]; readonly call: string } {
   const sig = o.sig;
   const conds: string[] = [];
   const values = new Array<string>(sig.schemaLength);
@@ -149,8 +150,7 @@ function fastCall(
   const given = sig.varargs && n > 1 ? 1 : n;
   if (options !== undefined) {
     const names = sig.params.slice(given).map((p) => p.name);
-    options.constants.lines.push(`const ${options.keysConst}: readonly string[] = ${JSON.stringify(names)};`);
-    conds.push(`optionsWithin(o, ${options.keysConst})`);
+    conds.push(`optionsWithin(o, ${options.keys(names)})`);
   }
   let requiresGrad = false;
   sig.params.forEach((p, i) => {
@@ -162,15 +162,19 @@ function fastCall(
       }
       // From the options object: undefined is "not given", null is None.
       const v = `o.${p.name}`;
-      const ok = check(p, v, sig, i) ?? 'true';
-      conds.push(p.optional ? `(${v} === undefined || ${ok})` : `${v} !== undefined && ${ok}`);
+      const ok = check(p, v, sig, i);
+      if (!p.optional) conds.push(`${v} !== undefined && ${ok ?? 'true'}`);
+      // A check that lets None through lets undefined through.
+      else if (ok !== undefined) conds.push(p.allowNone ? ok : `(${v} === undefined || ${ok})`);
       if (p.schemaIndex < 0) {
         requiresGrad = true;
         return;
       }
-      values[p.schemaIndex] = p.optional && !p.allowNone
-        ? `(${v} === undefined ? ${literal(p.defaultValue)} : ${converted(p, v)})`
-        : converted(p, v);
+      const value = converted(p, v);
+      if (!p.optional || p.allowNone) values[p.schemaIndex] = value;
+      // Checked already, a value given is never null here: `??` is "not given".
+      else if (value === v) values[p.schemaIndex] = `${v} ?? ${literal(p.defaultValue)}`;
+      else values[p.schemaIndex] = `(${v} === undefined ? ${literal(p.defaultValue)} : ${value})`;
       return;
     }
     const v = `p${i}`;
@@ -182,18 +186,19 @@ function fastCall(
     values[p.schemaIndex] = sig.varargs && i === 0 ? `intListArg(${v}, 0)` : converted(p, v);
   });
   let call = `ops()[${JSON.stringify(o.key)}].callUnchecked(${values.join(', ')})`;
-  if (requiresGrad) call = `(o.requiresGrad === true ? requireGrad(${call}) : ${call})`;
-  return conds.length > 0 ? `if (${conds.join(' && ')}) return ${call};` : `return ${call};`;
+  if (requiresGrad) call = `requireGradIf(o, ${call})`;
+  return { conds, call };
 }
 
 /**
  * The body of a generated function (`self` undefined) or method (`self` 'this'): the fast paths by number of
- * positional arguments, without and with a trailing options object (Note [Fast path]), then `callParsed`.
- * `constants` collects the module-level constants the body refers to.
+ * positional arguments, without and with a trailing options object (Note [Fast path]), then `callParsed` with
+ * the overload group in the module variable `spec.name`, which `spec.init` assigns on first use. `constants`
+ * names the module-level constants the body refers to.
  */
 export function functionBody(
   group: readonly GenOverload[],
-  specName: string,
+  spec: { readonly name: string; readonly init: string },
   self: 'this' | undefined,
   constants: FastPathConstants,
 ): { body: string; arity: number } {
@@ -207,26 +212,35 @@ export function functionBody(
   for (const withOptions of takesOptions ? [false, true] : [false]) {
     for (let n = 0; n <= maxPos; n++) {
       const calls: string[] = [];
+      const tried: Array<readonly string[]> = [];
       for (const o of group) {
         if (!takes(o.sig, n, withOptions)) continue;
-        const keysConst = `${specName}_K${constants.lines.length}`;
-        const line = fastCall(o, n, self, withOptions ? { keysConst, constants } : undefined);
-        calls.push(line);
-        if (!line.startsWith('if ')) break; // binds unconditionally: later overloads are never reached
+        const { conds, call } = fastCall(o, n, self, withOptions ? constants : undefined);
+        // Left out when its checks begin with all the checks of an earlier line: it is never reached (the checks
+        // are evaluated in order, and the earlier line's checks passing would have returned).
+        if (tried.some((t) => t.every((c, i) => conds[i] === c))) continue;
+        tried.push(conds);
+        if (conds.length === 0) {
+          calls.push(`return ${call};`);
+          break; // binds unconditionally: later overloads are never reached
+        }
+        calls.push(`if (${conds.join(' && ')}) return ${call};`);
       }
       if (calls.length === 0) continue;
       const count = withOptions ? n + 1 : n;
       arity = Math.max(arity, count);
       lines.push(
         withOptions
-          ? `if (n === ${count}${alive} && isOptions(p${n})) {\n  const o: any = p${n};`
+          ? `if (n === ${count}${alive} && isOptions(p${n})) {\n  const o = p${n};`
           : `if (n === ${count}${alive}) {`,
         ...calls.map((c) => `  ${c}`),
         '}',
       );
     }
   }
-  lines.push(`return callParsed(${specName}, ops(), ${self ?? 'undefined'}, arguments);`);
-  if (lines.length > 1) lines.unshift('const n = arguments.length;');
+  const fastPaths = lines.length;
+  lines.push(`${spec.name} ??= ${spec.init};`);
+  lines.push(`return callParsed(${spec.name}, ops(), ${self ?? 'undefined'}, arguments);`);
+  if (fastPaths > 0) lines.unshift('const n = arguments.length;');
   return { body: lines.join('\n'), arity };
 }

@@ -12,7 +12,7 @@ import { Dispatcher } from '../dispatch/dispatcher.ts';
 import { type DType, int64 } from '../tensor/dtype.ts';
 import type { Tensor } from '../tensor/tensor.ts';
 import type { OpName } from './declarations.ts';
-import { where } from './generated_api.ts';
+import { where } from './generated_api.js';
 import { asStridedBackward } from './as_strided_backward.ts';
 import { SCAN_SORT_DERIVATIVES } from './derivatives_scan_sort.ts';
 import { ACTIVATION_DERIVATIVES } from './derivatives_activations.ts';

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { linalgVectorNorm } from './generated_api.ts';
+import { linalgVectorNorm } from './generated_api.js';
 
 /**
  * `torch.linalg`: `linalg.vectorNorm(x, ord, dim, keepdim, { dtype })`.

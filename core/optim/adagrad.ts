@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { full } from '../ops/generated_api.ts';
+import { full } from '../ops/generated_api.js';
 import type { Tensor } from '../tensor/tensor.ts';
 import { Optimizer, type ParamGroup, type ParamGroupInput, type ParamsInput } from './optimizer.ts';
 import { constructorOptions, invalidValue, type OptionKinds } from './options.ts';

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { zeros } from '../ops/generated_api.ts';
+import { zeros } from '../ops/generated_api.js';
 import type { Tensor } from '../tensor/tensor.ts';
 import { Optimizer, type ParamGroup, type ParamsInput } from './optimizer.ts';
 import { constructorOptions, invalidValue, type OptionKinds } from './options.ts';

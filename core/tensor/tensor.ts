@@ -18,7 +18,7 @@ import { bfloat16BitsToNumber, dtypeFromScalarType, float16BitsToNumber, getDefa
 import { formatTensor } from './format.ts';
 import { type ScopeFrame, scopeSlot, trackTensor, untrackTensor } from './lifetime.ts';
 import { contiguousStrides, isContiguousLayout, numelOf, wrapDim } from './shape.ts';
-import type { TensorMethods } from '../ops/generated_api.ts';
+import type { TensorMethods } from '../ops/generated_api.js';
 import type { AutogradTensorMethods } from '../autograd/tensor_autograd.ts';
 import type { ConvenienceTensorMethods } from '../ops/tensor_conveniences.ts';
 import { isHostVisible, Storage } from './storage.ts';

@@ -13,7 +13,8 @@ function sources(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
     const path = join(dir, name);
     if (statSync(path).isDirectory()) return sources(path);
-    return name.endsWith('.ts') && name !== 'kernels_wasm.ts' ? [path] : [];
+    // .js: plain JS modules such as the generated operator API; the inlined wasm module is data.
+    return /\.(ts|js)$/.test(name) && !/^kernels_wasm\.(d\.ts|ts|js)$/.test(name) ? [path] : [];
   });
 }
 

@@ -13,7 +13,7 @@ function sources(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
     const path = join(dir, name);
     if (statSync(path).isDirectory()) return sources(path);
-    return name.endsWith('.ts') ? [path] : [];
+    return /\.(ts|js)$/.test(name) ? [path] : []; // .js: plain JS modules such as the generated operator API
   });
 }
 

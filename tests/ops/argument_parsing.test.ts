@@ -33,7 +33,7 @@ import {
   where,
   zeros,
 } from '../../mod.ts';
-import { flip, linear } from '../../core/ops/generated_api.ts';
+import { flip, linear } from '../../core/ops/generated_api.js';
 import { nonContiguousTensor, rng, values } from './_helpers.ts';
 
 /** The call throws exactly this error class and message. */

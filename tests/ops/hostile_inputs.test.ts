@@ -7,7 +7,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Dispatcher, IValue, memoryStats, registerOperators, Tensor, tensor } from '../../mod.ts';
-import * as api from '../../core/ops/generated_api.ts';
+import * as api from '../../core/ops/generated_api.js';
 
 /** Messages only the JS engine writes: a value reached code that was not meant for it. */
 const ENGINE_MESSAGES =
