@@ -13,18 +13,22 @@
  */
 import { installAutogradMethods } from './autograd/tensor_autograd.ts';
 import { registerCpuBackend } from './cpu/register.ts';
+import { registerOperators } from './ops/registry.ts';
 import { installTensorMethods } from './ops/generated_api.ts';
 import { installTensorConveniences } from './ops/tensor_conveniences.ts';
 import { Dispatcher } from './dispatch/dispatcher.ts';
 import { validatesBoxedValue } from './ops/arg_opaque.ts';
 
 /**
- * Registers the CPU backend, installs the Tensor methods, and lets the dispatcher's boxing check tensors and
+ * Registers the CPU backend and the operators, installs the Tensor methods, and lets the dispatcher's boxing check tensors and
  * the other values only this layer knows (idempotent).
  */
 export function initRuntime(): void {
   Dispatcher.singleton().setValueValidator(validatesBoxedValue);
   registerCpuBackend();
+  // The operators' definitions and their own kernels: defined at import, so lookups by name find them (their
+  // schemas parse and their rows materialize on first use, Note [Operators materialize on first use]).
+  registerOperators();
   installTensorMethods();
   installAutogradMethods();
   installTensorConveniences();

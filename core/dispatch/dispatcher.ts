@@ -16,7 +16,7 @@ import type { FunctionSchema } from './function_schema.ts';
 import { boxArgumentsInPlace, isDispatchKeySource, IValue, type Stack, type ValueValidator } from './ivalue.ts';
 import { boxingError, checkArguments, checkStack } from './boxed_checks.ts';
 import { type BoxedKernel, KernelFunction, popReturns, type UnboxedKernel } from './kernel_function.ts';
-import { localKeys } from './local_dispatch_key_set.ts';
+import { localKeys, watchIncludedKeys } from './local_dispatch_key_set.ts';
 import { type AnnotatedKernel, type EntryContext, OperatorEntry, type SchemaRegistration } from './operator_entry.ts';
 import {
   type ComputedTableRow,
@@ -118,6 +118,60 @@ export const FRAMEWORK_FALLTHROUGH_KEYS: readonly DispatchKey[] = [
 let defaultDispatcher: Dispatcher | undefined;
 
 /**
+ * A group of registrations a dispatcher runs when they are first needed (Note [Deferred registrations]), from
+ * {@linkcode Dispatcher.deferRegistrations}.
+ *
+ * @example
+ * ```ts
+ * import { Dispatcher, DispatchKey } from '../../mod.ts';
+ * const d = new Dispatcher();
+ * const group = d.deferRegistrations('my batching rules', [DispatchKey.Batched], () => {});
+ * group.pending; // true
+ * group.run(); // runs now (what the first need of it would do)
+ * group.pending; // false
+ * ```
+ */
+export interface DeferredRegistrations {
+  /** A name for dumps and errors (`Dispatcher.pendingRegistrations()` lists the pending ones by name). */
+  readonly name: string;
+  /** The runtime keys it registers at. */
+  readonly keys: readonly DispatchKey[];
+  /** Whether it has neither run nor been cancelled. */
+  readonly pending: boolean;
+  /** Runs the registrations now, if still pending (idempotent). */
+  run(): void;
+  /** Drops the registrations without running them, if still pending (a later `run` does nothing). */
+  cancel(): void;
+}
+
+class DeferredGroup implements DeferredRegistrations {
+  readonly name: string;
+  readonly keys: readonly DispatchKey[];
+  #register: (() => void) | undefined;
+  readonly #detach: (group: DeferredGroup) => void;
+  constructor(name: string, keys: readonly DispatchKey[], register: () => void, detach: (g: DeferredGroup) => void) {
+    this.name = name;
+    this.keys = keys;
+    this.#register = register;
+    this.#detach = detach;
+  }
+  get pending(): boolean {
+    return this.#register !== undefined;
+  }
+  run(): void {
+    const register = this.#register;
+    if (register === undefined) return;
+    this.cancel(); // first: its own registrations at its keys must not run it again
+    register();
+  }
+  cancel(): void {
+    if (this.#register === undefined) return;
+    this.#register = undefined;
+    this.#detach(this);
+  }
+}
+
+/**
  * The operator registry and router. Fresh instances are independent (useful in tests and tools); the
  * library's operators live in {@linkcode Dispatcher.singleton}.
  *
@@ -150,6 +204,11 @@ export class Dispatcher implements OperatorHost, EntryContext {
   readonly #onWarning: (message: string) => void;
   /** Whether new operators materialize at once (after `tableStore` was read). */
   #eager = false;
+  /** The operators that are not pending (Note [Operators materialize on first use]): what a fallback updates. */
+  readonly #materialized = new Set<OperatorState>();
+  /** Registration groups not run yet, oldest first (Note [Deferred registrations]). */
+  readonly #deferred: DeferredGroup[] = [];
+  #unwatch: (() => void) | undefined;
   /** PyTorch's ambiguity kernel for AutogradOther (see {@linkcode OperatorEntry.computeEntry}). */
   readonly ambiguousAutogradOther: AnnotatedKernel;
 
@@ -219,6 +278,7 @@ export class Dispatcher implements OperatorHost, EntryContext {
    * stubs (Note [Operators materialize on first use]). Idempotent; tools that time calls may want it first.
    */
   materializeAll(): void {
+    this.#runAllDeferred();
     this.#materializeAll();
   }
 
@@ -230,7 +290,7 @@ export class Dispatcher implements OperatorHost, EntryContext {
   set traceEnabled(on: boolean) {
     if (this.#trace.enabled === on) return;
     this.#trace.enabled = on;
-    for (const state of this.#ops.values()) this.#rebuildStubs(state);
+    for (const state of this.#materialized) this.#rebuildStubs(state);
   }
 
   // ---- lookup ----
@@ -363,10 +423,13 @@ export class Dispatcher implements OperatorHost, EntryContext {
         `registerImpl: ${dispatchKeyName(key)} is not a dispatch key kernels can be registered at`,
       );
     }
+    const stored = key ?? DispatchKey.CompositeImplicitAutograd;
+    // The newest registration at a key wins: deferred ones at this key are older than this one (Note [Deferred
+    // registrations]).
+    if (this.#deferred.length !== 0) this.#runDeferredAt(stored);
     const debug = options.debug ?? 'registered at <unknown>';
     const state = this.#findOrRegisterName(name);
     const entry = state.entry;
-    const stored = key ?? DispatchKey.CompositeImplicitAutograd;
     const stable = options.kernelName ?? `${name}@${key === undefined ? 'CatchAll' : dispatchKeyName(key)}:${debug}`;
     const annotated = this.#annotate(kernel, debug, options.inferredSchema, stable);
     try {
@@ -416,6 +479,7 @@ export class Dispatcher implements OperatorHost, EntryContext {
     if (!isRuntimeDispatchKey(key) || key === DispatchKey.Undefined) {
       throw new RuntimeError(`registerFallback: ${dispatchKeyName(key)} is not a runtime dispatch key`);
     }
+    if (this.#deferred.length !== 0) this.#runDeferredAt(key);
     const slot = dispatchTableIndexForKey(key);
     const previous = this.#fallbacks[slot];
     if (previous !== undefined) {
@@ -427,12 +491,139 @@ export class Dispatcher implements OperatorHost, EntryContext {
     const annotated = this.#annotate(kernel, debug, undefined, `fallback@${dispatchKeyName(key)}:${debug}`);
     this.#setKernel(annotated); // a deferred fallback is built now: every operator may use it
     this.#fallbacks[slot] = annotated;
-    for (const state of this.#ops.values()) this.#updateTable(state);
+    // Pending operators compute their rows when they materialize, with the fallbacks of that time.
+    for (const state of this.#materialized) this.#updateTable(state);
     return new RegistrationHandle(() => {
       this.#fallbacks[slot] = undefined;
       this.#releaseId(annotated.id);
-      for (const state of this.#ops.values()) this.#updateTable(state);
+      for (const state of this.#materialized) this.#updateTable(state);
     });
+  }
+
+  // Note [Deferred registrations]
+  // Some feature groups register hundreds of kernels that most programs never reach: vmap's batching rules at
+  // Batched and its random kernels at VmapMode are ~600 registrations at import, for keys that only `vmap` puts on
+  // tensors and in the include set. `deferRegistrations(name, keys, register)` records such a group instead of running
+  // it: `register` runs, once, when the first thing that could tell the difference happens, and never depends on the
+  // order of what it registers with what others registered in between, because it runs *before* each of these:
+  //  - a registration at one of its keys (registerImpl with that stored key, registerFallback): PyTorch's newest
+  //    registration wins within a key, so a user's kernel at the key must be newer than the library's, as it is when
+  //    the library registers at import; the group's kernels at other keys are not ordered against it (the computed
+  //    table does not depend on the order across keys, Note [Computed table equals stored table]);
+  //  - a dispatch that lands on a slot without a kernel (the slow path; for Batched, whose fallback is in the group):
+  //    the group runs and the slot is looked up again, so a call reaching one of its keys gets the kernel it would
+  //    have had; and any of its keys joining the include set (core/dispatch/local_dispatch_key_set.ts), since a key
+  //    whose fallback is a fallthrough (VmapMode) would otherwise be skipped rather than land on an empty slot;
+  //  - every inspection of registrations or tables: dumpState, dumpComputedTable, computedTable,
+  //    hasKernelForDispatchKey and callBoxedForDispatchKey (at its keys), checkInvariants, kernelName,
+  //    materializeAll, and every reader of the store as a whole (tableStore, shareTables, attachTables, so Workers
+  //    see the group's rows: Note [Shared table store]); once the store is shared, a new group runs at once.
+  // So a program that never reaches the keys never runs the group, and one that does observes what eager
+  // registration gives: the same dumps, tables, warnings and winner of every key. Kernel ids may differ (they are
+  // handed out in registration order), which no dump shows and shared stores map by stable name. A group may only
+  // register kernels and fallbacks (at its keys) for operators that exist when it is deferred: lookups by name
+  // (findOp, findSchema, operatorNames) do not run it. `cancel()` drops a group unrun (a feature's deregistration
+  // helper, so that a later need does not register what was removed); `run()` runs it now (the feature's own entry
+  // points, which know they need it). `pendingRegistrations()` lists the groups still pending.
+
+  /**
+   * Defers a group of registrations at runtime `keys` until first needed (Note [Deferred registrations]): `register`
+   * runs once, before any registration at one of `keys`, any dispatch that would reach one, any of them joining the
+   * include set, and any inspection of the tables. It must register only at `keys`, for existing operators.
+   *
+   * @example
+   * ```ts
+   * import { Dispatcher, DispatchKey, Library } from '../../mod.ts';
+   * const d = new Dispatcher();
+   * using def = new Library('dex', 'DEF', undefined, { dispatcher: d });
+   * const op = def.define('dex::f(Tensor x) -> Tensor');
+   * const rules = new Library('dex', 'IMPL', DispatchKey.Batched, { dispatcher: d });
+   * d.deferRegistrations('dex rules', [DispatchKey.Batched], () => rules.impl('f', (_h: number, _l: number, x: unknown) => x));
+   * d.pendingRegistrations(); // ['dex rules']
+   * op.dump(); // runs the group first: the dump shows the Batched kernel
+   * d.pendingRegistrations(); // []
+   * ```
+   */
+  deferRegistrations(name: string, keys: readonly DispatchKey[], register: () => void): DeferredRegistrations {
+    if (typeof name !== 'string') throw new TypeError(`deferRegistrations: expected a name, got ${typeof name}`);
+    if (typeof register !== 'function') {
+      throw new TypeError(`deferRegistrations: expected a function that registers, got ${typeof register}`);
+    }
+    if (!Array.isArray(keys) || keys.length === 0) {
+      throw new TypeError('deferRegistrations: expected a non-empty array of the dispatch keys it registers at');
+    }
+    for (const k of keys) {
+      if (typeof k !== 'number' || !isRuntimeDispatchKey(k) || k === DispatchKey.Undefined) {
+        throw new RuntimeError(
+          `deferRegistrations: ${typeof k === 'number' ? dispatchKeyName(k) : String(k)} is not a runtime dispatch key`,
+        );
+      }
+    }
+    const group = new DeferredGroup(name, Object.freeze([...keys]), register, (g) => this.#dropDeferred(g));
+    this.#deferred.push(group);
+    this.#watchDeferred();
+    if (this.#eager) group.run(); // the store is read as a whole (shared): nothing may be missing from it
+    return group;
+  }
+
+  /** Names of the deferred registration groups that have not run yet (Note [Deferred registrations]). */
+  pendingRegistrations(): string[] {
+    return this.#deferred.map((g) => g.name);
+  }
+
+  /** Runs every pending deferred registration group now, oldest first (Note [Deferred registrations]). */
+  runDeferredRegistrations(): void {
+    this.#runAllDeferred();
+  }
+
+  #runAllDeferred(): void {
+    while (this.#deferred.length !== 0) this.#deferred[0].run();
+  }
+
+  /** Runs the pending groups that register at `key`. */
+  #runDeferredAt(key: DispatchKey): void {
+    for (const group of this.#deferred.slice()) if (group.keys.includes(key)) group.run();
+  }
+
+  /**
+   * A dispatch with this keyset found no kernel: runs the groups that register at its key and says whether one ran
+   * (the slot is then worth a second look); otherwise runs them all, for the error's dump of the table.
+   */
+  #runDeferredFor(hi: number, lo: number): boolean {
+    if (this.#deferred.length === 0) return false;
+    const key = new DispatchKeySet(hi, lo).highestPriorityTypeId();
+    const before = this.#deferred.length;
+    this.#runDeferredAt(key);
+    if (this.#deferred.length !== before) return true;
+    this.#runAllDeferred();
+    return false;
+  }
+
+  #dropDeferred(group: DeferredGroup): void {
+    const at = this.#deferred.indexOf(group);
+    if (at >= 0) this.#deferred.splice(at, 1);
+    this.#watchDeferred();
+  }
+
+  /** Watches the include set for the pending groups' keys (what `includeKeys` adds may reach them). */
+  #watchDeferred(): void {
+    this.#unwatch?.();
+    this.#unwatch = undefined;
+    if (this.#deferred.length === 0) return;
+    let hi = 0, lo = 0;
+    for (const group of this.#deferred) {
+      const ks = DispatchKeySet.of(...group.keys);
+      hi |= ks.hi;
+      lo |= ks.lo;
+    }
+    this.#unwatch = watchIncludedKeys(hi, lo, (h, l) => this.#runIncluded(h, l));
+  }
+
+  #runIncluded(hi: number, lo: number): void {
+    for (const group of this.#deferred.slice()) {
+      const ks = DispatchKeySet.of(...group.keys);
+      if ((ks.hi & hi) !== 0 || (ks.lo & lo) !== 0) group.run();
+    }
   }
 
   /** The backend fallback of a table slot (part of {@linkcode EntryContext}). */
@@ -452,8 +643,9 @@ export class Dispatcher implements OperatorHost, EntryContext {
    */
   setValueValidator(check: ValueValidator | undefined): void {
     this.#validator = check;
-    // `op.call` checks its arguments exactly when there is a validator (core/dispatch/checked_call.ts).
-    for (const state of this.#ops.values()) this.#rebuildStubs(state);
+    // `op.call` checks its arguments exactly when there is a validator (core/dispatch/checked_call.ts). Pending
+    // operators get their stubs, with the validator of that time, when they materialize.
+    for (const state of this.#materialized) this.#rebuildStubs(state);
   }
 
   /**
@@ -513,6 +705,7 @@ export class Dispatcher implements OperatorHost, EntryContext {
   callBoxedForDispatchKey(op: OperatorHandle, key: DispatchKey, stack: Stack): void {
     const state = this.#state(op);
     checkStack(state.entry.schema?.schema, stack, this.#validator);
+    if (this.#deferred.length !== 0) this.#runDeferredAt(key);
     const direct = state.entry.kernels.get(key)?.[0];
     const kernel = direct ?? (isRuntimeDispatchKey(key) ? this.#fallbacks[dispatchTableIndexForKey(key)] : undefined);
     if (kernel === undefined) {
@@ -529,19 +722,23 @@ export class Dispatcher implements OperatorHost, EntryContext {
 
   /** PyTorch's `_dispatch_dump` of an operator (empty once the operator is gone). */
   dumpState(op: OperatorHandle): string {
+    this.#runAllDeferred();
     const state = this.#stateOrUndefined(op);
     return state === undefined || state.dead ? '' : state.entry.dumpState();
   }
   /** PyTorch's `_dispatch_dump_table` of an operator. */
   dumpComputedTable(op: OperatorHandle): string {
+    this.#runAllDeferred();
     return this.#state(op).entry.dumpComputedTable(this);
   }
   /** The computed table as data: `{key, kernel, source, fallthrough}` per valid slot. */
   computedTable(op: OperatorHandle): ComputedTableRow[] {
+    this.#runAllDeferred();
     return this.#state(op).entry.computedTable(this);
   }
   /** Whether a kernel is registered directly at `key`. */
   hasKernelForDispatchKey(op: OperatorHandle, key: DispatchKey): boolean {
+    if (this.#deferred.length !== 0) this.#runDeferredAt(key);
     return (this.#stateOrUndefined(op)?.entry.kernels.get(key)?.length ?? 0) > 0;
   }
 
@@ -550,6 +747,7 @@ export class Dispatcher implements OperatorHost, EntryContext {
    * must equal a from-scratch recomputation. Throws naming the first differing slot.
    */
   checkInvariants(): void {
+    this.#runAllDeferred();
     this.#materializeAll();
     for (const [name, state] of this.#ops) {
       const expected = state.entry.computeRow(this);
@@ -571,6 +769,7 @@ export class Dispatcher implements OperatorHost, EntryContext {
 
   /** Name of the kernel behind a kernel id (stable across agents). */
   kernelName(id: number): string | undefined {
+    this.#runAllDeferred();
     return this.#kernelNames[id];
   }
 
@@ -610,6 +809,7 @@ export class Dispatcher implements OperatorHost, EntryContext {
 
   #materialize(state: OperatorState): void {
     state.pending = false;
+    this.#materialized.add(state);
     this.#updateTable(state);
     this.#rebuildStubs(state);
   }
@@ -620,6 +820,7 @@ export class Dispatcher implements OperatorHost, EntryContext {
 
   /** Materializes every operator now and every later one as it is registered (the store is read as a whole). */
   #materializeFromNowOn(): void {
+    this.#runAllDeferred(); // a reader of the whole store sees every registration (Note [Deferred registrations])
     this.#eager = true;
     this.#materializeAll();
   }
@@ -642,6 +843,7 @@ export class Dispatcher implements OperatorHost, EntryContext {
       : makeStubs(entry, this.#stubContext(state), this.#trace.enabled, this.#validator);
     state.handle = new OperatorHandle(this, name, stubs, state);
     this.#ops.set(name, state);
+    if (!state.pending) this.#materialized.add(state);
     if (existed) this.#published.set(state, entry.computeRow(this));
     this.#updateTable(state);
     return state;
@@ -689,6 +891,7 @@ export class Dispatcher implements OperatorHost, EntryContext {
   #cleanup(state: OperatorState): boolean {
     if (state.entry.defAndImplCount !== 0) return false;
     this.#ops.delete(state.entry.name);
+    this.#materialized.delete(state);
     if (this.#store.shared) {
       // Only what this agent had there goes (the row of an operator without registrations: the fallbacks');
       // other agents' registrations of the operator stay published.
@@ -878,7 +1081,11 @@ export class Dispatcher implements OperatorHost, EntryContext {
     const foreign = this.#resolveForeign(state, id);
     if (foreign !== undefined) return foreign(hi, lo, ...args);
     const boxed = this.#boxed[id];
-    if (boxed === undefined) throw reportDispatchError(this, state, this.#store.readRow(state.row.row).ids, hi, lo);
+    if (boxed === undefined) {
+      // A slot a deferred group fills: run it and look the slot up again (Note [Deferred registrations]).
+      if (this.#runDeferredFor(hi, lo)) return state.handle.redispatch(hi, lo, ...args);
+      throw reportDispatchError(this, state, this.#store.readRow(state.row.row).ids, hi, lo);
+    }
     const schema = state.entry.schema?.schema;
     let stack: Stack;
     try {
@@ -895,6 +1102,7 @@ export class Dispatcher implements OperatorHost, EntryContext {
     const id = words[base + ROW_ENTRIES + dispatchTableIndex(ks.hi, ks.lo)];
     const boxed = this.#boxed[id];
     if (boxed === undefined) {
+      if (this.#runDeferredFor(ks.hi, ks.lo)) return this.#runBoxed(state, label, ks, stack);
       throw reportDispatchError(this, state, this.#store.readRow(state.row.row).ids, ks.hi, ks.lo);
     }
     if (!this.#trace.enabled) return boxed(state.handle, ks, stack);

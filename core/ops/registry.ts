@@ -68,18 +68,25 @@ export function registerOperators(dispatcher: Dispatcher = Dispatcher.singleton(
   // deferred, so nothing here parses a schema. What registration itself needs from a schema (which argument is
   // written to) comes from `declarationFacts`, and the kernels generated from the schema are deferred kernels,
   // built when their operator is first used.
+  const kindOptions: Record<string, { readonly debug: string }> = {};
+  const defaultBackend = { debug: `default backend kernel from ${location}` };
   for (const [name, decl] of Object.entries(OPS) as Array<[string, OpDecl]>) {
-    const op = def.defineDeferred(decl.schema);
+    // One split of the declaration serves the def (its argument count) and the facts below.
+    const args = splitArguments(decl.schema);
+    const op = def.defineDeferred(decl.schema, { argumentCount: args?.length });
     out[name] = op;
-    const facts = declarationFacts(decl.schema);
-    const opts = { debug: `${decl.kind} kernel from ${location}` };
+    const facts = args === undefined ? declarationFacts(decl.schema) : factsOf(args);
+    const opts = kindOptions[decl.kind] ??= { debug: `${decl.kind} kernel from ${location}` };
     switch (decl.kind) {
       case 'backend':
         impl.impl(name, metaKernel(decl.meta!, facts.firstWrites), DispatchKey.Meta, opts);
         if (decl.defaultBackend !== undefined) {
-          impl.impl(name, dropKeySet(decl.defaultBackend), DispatchKey.CompositeExplicitAutogradNonFunctional, {
-            debug: `default backend kernel from ${location}`,
-          });
+          impl.impl(
+            name,
+            dropKeySet(decl.defaultBackend),
+            DispatchKey.CompositeExplicitAutogradNonFunctional,
+            defaultBackend,
+          );
         }
         break;
       case 'factory':
@@ -172,17 +179,29 @@ export function declarationFacts(schemaText: string): DeclarationFacts {
       mutable: schema.isMutable,
     };
   }
-  const annotation = (arg: string): string | undefined => {
-    const type = arg.split('=')[0];
-    const at = type.indexOf('(');
-    return at < 0 ? undefined : type.slice(at, type.indexOf(')', at) + 1);
-  };
-  const first = args.length > 0 ? annotation(args[0]) : undefined;
-  return {
-    firstAliased: first !== undefined,
-    firstWrites: first?.includes('!') === true,
-    mutable: args.some((a) => annotation(a)?.includes('!') === true),
-  };
+  return factsOf(args);
+}
+
+/** The facts of a declaration's arguments as {@linkcode splitArguments} gives them. */
+function factsOf(args: readonly string[]): DeclarationFacts {
+  let firstAliased = false, firstWrites = false, mutable = false;
+  for (let i = 0; i < args.length; i++) {
+    // An annotation is the parenthesis in the argument's type (before any default), a write its `!`.
+    const arg = args[i];
+    const eq = arg.indexOf('=');
+    const at = arg.indexOf('(');
+    if (at < 0 || (eq >= 0 && at > eq)) continue;
+    const close = arg.indexOf(')', at);
+    const end = close >= 0 && (eq < 0 || close < eq) ? close : at; // an unclosed annotation writes nothing
+    const writes = arg.indexOf('!', at);
+    const written = writes >= 0 && writes < end;
+    if (i === 0) {
+      firstAliased = true;
+      firstWrites = written;
+    }
+    if (written) mutable = true;
+  }
+  return { firstAliased, firstWrites, mutable };
 }
 
 // deno-lint-ignore no-explicit-any
