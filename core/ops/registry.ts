@@ -71,11 +71,12 @@ export function registerOperators(dispatcher: Dispatcher = Dispatcher.singleton(
   const kindOptions: Record<string, { readonly debug: string }> = {};
   const defaultBackend = { debug: `default backend kernel from ${location}` };
   for (const [name, decl] of Object.entries(OPS) as Array<[string, OpDecl]>) {
-    // One split of the declaration serves the def (its argument count) and the facts below.
+    // One split of the declaration serves the def (its argument count) and the facts below. (Native string and
+    // regular-expression work: a loop over the characters is slower in code not yet compiled.)
     const args = splitArguments(decl.schema);
+    const facts = args === undefined ? declarationFacts(decl.schema) : factsOf(args);
     const op = def.defineDeferred(decl.schema, { argumentCount: args?.length });
     out[name] = op;
-    const facts = args === undefined ? declarationFacts(decl.schema) : factsOf(args);
     const opts = kindOptions[decl.kind] ??= { debug: `${decl.kind} kernel from ${location}` };
     switch (decl.kind) {
       case 'backend':
