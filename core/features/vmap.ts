@@ -7,7 +7,7 @@
  * @module
  */
 import { DispatchKey } from '../dispatch/dispatch_key.ts';
-import { Dispatcher } from '../dispatch/dispatcher.ts';
+import { type DeferredRegistrations, Dispatcher } from '../dispatch/dispatcher.ts';
 import { localKeys } from '../dispatch/local_dispatch_key_set.ts';
 import { DispatchKeySet } from '../dispatch/dispatch_key_set.ts';
 import { Library } from '../dispatch/library.ts';
@@ -50,6 +50,7 @@ export interface VmapOptions {
 
 let registered = false;
 let fallbackLibrary: Library | undefined;
+let deferred: DeferredRegistrations | undefined;
 
 /**
  * Registers the batching rules, the Batched fallback and the random operators' VmapMode kernels now (idempotent).
@@ -66,14 +67,15 @@ let fallbackLibrary: Library | undefined;
 export function registerVmap(): void {
   if (registered) return;
   registered = true;
-  deferred.cancel(); // running now: the deferred group must not run again
+  deferred?.cancel(); // running now: the deferred group must not run again
+  deferred = undefined;
   registerBatchingRules();
   registerVmapRandomness();
   fallbackLibrary = new Library('_', 'IMPL', DispatchKey.Batched, { location: 'core/features/vmap_fallback.ts' });
   fallbackLibrary.fallback(batchedFallback, { debug: 'vmap for-loop fallback' });
 }
 
-const deferred = Dispatcher.singleton().deferRegistrations(
+deferred = Dispatcher.singleton().deferRegistrations(
   'vmap (batching rules, random kernels, for-loop fallback)',
   [DispatchKey.Batched, DispatchKey.VmapMode],
   registerVmap,
