@@ -25,10 +25,11 @@ import { validatesBoxedValue } from './ops/arg_opaque.ts';
  */
 export function initRuntime(): void {
   Dispatcher.singleton().setValueValidator(validatesBoxedValue);
-  registerCpuBackend();
-  // The operators' definitions and their own kernels: defined at import, so lookups by name find them (their
-  // schemas parse and their rows materialize on first use, Note [Operators materialize on first use]).
+  // The operators' definitions, then their CPU kernels: defined at import, so lookups by name find them; their
+  // schemas parse, their kernels register and their rows materialize on first use (Note [Operators materialize on
+  // first use], Note [Deferred registrations]).
   registerOperators();
+  registerCpuBackend();
   installTensorMethods();
   installAutogradMethods();
   installTensorConveniences();

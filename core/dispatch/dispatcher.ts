@@ -83,8 +83,11 @@ export interface ImplOptions {
 export interface DeferredDefOptions {
   /** PyTorch's alias analysis kind (default `FROM_SCHEMA`). */
   readonly aliasAnalysis?: string;
-  /** The schema's number of arguments, if known without parsing (lets kernels be checked without a parse). */
-  readonly argumentCount?: number;
+  /**
+   * The schema's number of arguments, if known without parsing (lets kernels be checked without a parse), or a
+   * function that counts them without parsing, called when a kernel's check first needs the count.
+   */
+  readonly argumentCount?: number | (() => number | undefined);
 }
 
 /** Options of {@linkcode Dispatcher}'s constructor. */
@@ -381,6 +384,7 @@ export class Dispatcher implements OperatorHost, EntryContext {
 
   #registerDef(name: string, registration: SchemaRegistration): RegistrationHandle {
     const state = this.#findOrRegisterName(name);
+    if (state.deferred !== undefined) this.#runOperatorDeferred(state);
     const entry = state.entry;
     const debug = registration.debug;
     if (entry.defCount !== 0) {
@@ -400,6 +404,7 @@ export class Dispatcher implements OperatorHost, EntryContext {
     entry.defAndImplCount++;
     this.#rebuildStubs(state);
     return new RegistrationHandle(() => {
+      if (state.deferred !== undefined) this.#runOperatorDeferred(state); // as if they had been made at once
       entry.defCount--;
       entry.defAndImplCount--;
       if (entry.defCount === 0) entry.schema = undefined;
@@ -429,6 +434,7 @@ export class Dispatcher implements OperatorHost, EntryContext {
     if (this.#deferred.length !== 0) this.#runDeferredAt(stored);
     const debug = options.debug ?? 'registered at <unknown>';
     const state = this.#findOrRegisterName(name);
+    if (state.deferred !== undefined) this.#runOperatorDeferred(state); // older than this one
     const entry = state.entry;
     const stable = options.kernelName ?? `${name}@${key === undefined ? 'CatchAll' : dispatchKeyName(key)}:${debug}`;
     const annotated = this.#annotate(kernel, debug, options.inferredSchema, stable);
@@ -574,6 +580,40 @@ export class Dispatcher implements OperatorHost, EntryContext {
   /** Runs every pending deferred registration group now, oldest first (Note [Deferred registrations]). */
   runDeferredRegistrations(): void {
     this.#runAllDeferred();
+  }
+
+  /**
+   * Defers registrations for one pending operator (its own kernels) until the operator is first needed (Note
+   * [Deferred registrations]): `register` runs before the operator materializes (its first call, a boxed call or a
+   * table computation), before any other registration or def for it, before its dump or `hasKernelForDispatchKey`,
+   * and before the store is read as a whole. It must register only kernels of this operator. For an operator that
+   * is not pending (already materialized, or the store is shared) it runs at once.
+   *
+   * @example
+   * ```ts
+   * import { Dispatcher, DispatchKey, Library } from '../../mod.ts';
+   * const d = new Dispatcher();
+   * using def = new Library('dox', 'DEF', undefined, { dispatcher: d });
+   * const op = def.defineDeferred('dox::f(int x) -> int');
+   * const impl = new Library('dox', 'IMPL', DispatchKey.CompositeImplicitAutograd, { dispatcher: d });
+   * d.deferOperatorRegistrations(op, () => impl.impl('f', (_h: number, _l: number, x: number) => x + 1));
+   * op.call(1); // 2: the kernel was registered as the operator materialized
+   * ```
+   */
+  deferOperatorRegistrations(op: OperatorHandle, register: () => void): void {
+    if (typeof register !== 'function') {
+      throw new TypeError(`deferOperatorRegistrations: expected a function that registers, got ${typeof register}`);
+    }
+    const state = this.#state(op, false);
+    if (!state.pending) return register();
+    (state.deferred ??= []).push(register);
+  }
+
+  /** Runs an operator's deferred registrations (Note [Deferred registrations]). */
+  #runOperatorDeferred(state: OperatorState): void {
+    const list = state.deferred!;
+    state.deferred = undefined; // first: their own registrations for the operator must not run them again
+    for (const register of list) register();
   }
 
   #runAllDeferred(): void {
@@ -724,6 +764,7 @@ export class Dispatcher implements OperatorHost, EntryContext {
   dumpState(op: OperatorHandle): string {
     this.#runAllDeferred();
     const state = this.#stateOrUndefined(op);
+    if (state?.deferred !== undefined) this.#runOperatorDeferred(state);
     return state === undefined || state.dead ? '' : state.entry.dumpState();
   }
   /** PyTorch's `_dispatch_dump_table` of an operator. */
@@ -739,7 +780,9 @@ export class Dispatcher implements OperatorHost, EntryContext {
   /** Whether a kernel is registered directly at `key`. */
   hasKernelForDispatchKey(op: OperatorHandle, key: DispatchKey): boolean {
     if (this.#deferred.length !== 0) this.#runDeferredAt(key);
-    return (this.#stateOrUndefined(op)?.entry.kernels.get(key)?.length ?? 0) > 0;
+    const state = this.#stateOrUndefined(op);
+    if (state?.deferred !== undefined) this.#runOperatorDeferred(state);
+    return (state?.entry.kernels.get(key)?.length ?? 0) > 0;
   }
 
   /**
@@ -780,14 +823,14 @@ export class Dispatcher implements OperatorHost, EntryContext {
     return state?.handle === op && state.host === this ? state : undefined;
   }
 
-  #state(op: OperatorHandle): OperatorState {
+  #state(op: OperatorHandle, materialize = true): OperatorState {
     const state = this.#stateOrUndefined(op);
     if (state === undefined || state.dead) {
       throw new RuntimeError(
         `Operator ${op.name} is not registered with this dispatcher (it may have been deregistered)`,
       );
     }
-    if (state.pending) this.#materialize(state);
+    if (materialize && state.pending) this.#materialize(state);
     return state;
   }
 
@@ -808,6 +851,7 @@ export class Dispatcher implements OperatorHost, EntryContext {
   // Schemas (Library.defineDeferred) and schema-generated kernels (KernelFunction.deferred) are deferred the same way.
 
   #materialize(state: OperatorState): void {
+    if (state.deferred !== undefined) this.#runOperatorDeferred(state);
     state.pending = false;
     this.#materialized.add(state);
     this.#updateTable(state);
@@ -836,7 +880,15 @@ export class Dispatcher implements OperatorHost, EntryContext {
     const existed = this.#store.shared && (this.#retiredRows.has(name) || this.#store.registry!.rowOf(name) >= 0);
     const row = this.#retiredRows.get(name) ?? this.#store.allocateRow(name);
     this.#retiredRows.delete(name);
-    const state: OperatorState = { entry, row, handle: undefined!, dead: false, host: this, pending: !this.#eager };
+    const state: OperatorState = {
+      entry,
+      row,
+      handle: undefined!,
+      dead: false,
+      host: this,
+      pending: !this.#eager,
+      deferred: undefined,
+    };
     // A pending operator's handle gets its stubs when it materializes (OperatorHandle's stub accessors).
     const stubs = state.pending
       ? undefined
@@ -1138,19 +1190,24 @@ class Registration implements SchemaRegistration {
   #schema: FunctionSchema | undefined;
   readonly debug: string;
   readonly aliasAnalysis: string;
-  /** The schema's number of arguments, when the registration said (before parsing). */
-  readonly argumentCount: number | undefined;
+  #count: number | (() => number | undefined) | undefined;
   constructor(
     schema: FunctionSchema | (() => FunctionSchema),
     debug: string,
     aliasAnalysis: string,
-    argumentCount: number | undefined,
+    argumentCount: number | (() => number | undefined) | undefined,
   ) {
     if (typeof schema === 'function') this.#parse = schema;
     else this.#schema = schema;
     this.debug = debug;
     this.aliasAnalysis = aliasAnalysis;
-    this.argumentCount = argumentCount;
+    this.#count = argumentCount;
+  }
+  /** The schema's number of arguments, when the registration said (before parsing); counted on first read. */
+  get argumentCount(): number | undefined {
+    const count = this.#count;
+    if (typeof count !== 'function') return count;
+    return this.#count = this.#schema?.arguments.length ?? count();
   }
   get schema(): FunctionSchema {
     if (this.#parse !== undefined) {

@@ -33,6 +33,8 @@ export interface OperatorState {
   pending: boolean;
   /** The dispatcher that owns the operator. */
   readonly host: object;
+  /** Registrations for this operator deferred until it is first needed (Note [Deferred registrations]). */
+  deferred: Array<() => void> | undefined;
 }
 
 /** The call and redispatch stubs for an operator's current schema (generic ones without a schema). */

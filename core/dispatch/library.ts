@@ -257,7 +257,8 @@ export class Library<V extends SchemaValueTypes = UntypedSchemaValues> implement
       const schema = parseSchema(schemaText);
       return schema.namespace === '' ? withNamespace(schema, this.ns) : schema;
     };
-    const argumentCount = known ?? countArguments(schemaText);
+    // Counted when a kernel's check first needs it (an operator whose kernels are registered lazily never may).
+    const argumentCount = known ?? (() => countArguments(schemaText));
     this.#handles.push(
       this.dispatcher.registerDeferredDef(full, parse, `registered at ${this.location}`, { argumentCount }),
     );
