@@ -120,6 +120,9 @@ export const FRAMEWORK_FALLTHROUGH_KEYS: readonly DispatchKey[] = [
 
 let defaultDispatcher: Dispatcher | undefined;
 
+/** The row of a pending operator that has none yet (it gets one when it materializes). */
+const UNALLOCATED: RowRef = Object.freeze({ row: -1, words: new Int32Array(0), base: 0 });
+
 /**
  * A group of registrations a dispatcher runs when they are first needed (Note [Deferred registrations]), from
  * {@linkcode Dispatcher.deferRegistrations}.
@@ -525,12 +528,21 @@ export class Dispatcher implements OperatorHost, EntryContext {
   //    materializeAll, and every reader of the store as a whole (tableStore, shareTables, attachTables, so Workers
   //    see the group's rows: Note [Shared table store]); once the store is shared, a new group runs at once.
   // So a program that never reaches the keys never runs the group, and one that does observes what eager
-  // registration gives: the same dumps, tables, warnings and winner of every key. Kernel ids may differ (they are
-  // handed out in registration order), which no dump shows and shared stores map by stable name. A group may only
+  // registration gives: the same dumps, tables, warnings and winner of every key. Kernel ids and row numbers may
+  // differ (handed out in registration and materialization order), which no dump shows and shared stores map by
+  // stable name. A group may only
   // register kernels and fallbacks (at its keys) for operators that exist when it is deferred: lookups by name
   // (findOp, findSchema, operatorNames) do not run it. `cancel()` drops a group unrun (a feature's deregistration
   // helper, so that a later need does not register what was removed); `run()` runs it now (the feature's own entry
   // points, which know they need it). `pendingRegistrations()` lists the groups still pending.
+  //
+  // The same idea per operator: `deferOperatorRegistrations(op, register)` holds registrations of one pending
+  // operator's own kernels (registerOperators' Meta, composite, ADInplaceOrView and Autograd kernels, the CPU
+  // backend's kernel; ~1200 registrations at import for ~290 operators of which a program uses a few). They run
+  // before the operator materializes (so its first row and stubs include them), before any other registration or def
+  // for it (so a user's kernel is newer, and a mismatching kernel is refused as before), before its dumpState and
+  // hasKernelForDispatchKey (the other inspections materialize it), and with every operator when the store is read
+  // as a whole (materializeAll), so again nothing can tell them from registrations made at import.
 
   /**
    * Defers a group of registrations at runtime `keys` until first needed (Note [Deferred registrations]): `register`
@@ -838,8 +850,8 @@ export class Dispatcher implements OperatorHost, EntryContext {
   // Importing the library registers ~290 operators with ~1500 kernels and fallbacks; computing every operator's
   // table row and generating its call stubs after each of those registrations was most of the package's start-up.
   // So a new operator starts *pending*: registrations only record the schema and kernels in its OperatorEntry (and
-  // take kernel ids, so ids do not depend on what was used), its row in the table store stays unwritten, and its
-  // handle has no `call`, `callUnchecked` or `redispatch` of its own. Reading one of those (OperatorHandle's
+  // take kernel ids), it has no row in the table store yet (one is allocated as it materializes), and its handle
+  // has no `call`, `callUnchecked` or `redispatch` of its own. Reading one of those (OperatorHandle's
   // accessors, so before the caller's first call), any dispatcher method that reads the row (boxed calls, dumps of
   // the computed table, checkInvariants), `materialize(op)`, or reading `tableStore` (what another agent reads)
   // materializes it: the row is computed once from the entry and written, the stubs are generated for the current
@@ -848,10 +860,12 @@ export class Dispatcher implements OperatorHost, EntryContext {
   // once. The computed table is a function of the registrations only (Note [Computed table equals stored table]),
   // so when it is computed does not change what it holds. No stand-in stub is ever called: a call site that first
   // saw a stand-in and then the real stub would stay polymorphic (megamorphic in V8) for the rest of the program.
-  // Schemas (Library.defineDeferred) and schema-generated kernels (KernelFunction.deferred) are deferred the same way.
+  // Schemas (Library.defineDeferred) and schema-generated kernels (KernelFunction.deferred) are deferred the same way,
+  // and so are the library's own kernels for its operators (Note [Deferred registrations]).
 
   #materialize(state: OperatorState): void {
     if (state.deferred !== undefined) this.#runOperatorDeferred(state);
+    if (state.row === UNALLOCATED) state.row = this.#store.allocateRow(state.entry.name);
     state.pending = false;
     this.#materialized.add(state);
     this.#updateTable(state);
@@ -877,8 +891,11 @@ export class Dispatcher implements OperatorHost, EntryContext {
     // its row after the operator is deregistered, so a row is never handed to another operator: it stays
     // with its operator name (cleared to "missing") and is reused only if that name is registered again.
     // Shared: a row some agent published already changes only by what this agent registers from now on.
+    // A pending operator gets its row when it materializes (Note [Operators materialize on first use]); only a
+    // materialized one can have handed its row to a stub. (The store is never shared while operators are pending.)
+    const pending = !this.#eager;
     const existed = this.#store.shared && (this.#retiredRows.has(name) || this.#store.registry!.rowOf(name) >= 0);
-    const row = this.#retiredRows.get(name) ?? this.#store.allocateRow(name);
+    const row = this.#retiredRows.get(name) ?? (pending ? UNALLOCATED : this.#store.allocateRow(name));
     this.#retiredRows.delete(name);
     const state: OperatorState = {
       entry,
@@ -886,7 +903,7 @@ export class Dispatcher implements OperatorHost, EntryContext {
       handle: undefined!,
       dead: false,
       host: this,
-      pending: !this.#eager,
+      pending,
       deferred: undefined,
     };
     // A pending operator's handle gets its stubs when it materializes (OperatorHandle's stub accessors).
@@ -949,10 +966,10 @@ export class Dispatcher implements OperatorHost, EntryContext {
       // other agents' registrations of the operator stay published.
       this.#store.publishChange(state.row, this.#published.get(state), state.entry.computeRow(this));
       this.#published.delete(state);
-    } else {
+    } else if (state.row !== UNALLOCATED) {
       this.#store.clearRow(state.row);
     }
-    this.#retiredRows.set(state.entry.name, state.row);
+    if (state.row !== UNALLOCATED) this.#retiredRows.set(state.entry.name, state.row);
     state.dead = true;
     const gone = () => {
       throw new RuntimeError(`Operator ${state.entry.name} has been deregistered`);
