@@ -153,11 +153,17 @@ export interface DeferredRegistrations {
 class DeferredGroup implements DeferredRegistrations {
   readonly name: string;
   readonly keys: readonly DispatchKey[];
+  /** The keys as keyset words (what the include-set watch compares). */
+  readonly hi: number;
+  readonly lo: number;
   #register: (() => void) | undefined;
   readonly #detach: (group: DeferredGroup) => void;
   constructor(name: string, keys: readonly DispatchKey[], register: () => void, detach: (g: DeferredGroup) => void) {
     this.name = name;
     this.keys = keys;
+    const ks = DispatchKeySet.of(...keys);
+    this.hi = ks.hi;
+    this.lo = ks.lo;
     this.#register = register;
     this.#detach = detach;
   }
@@ -664,18 +670,14 @@ export class Dispatcher implements OperatorHost, EntryContext {
     if (this.#deferred.length === 0) return;
     let hi = 0, lo = 0;
     for (const group of this.#deferred) {
-      const ks = DispatchKeySet.of(...group.keys);
-      hi |= ks.hi;
-      lo |= ks.lo;
+      hi |= group.hi;
+      lo |= group.lo;
     }
     this.#unwatch = watchIncludedKeys(hi, lo, (h, l) => this.#runIncluded(h, l));
   }
 
   #runIncluded(hi: number, lo: number): void {
-    for (const group of this.#deferred.slice()) {
-      const ks = DispatchKeySet.of(...group.keys);
-      if ((ks.hi & hi) !== 0 || (ks.lo & lo) !== 0) group.run();
-    }
+    for (const group of this.#deferred.slice()) if ((group.hi & hi) !== 0 || (group.lo & lo) !== 0) group.run();
   }
 
   /** The backend fallback of a table slot (part of {@linkcode EntryContext}). */

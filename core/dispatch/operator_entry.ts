@@ -126,16 +126,17 @@ export class OperatorEntry {
     if ((undef || isIncludedInAlias(k, DispatchKey.CompositeExplicitAutograd)) && cea !== undefined) {
       return { kernel: cea, source: 'default backend kernel' };
     }
-    // A backend kernel for this autograd key's backend, or any CEA kernel (but not a CEANonFunctional one),
-    // means the composite decomposition must not hide it: autograd then uses the Autograd alias kernel or
-    // falls through to the backend.
-    const hasBackendKernel = this.hasKernelForAnyDispatchKey(getBackendKeySetFromAutograd(k)) || cea !== undefined;
     if (undef || isIncludedInAlias(k, DispatchKey.CompositeImplicitAutograd)) {
       const cia = this.#active(DispatchKey.CompositeImplicitAutograd);
       if (cia !== undefined) {
         if (k === DispatchKey.AutogradOther && this.hasKernelForAnyDispatchKey(AUTOGRADOTHER_BACKENDS)) {
           return { kernel: ctx.ambiguousAutogradOther, source: 'ambiguous autogradother' };
         }
+        // A backend kernel for this autograd key's backend, or any CEA kernel (but not a CEANonFunctional one),
+        // means the composite decomposition must not hide it: autograd then uses the Autograd alias kernel or
+        // falls through to the backend. (Asked only here: the keyset is made per key.)
+        const hasBackendKernel = cea !== undefined ||
+          this.hasKernelForAnyDispatchKey(getBackendKeySetFromAutograd(k));
         if (!hasBackendKernel) return { kernel: cia, source: 'math kernel' };
       }
     }

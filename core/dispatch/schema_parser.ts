@@ -25,13 +25,13 @@ import {
   BASE_TYPE_KINDS,
   type BaseTypeKind,
   type DefaultValue,
-  findSchemaProblem,
   FunctionSchema,
   MAX_LIST_SIZE,
   MAX_TYPE_NESTING,
   OperatorName,
   printType,
   RESERVED_WORDS,
+  schemaOrProblem,
   type SchemaType,
 } from './function_schema.ts';
 
@@ -567,8 +567,9 @@ class Parser {
     const { returns, returnRanges, isVarret } = this.#parseReturns();
     this.#expectEnd();
     const init = { name, overloadName, arguments: args, returns, isVararg, isVarret };
-    const problem = findSchemaProblem(init);
-    if (problem !== undefined) {
+    const made = schemaOrProblem(init);
+    if (!(made instanceof FunctionSchema)) {
+      const problem = made;
       const [start, end] = problem.list === 'arguments'
         ? argRanges[problem.index]
         : problem.list === 'returns'
@@ -577,7 +578,7 @@ class Parser {
       const found = `'${this.#text.slice(start, end)}'`;
       throw new SchemaParseError(problem.message, this.#text, start, 'a valid schema', found);
     }
-    return new FunctionSchema(init);
+    return made;
   }
 
   #parseName(): { name: string; overloadName: string } {
