@@ -224,3 +224,84 @@ describe('deferred registration groups', () => {
     assert.deepEqual(d.pendingRegistrations(), []);
   });
 });
+
+/** `dz::f` (deferred def) with its kernels registered at once or deferred to the operator's first need. */
+function buildOperator(deferred: boolean) {
+  const warnings: string[] = [];
+  const log: string[] = [];
+  const d = new Dispatcher({ onWarning: (m) => warnings.push(m) });
+  const def = new Library('dz', 'DEF', undefined, { dispatcher: d, location: 'deferred.test.ts:10' });
+  const f = def.defineDeferred('dz::f(Tensor x, int n) -> str');
+  const other = def.defineDeferred('dz::other(Tensor x) -> str');
+  const impl = new Library('dz', 'IMPL', undefined, { dispatcher: d, location: 'deferred.test.ts:11' });
+  const register = () => {
+    log.push('registered');
+    impl.impl('f', (_h: number, _l: number, x: Fake, n: number) => `cpu ${x.label} ${n}`, K.CPU);
+    impl.impl('f', KernelFunction.fallthrough(), K.Autograd);
+  };
+  impl.impl('other', (_h: number, _l: number, x: Fake) => `other ${x.label}`, K.CPU);
+  if (deferred) d.deferOperatorRegistrations(f, register);
+  else register();
+  return { d, f, other, log, warnings };
+}
+
+describe('deferred registrations of one operator', () => {
+  it('run as the operator materializes, not before, and its first call uses them', () => {
+    const { f, log } = buildOperator(true);
+    assert.deepEqual(log, []);
+    assert.equal(f.call(plain('a'), 3), 'cpu a 3');
+    assert.deepEqual(log, ['registered']);
+    assert.equal(f.call(plain('b'), 4), 'cpu b 4');
+    assert.deepEqual(log, ['registered']);
+  });
+
+  it('run before its dump, hasKernelForDispatchKey and table inspection, which equal the eager ones', () => {
+    for (const inspect of ['dump', 'hasKernel', 'computedTable', 'materializeAll', 'tableStore'] as const) {
+      const lazy = buildOperator(true), eager = buildOperator(false);
+      if (inspect === 'dump') lazy.f.dump();
+      else if (inspect === 'hasKernel') assert.equal(lazy.f.hasKernelForDispatchKey(K.CPU), true);
+      else if (inspect === 'computedTable') lazy.f.computedTable();
+      else if (inspect === 'materializeAll') lazy.d.materializeAll();
+      else void lazy.d.tableStore;
+      assert.deepEqual(lazy.log, ['registered'], inspect);
+      assert.deepEqual(tables([lazy.f, lazy.other]), tables([eager.f, eager.other]), inspect);
+      lazy.d.checkInvariants();
+    }
+  });
+
+  it("run before any other registration for the operator: a user's kernel is newer, wins and warns as eager", () => {
+    const runs = [true, false].map((deferred) => {
+      const built = buildOperator(deferred);
+      const user = new Library('dz', 'IMPL', K.CPU, { dispatcher: built.d, location: 'user.ts:3' });
+      user.impl('f', (_h: number, _l: number, x: Fake) => `user ${x.label}`, undefined, { debug: 'user f' });
+      const during = built.f.call(plain('u'), 1);
+      user.dispose();
+      return { during, after: built.f.call(plain('u'), 1), dump: built.f.dump(), warnings: built.warnings };
+    });
+    assert.equal(runs[0].during, 'user u');
+    assert.equal(runs[0].after, 'cpu u 1');
+    assert.deepEqual(runs[0], runs[1]);
+    assert.match(runs[0].warnings[0], /previous kernel: registered at deferred\.test\.ts:11\n\s+new kernel: user f/);
+  });
+
+  it("another operator's use does not run them; a materialized operator's run at once", () => {
+    const { d, f, other, log } = buildOperator(true);
+    assert.equal(other.call(plain('o')), 'other o');
+    assert.deepEqual(log, []);
+    d.materialize(f);
+    assert.deepEqual(log, ['registered']);
+    let ran = 0;
+    d.deferOperatorRegistrations(f, () => ran++);
+    assert.equal(ran, 1, 'a materialized operator registers at once');
+  });
+
+  it('a kernel the schema refuses is refused when they run, as registering it at once would be', () => {
+    const d = new Dispatcher();
+    using def = new Library('dw', 'DEF', undefined, { dispatcher: d });
+    const op = def.defineDeferred('dw::g(Tensor x) -> Tensor');
+    const impl = new Library('dw', 'IMPL', K.CPU, { dispatcher: d });
+    d.deferOperatorRegistrations(op, () => impl.impl('g', (_h: number, _l: number, _x: Fake, _y: Fake) => 0));
+    assert.throws(() => op.dump(), /The kernel function takes 4 parameters but the schema has 1 arguments/);
+    assert.throws(() => d.deferOperatorRegistrations(op, 'x' as never), /expected a function that registers/);
+  });
+});
