@@ -44,6 +44,7 @@ export const CPU_KERNELS: { readonly [K in BackendOpName | CpuOnlyOpName]: Kerne
 };
 
 let library: Library | undefined;
+const CPU_KEY: readonly DispatchKey[] = [DispatchKey.CPU];
 
 /**
  * Registers the CPU backend with the default dispatcher (idempotent).
@@ -68,7 +69,7 @@ export function registerCpuBackend(dispatcher: Dispatcher = Dispatcher.singleton
     // A defined operator gets its CPU kernel as it is first needed, with its other kernels (Note [Deferred
     // registrations] in core/dispatch/dispatcher.ts); one not defined yet gets it now.
     const op = dispatcher.findOp(`aten::${name}`);
-    if (op !== undefined) dispatcher.deferOperatorRegistrations(op, register);
+    if (op !== undefined) dispatcher.deferOperatorRegistrations(op, register, CPU_KEY);
     else register();
   }
 }

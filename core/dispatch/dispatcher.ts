@@ -443,7 +443,8 @@ export class Dispatcher implements OperatorHost, EntryContext {
     if (this.#deferred.length !== 0) this.#runDeferredAt(stored);
     const debug = options.debug ?? 'registered at <unknown>';
     const state = this.#findOrRegisterName(name);
-    if (state.deferred !== undefined) this.#runOperatorDeferred(state); // older than this one
+    // Older than this one, where they register at its key (Note [Deferred registrations]).
+    if (state.deferred !== undefined && defersAt(state, stored)) this.#runOperatorDeferred(state);
     const entry = state.entry;
     const stable = options.kernelName ?? `${name}@${key === undefined ? 'CatchAll' : dispatchKeyName(key)}:${debug}`;
     const annotated = this.#annotate(kernel, debug, options.inferredSchema, stable);
@@ -544,11 +545,13 @@ export class Dispatcher implements OperatorHost, EntryContext {
   //
   // The same idea per operator: `deferOperatorRegistrations(op, register)` holds registrations of one pending
   // operator's own kernels (registerOperators' Meta, composite, ADInplaceOrView and Autograd kernels, the CPU
-  // backend's kernel; ~1200 registrations at import for ~290 operators of which a program uses a few). They run
-  // before the operator materializes (so its first row and stubs include them), before any other registration or def
-  // for it (so a user's kernel is newer, and a mismatching kernel is refused as before), before its dumpState and
-  // hasKernelForDispatchKey (the other inspections materialize it), and with every operator when the store is read
-  // as a whole (materializeAll), so again nothing can tell them from registrations made at import.
+  // backend's kernel; ~1200 registrations at import for ~290 operators of which a program uses a few), with the keys
+  // they register at. They run before the operator materializes (so its first row and stubs include them), before a
+  // def for it and any registration for it at one of those keys (so a user's kernel there is newer; one at another
+  // key, such as vmap's batching rules at Batched, is not ordered against them, and the first vmap does not register
+  // every operator's kernels), before its dumpState and hasKernelForDispatchKey at those keys (the other inspections
+  // materialize it), and with every operator when the store is read as a whole (materializeAll), so again nothing
+  // can tell them from registrations made at import.
 
   /**
    * Defers a group of registrations at runtime `keys` until first needed (Note [Deferred registrations]): `register`
@@ -603,9 +606,11 @@ export class Dispatcher implements OperatorHost, EntryContext {
   /**
    * Defers registrations for one pending operator (its own kernels) until the operator is first needed (Note
    * [Deferred registrations]): `register` runs before the operator materializes (its first call, a boxed call or a
-   * table computation), before any other registration or def for it, before its dump or `hasKernelForDispatchKey`,
-   * and before the store is read as a whole. It must register only kernels of this operator. For an operator that
-   * is not pending (already materialized, or the store is shared) it runs at once.
+   * table computation), before a def or any registration for it at one of `keys` (the keys it registers at, as
+   * `registerImpl` stores them: the catch-all is CompositeImplicitAutograd; default: any key), before its dump or
+   * `hasKernelForDispatchKey` at one of `keys`, and before the store is read as a whole. It must register only
+   * kernels of this operator, at `keys`. For an operator that is not pending (already materialized, or the store is
+   * shared) it runs at once.
    *
    * @example
    * ```ts
@@ -618,19 +623,38 @@ export class Dispatcher implements OperatorHost, EntryContext {
    * op.call(1); // 2: the kernel was registered as the operator materialized
    * ```
    */
-  deferOperatorRegistrations(op: OperatorHandle, register: () => void): void {
+  deferOperatorRegistrations(op: OperatorHandle, register: () => void, keys?: readonly DispatchKey[]): void {
     if (typeof register !== 'function') {
       throw new TypeError(`deferOperatorRegistrations: expected a function that registers, got ${typeof register}`);
+    }
+    let low = -1, high = -1;
+    if (keys !== undefined) {
+      if (!Array.isArray(keys)) {
+        throw new TypeError('deferOperatorRegistrations: keys must be an array of dispatch keys');
+      }
+      low = high = 0;
+      for (const k of keys) {
+        if (!isRuntimeDispatchKey(k) && !isAliasDispatchKey(k)) {
+          throw new RuntimeError(
+            `deferOperatorRegistrations: ${String(k)} is not a dispatch key kernels are stored at`,
+          );
+        }
+        if (k < 32) low |= 1 << k;
+        else high |= 1 << (k - 32);
+      }
     }
     const state = this.#state(op, false);
     if (!state.pending) return register();
     (state.deferred ??= []).push(register);
+    state.deferredLow |= low;
+    state.deferredHigh |= high;
   }
 
   /** Runs an operator's deferred registrations (Note [Deferred registrations]). */
   #runOperatorDeferred(state: OperatorState): void {
     const list = state.deferred!;
     state.deferred = undefined; // first: their own registrations for the operator must not run them again
+    state.deferredLow = state.deferredHigh = 0;
     for (const register of list) register();
   }
 
@@ -795,7 +819,7 @@ export class Dispatcher implements OperatorHost, EntryContext {
   hasKernelForDispatchKey(op: OperatorHandle, key: DispatchKey): boolean {
     if (this.#deferred.length !== 0) this.#runDeferredAt(key);
     const state = this.#stateOrUndefined(op);
-    if (state?.deferred !== undefined) this.#runOperatorDeferred(state);
+    if (state?.deferred !== undefined && defersAt(state, key)) this.#runOperatorDeferred(state);
     return (state?.entry.kernels.get(key)?.length ?? 0) > 0;
   }
 
@@ -907,6 +931,8 @@ export class Dispatcher implements OperatorHost, EntryContext {
       host: this,
       pending,
       deferred: undefined,
+      deferredLow: 0,
+      deferredHigh: 0,
     };
     // A pending operator's handle gets its stubs when it materializes (OperatorHandle's stub accessors).
     const stubs = state.pending
@@ -1184,6 +1210,11 @@ export class Dispatcher implements OperatorHost, EntryContext {
       this.#trace.exit();
     }
   }
+}
+
+/** Whether an operator's deferred registrations register at `key` (Note [Deferred registrations]). */
+function defersAt(state: OperatorState, key: DispatchKey): boolean {
+  return key < 32 ? (state.deferredLow & (1 << key)) !== 0 : (state.deferredHigh & (1 << (key - 32))) !== 0;
 }
 
 /**

@@ -48,6 +48,25 @@ function metaKernel(meta: (...args: unknown[]) => TensorMeta | readonly TensorMe
   };
 }
 
+const LOCATION = 'core/ops/declarations.ts';
+const KIND_OPTIONS: Readonly<Record<OpDecl['kind'], { readonly debug: string }>> = {
+  'backend': { debug: `backend kernel from ${LOCATION}` },
+  'factory': { debug: `factory kernel from ${LOCATION}` },
+  'composite-implicit': { debug: `composite-implicit kernel from ${LOCATION}` },
+  'composite-explicit': { debug: `composite-explicit kernel from ${LOCATION}` },
+};
+const DEFAULT_BACKEND = { debug: `default backend kernel from ${LOCATION}` };
+/** The keys registerKernels registers at. */
+const KERNEL_KEYS: readonly DispatchKey[] = [
+  DispatchKey.Meta,
+  DispatchKey.CompositeExplicitAutogradNonFunctional,
+  DispatchKey.BackendSelect,
+  DispatchKey.CompositeImplicitAutograd,
+  DispatchKey.CompositeExplicitAutograd,
+  DispatchKey.ADInplaceOrView,
+  DispatchKey.Autograd,
+];
+
 /**
  * Defines every declared operator in the default dispatcher (idempotent) and returns their handles.
  *
@@ -82,7 +101,7 @@ export function registerOperators(dispatcher: Dispatcher = Dispatcher.singleton(
     ) {
       throw new Error(`Operator aten::${name} has no derivative formula and is not listed as not differentiable`);
     }
-    dispatcher.deferOperatorRegistrations(op, () => registerKernels(impl, name, decl, op, derivative));
+    dispatcher.deferOperatorRegistrations(op, () => registerKernels(impl, name, decl, op, derivative), KERNEL_KEYS);
   }
   handles = out as OpHandles;
   setEngineOps({
@@ -99,15 +118,6 @@ export function registerOperators(dispatcher: Dispatcher = Dispatcher.singleton(
   });
   return handles;
 }
-
-const LOCATION = 'core/ops/declarations.ts';
-const KIND_OPTIONS: Readonly<Record<OpDecl['kind'], { readonly debug: string }>> = {
-  'backend': { debug: `backend kernel from ${LOCATION}` },
-  'factory': { debug: `factory kernel from ${LOCATION}` },
-  'composite-implicit': { debug: `composite-implicit kernel from ${LOCATION}` },
-  'composite-explicit': { debug: `composite-explicit kernel from ${LOCATION}` },
-};
-const DEFAULT_BACKEND = { debug: `default backend kernel from ${LOCATION}` };
 
 /**
  * An operator's own kernels: Meta, its composite or BackendSelect kernel, ADInplaceOrView when it mutates an

@@ -240,7 +240,7 @@ function buildOperator(deferred: boolean) {
     impl.impl('f', KernelFunction.fallthrough(), K.Autograd);
   };
   impl.impl('other', (_h: number, _l: number, x: Fake) => `other ${x.label}`, K.CPU);
-  if (deferred) d.deferOperatorRegistrations(f, register);
+  if (deferred) d.deferOperatorRegistrations(f, register, [K.CPU, K.Autograd]);
   else register();
   return { d, f, other, log, warnings };
 }
@@ -282,6 +282,26 @@ describe('deferred registrations of one operator', () => {
     assert.equal(runs[0].after, 'cpu u 1');
     assert.deepEqual(runs[0], runs[1]);
     assert.match(runs[0].warnings[0], /previous kernel: registered at deferred\.test\.ts:11\n\s+new kernel: user f/);
+  });
+
+  it('a registration or question at a key they do not register at does not run them; at one of theirs it does', () => {
+    const { d, f, log } = buildOperator(true);
+    using meta = new Library('dz', 'IMPL', K.Meta, { dispatcher: d });
+    meta.impl('f', (_h: number, _l: number, x: Fake) => `meta ${x.label}`);
+    assert.equal(f.hasKernelForDispatchKey(K.Meta), true);
+    assert.equal(f.hasKernelForDispatchKey(K.Batched), false);
+    assert.deepEqual(log, []);
+    assert.equal(f.hasKernelForDispatchKey(K.Autograd), true);
+    assert.deepEqual(log, ['registered']);
+    const again = buildOperator(true);
+    using cpu = new Library('dz', 'IMPL', K.CPU, { dispatcher: again.d });
+    cpu.impl('f', (_h: number, _l: number, x: Fake) => `user ${x.label}`);
+    assert.deepEqual(again.log, ['registered'], 'ours ran before the CPU registration');
+    assert.equal(again.f.call(plain('c'), 0), 'user c');
+    assert.throws(
+      () => d.deferOperatorRegistrations(f, () => {}, [99]),
+      /99 is not a dispatch key kernels are stored at/,
+    );
   });
 
   it("another operator's use does not run them; a materialized operator's run at once", () => {
