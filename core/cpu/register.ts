@@ -44,7 +44,7 @@ export const CPU_KERNELS: { readonly [K in BackendOpName | CpuOnlyOpName]: Kerne
 };
 
 let library: Library | undefined;
-const CPU_KEY: readonly DispatchKey[] = [DispatchKey.CPU];
+const CPU_KEY: readonly DispatchKey[] = Object.freeze([DispatchKey.CPU]);
 
 /**
  * Registers the CPU backend with the default dispatcher (idempotent).

@@ -629,19 +629,26 @@ export class Dispatcher implements OperatorHost, EntryContext {
     }
     let low = -1, high = -1;
     if (keys !== undefined) {
-      if (!Array.isArray(keys)) {
-        throw new TypeError('deferOperatorRegistrations: keys must be an array of dispatch keys');
-      }
-      low = high = 0;
-      for (const k of keys) {
-        if (!isRuntimeDispatchKey(k) && !isAliasDispatchKey(k)) {
-          throw new RuntimeError(
-            `deferOperatorRegistrations: ${String(k)} is not a dispatch key kernels are stored at`,
-          );
+      // Callers pass one frozen array for all their operators: its bits are worked out once.
+      let bits = keyBits.get(keys);
+      if (bits === undefined) {
+        if (!Array.isArray(keys)) {
+          throw new TypeError('deferOperatorRegistrations: keys must be an array of dispatch keys');
         }
-        if (k < 32) low |= 1 << k;
-        else high |= 1 << (k - 32);
+        bits = [0, 0];
+        for (const k of keys) {
+          if (!isRuntimeDispatchKey(k) && !isAliasDispatchKey(k)) {
+            throw new RuntimeError(
+              `deferOperatorRegistrations: ${String(k)} is not a dispatch key kernels are stored at`,
+            );
+          }
+          if (k < 32) bits[0] |= 1 << k;
+          else bits[1] |= 1 << (k - 32);
+        }
+        if (Object.isFrozen(keys)) keyBits.set(keys, bits);
       }
+      low = bits[0];
+      high = bits[1];
     }
     const state = this.#state(op, false);
     if (!state.pending) return register();
@@ -1211,6 +1218,9 @@ export class Dispatcher implements OperatorHost, EntryContext {
     }
   }
 }
+
+// The key bits of the frozen key arrays given to deferOperatorRegistrations.
+const keyBits = new WeakMap<readonly DispatchKey[], [number, number]>();
 
 /** Whether an operator's deferred registrations register at `key` (Note [Deferred registrations]). */
 function defersAt(state: OperatorState, key: DispatchKey): boolean {

@@ -57,7 +57,7 @@ const KIND_OPTIONS: Readonly<Record<OpDecl['kind'], { readonly debug: string }>>
 };
 const DEFAULT_BACKEND = { debug: `default backend kernel from ${LOCATION}` };
 /** The keys registerKernels registers at. */
-const KERNEL_KEYS: readonly DispatchKey[] = [
+const KERNEL_KEYS: readonly DispatchKey[] = Object.freeze([
   DispatchKey.Meta,
   DispatchKey.CompositeExplicitAutogradNonFunctional,
   DispatchKey.BackendSelect,
@@ -65,7 +65,7 @@ const KERNEL_KEYS: readonly DispatchKey[] = [
   DispatchKey.CompositeExplicitAutograd,
   DispatchKey.ADInplaceOrView,
   DispatchKey.Autograd,
-];
+]);
 
 /**
  * Defines every declared operator in the default dispatcher (idempotent) and returns their handles.
