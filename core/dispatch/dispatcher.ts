@@ -120,6 +120,9 @@ export const FRAMEWORK_FALLTHROUGH_KEYS: readonly DispatchKey[] = [
 
 let defaultDispatcher: Dispatcher | undefined;
 
+/** The fallthrough kernel's boxed function (what a fallthrough slot reached by an explicit keyset runs). */
+const FALLTHROUGH_BOXED = KernelFunction.fallthrough().boxed;
+
 /** The row of a pending operator that has none yet (it gets one when it materializes). */
 const UNALLOCATED: RowRef = Object.freeze({ row: -1, words: new Int32Array(0), base: 0 });
 
@@ -526,10 +529,11 @@ export class Dispatcher implements OperatorHost, EntryContext {
   //    registration wins within a key, so a user's kernel at the key must be newer than the library's, as it is when
   //    the library registers at import; the group's kernels at other keys are not ordered against it (the computed
   //    table does not depend on the order across keys, Note [Computed table equals stored table]);
-  //  - a dispatch that lands on a slot without a kernel (the slow path; for Batched, whose fallback is in the group):
-  //    the group runs and the slot is looked up again, so a call reaching one of its keys gets the kernel it would
-  //    have had; and any of its keys joining the include set (core/dispatch/local_dispatch_key_set.ts), since a key
-  //    whose fallback is a fallthrough (VmapMode) would otherwise be skipped rather than land on an empty slot;
+  //  - a dispatch that lands on a slot without a kernel (the slow path; for Batched, whose fallback is in the group),
+  //    or on a fallthrough through an explicit keyset (redispatch): the group runs and the slot is looked up again,
+  //    so a call reaching one of its keys gets the kernel it would have had; and any of its keys joining the include
+  //    set (core/dispatch/local_dispatch_key_set.ts), since a key whose fallback is a fallthrough (VmapMode) would
+  //    otherwise be masked out of a call's keyset rather than land on an empty slot;
   //  - every inspection of registrations or tables: dumpState, dumpComputedTable, computedTable,
   //    hasKernelForDispatchKey and callBoxedForDispatchKey (at its keys), checkInvariants, kernelName,
   //    materializeAll, and every reader of the store as a whole (tableStore, shareTables, attachTables, so Workers
@@ -537,9 +541,8 @@ export class Dispatcher implements OperatorHost, EntryContext {
   // So a program that never reaches the keys never runs the group, and one that does observes what eager
   // registration gives: the same dumps, tables, warnings and winner of every key. Kernel ids and row numbers may
   // differ (handed out in registration and materialization order), which no dump shows and shared stores map by
-  // stable name. A group may only
-  // register kernels and fallbacks (at its keys) for operators that exist when it is deferred: lookups by name
-  // (findOp, findSchema, operatorNames) do not run it. `cancel()` drops a group unrun (a feature's deregistration
+  // stable name. A group may only register kernels and fallbacks (at its keys) for operators that exist when it is
+  // deferred: lookups by name (findOp, findSchema, operatorNames) do not run it. `cancel()` drops a group unrun (a feature's deregistration
   // helper, so that a later need does not register what was removed); `run()` runs it now (the feature's own entry
   // points, which know they need it). `pendingRegistrations()` lists the groups still pending.
   //
@@ -675,16 +678,17 @@ export class Dispatcher implements OperatorHost, EntryContext {
   }
 
   /**
-   * A dispatch with this keyset found no kernel: runs the groups that register at its key and says whether one ran
-   * (the slot is then worth a second look); otherwise runs them all, for the error's dump of the table.
+   * A dispatch with this keyset found no kernel (or a fallthrough): runs the groups that register at its key and
+   * says whether one ran (the slot is then worth a second look); otherwise, for a missing kernel (`failing`), runs
+   * them all, for the error's dump of the table.
    */
-  #runDeferredFor(hi: number, lo: number): boolean {
+  #runDeferredFor(hi: number, lo: number, failing: boolean): boolean {
     if (this.#deferred.length === 0) return false;
     const key = new DispatchKeySet(hi, lo).highestPriorityTypeId();
     const before = this.#deferred.length;
     this.#runDeferredAt(key);
     if (this.#deferred.length !== before) return true;
-    this.#runAllDeferred();
+    if (failing) this.#runAllDeferred();
     return false;
   }
 
@@ -1185,11 +1189,12 @@ export class Dispatcher implements OperatorHost, EntryContext {
     const foreign = this.#resolveForeign(state, id);
     if (foreign !== undefined) return foreign(hi, lo, ...args);
     const boxed = this.#boxed[id];
-    if (boxed === undefined) {
-      // A slot a deferred group fills: run it and look the slot up again (Note [Deferred registrations]).
-      if (this.#runDeferredFor(hi, lo)) return state.handle.redispatch(hi, lo, ...args);
-      throw reportDispatchError(this, state, this.#store.readRow(state.row.row).ids, hi, lo);
+    // A slot a deferred group fills (empty, or a fallthrough reached by an explicit keyset): run it and look the slot
+    // up again (Note [Deferred registrations]).
+    if ((boxed === undefined || boxed === FALLTHROUGH_BOXED) && this.#runDeferredFor(hi, lo, boxed === undefined)) {
+      return state.handle.redispatch(hi, lo, ...args);
     }
+    if (boxed === undefined) throw reportDispatchError(this, state, this.#store.readRow(state.row.row).ids, hi, lo);
     const schema = state.entry.schema?.schema;
     let stack: Stack;
     try {
@@ -1205,8 +1210,12 @@ export class Dispatcher implements OperatorHost, EntryContext {
     const { words, base } = state.row;
     const id = words[base + ROW_ENTRIES + dispatchTableIndex(ks.hi, ks.lo)];
     const boxed = this.#boxed[id];
+    if (
+      (boxed === undefined || boxed === FALLTHROUGH_BOXED) && this.#runDeferredFor(ks.hi, ks.lo, boxed === undefined)
+    ) {
+      return this.#runBoxed(state, label, ks, stack);
+    }
     if (boxed === undefined) {
-      if (this.#runDeferredFor(ks.hi, ks.lo)) return this.#runBoxed(state, label, ks, stack);
       throw reportDispatchError(this, state, this.#store.readRow(state.row.row).ids, ks.hi, ks.lo);
     }
     if (!this.#trace.enabled) return boxed(state.handle, ks, stack);

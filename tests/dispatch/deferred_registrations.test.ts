@@ -121,6 +121,14 @@ describe('deferred registration groups', () => {
     assert.equal(inEager, 'mode g x');
     assert.equal(inLazy, inEager);
     assert.deepEqual(lazy.log, ['registered']);
+    // An explicit keyset reaching the key, whose slot holds the framework's fallthrough until the group runs.
+    const explicit = build(true);
+    const vmapMode = DispatchKeySet.of(K.VmapMode);
+    assert.equal(explicit.g.redispatch(vmapMode.hi, vmapMode.lo, plain('r')), 'mode g r');
+    assert.deepEqual(explicit.log, ['registered']);
+    const boxed = build(true), stack = [IValue.tensor(plain('s'))];
+    boxed.d.redispatchBoxed(boxed.g, vmapMode, stack);
+    assert.deepEqual(stack.map((v) => v.toJS()), ['mode g s']);
   });
 
   it("a user's kernel at their key registered before first use is newer: it wins, warns as eager, and unwinds", () => {
