@@ -20,8 +20,8 @@ import { Dispatcher } from './dispatch/dispatcher.ts';
 import { validatesBoxedValue } from './ops/arg_opaque.ts';
 
 /**
- * Registers the CPU backend and the operators, installs the Tensor methods, and lets the dispatcher's boxing check tensors and
- * the other values only this layer knows (idempotent).
+ * Registers the operators and the CPU backend, installs the Tensor methods, and lets the dispatcher's boxing check
+ * tensors and the other values only this layer knows (idempotent).
  */
 export function initRuntime(): void {
   Dispatcher.singleton().setValueValidator(validatesBoxedValue);

@@ -542,9 +542,10 @@ export class Dispatcher implements OperatorHost, EntryContext {
   // registration gives: the same dumps, tables, warnings and winner of every key. Kernel ids and row numbers may
   // differ (handed out in registration and materialization order), which no dump shows and shared stores map by
   // stable name. A group may only register kernels and fallbacks (at its keys) for operators that exist when it is
-  // deferred: lookups by name (findOp, findSchema, operatorNames) do not run it. `cancel()` drops a group unrun (a feature's deregistration
-  // helper, so that a later need does not register what was removed); `run()` runs it now (the feature's own entry
-  // points, which know they need it). `pendingRegistrations()` lists the groups still pending.
+  // deferred: lookups by name (findOp, findSchema, operatorNames) do not run it. `cancel()` drops a group unrun (a
+  // feature's deregistration helper, so that a later need does not register what was removed); `run()` runs it now
+  // (the feature's own entry points, which know they need it). `pendingRegistrations()` lists the groups still
+  // pending.
   //
   // The same idea per operator: `deferOperatorRegistrations(op, register)` holds registrations of one pending
   // operator's own kernels (registerOperators' Meta, composite, ADInplaceOrView and Autograd kernels, the CPU
@@ -568,7 +569,8 @@ export class Dispatcher implements OperatorHost, EntryContext {
    * using def = new Library('dex', 'DEF', undefined, { dispatcher: d });
    * const op = def.define('dex::f(Tensor x) -> Tensor');
    * const rules = new Library('dex', 'IMPL', DispatchKey.Batched, { dispatcher: d });
-   * d.deferRegistrations('dex rules', [DispatchKey.Batched], () => rules.impl('f', (_h: number, _l: number, x: unknown) => x));
+   * const rule = (_h: number, _l: number, x: unknown) => x;
+   * d.deferRegistrations('dex rules', [DispatchKey.Batched], () => rules.impl('f', rule));
    * d.pendingRegistrations(); // ['dex rules']
    * op.dump(); // runs the group first: the dump shows the Batched kernel
    * d.pendingRegistrations(); // []

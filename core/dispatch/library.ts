@@ -297,19 +297,19 @@ export class Library<V extends SchemaValueTypes = UntypedSchemaValues> implement
       ns = this.ns;
       full = `${this.ns}::${full}`;
     } else if (ns !== this.ns) {
+      const block = KIND_NAMES[this.kind];
       throw new RuntimeError(
-        `impl("${name}", ...): Explicitly provided namespace (${ns}) in operator name does not match namespace of enclosing ` +
-          `${KIND_NAMES[this.kind]} block (${this.ns}).  Move this definition to the ${KIND_NAMES[this.kind]} block ` +
-          `corresponding to this namespace (and consider deleting the namespace from your schema string.)  ` +
-          this.#context(),
+        implPrelude(name) +
+          `Explicitly provided namespace (${ns}) in operator name does not match namespace of enclosing ${block} ` +
+          `block (${this.ns}).  Move this definition to the ${block} block corresponding to this namespace (and ` +
+          `consider deleting the namespace from your schema string.)  ${this.#context()}`,
       );
     }
     const explicit = toKey(dispatchKey);
     if (explicit !== undefined && this.dispatchKey !== undefined && explicit !== this.dispatchKey) {
       throw new RuntimeError(
-        `impl("${name}", ...): Explicitly provided dispatch key (${
-          dispatchKeyName(explicit)
-        }) is inconsistent with the dispatch ` +
+        implPrelude(name) +
+          `Explicitly provided dispatch key (${dispatchKeyName(explicit)}) is inconsistent with the dispatch ` +
           `key of the enclosing ${KIND_NAMES[this.kind]} block (${dispatchKeyName(this.dispatchKey)}).  Please ` +
           `declare a separate ${KIND_NAMES[this.kind]} block for this dispatch key and move your impl() there.  ` +
           this.#context(),
@@ -452,6 +452,11 @@ function isPlainOperatorName(name: string): boolean {
 
 // An operator gets about five impl() calls at import (its kernels for Meta, CPU, Autograd, Batched...).
 const plainNames = new Map<string, boolean>();
+
+/** The start of `impl`'s errors (built only for an error: impl runs ~1500 times at import). */
+function implPrelude(name: string): string {
+  return `impl("${name}", ...): `;
+}
 
 function namespaceOf(name: string): string {
   const i = name.indexOf('::');

@@ -31,9 +31,10 @@ const watchers: Array<{ readonly hi: number; readonly lo: number; readonly run: 
 let watchedHi = 0, watchedLo = 0;
 
 /**
- * Calls `run` with the keys about to join the include set whenever one of the `hi`/`lo` keys is among them the include set (through {@linkcode includeKeys},
- * {@linkcode withIncludedKeys} or {@linkcode withLocalDispatchKeySet}); returns the function that stops watching.
- * For the dispatcher's deferred registrations (Note [Deferred registrations] in dispatcher.ts).
+ * Calls `run(hi, lo)` with the keys about to join the include set (through {@linkcode includeKeys},
+ * {@linkcode withIncludedKeys} or {@linkcode withLocalDispatchKeySet}) whenever one of the watched `hi`/`lo` keys is
+ * among them, before they join; returns the function that stops watching. For the dispatcher's deferred
+ * registrations (Note [Deferred registrations] in dispatcher.ts).
  *
  * @example
  * ```ts

@@ -33,7 +33,7 @@ describe('deferred feature registrations', () => {
     assert.deepEqual(out.pending, []);
   });
 
-  it("a user's Batched kernel registered before the first vmap wins, after a warning naming the rule it overrides", () => {
+  it("a user's Batched kernel registered before the first vmap wins, after a warning naming the rule", () => {
     const out = run('user');
     assert.deepEqual(out.pendingAfterUserImpl, [FUNCTIONALIZE], 'the vmap group ran before the user registration');
     assert.equal(out.during, 'the user kernel ran');
