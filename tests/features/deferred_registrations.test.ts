@@ -55,7 +55,7 @@ describe('deferred feature registrations', () => {
     assert.equal(out.functionalizeSlot, 'missing');
   });
 
-  it('Workers see them: sharing the store runs them, and an attached agent reads and uses their rows', () => {
+  it('Workers see them: sharing runs them, and a Worker attached to the store reads and uses their rows', () => {
     const out = run('worker');
     assert.deepEqual(out.pendingAfterSharing, []);
     assert.equal(out.mainNegBatched, 'batching rule for aten::neg');
