@@ -44,6 +44,7 @@ export const CPU_KERNELS: { readonly [K in BackendOpName | CpuOnlyOpName]: Kerne
 };
 
 let library: Library | undefined;
+const CPU_KEY: readonly DispatchKey[] = Object.freeze([DispatchKey.CPU]);
 
 /**
  * Registers the CPU backend with the default dispatcher (idempotent).
@@ -57,10 +58,18 @@ let library: Library | undefined;
 export function registerCpuBackend(dispatcher: Dispatcher = Dispatcher.singleton()): void {
   if (library !== undefined) return;
   registerCpuAllocators();
-  library = new Library('aten', 'IMPL', DispatchKey.CPU, { dispatcher, location: 'core/cpu/register.ts' });
+  const lib = new Library('aten', 'IMPL', DispatchKey.CPU, { dispatcher, location: 'core/cpu/register.ts' });
+  library = lib;
   for (const [name, kernel] of Object.entries(CPU_KERNELS)) {
-    library.impl(name, kernel as (hi: number, lo: number, ...args: unknown[]) => unknown, undefined, {
-      debug: `cpu kernel ${name}`,
-    });
+    const register = () => {
+      lib.impl(name, kernel as (hi: number, lo: number, ...args: unknown[]) => unknown, undefined, {
+        debug: `cpu kernel ${name}`,
+      });
+    };
+    // A defined operator gets its CPU kernel as it is first needed, with its other kernels (Note [Deferred
+    // registrations] in core/dispatch/dispatcher.ts); one not defined yet gets it now.
+    const op = dispatcher.findOp(`aten::${name}`);
+    if (op !== undefined) dispatcher.deferOperatorRegistrations(op, register, CPU_KEY);
+    else register();
   }
 }

@@ -201,9 +201,14 @@ export function isAliasDispatchKey(k: DispatchKey): boolean {
  * ```
  */
 export function isRuntimeDispatchKey(k: DispatchKey): boolean {
-  return Number.isInteger(k) && k >= 0 && k <= DispatchKey.EndOfRuntimeBackendKeys &&
-    k !== DispatchKey.EndOfFunctionalityKeys && !isBlockStart(k);
+  return typeof k === 'number' && RUNTIME_KEYS[k] === true; // only the integers in range are elements
 }
+
+// Answered once per key: every registration asks.
+const RUNTIME_KEYS: readonly boolean[] = Array.from(
+  { length: DispatchKey.EndOfRuntimeBackendKeys + 1 },
+  (_, k) => k !== DispatchKey.EndOfFunctionalityKeys && !isBlockStart(k),
+);
 
 function isBlockStart(k: DispatchKey): boolean {
   for (const block of PER_BACKEND_BLOCKS) if (block.start === k) return true;

@@ -16,7 +16,7 @@ import type { FunctionSchema } from './function_schema.ts';
 import { boxArgumentsInPlace, isDispatchKeySource, IValue, type Stack, type ValueValidator } from './ivalue.ts';
 import { boxingError, checkArguments, checkStack } from './boxed_checks.ts';
 import { type BoxedKernel, KernelFunction, popReturns, type UnboxedKernel } from './kernel_function.ts';
-import { localKeys } from './local_dispatch_key_set.ts';
+import { localKeys, watchIncludedKeys } from './local_dispatch_key_set.ts';
 import { type AnnotatedKernel, type EntryContext, OperatorEntry, type SchemaRegistration } from './operator_entry.ts';
 import {
   type ComputedTableRow,
@@ -83,8 +83,11 @@ export interface ImplOptions {
 export interface DeferredDefOptions {
   /** PyTorch's alias analysis kind (default `FROM_SCHEMA`). */
   readonly aliasAnalysis?: string;
-  /** The schema's number of arguments, if known without parsing (lets kernels be checked without a parse). */
-  readonly argumentCount?: number;
+  /**
+   * The schema's number of arguments, if known without parsing (lets kernels be checked without a parse), or a
+   * function that counts them without parsing, called when a kernel's check first needs the count.
+   */
+  readonly argumentCount?: number | (() => number | undefined);
 }
 
 /** Options of {@linkcode Dispatcher}'s constructor. */
@@ -116,6 +119,72 @@ export const FRAMEWORK_FALLTHROUGH_KEYS: readonly DispatchKey[] = [
 ];
 
 let defaultDispatcher: Dispatcher | undefined;
+
+/** The fallthrough kernel's boxed function (what a fallthrough slot reached by an explicit keyset runs). */
+const FALLTHROUGH_BOXED = KernelFunction.fallthrough().boxed;
+
+/** The row of a pending operator that has none yet (it gets one when it materializes). */
+const UNALLOCATED: RowRef = Object.freeze({ row: -1, words: new Int32Array(0), base: 0 });
+
+/**
+ * A group of registrations a dispatcher runs when they are first needed (Note [Deferred registrations]), from
+ * {@linkcode Dispatcher.deferRegistrations}.
+ *
+ * @example
+ * ```ts
+ * import { Dispatcher, DispatchKey } from '../../mod.ts';
+ * const d = new Dispatcher();
+ * const group = d.deferRegistrations('my batching rules', [DispatchKey.Batched], () => {});
+ * group.pending; // true
+ * group.run(); // runs now (what the first need of it would do)
+ * group.pending; // false
+ * ```
+ */
+export interface DeferredRegistrations {
+  /** A name for dumps and errors (`Dispatcher.pendingRegistrations()` lists the pending ones by name). */
+  readonly name: string;
+  /** The runtime keys it registers at. */
+  readonly keys: readonly DispatchKey[];
+  /** Whether it has neither run nor been cancelled. */
+  readonly pending: boolean;
+  /** Runs the registrations now, if still pending (idempotent). */
+  run(): void;
+  /** Drops the registrations without running them, if still pending (a later `run` does nothing). */
+  cancel(): void;
+}
+
+class DeferredGroup implements DeferredRegistrations {
+  readonly name: string;
+  readonly keys: readonly DispatchKey[];
+  /** The keys as keyset words (what the include-set watch compares). */
+  readonly hi: number;
+  readonly lo: number;
+  #register: (() => void) | undefined;
+  readonly #detach: (group: DeferredGroup) => void;
+  constructor(name: string, keys: readonly DispatchKey[], register: () => void, detach: (g: DeferredGroup) => void) {
+    this.name = name;
+    this.keys = keys;
+    const ks = DispatchKeySet.of(...keys);
+    this.hi = ks.hi;
+    this.lo = ks.lo;
+    this.#register = register;
+    this.#detach = detach;
+  }
+  get pending(): boolean {
+    return this.#register !== undefined;
+  }
+  run(): void {
+    const register = this.#register;
+    if (register === undefined) return;
+    this.cancel(); // first: its own registrations at its keys must not run it again
+    register();
+  }
+  cancel(): void {
+    if (this.#register === undefined) return;
+    this.#register = undefined;
+    this.#detach(this);
+  }
+}
 
 /**
  * The operator registry and router. Fresh instances are independent (useful in tests and tools); the
@@ -150,6 +219,11 @@ export class Dispatcher implements OperatorHost, EntryContext {
   readonly #onWarning: (message: string) => void;
   /** Whether new operators materialize at once (after `tableStore` was read). */
   #eager = false;
+  /** The operators that are not pending (Note [Operators materialize on first use]): what a fallback updates. */
+  readonly #materialized = new Set<OperatorState>();
+  /** Registration groups not run yet, oldest first (Note [Deferred registrations]). */
+  readonly #deferred: DeferredGroup[] = [];
+  #unwatch: (() => void) | undefined;
   /** PyTorch's ambiguity kernel for AutogradOther (see {@linkcode OperatorEntry.computeEntry}). */
   readonly ambiguousAutogradOther: AnnotatedKernel;
 
@@ -219,6 +293,7 @@ export class Dispatcher implements OperatorHost, EntryContext {
    * stubs (Note [Operators materialize on first use]). Idempotent; tools that time calls may want it first.
    */
   materializeAll(): void {
+    this.#runAllDeferred();
     this.#materializeAll();
   }
 
@@ -230,7 +305,7 @@ export class Dispatcher implements OperatorHost, EntryContext {
   set traceEnabled(on: boolean) {
     if (this.#trace.enabled === on) return;
     this.#trace.enabled = on;
-    for (const state of this.#ops.values()) this.#rebuildStubs(state);
+    for (const state of this.#materialized) this.#rebuildStubs(state);
   }
 
   // ---- lookup ----
@@ -321,6 +396,7 @@ export class Dispatcher implements OperatorHost, EntryContext {
 
   #registerDef(name: string, registration: SchemaRegistration): RegistrationHandle {
     const state = this.#findOrRegisterName(name);
+    if (state.deferred !== undefined) this.#runOperatorDeferred(state);
     const entry = state.entry;
     const debug = registration.debug;
     if (entry.defCount !== 0) {
@@ -340,6 +416,7 @@ export class Dispatcher implements OperatorHost, EntryContext {
     entry.defAndImplCount++;
     this.#rebuildStubs(state);
     return new RegistrationHandle(() => {
+      if (state.deferred !== undefined) this.#runOperatorDeferred(state); // as if they had been made at once
       entry.defCount--;
       entry.defAndImplCount--;
       if (entry.defCount === 0) entry.schema = undefined;
@@ -363,10 +440,15 @@ export class Dispatcher implements OperatorHost, EntryContext {
         `registerImpl: ${dispatchKeyName(key)} is not a dispatch key kernels can be registered at`,
       );
     }
+    const stored = key ?? DispatchKey.CompositeImplicitAutograd;
+    // The newest registration at a key wins: deferred ones at this key are older than this one (Note [Deferred
+    // registrations]).
+    if (this.#deferred.length !== 0) this.#runDeferredAt(stored);
     const debug = options.debug ?? 'registered at <unknown>';
     const state = this.#findOrRegisterName(name);
+    // Older than this one, where they register at its key (Note [Deferred registrations]).
+    if (state.deferred !== undefined && defersAt(state, stored)) this.#runOperatorDeferred(state);
     const entry = state.entry;
-    const stored = key ?? DispatchKey.CompositeImplicitAutograd;
     const stable = options.kernelName ?? `${name}@${key === undefined ? 'CatchAll' : dispatchKeyName(key)}:${debug}`;
     const annotated = this.#annotate(kernel, debug, options.inferredSchema, stable);
     try {
@@ -416,6 +498,7 @@ export class Dispatcher implements OperatorHost, EntryContext {
     if (!isRuntimeDispatchKey(key) || key === DispatchKey.Undefined) {
       throw new RuntimeError(`registerFallback: ${dispatchKeyName(key)} is not a runtime dispatch key`);
     }
+    if (this.#deferred.length !== 0) this.#runDeferredAt(key);
     const slot = dispatchTableIndexForKey(key);
     const previous = this.#fallbacks[slot];
     if (previous !== undefined) {
@@ -427,12 +510,211 @@ export class Dispatcher implements OperatorHost, EntryContext {
     const annotated = this.#annotate(kernel, debug, undefined, `fallback@${dispatchKeyName(key)}:${debug}`);
     this.#setKernel(annotated); // a deferred fallback is built now: every operator may use it
     this.#fallbacks[slot] = annotated;
-    for (const state of this.#ops.values()) this.#updateTable(state);
+    // Pending operators compute their rows when they materialize, with the fallbacks of that time.
+    for (const state of this.#materialized) this.#updateTable(state);
     return new RegistrationHandle(() => {
       this.#fallbacks[slot] = undefined;
       this.#releaseId(annotated.id);
-      for (const state of this.#ops.values()) this.#updateTable(state);
+      for (const state of this.#materialized) this.#updateTable(state);
     });
+  }
+
+  // Note [Deferred registrations]
+  // Some feature groups register hundreds of kernels that most programs never reach: vmap's batching rules at
+  // Batched and its random kernels at VmapMode are ~600 registrations at import, for keys that only `vmap` puts on
+  // tensors and in the include set. `deferRegistrations(name, keys, register)` records such a group instead of running
+  // it: `register` runs, once, when the first thing that could tell the difference happens, and never depends on the
+  // order of what it registers with what others registered in between, because it runs *before* each of these:
+  //  - a registration at one of its keys (registerImpl with that stored key, registerFallback): PyTorch's newest
+  //    registration wins within a key, so a user's kernel at the key must be newer than the library's, as it is when
+  //    the library registers at import; the group's kernels at other keys are not ordered against it (the computed
+  //    table does not depend on the order across keys, Note [Computed table equals stored table]);
+  //  - a dispatch that lands on a slot without a kernel (the slow path; for Batched, whose fallback is in the group),
+  //    or on a fallthrough through an explicit keyset (redispatch): the group runs and the slot is looked up again,
+  //    so a call reaching one of its keys gets the kernel it would have had; and any of its keys joining the include
+  //    set (core/dispatch/local_dispatch_key_set.ts), since a key whose fallback is a fallthrough (VmapMode) would
+  //    otherwise be masked out of a call's keyset rather than land on an empty slot;
+  //  - every inspection of registrations or tables: dumpState, dumpComputedTable, computedTable,
+  //    hasKernelForDispatchKey and callBoxedForDispatchKey (at its keys), checkInvariants, kernelName,
+  //    materializeAll, and every reader of the store as a whole (tableStore, shareTables, attachTables, so Workers
+  //    see the group's rows: Note [Shared table store]); once the store is shared, a new group runs at once.
+  // So a program that never reaches the keys never runs the group, and one that does observes what eager
+  // registration gives: the same dumps, tables, warnings and winner of every key. Kernel ids and row numbers may
+  // differ (handed out in registration and materialization order), which no dump shows and shared stores map by
+  // stable name. A group may only register kernels and fallbacks (at its keys) for operators that exist when it is
+  // deferred: lookups by name (findOp, findSchema, operatorNames) do not run it. `cancel()` drops a group unrun (a
+  // feature's deregistration helper, so that a later need does not register what was removed); `run()` runs it now
+  // (the feature's own entry points, which know they need it). `pendingRegistrations()` lists the groups still
+  // pending.
+  //
+  // The same idea per operator: `deferOperatorRegistrations(op, register)` holds registrations of one pending
+  // operator's own kernels (registerOperators' Meta, composite, ADInplaceOrView and Autograd kernels, the CPU
+  // backend's kernel; ~1200 registrations at import for ~290 operators of which a program uses a few), with the keys
+  // they register at. They run before the operator materializes (so its first row and stubs include them), before a
+  // def for it and any registration for it at one of those keys (so a user's kernel there is newer; one at another
+  // key, such as vmap's batching rules at Batched, is not ordered against them, and the first vmap does not register
+  // every operator's kernels), before its dumpState and hasKernelForDispatchKey at those keys (the other inspections
+  // materialize it), and with every operator when the store is read as a whole (materializeAll), so again nothing
+  // can tell them from registrations made at import.
+
+  /**
+   * Defers a group of registrations at runtime `keys` until first needed (Note [Deferred registrations]): `register`
+   * runs once, before any registration at one of `keys`, any dispatch that would reach one, any of them joining the
+   * include set, and any inspection of the tables. It must register only at `keys`, for existing operators.
+   *
+   * @example
+   * ```ts
+   * import { Dispatcher, DispatchKey, Library } from '../../mod.ts';
+   * const d = new Dispatcher();
+   * using def = new Library('dex', 'DEF', undefined, { dispatcher: d });
+   * const op = def.define('dex::f(Tensor x) -> Tensor');
+   * const rules = new Library('dex', 'IMPL', DispatchKey.Batched, { dispatcher: d });
+   * const rule = (_h: number, _l: number, x: unknown) => x;
+   * d.deferRegistrations('dex rules', [DispatchKey.Batched], () => rules.impl('f', rule));
+   * d.pendingRegistrations(); // ['dex rules']
+   * op.dump(); // runs the group first: the dump shows the Batched kernel
+   * d.pendingRegistrations(); // []
+   * ```
+   */
+  deferRegistrations(name: string, keys: readonly DispatchKey[], register: () => void): DeferredRegistrations {
+    if (typeof name !== 'string') throw new TypeError(`deferRegistrations: expected a name, got ${typeof name}`);
+    if (typeof register !== 'function') {
+      throw new TypeError(`deferRegistrations: expected a function that registers, got ${typeof register}`);
+    }
+    if (!Array.isArray(keys) || keys.length === 0) {
+      throw new TypeError('deferRegistrations: expected a non-empty array of the dispatch keys it registers at');
+    }
+    for (const k of keys) {
+      if (typeof k !== 'number' || !isRuntimeDispatchKey(k) || k === DispatchKey.Undefined) {
+        throw new RuntimeError(
+          `deferRegistrations: ${typeof k === 'number' ? dispatchKeyName(k) : String(k)} is not a runtime dispatch key`,
+        );
+      }
+    }
+    const group = new DeferredGroup(name, Object.freeze([...keys]), register, (g) => this.#dropDeferred(g));
+    this.#deferred.push(group);
+    this.#watchDeferred();
+    if (this.#eager) group.run(); // the store is read as a whole (shared): nothing may be missing from it
+    return group;
+  }
+
+  /** Names of the deferred registration groups that have not run yet (Note [Deferred registrations]). */
+  pendingRegistrations(): string[] {
+    return this.#deferred.map((g) => g.name);
+  }
+
+  /** Runs every pending deferred registration group now, oldest first (Note [Deferred registrations]). */
+  runDeferredRegistrations(): void {
+    this.#runAllDeferred();
+  }
+
+  /**
+   * Defers registrations for one pending operator (its own kernels) until the operator is first needed (Note
+   * [Deferred registrations]): `register` runs before the operator materializes (its first call, a boxed call or a
+   * table computation), before a def or any registration for it at one of `keys` (the keys it registers at, as
+   * `registerImpl` stores them: the catch-all is CompositeImplicitAutograd; default: any key), before its dump or
+   * `hasKernelForDispatchKey` at one of `keys`, and before the store is read as a whole. It must register only
+   * kernels of this operator, at `keys`. For an operator that is not pending (already materialized, or the store is
+   * shared) it runs at once.
+   *
+   * @example
+   * ```ts
+   * import { Dispatcher, DispatchKey, Library } from '../../mod.ts';
+   * const d = new Dispatcher();
+   * using def = new Library('dox', 'DEF', undefined, { dispatcher: d });
+   * const op = def.defineDeferred('dox::f(int x) -> int');
+   * const impl = new Library('dox', 'IMPL', DispatchKey.CompositeImplicitAutograd, { dispatcher: d });
+   * d.deferOperatorRegistrations(op, () => impl.impl('f', (_h: number, _l: number, x: number) => x + 1));
+   * op.call(1); // 2: the kernel was registered as the operator materialized
+   * ```
+   */
+  deferOperatorRegistrations(op: OperatorHandle, register: () => void, keys?: readonly DispatchKey[]): void {
+    if (typeof register !== 'function') {
+      throw new TypeError(`deferOperatorRegistrations: expected a function that registers, got ${typeof register}`);
+    }
+    let low = -1, high = -1;
+    if (keys !== undefined) {
+      // Callers pass one frozen array for all their operators: its bits are worked out once.
+      let bits = keyBits.get(keys);
+      if (bits === undefined) {
+        if (!Array.isArray(keys)) {
+          throw new TypeError('deferOperatorRegistrations: keys must be an array of dispatch keys');
+        }
+        bits = [0, 0];
+        for (const k of keys) {
+          if (!isRuntimeDispatchKey(k) && !isAliasDispatchKey(k)) {
+            throw new RuntimeError(
+              `deferOperatorRegistrations: ${String(k)} is not a dispatch key kernels are stored at`,
+            );
+          }
+          if (k < 32) bits[0] |= 1 << k;
+          else bits[1] |= 1 << (k - 32);
+        }
+        if (Object.isFrozen(keys)) keyBits.set(keys, bits);
+      }
+      low = bits[0];
+      high = bits[1];
+    }
+    const state = this.#state(op, false);
+    if (!state.pending) return register();
+    (state.deferred ??= []).push(register);
+    state.deferredLow |= low;
+    state.deferredHigh |= high;
+  }
+
+  /** Runs an operator's deferred registrations (Note [Deferred registrations]). */
+  #runOperatorDeferred(state: OperatorState): void {
+    const list = state.deferred!;
+    state.deferred = undefined; // first: their own registrations for the operator must not run them again
+    state.deferredLow = state.deferredHigh = 0;
+    for (const register of list) register();
+  }
+
+  #runAllDeferred(): void {
+    while (this.#deferred.length !== 0) this.#deferred[0].run();
+  }
+
+  /** Runs the pending groups that register at `key`. */
+  #runDeferredAt(key: DispatchKey): void {
+    for (const group of this.#deferred.slice()) if (group.keys.includes(key)) group.run();
+  }
+
+  /**
+   * A dispatch with this keyset found no kernel (or a fallthrough): runs the groups that register at its key and
+   * says whether one ran (the slot is then worth a second look); otherwise, for a missing kernel (`failing`), runs
+   * them all, for the error's dump of the table.
+   */
+  #runDeferredFor(hi: number, lo: number, failing: boolean): boolean {
+    if (this.#deferred.length === 0) return false;
+    const key = new DispatchKeySet(hi, lo).highestPriorityTypeId();
+    const before = this.#deferred.length;
+    this.#runDeferredAt(key);
+    if (this.#deferred.length !== before) return true;
+    if (failing) this.#runAllDeferred();
+    return false;
+  }
+
+  #dropDeferred(group: DeferredGroup): void {
+    const at = this.#deferred.indexOf(group);
+    if (at >= 0) this.#deferred.splice(at, 1);
+    this.#watchDeferred();
+  }
+
+  /** Watches the include set for the pending groups' keys (what `includeKeys` adds may reach them). */
+  #watchDeferred(): void {
+    this.#unwatch?.();
+    this.#unwatch = undefined;
+    if (this.#deferred.length === 0) return;
+    let hi = 0, lo = 0;
+    for (const group of this.#deferred) {
+      hi |= group.hi;
+      lo |= group.lo;
+    }
+    this.#unwatch = watchIncludedKeys(hi, lo, (h, l) => this.#runIncluded(h, l));
+  }
+
+  #runIncluded(hi: number, lo: number): void {
+    for (const group of this.#deferred.slice()) if ((group.hi & hi) !== 0 || (group.lo & lo) !== 0) group.run();
   }
 
   /** The backend fallback of a table slot (part of {@linkcode EntryContext}). */
@@ -452,8 +734,9 @@ export class Dispatcher implements OperatorHost, EntryContext {
    */
   setValueValidator(check: ValueValidator | undefined): void {
     this.#validator = check;
-    // `op.call` checks its arguments exactly when there is a validator (core/dispatch/checked_call.ts).
-    for (const state of this.#ops.values()) this.#rebuildStubs(state);
+    // `op.call` checks its arguments exactly when there is a validator (core/dispatch/checked_call.ts). Pending
+    // operators get their stubs, with the validator of that time, when they materialize.
+    for (const state of this.#materialized) this.#rebuildStubs(state);
   }
 
   /**
@@ -513,6 +796,7 @@ export class Dispatcher implements OperatorHost, EntryContext {
   callBoxedForDispatchKey(op: OperatorHandle, key: DispatchKey, stack: Stack): void {
     const state = this.#state(op);
     checkStack(state.entry.schema?.schema, stack, this.#validator);
+    if (this.#deferred.length !== 0) this.#runDeferredAt(key);
     const direct = state.entry.kernels.get(key)?.[0];
     const kernel = direct ?? (isRuntimeDispatchKey(key) ? this.#fallbacks[dispatchTableIndexForKey(key)] : undefined);
     if (kernel === undefined) {
@@ -529,20 +813,27 @@ export class Dispatcher implements OperatorHost, EntryContext {
 
   /** PyTorch's `_dispatch_dump` of an operator (empty once the operator is gone). */
   dumpState(op: OperatorHandle): string {
+    this.#runAllDeferred();
     const state = this.#stateOrUndefined(op);
+    if (state?.deferred !== undefined) this.#runOperatorDeferred(state);
     return state === undefined || state.dead ? '' : state.entry.dumpState();
   }
   /** PyTorch's `_dispatch_dump_table` of an operator. */
   dumpComputedTable(op: OperatorHandle): string {
+    this.#runAllDeferred();
     return this.#state(op).entry.dumpComputedTable(this);
   }
   /** The computed table as data: `{key, kernel, source, fallthrough}` per valid slot. */
   computedTable(op: OperatorHandle): ComputedTableRow[] {
+    this.#runAllDeferred();
     return this.#state(op).entry.computedTable(this);
   }
   /** Whether a kernel is registered directly at `key`. */
   hasKernelForDispatchKey(op: OperatorHandle, key: DispatchKey): boolean {
-    return (this.#stateOrUndefined(op)?.entry.kernels.get(key)?.length ?? 0) > 0;
+    if (this.#deferred.length !== 0) this.#runDeferredAt(key);
+    const state = this.#stateOrUndefined(op);
+    if (state?.deferred !== undefined && defersAt(state, key)) this.#runOperatorDeferred(state);
+    return (state?.entry.kernels.get(key)?.length ?? 0) > 0;
   }
 
   /**
@@ -550,6 +841,7 @@ export class Dispatcher implements OperatorHost, EntryContext {
    * must equal a from-scratch recomputation. Throws naming the first differing slot.
    */
   checkInvariants(): void {
+    this.#runAllDeferred();
     this.#materializeAll();
     for (const [name, state] of this.#ops) {
       const expected = state.entry.computeRow(this);
@@ -571,6 +863,7 @@ export class Dispatcher implements OperatorHost, EntryContext {
 
   /** Name of the kernel behind a kernel id (stable across agents). */
   kernelName(id: number): string | undefined {
+    this.#runAllDeferred();
     return this.#kernelNames[id];
   }
 
@@ -581,14 +874,14 @@ export class Dispatcher implements OperatorHost, EntryContext {
     return state?.handle === op && state.host === this ? state : undefined;
   }
 
-  #state(op: OperatorHandle): OperatorState {
+  #state(op: OperatorHandle, materialize = true): OperatorState {
     const state = this.#stateOrUndefined(op);
     if (state === undefined || state.dead) {
       throw new RuntimeError(
         `Operator ${op.name} is not registered with this dispatcher (it may have been deregistered)`,
       );
     }
-    if (state.pending) this.#materialize(state);
+    if (materialize && state.pending) this.#materialize(state);
     return state;
   }
 
@@ -596,8 +889,8 @@ export class Dispatcher implements OperatorHost, EntryContext {
   // Importing the library registers ~290 operators with ~1500 kernels and fallbacks; computing every operator's
   // table row and generating its call stubs after each of those registrations was most of the package's start-up.
   // So a new operator starts *pending*: registrations only record the schema and kernels in its OperatorEntry (and
-  // take kernel ids, so ids do not depend on what was used), its row in the table store stays unwritten, and its
-  // handle has no `call`, `callUnchecked` or `redispatch` of its own. Reading one of those (OperatorHandle's
+  // take kernel ids), it has no row in the table store yet (one is allocated as it materializes), and its handle
+  // has no `call`, `callUnchecked` or `redispatch` of its own. Reading one of those (OperatorHandle's
   // accessors, so before the caller's first call), any dispatcher method that reads the row (boxed calls, dumps of
   // the computed table, checkInvariants), `materialize(op)`, or reading `tableStore` (what another agent reads)
   // materializes it: the row is computed once from the entry and written, the stubs are generated for the current
@@ -606,10 +899,14 @@ export class Dispatcher implements OperatorHost, EntryContext {
   // once. The computed table is a function of the registrations only (Note [Computed table equals stored table]),
   // so when it is computed does not change what it holds. No stand-in stub is ever called: a call site that first
   // saw a stand-in and then the real stub would stay polymorphic (megamorphic in V8) for the rest of the program.
-  // Schemas (Library.defineDeferred) and schema-generated kernels (KernelFunction.deferred) are deferred the same way.
+  // Schemas (Library.defineDeferred) and schema-generated kernels (KernelFunction.deferred) are deferred the same way,
+  // and so are the library's own kernels for its operators (Note [Deferred registrations]).
 
   #materialize(state: OperatorState): void {
+    if (state.deferred !== undefined) this.#runOperatorDeferred(state);
+    if (state.row === UNALLOCATED) state.row = this.#store.allocateRow(state.entry.name);
     state.pending = false;
+    this.#materialized.add(state);
     this.#updateTable(state);
     this.#rebuildStubs(state);
   }
@@ -620,6 +917,7 @@ export class Dispatcher implements OperatorHost, EntryContext {
 
   /** Materializes every operator now and every later one as it is registered (the store is read as a whole). */
   #materializeFromNowOn(): void {
+    this.#runAllDeferred(); // a reader of the whole store sees every registration (Note [Deferred registrations])
     this.#eager = true;
     this.#materializeAll();
   }
@@ -632,16 +930,30 @@ export class Dispatcher implements OperatorHost, EntryContext {
     // its row after the operator is deregistered, so a row is never handed to another operator: it stays
     // with its operator name (cleared to "missing") and is reused only if that name is registered again.
     // Shared: a row some agent published already changes only by what this agent registers from now on.
+    // A pending operator gets its row when it materializes (Note [Operators materialize on first use]); only a
+    // materialized one can have handed its row to a stub. (The store is never shared while operators are pending.)
+    const pending = !this.#eager;
     const existed = this.#store.shared && (this.#retiredRows.has(name) || this.#store.registry!.rowOf(name) >= 0);
-    const row = this.#retiredRows.get(name) ?? this.#store.allocateRow(name);
+    const row = this.#retiredRows.get(name) ?? (pending ? UNALLOCATED : this.#store.allocateRow(name));
     this.#retiredRows.delete(name);
-    const state: OperatorState = { entry, row, handle: undefined!, dead: false, host: this, pending: !this.#eager };
+    const state: OperatorState = {
+      entry,
+      row,
+      handle: undefined!,
+      dead: false,
+      host: this,
+      pending,
+      deferred: undefined,
+      deferredLow: 0,
+      deferredHigh: 0,
+    };
     // A pending operator's handle gets its stubs when it materializes (OperatorHandle's stub accessors).
     const stubs = state.pending
       ? undefined
       : makeStubs(entry, this.#stubContext(state), this.#trace.enabled, this.#validator);
     state.handle = new OperatorHandle(this, name, stubs, state);
     this.#ops.set(name, state);
+    if (!state.pending) this.#materialized.add(state);
     if (existed) this.#published.set(state, entry.computeRow(this));
     this.#updateTable(state);
     return state;
@@ -689,15 +1001,16 @@ export class Dispatcher implements OperatorHost, EntryContext {
   #cleanup(state: OperatorState): boolean {
     if (state.entry.defAndImplCount !== 0) return false;
     this.#ops.delete(state.entry.name);
+    this.#materialized.delete(state);
     if (this.#store.shared) {
       // Only what this agent had there goes (the row of an operator without registrations: the fallbacks');
       // other agents' registrations of the operator stay published.
       this.#store.publishChange(state.row, this.#published.get(state), state.entry.computeRow(this));
       this.#published.delete(state);
-    } else {
+    } else if (state.row !== UNALLOCATED) {
       this.#store.clearRow(state.row);
     }
-    this.#retiredRows.set(state.entry.name, state.row);
+    if (state.row !== UNALLOCATED) this.#retiredRows.set(state.entry.name, state.row);
     state.dead = true;
     const gone = () => {
       throw new RuntimeError(`Operator ${state.entry.name} has been deregistered`);
@@ -878,6 +1191,11 @@ export class Dispatcher implements OperatorHost, EntryContext {
     const foreign = this.#resolveForeign(state, id);
     if (foreign !== undefined) return foreign(hi, lo, ...args);
     const boxed = this.#boxed[id];
+    // A slot a deferred group fills (empty, or a fallthrough reached by an explicit keyset): run it and look the slot
+    // up again (Note [Deferred registrations]).
+    if ((boxed === undefined || boxed === FALLTHROUGH_BOXED) && this.#runDeferredFor(hi, lo, boxed === undefined)) {
+      return state.handle.redispatch(hi, lo, ...args);
+    }
     if (boxed === undefined) throw reportDispatchError(this, state, this.#store.readRow(state.row.row).ids, hi, lo);
     const schema = state.entry.schema?.schema;
     let stack: Stack;
@@ -894,6 +1212,11 @@ export class Dispatcher implements OperatorHost, EntryContext {
     const { words, base } = state.row;
     const id = words[base + ROW_ENTRIES + dispatchTableIndex(ks.hi, ks.lo)];
     const boxed = this.#boxed[id];
+    if (
+      (boxed === undefined || boxed === FALLTHROUGH_BOXED) && this.#runDeferredFor(ks.hi, ks.lo, boxed === undefined)
+    ) {
+      return this.#runBoxed(state, label, ks, stack);
+    }
     if (boxed === undefined) {
       throw reportDispatchError(this, state, this.#store.readRow(state.row.row).ids, ks.hi, ks.lo);
     }
@@ -905,6 +1228,14 @@ export class Dispatcher implements OperatorHost, EntryContext {
       this.#trace.exit();
     }
   }
+}
+
+// The key bits of the frozen key arrays given to deferOperatorRegistrations.
+const keyBits = new WeakMap<readonly DispatchKey[], [number, number]>();
+
+/** Whether an operator's deferred registrations register at `key` (Note [Deferred registrations]). */
+function defersAt(state: OperatorState, key: DispatchKey): boolean {
+  return key < 32 ? (state.deferredLow & (1 << key)) !== 0 : (state.deferredHigh & (1 << (key - 32))) !== 0;
 }
 
 /**
@@ -930,19 +1261,24 @@ class Registration implements SchemaRegistration {
   #schema: FunctionSchema | undefined;
   readonly debug: string;
   readonly aliasAnalysis: string;
-  /** The schema's number of arguments, when the registration said (before parsing). */
-  readonly argumentCount: number | undefined;
+  #count: number | (() => number | undefined) | undefined;
   constructor(
     schema: FunctionSchema | (() => FunctionSchema),
     debug: string,
     aliasAnalysis: string,
-    argumentCount: number | undefined,
+    argumentCount: number | (() => number | undefined) | undefined,
   ) {
     if (typeof schema === 'function') this.#parse = schema;
     else this.#schema = schema;
     this.debug = debug;
     this.aliasAnalysis = aliasAnalysis;
-    this.argumentCount = argumentCount;
+    this.#count = argumentCount;
+  }
+  /** The schema's number of arguments, when the registration said (before parsing); counted on first read. */
+  get argumentCount(): number | undefined {
+    const count = this.#count;
+    if (typeof count !== 'function') return count;
+    return this.#count = this.#schema?.arguments.length ?? count();
   }
   get schema(): FunctionSchema {
     if (this.#parse !== undefined) {

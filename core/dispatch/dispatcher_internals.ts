@@ -33,6 +33,11 @@ export interface OperatorState {
   pending: boolean;
   /** The dispatcher that owns the operator. */
   readonly host: object;
+  /** Registrations for this operator deferred until it is first needed (Note [Deferred registrations]). */
+  deferred: Array<() => void> | undefined;
+  /** The keys they register at, as bits `1 << k` over keys 0-31 and 32-63 (all bits: any key). */
+  deferredLow: number;
+  deferredHigh: number;
 }
 
 /** The call and redispatch stubs for an operator's current schema (generic ones without a schema). */

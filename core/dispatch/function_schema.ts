@@ -327,7 +327,9 @@ export class FunctionSchema {
    * @throws {RuntimeError} naming the culprit when the schema breaks a rule PyTorch enforces or cannot be printed.
    */
   constructor(init: FunctionSchemaInit) {
-    const prepared = prepareSchema(init);
+    // Prepared just now by schemaOrProblem for this very object: not again.
+    const prepared = checked?.init === init ? checked.prepared : prepareSchema(init);
+    checked = undefined;
     if ('message' in prepared) throw new RuntimeError(`${prepared.message} in schema of ${init.name}`);
     this.name = init.name;
     this.overloadName = init.overloadName ?? '';
@@ -398,9 +400,30 @@ export function findSchemaProblem(init: FunctionSchemaInit): SchemaProblem | und
   return 'message' in prepared ? prepared : undefined;
 }
 
-function prepareSchema(
-  init: FunctionSchemaInit,
-): SchemaProblem | { arguments: readonly Argument[]; returns: readonly Argument[] } {
+type Prepared = { arguments: readonly Argument[]; returns: readonly Argument[] };
+
+// The preparation schemaOrProblem made, handed to the constructor it calls next (and only to that call).
+let checked: { readonly init: FunctionSchemaInit; readonly prepared: Prepared } | undefined;
+
+/**
+ * `new FunctionSchema(init)`, or the problem {@linkcode findSchemaProblem} would report, validating `init` once
+ * (the parser's way: it reports a problem at its position in the text).
+ *
+ * @example
+ * ```ts
+ * import { FunctionSchema, schemaOrProblem } from './function_schema.ts';
+ * const made = schemaOrProblem({ name: 'f', arguments: [], returns: [] });
+ * made instanceof FunctionSchema; // true
+ * ```
+ */
+export function schemaOrProblem(init: FunctionSchemaInit): FunctionSchema | SchemaProblem {
+  const prepared = prepareSchema(init);
+  if ('message' in prepared) return prepared;
+  checked = { init, prepared };
+  return new FunctionSchema(init);
+}
+
+function prepareSchema(init: FunctionSchemaInit): SchemaProblem | Prepared {
   const nameProblem = checkOperatorName(init.name, init.overloadName ?? '');
   if (nameProblem !== undefined) return { list: 'name', index: -1, message: nameProblem };
   const lists = { arguments: [] as Argument[], returns: [] as Argument[] };

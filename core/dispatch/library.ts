@@ -38,6 +38,15 @@ export interface ImplKernelOptions {
   readonly kernelName?: string;
 }
 
+/** Options of {@linkcode Library.defineDeferred}. */
+export interface DefineDeferredOptions {
+  /**
+   * The schema's number of arguments, when the caller has counted them already ({@linkcode splitArguments}); it must
+   * be right (kernels are checked against it without parsing). Default: counted here.
+   */
+  readonly argumentCount?: number;
+}
+
 /** Options of {@linkcode Library.define}. */
 export interface DefineOptions<S extends string = string, V extends SchemaValueTypes = UntypedSchemaValues> {
   /**
@@ -218,9 +227,13 @@ export class Library<V extends SchemaValueTypes = UntypedSchemaValues> implement
    * op.schema!.arguments[0].name; // 'x' (parsed on this first read)
    * ```
    */
-  defineDeferred(schemaText: string): OperatorHandle<string, V> {
+  defineDeferred(schemaText: string, options: DefineDeferredOptions = {}): OperatorHandle<string, V> {
     if (typeof schemaText !== 'string') {
       throw new TypeError(`defineDeferred(): argument 'schema' must be str, not ${typeof schemaText}`);
+    }
+    const known = options.argumentCount;
+    if (known !== undefined && !(Number.isInteger(known) && known >= 0)) {
+      throw new TypeError(`defineDeferred(): argumentCount must be a non-negative integer, got ${String(known)}`);
     }
     const paren = schemaText.indexOf('(');
     const name = (paren < 0 ? schemaText : schemaText.slice(0, paren)).trim();
@@ -244,7 +257,8 @@ export class Library<V extends SchemaValueTypes = UntypedSchemaValues> implement
       const schema = parseSchema(schemaText);
       return schema.namespace === '' ? withNamespace(schema, this.ns) : schema;
     };
-    const argumentCount = countArguments(schemaText);
+    // Counted when a kernel's check first needs it (an operator whose kernels are registered lazily never may).
+    const argumentCount = known ?? (() => countArguments(schemaText));
     this.#handles.push(
       this.dispatcher.registerDeferredDef(full, parse, `registered at ${this.location}`, { argumentCount }),
     );
@@ -279,22 +293,23 @@ export class Library<V extends SchemaValueTypes = UntypedSchemaValues> implement
       ns = 'arguments' in parsed ? parsed.namespace : namespaceOf(parsed.name);
       full = 'arguments' in parsed ? parsed.fullName : parsed.toString();
     }
-    const prelude = `impl("${name}", ...): `;
     if (ns === '') {
       ns = this.ns;
       full = `${this.ns}::${full}`;
     } else if (ns !== this.ns) {
+      const block = KIND_NAMES[this.kind];
       throw new RuntimeError(
-        `${prelude}Explicitly provided namespace (${ns}) in operator name does not match namespace of enclosing ` +
-          `${KIND_NAMES[this.kind]} block (${this.ns}).  Move this definition to the ${KIND_NAMES[this.kind]} block ` +
-          `corresponding to this namespace (and consider deleting the namespace from your schema string.)  ` +
-          this.#context(),
+        implPrelude(name) +
+          `Explicitly provided namespace (${ns}) in operator name does not match namespace of enclosing ${block} ` +
+          `block (${this.ns}).  Move this definition to the ${block} block corresponding to this namespace (and ` +
+          `consider deleting the namespace from your schema string.)  ${this.#context()}`,
       );
     }
     const explicit = toKey(dispatchKey);
     if (explicit !== undefined && this.dispatchKey !== undefined && explicit !== this.dispatchKey) {
       throw new RuntimeError(
-        `${prelude}Explicitly provided dispatch key (${dispatchKeyName(explicit)}) is inconsistent with the dispatch ` +
+        implPrelude(name) +
+          `Explicitly provided dispatch key (${dispatchKeyName(explicit)}) is inconsistent with the dispatch ` +
           `key of the enclosing ${KIND_NAMES[this.kind]} block (${dispatchKeyName(this.dispatchKey)}).  Please ` +
           `declare a separate ${KIND_NAMES[this.kind]} block for this dispatch key and move your impl() there.  ` +
           this.#context(),
@@ -306,7 +321,7 @@ export class Library<V extends SchemaValueTypes = UntypedSchemaValues> implement
       this.dispatcher.registerImpl(full, key, toKernelFunction(fn), {
         debug: options.debug ?? `registered at ${this.location}`,
         inferredSchema,
-        ...(options.kernelName === undefined ? {} : { kernelName: options.kernelName }),
+        kernelName: options.kernelName,
       }),
     );
     return this;
@@ -437,6 +452,11 @@ function isPlainOperatorName(name: string): boolean {
 
 // An operator gets about five impl() calls at import (its kernels for Meta, CPU, Autograd, Batched...).
 const plainNames = new Map<string, boolean>();
+
+/** The start of `impl`'s errors (built only for an error: impl runs ~1500 times at import). */
+function implPrelude(name: string): string {
+  return `impl("${name}", ...): `;
+}
 
 function namespaceOf(name: string): string {
   const i = name.indexOf('::');

@@ -22,6 +22,54 @@ export const localKeys: { includedHi: number; includedLo: number; excludedHi: nu
   excludedLo: 0,
 };
 
+// Note [Deferred registrations] (dispatcher.ts): a dispatcher holding registrations for keys that no registration
+// has needed yet runs them before any of those keys joins the include set, so a kernel at a key reached only through
+// the include set (VmapMode, whose framework fallback is a fallthrough) is registered before the first call that could
+// reach it. One check of two words per include; no watcher, no cost.
+const watchers: Array<{ readonly hi: number; readonly lo: number; readonly run: (hi: number, lo: number) => void }> =
+  [];
+let watchedHi = 0, watchedLo = 0;
+
+/**
+ * Calls `run(hi, lo)` with the keys about to join the include set (through {@linkcode includeKeys},
+ * {@linkcode withIncludedKeys} or {@linkcode withLocalDispatchKeySet}) whenever one of the watched `hi`/`lo` keys is
+ * among them, before they join; returns the function that stops watching. For the dispatcher's deferred
+ * registrations (Note [Deferred registrations] in dispatcher.ts).
+ *
+ * @example
+ * ```ts
+ * import { DispatchKey } from './dispatch_key.ts';
+ * import { DispatchKeySet } from './dispatch_key_set.ts';
+ * import { watchIncludedKeys, withIncludedKeys } from './local_dispatch_key_set.ts';
+ * const ks = DispatchKeySet.of(DispatchKey.VmapMode);
+ * const stop = watchIncludedKeys(ks.hi, ks.lo, () => console.log('VmapMode is about to be included'));
+ * withIncludedKeys([DispatchKey.VmapMode], () => 1);
+ * stop();
+ * ```
+ */
+export function watchIncludedKeys(hi: number, lo: number, run: (hi: number, lo: number) => void): () => void {
+  const watcher = { hi, lo, run };
+  watchers.push(watcher);
+  watchedHi |= hi;
+  watchedLo |= lo;
+  return () => {
+    const at = watchers.indexOf(watcher);
+    if (at < 0) return;
+    watchers.splice(at, 1);
+    watchedHi = watchedLo = 0;
+    for (const w of watchers) {
+      watchedHi |= w.hi;
+      watchedLo |= w.lo;
+    }
+  };
+}
+
+/** Runs the watchers of any of these keys (before they join the include set). */
+function noteIncludedKeys(hi: number, lo: number): void {
+  if ((hi & watchedHi) === 0 && (lo & watchedLo) === 0) return;
+  for (const w of watchers.slice()) if ((hi & w.hi) !== 0 || (lo & w.lo) !== 0) w.run(hi, lo);
+}
+
 /** A snapshot of this agent's include and exclude sets. */
 export interface LocalDispatchKeySet {
   /** Keys added to every call's keyset (`includeKeys`). */
@@ -75,6 +123,7 @@ export class DispatchKeyGuard implements Disposable {
     const set = toKeySet(keys);
     this.#included = included;
     if (included) {
+      noteIncludedKeys(set.hi, set.lo);
       this.#hi = set.hi & ~localKeys.includedHi;
       this.#lo = set.lo & ~localKeys.includedLo;
       localKeys.includedHi |= this.#hi;
@@ -178,6 +227,7 @@ export function withExcludedKeys<T>(keys: KeysLike, fn: () => T): T {
  * ```
  */
 export function withLocalDispatchKeySet<T>(state: LocalDispatchKeySet, fn: () => T): T {
+  noteIncludedKeys(state.included.hi, state.included.lo);
   const saved = { ...localKeys };
   localKeys.includedHi = state.included.hi;
   localKeys.includedLo = state.included.lo;

@@ -42,6 +42,7 @@ export { type RowData, type RowRef, TableStore } from './table_store.ts';
 export { SharedTableRegistry, type SharedTables } from './shared_tables.ts';
 export {
   type DeferredDefOptions,
+  type DeferredRegistrations,
   Dispatcher,
   type DispatcherOptions,
   FRAMEWORK_FALLTHROUGH_KEYS,
@@ -50,6 +51,7 @@ export {
 } from './dispatcher.ts';
 export {
   boxed,
+  type DefineDeferredOptions,
   type DefineOptions,
   fallthroughKernel,
   type ImplKernelOptions,

@@ -82,6 +82,55 @@ export interface SchemaRegistration {
 /** Runtime keys in dump order: Undefined, then every key of FULL in iteration order. */
 export const DUMP_KEYS: readonly DispatchKey[] = [DispatchKey.Undefined, ...DispatchKeySet.FULL];
 
+/**
+ * What computing a table entry asks about a runtime key, answered once per key: every row computation asks it for
+ * every key (Note [Computed table equals stored table]), and each answer is a few lookups in the key layout.
+ */
+interface KeyFacts {
+  readonly key: DispatchKey;
+  /** The key's table slot. */
+  readonly slot: number;
+  /** Covered by CompositeExplicitAutogradNonFunctional, CompositeExplicitAutograd, CompositeImplicitAutograd (all
+   * three for Undefined), Autograd. */
+  readonly inCEANF: boolean;
+  readonly inCEA: boolean;
+  readonly inCIA: boolean;
+  readonly inAutograd: boolean;
+  /** The backend keys an autograd key wraps. */
+  readonly autogradBackends: DispatchKeySet;
+  /** For a per-backend functionality, the backend's index in the fallthrough masks; -1 otherwise. */
+  readonly backend: number;
+  /** The key's functionality bit. */
+  readonly hi: number;
+}
+
+const FACTS_BY_KEY: KeyFacts[] = [];
+let dumpFacts: readonly KeyFacts[] | undefined;
+
+function keyFacts(k: DispatchKey): KeyFacts {
+  const known = FACTS_BY_KEY[k];
+  if (known !== undefined) return known;
+  const undef = k === DispatchKey.Undefined;
+  const facts: KeyFacts = {
+    key: k,
+    slot: dispatchTableIndexForKey(k),
+    inCEANF: undef || isIncludedInAlias(k, DispatchKey.CompositeExplicitAutogradNonFunctional),
+    inCEA: undef || isIncludedInAlias(k, DispatchKey.CompositeExplicitAutograd),
+    inCIA: undef || isIncludedInAlias(k, DispatchKey.CompositeImplicitAutograd),
+    inAutograd: isIncludedInAlias(k, DispatchKey.Autograd),
+    autogradBackends: getBackendKeySetFromAutograd(k),
+    backend: !undef && isPerBackendFunctionalityKey(toFunctionalityKey(k)) ? toBackendComponent(k) - 1 : -1,
+    hi: undef ? 0 : keyHi(k),
+  };
+  // Only runtime keys are kept (a table is indexed by them); anything else is answered afresh.
+  if (Number.isInteger(k) && k >= 0 && k <= DispatchKey.EndOfRuntimeBackendKeys) FACTS_BY_KEY[k] = facts;
+  return facts;
+}
+
+function dumpKeyFacts(): readonly KeyFacts[] {
+  return dumpFacts ??= DUMP_KEYS.map(keyFacts);
+}
+
 /** Registration state of one operator. See Note [Computed table equals stored table]. */
 export class OperatorEntry {
   /** The operator's full name (`ns::op.overload`). */
@@ -114,36 +163,38 @@ export class OperatorEntry {
 
   /** PyTorch's `computeDispatchTableEntryWithDebug`: the kernel and provenance for runtime key `k`. */
   computeEntry(ctx: EntryContext, k: DispatchKey): ComputedEntry {
+    return this.#entry(ctx, keyFacts(k));
+  }
+
+  #entry(ctx: EntryContext, f: KeyFacts): ComputedEntry {
+    const k = f.key;
     const direct = this.#active(k);
     if (direct !== undefined) return { kernel: direct, source: 'kernel' };
 
-    const undef = k === DispatchKey.Undefined;
-    if (undef || isIncludedInAlias(k, DispatchKey.CompositeExplicitAutogradNonFunctional)) {
+    if (f.inCEANF) {
       const ceanf = this.#active(DispatchKey.CompositeExplicitAutogradNonFunctional);
       if (ceanf !== undefined) return { kernel: ceanf, source: 'default backend kernel' };
     }
     const cea = this.#active(DispatchKey.CompositeExplicitAutograd);
-    if ((undef || isIncludedInAlias(k, DispatchKey.CompositeExplicitAutograd)) && cea !== undefined) {
-      return { kernel: cea, source: 'default backend kernel' };
-    }
-    // A backend kernel for this autograd key's backend, or any CEA kernel (but not a CEANonFunctional one),
-    // means the composite decomposition must not hide it: autograd then uses the Autograd alias kernel or
-    // falls through to the backend.
-    const hasBackendKernel = this.hasKernelForAnyDispatchKey(getBackendKeySetFromAutograd(k)) || cea !== undefined;
-    if (undef || isIncludedInAlias(k, DispatchKey.CompositeImplicitAutograd)) {
+    if (f.inCEA && cea !== undefined) return { kernel: cea, source: 'default backend kernel' };
+    if (f.inCIA) {
       const cia = this.#active(DispatchKey.CompositeImplicitAutograd);
       if (cia !== undefined) {
         if (k === DispatchKey.AutogradOther && this.hasKernelForAnyDispatchKey(AUTOGRADOTHER_BACKENDS)) {
           return { kernel: ctx.ambiguousAutogradOther, source: 'ambiguous autogradother' };
         }
+        // A backend kernel for this autograd key's backend, or any CEA kernel (but not a CEANonFunctional one),
+        // means the composite decomposition must not hide it: autograd then uses the Autograd alias kernel or
+        // falls through to the backend.
+        const hasBackendKernel = cea !== undefined || this.hasKernelForAnyDispatchKey(f.autogradBackends);
         if (!hasBackendKernel) return { kernel: cia, source: 'math kernel' };
       }
     }
-    if (isIncludedInAlias(k, DispatchKey.Autograd)) {
+    if (f.inAutograd) {
       const autograd = this.#active(DispatchKey.Autograd);
       if (autograd !== undefined) return { kernel: autograd, source: 'autograd kernel' };
     }
-    const fallback = ctx.fallbackAt(dispatchTableIndexForKey(k));
+    const fallback = ctx.fallbackAt(f.slot);
     if (fallback !== undefined) return { kernel: fallback, source: 'backend fallback' };
     return { kernel: undefined, source: 'missing' };
   }
@@ -152,16 +203,16 @@ export class OperatorEntry {
   computeRow(ctx: EntryContext): RowData {
     const ids = new Int32Array(NUM_RUNTIME_ENTRIES);
     const perBackendHi = new Array<number>(NUM_BACKENDS).fill(FULL_FUNCTIONALITY_MASK);
-    for (const k of DUMP_KEYS) {
-      const entry = this.computeEntry(ctx, k);
-      ids[dispatchTableIndexForKey(k)] = entry.kernel?.id ?? 0;
-      if (k === DispatchKey.Undefined || entry.kernel === undefined || !entry.kernel.kernel.isFallthrough) continue;
+    for (const f of dumpKeyFacts()) {
+      const kernel = this.#entry(ctx, f).kernel;
+      ids[f.slot] = kernel?.id ?? 0;
+      if (f.key === DispatchKey.Undefined || kernel === undefined || !kernel.kernel.isFallthrough) continue;
       // Note [Fallthrough masks]: a fallthrough slot clears its functionality bit from the mask used for
       // calls whose arguments carry that backend (all backends for a functionality that is not per-backend).
-      if (isPerBackendFunctionalityKey(toFunctionalityKey(k))) {
-        perBackendHi[toBackendComponent(k) - 1] &= ~keyHi(k);
+      if (f.backend >= 0) {
+        perBackendHi[f.backend] &= ~f.hi;
       } else {
-        for (let i = 0; i < NUM_BACKENDS; i++) perBackendHi[i] &= ~keyHi(k);
+        for (let i = 0; i < NUM_BACKENDS; i++) perBackendHi[i] &= ~f.hi;
       }
     }
     const requiresPerBackend = perBackendHi.some((m) => m !== perBackendHi[0]);

@@ -25,13 +25,13 @@ import {
   BASE_TYPE_KINDS,
   type BaseTypeKind,
   type DefaultValue,
-  findSchemaProblem,
   FunctionSchema,
   MAX_LIST_SIZE,
   MAX_TYPE_NESTING,
   OperatorName,
   printType,
   RESERVED_WORDS,
+  schemaOrProblem,
   type SchemaType,
 } from './function_schema.ts';
 
@@ -411,6 +411,12 @@ const NUMBER = /(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?/y;
 const IDENT = /[A-Za-z_][A-Za-z0-9_]*/y;
 const SPACE = /(?:[ \t\n\r\v\f]|#[^\n]*)*/y;
 
+/** The match of a sticky expression at `at`, if any. */
+function sticky(re: RegExp, text: string, at: number): string | undefined {
+  re.lastIndex = at;
+  return re.exec(text)?.[0];
+}
+
 // Lexes the whole text up front; a lexical error becomes the last token, so it is reported only when the
 // parser reaches it (as PyTorch's lazy lexer would).
 function lex(text: string): Token[] {
@@ -435,12 +441,17 @@ function lex(text: string): Token[] {
     }
     const c = text[i];
     const start = i;
-    const match = (re: RegExp): string | undefined => {
-      re.lastIndex = i;
-      return re.exec(text)?.[0];
+    // Only a digit, or a `.` before one, can start a number, and only a letter or `_` a word: the other tokens
+    // (punctuation, half of them) need no regular expression.
+    const code = text.charCodeAt(i);
+    const digit = (at: number) => {
+      const d = text.charCodeAt(at);
+      return d >= 48 && d <= 57;
     };
-    const number = match(NUMBER);
-    const word = number === undefined ? match(IDENT) : undefined;
+    const number = digit(i) || (code === 46 && digit(i + 1)) ? sticky(NUMBER, text, i) : undefined;
+    const word = number === undefined && (code === 95 || ((code | 32) >= 97 && (code | 32) <= 122))
+      ? sticky(IDENT, text, i)
+      : undefined;
     if (number !== undefined) {
       tokens.push({ kind: 'number', text: number, start });
     } else if (word !== undefined) {
@@ -567,8 +578,9 @@ class Parser {
     const { returns, returnRanges, isVarret } = this.#parseReturns();
     this.#expectEnd();
     const init = { name, overloadName, arguments: args, returns, isVararg, isVarret };
-    const problem = findSchemaProblem(init);
-    if (problem !== undefined) {
+    const made = schemaOrProblem(init);
+    if (!(made instanceof FunctionSchema)) {
+      const problem = made;
       const [start, end] = problem.list === 'arguments'
         ? argRanges[problem.index]
         : problem.list === 'returns'
@@ -577,7 +589,7 @@ class Parser {
       const found = `'${this.#text.slice(start, end)}'`;
       throw new SchemaParseError(problem.message, this.#text, start, 'a valid schema', found);
     }
-    return new FunctionSchema(init);
+    return made;
   }
 
   #parseName(): { name: string; overloadName: string } {

@@ -247,7 +247,7 @@ addRuleTable(() => ({
 }));
 
 /**
- * Registers the batching rules at the Batched key (idempotent). Importing `vmap.ts` does it.
+ * Registers the batching rules at the Batched key (idempotent). `registerVmap` (vmap.ts) does it, when first needed.
  *
  * @example
  * ```ts
@@ -259,6 +259,9 @@ export function registerBatchingRules(): void {
   if (library !== undefined) return;
   const ops = registerOperators() as Record<string, OperatorHandle>;
   const lib = new Library('aten', 'IMPL', DispatchKey.Batched, { location: 'core/features/batching_rules.ts' });
+  // Set first: a registration at Batched runs the deferred vmap group (Note [Deferred registrations] in
+  // core/dispatch/dispatcher.ts), which calls this again.
+  library = lib;
   const done = new Set<string>();
   const put = (name: string, rule: BatchRule | KernelFunction) => {
     if (done.has(name) || ops[name] === undefined) return;
@@ -272,5 +275,4 @@ export function registerBatchingRules(): void {
   for (const name of [...Object.keys(ELEMENTWISE_OPS), ...EXTRA_POINTWISE]) {
     if (ops[name] !== undefined) put(name, KernelFunction.deferred(() => pointwiseRule(ops[name])));
   }
-  library = lib;
 }

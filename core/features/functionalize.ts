@@ -10,6 +10,7 @@
  */
 import { DispatchKey } from '../dispatch/dispatch_key.ts';
 import { Library } from '../dispatch/library.ts';
+import { type DeferredRegistrations, Dispatcher } from '../dispatch/dispatcher.ts';
 import { RuntimeError } from '../dispatch/errors.ts';
 import { scope, scopeSlot, type Tracked } from '../tensor/lifetime.ts';
 import { Tensor } from '../tensor/tensor.ts';
@@ -37,10 +38,13 @@ export interface FunctionalizeOptions {
 }
 
 let library: Library | undefined;
+let deferred: DeferredRegistrations | undefined;
 
 /**
- * Registers the Functionalize key's kernel as a boxed fallback (idempotent; importing this module does it). No
- * tensor outside `functionalize` holds the key, so ordinary dispatch is unchanged.
+ * Registers the Functionalize key's kernel as a boxed fallback now (idempotent). Importing this module defers it
+ * until first needed (Note [Deferred registrations] in core/dispatch/dispatcher.ts: the first dispatch to the key, a
+ * registration at it, or an inspection of the tables). No tensor outside `functionalize` holds the key, so ordinary
+ * dispatch is unchanged.
  *
  * @example
  * ```ts
@@ -50,6 +54,8 @@ let library: Library | undefined;
  */
 export function registerFunctionalize(): void {
   if (library !== undefined) return;
+  deferred?.cancel();
+  deferred = undefined;
   library = new Library('_', 'IMPL', DispatchKey.Functionalize, { location: 'core/features/functionalize.ts' });
   library.fallback(functionalizeKernel, { debug: 'functionalize kernel' });
 }
@@ -66,11 +72,17 @@ export function registerFunctionalize(): void {
  * ```
  */
 export function unregisterFunctionalize(): void {
+  deferred?.cancel(); // not registered yet: a later need must not register it either
+  deferred = undefined;
   library?.dispose();
   library = undefined;
 }
 
-registerFunctionalize();
+deferred = Dispatcher.singleton().deferRegistrations(
+  'functionalize (the Functionalize fallback)',
+  [DispatchKey.Functionalize],
+  registerFunctionalize,
+);
 
 function invalidRemove(remove: unknown): RuntimeError {
   return new RuntimeError(

@@ -7,6 +7,7 @@
  * @module
  */
 import { DispatchKey } from '../dispatch/dispatch_key.ts';
+import { type DeferredRegistrations, Dispatcher } from '../dispatch/dispatcher.ts';
 import { localKeys } from '../dispatch/local_dispatch_key_set.ts';
 import { DispatchKeySet } from '../dispatch/dispatch_key_set.ts';
 import { Library } from '../dispatch/library.ts';
@@ -49,10 +50,13 @@ export interface VmapOptions {
 
 let registered = false;
 let fallbackLibrary: Library | undefined;
+let deferred: DeferredRegistrations | undefined;
 
 /**
- * Registers the batching rules, the Batched fallback and the random operators' VmapMode kernels
- * (idempotent; importing this module does it).
+ * Registers the batching rules, the Batched fallback and the random operators' VmapMode kernels now (idempotent).
+ * Importing this module defers them until first needed (Note [Deferred registrations] in
+ * core/dispatch/dispatcher.ts): the first `vmap` call, a registration at Batched or VmapMode, a dispatch that reaches
+ * those keys, or any inspection of the dispatch tables runs them, so no program can tell the difference.
  *
  * @example
  * ```ts
@@ -62,14 +66,20 @@ let fallbackLibrary: Library | undefined;
  */
 export function registerVmap(): void {
   if (registered) return;
+  registered = true;
+  deferred?.cancel(); // running now: the deferred group must not run again
+  deferred = undefined;
   registerBatchingRules();
   registerVmapRandomness();
   fallbackLibrary = new Library('_', 'IMPL', DispatchKey.Batched, { location: 'core/features/vmap_fallback.ts' });
   fallbackLibrary.fallback(batchedFallback, { debug: 'vmap for-loop fallback' });
-  registered = true;
 }
 
-registerVmap();
+deferred = Dispatcher.singleton().deferRegistrations(
+  'vmap (batching rules, random kernels, for-loop fallback)',
+  [DispatchKey.Batched, DispatchKey.VmapMode],
+  registerVmap,
+);
 
 const RANDOMNESS: readonly string[] = ['error', 'different', 'same'];
 const VMAP_MODE = DispatchKeySet.of(DispatchKey.VmapMode);
@@ -234,6 +244,7 @@ export function vmap<F extends (...args: any[]) => any>(
       );
     }
     const runBatch = (inputs: unknown[], n: number) => {
+      if (!registered) registerVmap(); // before VmapMode joins the include set below, which bypasses its watch
       const level = pushLevel(n, randomness);
       // VmapMode joins the include set for the call (what `includeKeys` does, without a guard object per call).
       const addedHi = VMAP_MODE.hi & ~localKeys.includedHi, addedLo = VMAP_MODE.lo & ~localKeys.includedLo;

@@ -85,7 +85,8 @@ function inplaceKernel(op: OperatorHandle) {
 let library: Library | undefined;
 
 /**
- * Registers the VmapMode kernels of the random operators (idempotent). Importing `vmap.ts` does it.
+ * Registers the VmapMode kernels of the random operators (idempotent). `registerVmap` (vmap.ts) does it, when first
+ * needed.
  *
  * @example
  * ```ts
@@ -97,6 +98,7 @@ export function registerVmapRandomness(): void {
   if (library !== undefined) return;
   const ops = registerOperators() as Record<string, OperatorHandle>;
   const lib = new Library('aten', 'IMPL', DispatchKey.VmapMode, { location: 'core/features/vmap_random.ts' });
+  library = lib; // first, as in registerBatchingRules: a registration at VmapMode runs the deferred vmap group
   const factories: Record<string, number> = {
     'rand': 0,
     'rand.generator': 0,
@@ -114,5 +116,4 @@ export function registerVmapRandomness(): void {
   lib.impl('randint_like.low_dtype', likeKernel(ops['randint.low'], 2));
   lib.impl('normal_', inplaceKernel(ops['normal_']));
   lib.impl('uniform_', inplaceKernel(ops['uniform_']));
-  library = lib;
 }

@@ -48,6 +48,25 @@ function metaKernel(meta: (...args: unknown[]) => TensorMeta | readonly TensorMe
   };
 }
 
+const LOCATION = 'core/ops/declarations.ts';
+const KIND_OPTIONS: Readonly<Record<OpDecl['kind'], { readonly debug: string }>> = {
+  'backend': { debug: `backend kernel from ${LOCATION}` },
+  'factory': { debug: `factory kernel from ${LOCATION}` },
+  'composite-implicit': { debug: `composite-implicit kernel from ${LOCATION}` },
+  'composite-explicit': { debug: `composite-explicit kernel from ${LOCATION}` },
+};
+const DEFAULT_BACKEND = { debug: `default backend kernel from ${LOCATION}` };
+/** The keys registerKernels registers at. */
+const KERNEL_KEYS: readonly DispatchKey[] = Object.freeze([
+  DispatchKey.Meta,
+  DispatchKey.CompositeExplicitAutogradNonFunctional,
+  DispatchKey.BackendSelect,
+  DispatchKey.CompositeImplicitAutograd,
+  DispatchKey.CompositeExplicitAutograd,
+  DispatchKey.ADInplaceOrView,
+  DispatchKey.Autograd,
+]);
+
 /**
  * Defines every declared operator in the default dispatcher (idempotent) and returns their handles.
  *
@@ -59,67 +78,30 @@ function metaKernel(meta: (...args: unknown[]) => TensorMeta | readonly TensorMe
  */
 export function registerOperators(dispatcher: Dispatcher = Dispatcher.singleton()): OpHandles {
   if (handles !== undefined) return handles;
-  const location = 'core/ops/declarations.ts';
+  const location = LOCATION;
   const def = new Library('aten', 'FRAGMENT', undefined, { dispatcher, location });
   const impl = new Library('aten', 'IMPL', undefined, { dispatcher, location });
   libraries.push(def, impl);
   const out: Record<string, OperatorHandle> = {};
   // Note [Operators materialize on first use] (core/dispatch/dispatcher.ts): the declarations are defined
-  // deferred, so nothing here parses a schema. What registration itself needs from a schema (which argument is
-  // written to) comes from `declarationFacts`, and the kernels generated from the schema are deferred kernels,
-  // built when their operator is first used.
+  // deferred, so nothing here parses a schema. Each operator's own kernels are deferred registrations of the
+  // operator (Note [Deferred registrations]): registered as it materializes, or before anything could tell (its
+  // dump, a registration for it, a reader of the whole table store). What registering them needs from the schema
+  // (which argument is written to) comes from `declarationFacts`, and the kernels generated from the schema are
+  // deferred kernels, built when their operator is first used.
   for (const [name, decl] of Object.entries(OPS) as Array<[string, OpDecl]>) {
     const op = def.defineDeferred(decl.schema);
     out[name] = op;
-    const facts = declarationFacts(decl.schema);
-    const opts = { debug: `${decl.kind} kernel from ${location}` };
-    switch (decl.kind) {
-      case 'backend':
-        impl.impl(name, metaKernel(decl.meta!, facts.firstWrites), DispatchKey.Meta, opts);
-        if (decl.defaultBackend !== undefined) {
-          impl.impl(name, dropKeySet(decl.defaultBackend), DispatchKey.CompositeExplicitAutogradNonFunctional, {
-            debug: `default backend kernel from ${location}`,
-          });
-        }
-        break;
-      case 'factory':
-        impl.impl(name, metaKernel(decl.meta!, facts.firstWrites), DispatchKey.Meta, opts);
-        impl.impl(name, KernelFunction.deferred(() => backendSelectKernel(op)), DispatchKey.BackendSelect, opts);
-        break;
-      case 'composite-implicit':
-        impl.impl(name, dropKeySet(decl.impl!), DispatchKey.CompositeImplicitAutograd, opts);
-        break;
-      case 'composite-explicit':
-        impl.impl(name, dropKeySet(decl.impl!), DispatchKey.CompositeExplicitAutograd, opts);
-        break;
-    }
-    // ADInplaceOrView: in-place operators count versions; view operators (one kernel for every backend,
-    // returning an alias of `self`) mark their outputs as differentiable views.
-    if (facts.mutable) {
-      impl.impl(
-        name,
-        KernelFunction.deferred(() => inplaceKernel(op)),
-        DispatchKey.ADInplaceOrView,
-        opts,
-      );
-    } else if (decl.kind === 'composite-explicit' && facts.firstAliased) {
-      impl.impl(name, KernelFunction.deferred(() => viewKernel(op)), DispatchKey.ADInplaceOrView, opts);
-    }
-    // Autograd is a dispatch key: operators with a derivative get a recording kernel at the Autograd alias.
-    // The others (not differentiable, or composite-implicit, which differentiate through their
-    // decomposition) fall through, also at AutogradMeta, which has no framework fallthrough in PyTorch.
+    // Every operator with its own kernels must say how it differentiates: a missing formula would silently cut
+    // the graph. Factories make leaves; the rest are listed as not differentiable. Checked here, at import.
     const derivative = DERIVATIVES[name as OpName];
-    if (derivative !== undefined) {
-      const autograd = KernelFunction.deferred(() => makeAutogradKernel(op, derivative, reduceGradient));
-      impl.impl(name, autograd, DispatchKey.Autograd, opts);
-    } else if (decl.kind !== 'composite-implicit') {
-      // Every operator with its own kernels must say how it differentiates: a missing formula would silently
-      // cut the graph. Factories make leaves; the rest are listed as not differentiable.
-      if (decl.kind !== 'factory' && !NOT_DIFFERENTIABLE.has(name)) {
-        throw new Error(`Operator aten::${name} has no derivative formula and is not listed as not differentiable`);
-      }
-      impl.impl(name, fallthroughKernel, DispatchKey.Autograd, opts);
+    if (
+      derivative === undefined && decl.kind !== 'composite-implicit' && decl.kind !== 'factory' &&
+      !NOT_DIFFERENTIABLE.has(name)
+    ) {
+      throw new Error(`Operator aten::${name} has no derivative formula and is not listed as not differentiable`);
     }
+    dispatcher.deferOperatorRegistrations(op, () => registerKernels(impl, name, decl, op, derivative), KERNEL_KEYS);
   }
   handles = out as OpHandles;
   setEngineOps({
@@ -135,6 +117,60 @@ export function registerOperators(dispatcher: Dispatcher = Dispatcher.singleton(
     asStridedBackward,
   });
   return handles;
+}
+
+/**
+ * An operator's own kernels: Meta, its composite or BackendSelect kernel, ADInplaceOrView when it mutates an
+ * argument or returns a view, and Autograd. Run as the operator's deferred registrations (see registerOperators).
+ */
+function registerKernels(
+  impl: Library,
+  name: string,
+  decl: OpDecl,
+  op: OperatorHandle,
+  derivative: (typeof DERIVATIVES)[OpName] | undefined,
+): void {
+  const facts = declarationFacts(decl.schema);
+  const opts = KIND_OPTIONS[decl.kind];
+  switch (decl.kind) {
+    case 'backend':
+      impl.impl(name, metaKernel(decl.meta!, facts.firstWrites), DispatchKey.Meta, opts);
+      if (decl.defaultBackend !== undefined) {
+        impl.impl(
+          name,
+          dropKeySet(decl.defaultBackend),
+          DispatchKey.CompositeExplicitAutogradNonFunctional,
+          DEFAULT_BACKEND,
+        );
+      }
+      break;
+    case 'factory':
+      impl.impl(name, metaKernel(decl.meta!, facts.firstWrites), DispatchKey.Meta, opts);
+      impl.impl(name, KernelFunction.deferred(() => backendSelectKernel(op)), DispatchKey.BackendSelect, opts);
+      break;
+    case 'composite-implicit':
+      impl.impl(name, dropKeySet(decl.impl!), DispatchKey.CompositeImplicitAutograd, opts);
+      break;
+    case 'composite-explicit':
+      impl.impl(name, dropKeySet(decl.impl!), DispatchKey.CompositeExplicitAutograd, opts);
+      break;
+  }
+  // ADInplaceOrView: in-place operators count versions; view operators (one kernel for every backend,
+  // returning an alias of `self`) mark their outputs as differentiable views.
+  if (facts.mutable) {
+    impl.impl(name, KernelFunction.deferred(() => inplaceKernel(op)), DispatchKey.ADInplaceOrView, opts);
+  } else if (decl.kind === 'composite-explicit' && facts.firstAliased) {
+    impl.impl(name, KernelFunction.deferred(() => viewKernel(op)), DispatchKey.ADInplaceOrView, opts);
+  }
+  // Autograd is a dispatch key: operators with a derivative get a recording kernel at the Autograd alias.
+  // The others (not differentiable, or composite-implicit, which differentiate through their
+  // decomposition) fall through, also at AutogradMeta, which has no framework fallthrough in PyTorch.
+  if (derivative !== undefined) {
+    const autograd = KernelFunction.deferred(() => makeAutogradKernel(op, derivative, reduceGradient));
+    impl.impl(name, autograd, DispatchKey.Autograd, opts);
+  } else if (decl.kind !== 'composite-implicit') {
+    impl.impl(name, fallthroughKernel, DispatchKey.Autograd, opts);
+  }
 }
 
 /** What registration needs to know about a declaration's arguments (see {@linkcode declarationFacts}). */
@@ -172,17 +208,29 @@ export function declarationFacts(schemaText: string): DeclarationFacts {
       mutable: schema.isMutable,
     };
   }
-  const annotation = (arg: string): string | undefined => {
-    const type = arg.split('=')[0];
-    const at = type.indexOf('(');
-    return at < 0 ? undefined : type.slice(at, type.indexOf(')', at) + 1);
-  };
-  const first = args.length > 0 ? annotation(args[0]) : undefined;
-  return {
-    firstAliased: first !== undefined,
-    firstWrites: first?.includes('!') === true,
-    mutable: args.some((a) => annotation(a)?.includes('!') === true),
-  };
+  return factsOf(args);
+}
+
+/** The facts of a declaration's arguments as {@linkcode splitArguments} gives them. */
+function factsOf(args: readonly string[]): DeclarationFacts {
+  let firstAliased = false, firstWrites = false, mutable = false;
+  for (let i = 0; i < args.length; i++) {
+    // An annotation is the parenthesis in the argument's type (before any default), a write its `!`.
+    const arg = args[i];
+    const eq = arg.indexOf('=');
+    const at = arg.indexOf('(');
+    if (at < 0 || (eq >= 0 && at > eq)) continue;
+    const close = arg.indexOf(')', at);
+    const end = close >= 0 && (eq < 0 || close < eq) ? close : at; // an unclosed annotation writes nothing
+    const writes = arg.indexOf('!', at);
+    const written = writes >= 0 && writes < end;
+    if (i === 0) {
+      firstAliased = true;
+      firstWrites = written;
+    }
+    if (written) mutable = true;
+  }
+  return { firstAliased, firstWrites, mutable };
 }
 
 // deno-lint-ignore no-explicit-any
