@@ -4,7 +4,7 @@
 // Node, Bun, Deno (`npm:` specifiers) and bundlers. Afterwards every path named in package.json `exports` must exist.
 // Runs under plain Node (any version the repository supports); `npm pack` runs it through `prepack`.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import process from 'node:process';
 
@@ -26,6 +26,12 @@ const result = spawnSync(tsc, ['-p', join(root, 'tsconfig.build.json')], { cwd: 
 if (result.status !== 0) {
   process.stderr.write(`build: tsc failed (exit ${result.status ?? result.signal})\n`);
   process.exit(1);
+}
+
+// Generated plain-JavaScript modules (`// @ts-self-types` beside their .d.ts): tsc resolves their imports to the
+// declarations and emits neither file, so both are copied as they are.
+for (const file of ['core/cpu/kernels_wasm.js', 'core/cpu/kernels_wasm.d.ts']) {
+  copyFileSync(join(root, file), join(dist, file));
 }
 
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));

@@ -13,7 +13,7 @@ function sources(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
     const path = join(dir, name);
     if (statSync(path).isDirectory()) return sources(path);
-    return name.endsWith('.ts') && name !== 'kernels_wasm.ts' ? [path] : [];
+    return name.endsWith('.ts') || (name.endsWith('.js') && name !== 'kernels_wasm.js') ? [path] : [];
   });
 }
 
