@@ -337,6 +337,14 @@ export const SIMD_F32_ONE: usize = memory.data<f32>([1, 1, 1, 1], 16);
 /** f64x2 of 1.0. */
 export const SIMD_F64_ONE: usize = memory.data<f64>([1, 1], 16);
 
+/**
+ * 1 when the standard library was compiled with its fast Math paths (ASC_SHRINK_LEVEL 0) although binaryen shrinks
+ * the module (Note [Shrink the code, keep the library's fast paths] in kernels_as/build.mjs).
+ */
+export function stdMathFastPaths(): i32 {
+  return ASC_SHRINK_LEVEL < 1 ? 1 : 0;
+}
+
 /** 1 in the relaxed-SIMD build, 0 in the plain SIMD build (lets the loader and tests see which one runs). */
 export function relaxedSimdBuild(): i32 {
   return ASC_FEATURE_RELAXED_SIMD ? 1 : 0;

@@ -39,6 +39,9 @@ describe('kernel loader', () => {
     assert.equal(k.relaxedSimdBuild(), flavor === 'relaxed-simd' ? 1 : 0);
     const plain = instantiateKernels(createKernelMemory({ maximumPages: 16 }), { flavor: 'simd' });
     assert.equal(plain.relaxedSimdBuild(), 0);
+    // Both builds shrink with binaryen but keep the standard library's fast exp/log (kernels_as/build.mjs).
+    assert.equal(k.stdMathFastPaths(), 1);
+    assert.equal(plain.stdMathFastPaths(), 1);
     if (flavor === 'simd') {
       assert.throws(() => kernelModule('relaxed-simd'), /relaxed SIMD/);
     }
