@@ -1,5 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { fileURLToPath } from 'node:url';
+import { runScript } from '../_same_runtime.ts';
 import {
   applyDelta,
   createKernelMemory,
@@ -45,6 +47,21 @@ describe('kernel loader', () => {
     if (flavor === 'simd') {
       assert.throws(() => kernelModule('relaxed-simd'), /relaxed SIMD/);
     }
+  });
+
+  it('falls back to the plain build, rebuilt from its delta, where the engine rejects relaxed SIMD', () => {
+    const path = fileURLToPath(new URL('./_no_relaxed_script.ts', import.meta.url));
+    const result = runScript(path, [], { timeout: 120_000 });
+    assert.equal(result.status, 0, `${result.stdout}\n${result.stderr}`);
+    const out = JSON.parse(result.stdout.trim().split('\n').pop()!);
+    assert.equal(out.flavor, 'simd');
+    assert.equal(out.relaxedSimdBuild, 0);
+    assert.equal(out.stdMathFastPaths, 1);
+    assert.equal(out.rejected, 1, 'the relaxed build is tried once, as the probe');
+    assert.equal(out.dtype, 'float32');
+    assert.equal(out.elements, 37 * 29);
+    assert.ok(Number.isFinite(out.worst) && out.worst < 1e-4, `matmul error ${out.worst}`);
+    assert.match(out.forcedRelaxed, /does not support relaxed SIMD/);
   });
 
   it('compiles each build once and imports only env.memory', () => {
