@@ -16,7 +16,7 @@
 // Engines with relaxed SIMD (Deno, Bun, Chrome, Node 22+) run the relaxed build; only the others (Node 20, Firefox,
 // Safari) need the plain one. The two builds differ only where a kernel uses a relaxed instruction, and in the
 // function indices that shift around the few extra functions, so the plain build is stored as a byte delta over the
-// relaxed one (~9 KB instead of ~385 KB): an import parses one build's base64, and the plain build is rebuilt on first
+// relaxed one (~10 KB instead of ~333 KB): an import parses one build's base64, and the plain build is rebuilt on first
 // use by `applyDelta` in core/cpu/wasm.ts. Delta format, all numbers unsigned LEB128:
 //   length of the output, then ops until the end: (n << 1) | 0 followed by n literal bytes, or (n << 1) | 1
 //   followed by a zigzag-coded offset of the source position relative to the end of the previous copy: copy n bytes.
@@ -81,28 +81,9 @@ function check() {
       : have !== want
       ? `core/cpu/kernels_wasm.js is stale (embedded ${have.slice(0, 12)}, sources ${want.slice(0, 12)}): ` +
         'run `npm run build:wasm` and commit the result'
-      : 'core/cpu/kernels_wasm.d.ts is missing or differs from what the build writes: run `npm run build:wasm --force`',
+      : 'core/cpu/kernels_wasm.d.ts is missing or differs from what the build writes: run `npm run build:wasm -- --force`',
   );
   return 1;
-}
-
-/**
- * Note [Shrink the code, keep the library's fast paths]
- * asconfig.json asks binaryen for shrinkLevel 1 (less inlining and duplication of code): a ~13% smaller module, which
- * JSC (Bun), compiling the whole module at the first tensor, compiles ~20% faster, with kernels as fast as at
- * shrinkLevel 0. But the option also sets the compile-time constant ASC_SHRINK_LEVEL, with which AssemblyScript's
- * standard library picks its small variants of Math.exp, log and pow (no lookup tables; exp 2-4x slower). This
- * transform resets that hint after parsing, before the program defines its constants, so the library keeps its
- * fast paths while binaryen still shrinks. `stdMathFastPaths()` (kernels_as/common.ts) lets a test see it held.
- */
-class KeepStdFastPaths {
-  afterParse() {
-    const options = this.program.options;
-    if (typeof options.shrinkLevelHint !== 'number') {
-      throw new Error('assemblyscript no longer has Options.shrinkLevelHint: revisit KeepStdFastPaths in build.mjs');
-    }
-    options.shrinkLevelHint = 0;
-  }
 }
 
 /** Compiles one target of asconfig.json in this process and returns the wasm bytes (and the text if asked). */
@@ -124,7 +105,6 @@ async function compile(asc, target, extraArgs, wantText) {
     stdout: { write: (s) => process.stdout.write(s) },
     stderr: { write: (s) => stderr.push(String(s)) },
     writeFile: (name, contents) => outputs.set(name.split(/[\\/]/).pop(), contents),
-    transforms: [KeepStdFastPaths],
   });
   if (error) {
     process.stderr.write(stderr.join(''));

@@ -176,8 +176,6 @@ export interface ElementwiseExports {
   heapBase(): number;
   /** 1 in the relaxed-SIMD build, 0 in the plain SIMD build. */
   relaxedSimdBuild(): number;
-  /** 1 when the AssemblyScript standard library kept its fast Math paths (kernels_as/build.mjs). */
-  stdMathFastPaths(): number;
   /** Bytes per element of a ScalarType code, 0 if the module does not know it. */
   itemSize(dtype: number): number;
   /** IEEE half bits to float (exact). */

@@ -54,7 +54,6 @@ console.log(JSON.stringify({
   dtype: product.dtype.name,
   elements: got.length,
   relaxedSimdBuild: kernels.relaxedSimdBuild(),
-  stdMathFastPaths: kernels.stdMathFastPaths(),
   rejected,
   worst,
   forcedRelaxed,
