@@ -203,13 +203,17 @@ export function kernelFlavor(): KernelFlavor {
     // Deno on the first-tensor path, on top of compiling the build it picked. Compiling the relaxed build itself
     // answers the same question: a CompileError means no relaxed SIMD (engines reject the unknown opcode while
     // validating, before compiling anything). The memory form compiled is the one this host's runtime will use.
+    // Where it fails, the decoded relaxed bytes are kept for the plain build, rebuilt from them next: decoding them
+    // twice would cost ~2 ms where there is no Uint8Array.fromBase64 (Node 20).
     const shared = canShareMemory();
+    const relaxed = decodeBase64(KERNELS_WASM_RELAXED_BASE64);
     try {
-      compiled.set(`relaxed-simd:${shared}`, compileBuild('relaxed-simd', shared));
+      compiled.set(`relaxed-simd:${shared}`, compileBytes(relaxed, shared));
       detectedFlavor = 'relaxed-simd';
     } catch (e) {
       if (!(e instanceof WebAssembly.CompileError)) throw e;
       detectedFlavor = 'simd';
+      pendingRelaxedBytes = relaxed;
     }
   }
   return detectedFlavor;
@@ -284,16 +288,24 @@ export function applyDelta(source: Uint8Array, delta: Uint8Array): Uint8Array<Ar
 
 const compiled = new Map<string, WebAssembly.Module>();
 
+/** The relaxed build's bytes, decoded by a failed {@linkcode kernelFlavor} probe, until the plain build uses them. */
+let pendingRelaxedBytes: Uint8Array<ArrayBuffer> | undefined;
+
 /** The bytes of a build: the relaxed one decoded, the plain one rebuilt from its delta over the relaxed one. */
 function kernelBytes(flavor: KernelFlavor): Uint8Array<ArrayBuffer> {
-  const relaxed = decodeBase64(KERNELS_WASM_RELAXED_BASE64);
+  const relaxed = pendingRelaxedBytes ?? decodeBase64(KERNELS_WASM_RELAXED_BASE64);
+  pendingRelaxedBytes = undefined;
   return flavor === 'relaxed-simd' ? relaxed : applyDelta(relaxed, decodeBase64(KERNELS_WASM_SIMD_DELTA_BASE64));
 }
 
-/** Compiles a build (synchronously), for a shared memory or, with its memory import marked unshared, not. */
-function compileBuild(flavor: KernelFlavor, shared: boolean): WebAssembly.Module {
-  const bytes = kernelBytes(flavor);
+/** Compiles a build's bytes (synchronously), for a shared memory or, with its memory import marked unshared, not. */
+function compileBytes(bytes: Uint8Array<ArrayBuffer>, shared: boolean): WebAssembly.Module {
   return new WebAssembly.Module(shared ? bytes : withUnsharedMemoryImport(bytes));
+}
+
+/** Compiles a build. */
+function compileBuild(flavor: KernelFlavor, shared: boolean): WebAssembly.Module {
+  return compileBytes(kernelBytes(flavor), shared);
 }
 
 /**
