@@ -201,8 +201,8 @@ export function kernelFlavor(): KernelFlavor {
     // Note [Relaxed build as the probe]
     // A separate probe (validating a tiny module with one relaxed instruction) cost ~0.3 ms in Bun and ~0.15 ms in
     // Deno on the first-tensor path, on top of compiling the build it picked. Compiling the relaxed build itself
-    // answers the same question: a CompileError means no relaxed SIMD (engines reject the unknown opcode while
-    // validating, before compiling anything). The memory form compiled is the one this host's runtime will use.
+    // answers the same question: a CompileError means no relaxed SIMD (an engine without it rejects the opcodes as
+    // invalid; Node 20 does). The memory form compiled is the one this host's runtime will use.
     // Where it fails, the decoded relaxed bytes are kept for the plain build, rebuilt from them next: decoding them
     // twice would cost ~2 ms where there is no Uint8Array.fromBase64 (Node 20).
     const shared = canShareMemory();
