@@ -30,19 +30,19 @@ const modUrl = new URL('../mod.ts', import.meta.url).href;
 
 const dir = mkdtempSync(join(tmpdir(), 'switchyard-startup-'));
 
-/** Builds the package for this runtime under `dir`; returns the URL of the module `import 'switchyard'` loads. */
+/** Builds the package under `dir` (`npm run build`'s script); returns the module `import 'switchyard'` loads here. */
 function buildPackage(): string {
-  const bin = (name: string) => join(root, 'node_modules', '.bin', name);
-  const run = (command: string, args: string[]) => {
-    const result = spawnSync(command, args, { cwd: root, encoding: 'utf8' });
-    if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} failed:\n${result.stdout}${result.stderr}`);
-  };
-  if (isBun) {
-    run(bin('bun'), [join(root, 'scripts', 'bundle.ts'), '--out', dir]);
-    return new URL(`file://${join(dir, 'bun', 'mod.cjs')}`).href;
-  }
-  run(bin('tsc'), ['-p', join(root, 'tsconfig.build.json'), '--outDir', join(dir, 'dist')]);
-  return new URL(`file://${join(dir, 'dist', 'mod.js')}`).href;
+  const out = join(dir, 'dist');
+  const result = spawnSync(join(root, 'node_modules', '.bin', 'node'), [
+    join(root, 'scripts', 'build.mjs'),
+    '--out',
+    out,
+  ], {
+    cwd: root,
+    encoding: 'utf8',
+  });
+  if (result.status !== 0) throw new Error(`scripts/build.mjs failed:\n${result.stdout}${result.stderr}`);
+  return new URL(`file://${join(out, isBun ? 'bun/mod.cjs' : 'mod.js')}`).href;
 }
 
 const FIRST_ADD = (url: string) =>
@@ -84,15 +84,16 @@ try {
     number
   >;
   const entry = isBun ? 'dist/bun/mod.cjs (bundle + bytecode)' : 'dist/mod.js (compiled ES modules)';
+  const line = (label: string, ms: number, note = '') =>
+    `  ${label.padEnd(32)}${ms.toFixed(1).padStart(7)} ms${
+      label === 'empty script' ? '' : ` (+${(ms - m.empty).toFixed(1)})`
+    }${note}\n`;
   console.log(
     `${runtimeName()}, medians of ${RUNS} fresh processes (target ≤ 40 ms over the empty script):\n` +
-      `  empty script                          ${m.empty.toFixed(1)} ms\n` +
-      `  import mod.ts                          ${m.importOnly.toFixed(1)} ms (+${
-        (m.importOnly - m.empty).toFixed(1)
-      })\n` +
-      `  import mod.ts + first add              ${m.firstAdd.toFixed(1)} ms (+${(m.firstAdd - m.empty).toFixed(1)})\n` +
-      `  import the package + first add         ${m.packageFirstAdd.toFixed(1)} ms ` +
-      `(+${(m.packageFirstAdd - m.empty).toFixed(1)}; ${entry})`,
+      line('empty script', m.empty) +
+      line('import mod.ts', m.importOnly) +
+      line('import mod.ts + first add', m.firstAdd) +
+      line('the package + first add', m.packageFirstAdd, ` ${entry}`).trimEnd(),
   );
   if (!SMOKE) {
     await runAndReport('startup', () => ({
