@@ -333,3 +333,30 @@ describe('deferred registrations of one operator', () => {
     assert.throws(() => d.deferOperatorRegistrations(op, 'x' as never), /expected a function that registers/);
   });
 });
+
+describe('defineDeferred argument counts', () => {
+  it('a given count checks kernels without a parse; a wrong one is refused; none is counted on first need', () => {
+    const d = new Dispatcher();
+    using def = new Library('dc', 'DEF', undefined, { dispatcher: d });
+    const counted = def.defineDeferred('dc::f(Tensor x, int n) -> Tensor', { argumentCount: 2 });
+    using impl = new Library('dc', 'IMPL', K.CPU, { dispatcher: d });
+    impl.impl('f', (_h: number, _l: number, x: Fake, _n: number) => x); // within the count: nothing to parse
+    assert.throws(
+      () => impl.impl('f', (_h: number, _l: number, _x: Fake, _n: number, _m: number) => 0),
+      /The kernel function takes 5 parameters but the schema has 2 arguments/,
+    );
+    assert.equal(counted.schema!.arguments.length, 2);
+    for (const bad of [-1, 1.5, Number.NaN]) {
+      assert.throws(
+        () => def.defineDeferred(`dc::g${String(bad).replace(/\W/g, '')}(Tensor x) -> Tensor`, { argumentCount: bad }),
+        /defineDeferred\(\): argumentCount must be a non-negative integer/,
+      );
+    }
+    const uncounted = def.defineDeferred('dc::h(Tensor x) -> Tensor');
+    assert.throws(
+      () => impl.impl('h', (_h: number, _l: number, _x: Fake, _y: Fake) => 0),
+      /The kernel function takes 4 parameters but the schema has 1 arguments/,
+    );
+    assert.equal(uncounted.schema!.arguments.length, 1);
+  });
+});
