@@ -587,7 +587,9 @@ export class Dispatcher implements OperatorHost, EntryContext {
     for (const k of keys) {
       if (typeof k !== 'number' || !isRuntimeDispatchKey(k) || k === DispatchKey.Undefined) {
         throw new RuntimeError(
-          `deferRegistrations: ${typeof k === 'number' ? dispatchKeyName(k) : String(k)} is not a runtime dispatch key`,
+          `deferRegistrations: ${
+            (typeof k === 'number' && dispatchKeyName(k)) || String(k)
+          } is not a runtime dispatch key`,
         );
       }
     }
@@ -870,6 +872,14 @@ export class Dispatcher implements OperatorHost, EntryContext {
   // ---- internals ----
 
   #stateOrUndefined(op: OperatorHandle): OperatorState | undefined {
+    if (!(op instanceof OperatorHandle)) {
+      const got = op === null
+        ? 'null'
+        : typeof op === 'object'
+        ? `an object (${Object.prototype.toString.call(op)})`
+        : typeof op;
+      throw new TypeError(`Dispatcher: expected an OperatorHandle (from Library.define or findOp), got ${got}`);
+    }
     const state = handleInternal(op) as OperatorState | undefined;
     return state?.handle === op && state.host === this ? state : undefined;
   }

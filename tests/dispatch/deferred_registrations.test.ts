@@ -229,6 +229,28 @@ describe('deferred registration groups', () => {
       /deferRegistrations: Autograd is not a runtime dispatch key/,
     );
     assert.throws(() => d.deferRegistrations('x', [K.Undefined], () => {}), /Undefined is not a runtime dispatch key/);
+    assert.throws(
+      () => d.deferRegistrations('x', [1.5 as never], () => {}),
+      /deferRegistrations: 1\.5 is not a runtime/,
+    );
+    assert.throws(() => d.deferRegistrations('x', 'Batched' as never, () => {}), /non-empty array/);
+    assert.deepEqual(d.pendingRegistrations(), []);
+  });
+
+  it('a forged, null or foreign operator handle is refused by name, here and by the dispatcher methods that take one', () => {
+    const d = new Dispatcher();
+    const expected = /Dispatcher: expected an OperatorHandle \(from Library\.define or findOp\), got /;
+    for (const forged of [{}, null, undefined, 3, { name: 'aten::add' }]) {
+      assert.throws(() => d.deferOperatorRegistrations(forged as never, () => {}), (e: Error) => {
+        assert.ok(e instanceof TypeError && expected.test(e.message), e.message);
+        return true;
+      });
+      assert.throws(() => d.call(forged as never), TypeError);
+      assert.throws(() => d.callBoxed(forged as never, []), TypeError);
+    }
+    using lib = new Library('dfo', 'DEF'); // the library's dispatcher, not `d`
+    const foreign = lib.defineDeferred('dfo::g(int x) -> int');
+    assert.throws(() => d.deferOperatorRegistrations(foreign, () => {}), /Operator dfo::g is not registered with this/);
     assert.deepEqual(d.pendingRegistrations(), []);
   });
 });
