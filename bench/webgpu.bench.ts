@@ -11,14 +11,10 @@
  * @module
  */
 import { bench, do_not_optimize, group, runAndReport, smokeSize, summary } from './_report.ts';
+import { logAdapter, onGpu, tfjsWebgpu, tfTimed, timed } from './_webgpu.ts';
 import { CrossEntropyLoss, Linear, ReLU, Sequential } from '../core/nn/mod.ts';
 import { SGD } from '../core/optim/mod.ts';
-import { gpuInfo, initWebGPU, manualSeed, rand, randint, scope, synchronizeWebGPU, type Tensor } from '../mod.ts';
-
-type Tf = typeof import('@tensorflow/tfjs-core');
-
-// A non-literal specifier: the peer is optional (no checker or install needs it).
-const optionalImport = (specifier: string): Promise<unknown> => import(specifier);
+import { initWebGPU, manualSeed, rand, randint, scope } from '../mod.ts';
 
 const ELEMENTS = smokeSize(16 * 2 ** 20, 4096);
 const BATCH = 64, INPUT = 784, HIDDEN = 256, CLASSES = 10;
@@ -29,30 +25,8 @@ if (unavailable === undefined) await benchmarks();
 else console.log(`webgpu benchmarks skipped: ${unavailable}`);
 
 async function benchmarks(): Promise<void> {
-  const info = gpuInfo();
-  console.log(`adapter: ${info.description || info.device} (fallback: ${info.isFallbackAdapter}, via ${info.source})`);
-
-  /** tfjs-core with its WebGPU backend active, or the reason it is missing. */
-  async function tfjsWebgpu(): Promise<{ tf: Tf } | { missing: string }> {
-    try {
-      const tf = await optionalImport('@tensorflow/tfjs-core') as Tf;
-      await optionalImport('@tensorflow/tfjs-backend-webgpu');
-      if (!(await tf.setBackend('webgpu'))) return { missing: "tf.setBackend('webgpu') returned false" };
-      await tf.ready();
-      tf.enableProdMode();
-      return { tf };
-    } catch (error) {
-      return { missing: error instanceof Error ? error.message : String(error) };
-    }
-  }
+  const info = logAdapter();
   const peer = await tfjsWebgpu();
-  if ('missing' in peer) console.log(`tfjs-webgpu: not measured (${peer.missing})`);
-
-  const onGpu = (t: Tensor) => {
-    const g = t.to({ device: 'webgpu' });
-    t.dispose();
-    return g;
-  };
 
   manualSeed(0);
   const a16 = onGpu(rand([ELEMENTS])), b16 = onGpu(rand([ELEMENTS]));
@@ -68,23 +42,6 @@ async function benchmarks(): Promise<void> {
   const lossFunction = new CrossEntropyLoss();
   const optimizer = new SGD(model.parameters(), { lr: 0.01 });
   const x = onGpu(rand([BATCH, INPUT])), y = onGpu(randint(CLASSES, [BATCH]));
-
-  /**
-   * Runs a tfjs op and waits for the GPU by reading one element of its result (tfjs has no other wait), as
-   * `timed` waits by reading 4 bytes: neither pays for reading a whole result back.
-   */
-  async function tfTimed(tf: Tf, fn: () => import('@tensorflow/tfjs-core').Tensor): Promise<void> {
-    const r = fn();
-    const first = tf.tidy(() => tf.slice(tf.reshape(r, [-1]), [0], [1]));
-    await first.data();
-    tf.dispose([r, first]);
-  }
-
-  /** Runs `fn` in a scope and waits for the GPU. */
-  async function timed(fn: () => unknown): Promise<void> {
-    scope(() => void do_not_optimize(fn()));
-    await synchronizeWebGPU();
-  }
 
   group('elementwise and reduction, 16M float32', () => {
     summary(() => {

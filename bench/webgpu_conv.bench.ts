@@ -10,14 +10,10 @@
  *
  * @module
  */
-import { bench, do_not_optimize, group, runAndReport, smokeSize, summary } from './_report.ts';
+import { bench, group, runAndReport, smokeSize, summary } from './_report.ts';
+import { logAdapter, onGpu, tfjsWebgpu, tfTimed, timed } from './_webgpu.ts';
 import { conv2d, maxPool2d } from '../core/nn/functional.ts';
-import { gpuInfo, initWebGPU, manualSeed, randn, scope, synchronizeWebGPU, type Tensor } from '../mod.ts';
-
-type Tf = typeof import('@tensorflow/tfjs-core');
-
-// A non-literal specifier: the peer is optional (no checker or install needs it).
-const optionalImport = (specifier: string): Promise<unknown> => import(specifier);
+import { initWebGPU, manualSeed, randn } from '../mod.ts';
 
 const N = smokeSize(8, 1), C = smokeSize(32, 4), SIDE = smokeSize(32, 8);
 
@@ -26,46 +22,15 @@ if (unavailable === undefined) await benchmarks();
 else console.log(`webgpu_conv benchmarks skipped: ${unavailable}`);
 
 async function benchmarks(): Promise<void> {
-  const info = gpuInfo();
-  console.log(`adapter: ${info.description || info.device} (fallback: ${info.isFallbackAdapter}, via ${info.source})`);
-
-  async function tfjsWebgpu(): Promise<{ tf: Tf } | { missing: string }> {
-    try {
-      const tf = await optionalImport('@tensorflow/tfjs-core') as Tf;
-      await optionalImport('@tensorflow/tfjs-backend-webgpu');
-      if (!(await tf.setBackend('webgpu'))) return { missing: "tf.setBackend('webgpu') returned false" };
-      await tf.ready();
-      tf.enableProdMode();
-      return { tf };
-    } catch (error) {
-      return { missing: error instanceof Error ? error.message : String(error) };
-    }
-  }
+  const info = logAdapter();
   const peer = await tfjsWebgpu();
-  if ('missing' in peer) console.log(`tfjs-webgpu: not measured (${peer.missing})`);
 
-  const onGpu = (t: Tensor) => {
-    const g = t.to({ device: 'webgpu' });
-    t.dispose();
-    return g;
-  };
   manualSeed(0);
   const x = onGpu(randn([N, C, SIDE, SIDE])), w = onGpu(randn([C, C, 3, 3])), b = onGpu(randn([C]));
   const xg = onGpu(randn([N, C, SIDE, SIDE])).requiresGrad_();
   const wg = onGpu(randn([C, C, 3, 3])).requiresGrad_(), bg = onGpu(randn([C])).requiresGrad_();
   // The gemm an im2col convolution runs: [OC, C * 9] @ [C * 9, N * H * W].
   const gemmA = onGpu(randn([C, C * 9])), gemmB = onGpu(randn([C * 9, N * SIDE * SIDE]));
-
-  async function timed(fn: () => unknown): Promise<void> {
-    scope(() => void do_not_optimize(fn()));
-    await synchronizeWebGPU();
-  }
-  async function tfTimed(tf: Tf, fn: () => import('@tensorflow/tfjs-core').Tensor): Promise<void> {
-    const r = fn();
-    const first = tf.tidy(() => tf.slice(tf.reshape(r, [-1]), [0], [1]));
-    await first.data();
-    tf.dispose([r, first]);
-  }
 
   const shape = `${N}x${C}x${SIDE}x${SIDE}`;
   group(`conv2d 3x3, ${shape}`, () => {
