@@ -20,7 +20,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import process from 'node:process';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { runAndReport, runtimeName, SMOKE, smokeSize } from './_report.ts';
 
 const RUNS = smokeSize(15, 2);
@@ -42,7 +42,7 @@ function buildPackage(): string {
     encoding: 'utf8',
   });
   if (result.status !== 0) throw new Error(`scripts/build.mjs failed:\n${result.stdout}${result.stderr}`);
-  return new URL(`file://${join(out, isBun ? 'bun/mod.cjs' : 'mod.js')}`).href;
+  return pathToFileURL(join(out, isBun ? 'bun/mod.cjs' : 'mod.js')).href;
 }
 
 const FIRST_ADD = (url: string) =>

@@ -8,7 +8,7 @@
 // Runs under plain Node (any version the repository supports); `npm pack` runs it through `prepack`.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import process from 'node:process';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -54,7 +54,7 @@ for (const module of jsModules) {
 }
 if (jsModules.length > 0) {
   process.stderr.write(
-    `build: copied ${jsModules.map((m) => relative(root, join(root, m)) + '.js').join(', ')} (each with its .d.ts)\n`,
+    `build: copied ${jsModules.map((m) => `${m}.js`).join(', ')} (each with its .d.ts)\n`,
   );
 }
 

@@ -90,15 +90,15 @@ const plugin = {
   },
 };
 
-/** Builds one entry into `dir` as a CommonJS bundle with bytecode. */
-async function build(entrypoint: string, naming: string, dir: string): Promise<void> {
+/** Builds one entry into `dir` as a CommonJS bundle, with bytecode beside it unless it is only probed. */
+async function build(entrypoint: string, naming: string, dir: string, bytecode = true): Promise<void> {
   const result = await bun!.build({
     entrypoints: [entrypoint],
     outdir: dir,
     naming,
     target: 'bun',
     format: 'cjs',
-    bytecode: true,
+    bytecode,
     // Identifiers are not minified: error messages and module printing read constructor names (Bun 1.4 drops them
     // under `identifiers` even with `keepNames`).
     minify: { whitespace: true, syntax: true, identifiers: false, keepNames: true },
@@ -113,7 +113,7 @@ async function build(entrypoint: string, naming: string, dir: string): Promise<v
 
 rmSync(outDir, { recursive: true, force: true });
 mkdirSync(outDir, { recursive: true });
-await build(RUNTIME_ENTRY, 'runtime.cjs', outDir);
+await build(RUNTIME_ENTRY, 'runtime.cjs', outDir, false); // probed for renamed exports, then built again
 const probe = spawnSync(process.execPath, ['-e', PROBE, join(outDir, 'runtime.cjs')], { encoding: 'utf8' });
 if (probe.status !== 0) {
   process.stderr.write(`bundle: loading the first build failed:\n${probe.stderr}\n`);
