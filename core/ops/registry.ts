@@ -78,9 +78,8 @@ const KERNEL_KEYS: readonly DispatchKey[] = Object.freeze([
  */
 export function registerOperators(dispatcher: Dispatcher = Dispatcher.singleton()): OpHandles {
   if (handles !== undefined) return handles;
-  const location = LOCATION;
-  const def = new Library('aten', 'FRAGMENT', undefined, { dispatcher, location });
-  const impl = new Library('aten', 'IMPL', undefined, { dispatcher, location });
+  const def = new Library('aten', 'FRAGMENT', undefined, { dispatcher, location: LOCATION });
+  const impl = new Library('aten', 'IMPL', undefined, { dispatcher, location: LOCATION });
   libraries.push(def, impl);
   const out: Record<string, OperatorHandle> = {};
   // Note [Operators materialize on first use] (core/dispatch/dispatcher.ts): the declarations are defined
