@@ -52,6 +52,7 @@ export { configureCpu, type CpuOptions } from './core/cpu/runtime.ts';
 export {
   type AcquireOptions,
   emptyGpuCache,
+  type GpuInfo,
   gpuInfo,
   gpuMemoryStats,
   initWebGPU,

@@ -5,8 +5,7 @@
  * @module
  */
 import { do_not_optimize } from './_report.ts';
-import type { GpuInfo } from '../gpu/mod.ts';
-import { gpuInfo, scope, synchronizeWebGPU, type Tensor } from '../mod.ts';
+import { type GpuInfo, gpuInfo, scope, synchronizeWebGPU, type Tensor } from '../mod.ts';
 
 /** tfjs-core's module type (the peer's API as the suites call it). */
 export type Tf = typeof import('@tensorflow/tfjs-core');
