@@ -311,7 +311,7 @@ function startupTable(): string {
       'startup_cost_ms',
       `≤ 40 ms: ${targetStatus([['Deno', d], ['Bun', b]], 'startup_cost_ms')}`,
     ),
-    row('the installed package (Bun: `dist/bun` bundle; Deno: `dist/`), one `add`', 'package_import_and_first_add_ms'),
+    row('the installed package (its `bun` and `deno` bundles), one `add`', 'package_import_and_first_add_ms'),
     row(
       'the difference: what importing the package costs',
       'package_startup_cost_ms',

@@ -6,9 +6,10 @@
  *
  * Two ways in, both measured:
  * - the sources (`mod.ts`): how a Deno program importing Switchyard by URL, or anyone running the repository, starts;
- * - the package as `npm install` gives it to this runtime: under Bun the `bun` export condition's bundle
- *   (`dist/bun`, CommonJS with bytecode, scripts/bundle.ts), elsewhere the compiled ES modules (`dist/`). Both are
- *   built into a temporary directory first (the repository's own `dist/` is left alone).
+ * - the package as `npm install` gives it to this runtime, through its export condition: under Bun the `bun`
+ *   bundle (`dist/bun`, CommonJS with bytecode), under Deno the `deno` bundle (`dist/deno`, code-split ES modules),
+ *   both written by scripts/bundle.ts. The package is built into a temporary directory first (the repository's own
+ *   `dist/` is left alone).
  * Importing alone (no `add`) is timed too, so the first operation's share shows.
  *
  * Run: `deno run -A bench/startup.bench.ts` or `bun bench/startup.bench.ts`.
@@ -42,7 +43,7 @@ function buildPackage(): string {
     encoding: 'utf8',
   });
   if (result.status !== 0) throw new Error(`scripts/build.mjs failed:\n${result.stdout}${result.stderr}`);
-  return pathToFileURL(join(out, isBun ? 'bun/mod.cjs' : 'mod.js')).href;
+  return pathToFileURL(join(out, isBun ? 'bun/mod.cjs' : 'deno/mod.js')).href;
 }
 
 const FIRST_ADD = (url: string) =>
@@ -83,7 +84,7 @@ try {
     typeof names[number],
     number
   >;
-  const entry = isBun ? 'dist/bun/mod.cjs (bundle + bytecode)' : 'dist/mod.js (compiled ES modules)';
+  const entry = isBun ? 'dist/bun/mod.cjs (bundle + bytecode)' : 'dist/deno/mod.js (code-split bundle)';
   const line = (label: string, ms: number, note = '') =>
     `  ${label.padEnd(32)}${ms.toFixed(1).padStart(7)} ms${
       label === 'empty script' ? '' : ` (+${(ms - m.empty).toFixed(1)})`

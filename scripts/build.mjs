@@ -17,7 +17,7 @@ if (args.includes('--help')) {
   process.stdout.write(
     'usage: node scripts/build.mjs [--out DIR]\n' +
       'Compiles mod.ts and the subpath entry points to dist/ (ES modules + .d.ts) with tsconfig.build.json,\n' +
-      "writes Bun's start-up bundle to dist/bun (bun scripts/bundle.ts),\n" +
+      'writes the start-up bundles for Bun and Deno to dist/bun and dist/deno (bun scripts/bundle.ts),\n' +
       "then checks that every target of package.json's exports exists.\n",
   );
   process.exit(0);
@@ -58,7 +58,8 @@ if (jsModules.length > 0) {
   );
 }
 
-// Bun's start-up bundle (CommonJS + bytecode) for the `bun` export condition: scripts/bundle.ts says why.
+// The start-up bundles for the `bun` (CommonJS + bytecode) and `deno` (code-split ES modules) export conditions:
+// scripts/bundle.ts says why.
 const bun = join(root, 'node_modules', '.bin', 'bun');
 const bundled = spawnSync(bun, [join(root, 'scripts', 'bundle.ts'), '--out', dist], { cwd: root, stdio: 'inherit' });
 if (bundled.status !== 0) {

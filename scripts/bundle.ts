@@ -1,21 +1,30 @@
-// `bun scripts/bundle.ts [--out DIR]` (run by `npm run build` after tsc): Bun's start-up bundle of the package, under
-// DIR/bun (default dist/bun), which package.json's `bun` export condition points at.
+// `bun scripts/bundle.ts [--out DIR]` (run by `npm run build` after tsc): the package's two start-up bundles, under
+// DIR (default dist/): DIR/bun for package.json's `bun` export condition and DIR/deno for its `deno` condition.
 //
-// Why: a Bun process that imports the package from per-file ES modules parses and transpiles ~200 modules on every
-// start; this bundle is one CommonJS file with JavaScriptCore bytecode beside it (`runtime.cjs.jsc`, what
-// `bun build --bytecode` writes), which Bun loads without parsing (bench/startup.bench.ts measures both ways). Bun
-// only writes bytecode for CommonJS bundles (ES module bytecode needs `--compile`), and the bytecode is tied to the
-// Bun version that built it: another Bun ignores it and parses `runtime.cjs` (same code, no error).
+// Why: a process that imports the package from its ~220 per-file ES modules pays for every module on every start.
+// - Bun parses and transpiles each one: DIR/bun is one CommonJS file with JavaScriptCore bytecode beside it
+//   (`runtime.cjs.jsc`, what `bun build --bytecode` writes), which Bun loads without parsing. Bun only writes bytecode
+//   for CommonJS bundles (ES module bytecode needs `--compile`), and the bytecode is tied to the Bun version that
+//   built it: another Bun ignores it and parses `runtime.cjs` (same code, no error).
+// - Deno resolves, reads and looks up the V8 code cache of each module one by one (its loading phase, before any
+//   of our code runs, took ~47 ms of a ~78 ms start for dist/): DIR/deno is the runtime as a few ES module chunks
+//   (a code-split bundle), loaded in ~12 ms. Code splitting is what keeps it fast: a single-file bundle wraps each
+//   source module in a function (so that gpu/mod.ts's lazy `import()` can run it later), and V8 compiles those
+//   wrappers at run time instead of taking them from its code cache, which made it slower than dist/.
+// bench/startup.bench.ts measures both against an empty script.
 //
-// Layout: `runtime.cjs` holds the whole runtime once and exports each public entry point's namespace; `mod.cjs`,
+// Bun layout: `runtime.cjs` holds the whole runtime once and exports each public entry point's namespace; `mod.cjs`,
 // `dispatch.cjs`, `nn.cjs`, `optim.cjs` and `gpu.cjs` each re-export one of them, so every subpath import shares the
-// one runtime (one dispatcher). Workers start from siblings of the spawning module (siblingModuleUrl in
-// core/workers/environment.ts): `agent_entry.cjs` serves an attached agent on the same runtime bundle,
-// `pool_worker.cjs` is the intra-op pool worker (it imports nothing of the runtime). The bundler would inline each
-// source file's own `import.meta.url`; a plugin makes it the bundle file's URL at run time instead, so that the
-// sibling worker files are found wherever the package is installed.
+// one runtime (one dispatcher). The bundler would inline each source file's own `import.meta.url`; a plugin makes it
+// the bundle file's URL at run time instead, so that the sibling worker files are found wherever the package is
+// installed. Deno layout: `mod.js`, `dispatch.js`, ... are entry chunks over shared chunks (`chunk-*.js`), so every
+// subpath shares the one runtime here too; `import.meta.url` stays the chunk's own URL, in the same directory.
+// Both: workers start from siblings of the spawning module (siblingModuleUrl in core/workers/environment.ts):
+// `agent_entry` serves an attached agent on the same runtime, `pool_worker` is the intra-op pool worker (it imports
+// nothing of the runtime).
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import process from 'node:process';
 
@@ -28,7 +37,8 @@ const args = process.argv.slice(2);
 if (args.includes('--help')) {
   process.stdout.write(
     'usage: bun scripts/bundle.ts [--out DIR]\n' +
-      "Writes Bun's start-up bundle of the package (CommonJS + bytecode) to DIR/bun (default dist/bun).\n",
+      "Writes the package's start-up bundles to DIR (default dist/): Bun's (CommonJS + bytecode) to DIR/bun,\n" +
+      "Deno's (code-split ES modules) to DIR/deno.\n",
   );
   process.exit(0);
 }
@@ -39,7 +49,8 @@ if (bun === undefined) {
 
 const root = resolve(new URL('..', import.meta.url).pathname);
 const outIndex = args.indexOf('--out');
-const outDir = join(outIndex >= 0 ? resolve(args[outIndex + 1]) : join(root, 'dist'), 'bun');
+const distDir = outIndex >= 0 ? resolve(args[outIndex + 1]) : join(root, 'dist');
+const outDir = join(distDir, 'bun');
 
 /** The public entry points: package.json subpath -> the source module and the namespace name in runtime.cjs. */
 const ENTRIES: readonly (readonly [file: string, source: string])[] = [
@@ -129,4 +140,96 @@ for (const [name] of ENTRIES) {
 writeFileSync(join(outDir, 'agent_entry.cjs'), shim("require('./runtime.cjs').serveThisWorker();"));
 process.stderr.write(
   `bundle: wrote ${outDir} (runtime.cjs with bytecode, ${ENTRIES.length} entry points, 2 worker entries)\n`,
+);
+
+// Deno's bundle: one entry chunk per public entry point and per worker, over shared chunks, all in DIR/deno.
+const denoDir = join(distDir, 'deno');
+const WORKER_ENTRIES = ['agent_entry', 'pool_worker'] as const;
+/** An export path inside an entry (`['mod', 'add']`, `['mod', 'nn', 'Linear']`): its function is named otherwise. */
+type Renamed = readonly string[];
+// Lists the renamed functions among each entry's exports and the exports of the namespaces it exports (`nn`, `func`).
+const ESM_PROBE = `const dir = process.argv[1]; const out = [];
+const isNamespace = (v) => Object.prototype.toString.call(v) === '[object Module]';
+for (const entry of ${JSON.stringify(ENTRIES.map(([name]) => name))}) {
+  const ns = await import(dir + '/' + entry + '.js');
+  for (const [key, value] of Object.entries(ns)) {
+    if (typeof value === 'function' && value.name !== key) out.push([entry, key]);
+    if (isNamespace(value)) {
+      for (const [inner, v] of Object.entries(value)) if (typeof v === 'function' && v.name !== inner) out.push([entry, key, inner]);
+    }
+  }
+}
+console.log(JSON.stringify(out));`;
+
+/**
+ * The source of one entry module: re-exports `source` and names its renamed functions back (see the Bun bundle). The
+ * renamed ones are imported by name: `import * as` would make the bundler build a namespace object of every export.
+ */
+function denoEntry(name: string, renamedHere: readonly Renamed[]): string {
+  const source = JSON.stringify(join(root, ENTRIES.find(([entry]) => entry === name)![1]));
+  if (renamedHere.length === 0) return `export * from ${source};\n`;
+  const imported = [...new Set(renamedHere.map((path) => path[1]))];
+  const local = (key: string) => `r${imported.indexOf(key)}`;
+  const value = (path: Renamed) => local(path[1]) + path.slice(2).map((key) => `[${JSON.stringify(key)}]`).join('');
+  return [
+    `export * from ${source};`,
+    `import { ${imported.map((key) => `${key} as ${local(key)}`).join(', ')} } from ${source};`,
+    `for (const [f, name] of [${
+      renamedHere.map((path) => `[${value(path)}, '${path[path.length - 1]}']`).join(', ')
+    }]) {`,
+    "  Object.defineProperty(f, 'name', { value: name });",
+    '}',
+    '',
+  ].join('\n');
+}
+
+/** Builds the Deno bundle into denoDir, naming back the functions listed in `renamed`. */
+async function buildDeno(renamed: readonly Renamed[]): Promise<void> {
+  const entryDir = mkdtempSync(join(tmpdir(), 'switchyard-deno-entries-'));
+  try {
+    for (const [name] of ENTRIES) {
+      writeFileSync(join(entryDir, `${name}.ts`), denoEntry(name, renamed.filter((path) => path[0] === name)));
+    }
+    // A worker's agent runs the whole runtime, named back like the main entry's.
+    writeFileSync(
+      join(entryDir, 'agent_entry.ts'),
+      `import './mod.ts';\nimport { serveThisWorker } from ${
+        JSON.stringify(join(root, 'core/workers/agent_serve.ts'))
+      };\nserveThisWorker();\n`,
+    );
+    writeFileSync(
+      join(entryDir, 'pool_worker.ts'),
+      `import ${JSON.stringify(join(root, 'core/workers/pool_worker.ts'))};\n`,
+    );
+    rmSync(denoDir, { recursive: true, force: true });
+    const result = await bun!.build({
+      entrypoints: [...ENTRIES.map(([name]) => name), ...WORKER_ENTRIES].map((name) => join(entryDir, `${name}.ts`)),
+      outdir: denoDir,
+      naming: { entry: '[name].js', chunk: 'chunk-[hash].js' },
+      target: 'browser',
+      format: 'esm',
+      splitting: true,
+      minify: { whitespace: true, syntax: true, identifiers: false },
+    });
+    if (!result.success) {
+      process.stderr.write('bundle: bun build failed for the Deno bundle\n');
+      for (const log of result.logs) process.stderr.write(`${log}\n`);
+      process.exit(1);
+    }
+  } finally {
+    rmSync(entryDir, { recursive: true, force: true });
+  }
+}
+
+await buildDeno([]); // probed for renamed exports, then built again
+const esmProbe = spawnSync(process.execPath, ['-e', ESM_PROBE, denoDir], { encoding: 'utf8' });
+if (esmProbe.status !== 0) {
+  process.stderr.write(`bundle: loading the first Deno bundle failed:\n${esmProbe.stderr}\n`);
+  process.exit(1);
+}
+const renamedEsm = JSON.parse(esmProbe.stdout) as Renamed[];
+await buildDeno(renamedEsm);
+process.stderr.write(
+  `bundle: wrote ${denoDir} (code-split ES modules, ${ENTRIES.length} entry points, ${WORKER_ENTRIES.length} worker ` +
+    `entries, ${renamedEsm.length} functions named back)\n`,
 );

@@ -157,6 +157,9 @@ export const bfloat16: DType<'bfloat16'> = DType.bfloat16;
 export const float32: DType<'float32'> = DType.float32;
 /** `torch.float64` (`torch.double`). */
 export const float64: DType<'float64'> = DType.float64;
+// Named explicitly before freezing: a bundler may rename the class binding (Deno's package bundle calls it `DType2`,
+// scripts/bundle.ts), and a frozen class's name can no longer be set back afterwards.
+Object.defineProperty(DType, 'name', { value: 'DType' });
 Object.freeze(DType);
 
 /**

@@ -195,6 +195,41 @@ describe('the npm package, installed from its tarball', () => {
     assert.ok(existsSync(join(bundle, 'runtime.cjs.jsc')));
   });
 
+  it('Deno resolves the package to its start-up bundle: code-split ES modules, names kept', () => {
+    const script = "console.log(import.meta.resolve('switchyard'), import.meta.resolve('switchyard/nn'))";
+    const [main, nn] = sh(BIN('deno'), ['eval', script], project).split(' ');
+    assert.match(main, /node_modules\/switchyard\/dist\/deno\/mod\.js$/);
+    assert.match(nn, /node_modules\/switchyard\/dist\/deno\/nn\.js$/);
+    const bundle = join(project, 'node_modules/switchyard/dist/deno');
+    // The entry imports shared chunks instead of the ~220 per-file modules under dist/core.
+    assert.match(readFileSync(join(bundle, 'mod.js'), 'utf8'), /from"\.\/chunk-[a-z0-9]+\.js"/);
+    assert.doesNotMatch(readFileSync(join(bundle, 'mod.js'), 'utf8'), /core\//);
+    // Every exported function and class, also inside exported namespaces, is named as exported.
+    const NAMES = `
+      import * as sw from 'switchyard';
+      const isNamespace = (v) => Object.prototype.toString.call(v) === '[object Module]';
+      const misnamed = [];
+      for (const [key, value] of Object.entries(sw)) {
+        if (typeof value === 'function' && value.name !== key) misnamed.push(key + ' is named ' + value.name);
+        if (isNamespace(value)) {
+          for (const [inner, v] of Object.entries(value)) {
+            if (typeof v === 'function' && v.name !== inner) misnamed.push(key + '.' + inner + ' is named ' + v.name);
+          }
+        }
+      }
+      console.log(JSON.stringify({ misnamed, dtype: String(sw.DType.name), tensor: sw.tensor([1]).constructor.name }));
+    `;
+    writeFileSync(join(project, 'names.mjs'), NAMES);
+    for (const runtime of [['deno', 'run', '--no-prompt'], ['bun']]) {
+      const [bin, ...args] = runtime;
+      assert.deepEqual(
+        JSON.parse(sh(BIN(bin), [...args, 'names.mjs'], project)),
+        { misnamed: [], dtype: 'DType', tensor: 'Tensor' },
+        bin,
+      );
+    }
+  });
+
   it('Workers start from the installed package: the thread pool and an agent, under Node, Bun and Deno', () => {
     assert.deepEqual(JSON.parse(sh(BIN('node'), ['workers.mjs'], project)), WORKERS_EXPECTED);
     assert.deepEqual(JSON.parse(sh(BIN('bun'), ['workers.mjs'], project)), WORKERS_EXPECTED);

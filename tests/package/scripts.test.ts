@@ -52,14 +52,23 @@ describe('package manifests', () => {
     assert.deepEqual(Object.keys(pkg.exports).sort(), Object.keys(denoJson.exports).sort());
     for (const [subpath, source] of Object.entries(denoJson.exports as Record<string, string>)) {
       const built = source.replace(/^\.\//, './dist/').replace(/\.ts$/, '');
-      // Bun's condition names the start-up bundle's file for the subpath (scripts/bundle.ts): mod, dispatch, ...
+      // Bun's and Deno's conditions name the start-up bundles' files for the subpath (scripts/bundle.ts): mod, ...
       const bundled = subpath === '.' ? 'mod' : subpath.slice(2);
       assert.deepEqual(
         pkg.exports[subpath],
-        { types: `${built}.d.ts`, bun: `./dist/bun/${bundled}.cjs`, default: `${built}.js` },
+        {
+          types: `${built}.d.ts`,
+          bun: `./dist/bun/${bundled}.cjs`,
+          deno: `./dist/deno/${bundled}.js`,
+          default: `${built}.js`,
+        },
         subpath,
       );
-      assert.deepEqual(Object.keys(pkg.exports[subpath]), ['types', 'bun', 'default'], 'types first, default last');
+      assert.deepEqual(
+        Object.keys(pkg.exports[subpath]),
+        ['types', 'bun', 'deno', 'default'],
+        'types first, default last',
+      );
     }
     assert.equal(pkg.types, pkg.exports['.'].types);
     const build = JSON.parse(readFileSync(join(ROOT, 'tsconfig.build.json'), 'utf8'));
