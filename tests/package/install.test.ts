@@ -230,6 +230,32 @@ describe('the npm package, installed from its tarball', () => {
     }
   });
 
+  it("Deno's bundle loads its WebGPU backend on demand (the lazily imported chunks) and computes on the GPU", (t) => {
+    const GPU = `
+      import { add, initWebGPU, matmul, tensor } from 'switchyard';
+      let skip;
+      try {
+        await initWebGPU();
+      } catch (e) {
+        skip = e.message;
+      }
+      if (skip !== undefined) {
+        console.log(JSON.stringify({ skip }));
+      } else {
+        const a = tensor([[1, 2], [3, 4]], { device: 'webgpu' });
+        const r = matmul(add(a, a), a);
+        console.log(JSON.stringify({ device: r.device.type, values: await r.toArrayAsync() }));
+      }
+    `;
+    writeFileSync(join(project, 'gpu.mjs'), GPU);
+    const result = JSON.parse(sh(BIN('deno'), ['run', '-A', 'gpu.mjs'], project));
+    if (result.skip !== undefined) {
+      t.skip(`no WebGPU adapter under Deno here: ${result.skip}`);
+      return;
+    }
+    assert.deepEqual(result, { device: 'webgpu', values: [14, 20, 30, 44] });
+  });
+
   it('Workers start from the installed package: the thread pool and an agent, under Node, Bun and Deno', () => {
     assert.deepEqual(JSON.parse(sh(BIN('node'), ['workers.mjs'], project)), WORKERS_EXPECTED);
     assert.deepEqual(JSON.parse(sh(BIN('bun'), ['workers.mjs'], project)), WORKERS_EXPECTED);
