@@ -62,26 +62,81 @@ const ENTRIES: readonly (readonly [file: string, source: string])[] = [
 ];
 const RUNTIME_ENTRY = 'switchyard-bundle:runtime';
 
-// Scope hoisting renames functions whose names collide across modules (the exported `add` can become `add2`), and
-// Bun 1.4 ignores `keepNames`: a first build finds the exported functions whose name is not their export name (in the
-// sources every exported function is named as exported; tests/package/install.test.ts checks the installed bundle),
-// and the final one names them back at load (a few dozen `defineProperty` calls, not a walk over every export).
-const runtimeSource = (renamed: readonly (readonly [string, string])[]) =>
+// Bundlers rename functions and classes: scope hoisting renames names that collide across modules (the exported `add`
+// can become `add2`), Bun's code splitting renames every one two chunks share, and Bun 1.4 ignores `keepNames`. So a
+// first build of each bundle is probed (NAME_PROBE) for the functions it exposes under another name than the sources
+// do, and the final build names them back at load: a few hundred `defineProperty` calls, not a walk over every export.
+// A probe of the final build must then find none (tests/package/install.test.ts checks the installed bundles again).
+
+/** A function a bundle exposes under another name than the sources: entry, the keys down to it, then its name. */
+type Renamed = readonly string[];
+
+/** JavaScript that names back the functions in `renamed`, reached from the objects `roots` names by entry. */
+function nameBack(renamed: readonly Renamed[], roots: (entry: string) => string): string {
+  if (renamed.length === 0) return '';
+  const reach = (path: Renamed) => roots(path[0]) + path.slice(1, -1).map((key) => `[${JSON.stringify(key)}]`).join('');
+  const pairs = renamed.map((path) => `[${reach(path)}, ${JSON.stringify(path[path.length - 1])}]`);
+  return `for (const [f, name] of [${pairs.join(', ')}]) Object.defineProperty(f, 'name', { value: name });\n`;
+}
+
+/**
+ * A script for Bun that prints, as JSON, the renamed functions of a build: everything each entry exposes (its exports,
+ * and inside exported namespaces and plain objects, three levels down: `nn.functional.conv2d`) compared with the same
+ * path in the TypeScript sources. `load` is how the script gets an entry's object from the build.
+ */
+function nameProbe(load: (entry: string) => string): string {
+  return `const out = [];
+const isContainer = (v) => v !== null && typeof v === 'object' &&
+  (Object.prototype.toString.call(v) === '[object Module]' || [Object.prototype, null].includes(Object.getPrototypeOf(v)));
+const walk = (built, source, path, depth, seen) => {
+  if (seen.has(built)) return;
+  seen.add(built);
+  for (const [key, value] of Object.entries(built)) {
+    const original = source[key];
+    if (typeof value === 'function' && typeof original === 'function') {
+      if (value.name !== original.name) out.push([...path, key, original.name]);
+    } else if (depth < 3 && isContainer(value) && isContainer(original)) {
+      walk(value, original, [...path, key], depth + 1, seen);
+    }
+  }
+};
+${
+    ENTRIES.map(([name, source]) =>
+      `walk(${load(name)}, await import(${JSON.stringify(join(root, source))}), [${
+        JSON.stringify(name)
+      }], 0, new Set());`
+    ).join('\n')
+  }
+console.log(JSON.stringify(out));`;
+}
+
+/** Runs a name probe with Bun; exits the build when loading the bundle fails. */
+function probeNames(script: string, what: string): Renamed[] {
+  const probe = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
+  if (probe.status !== 0) {
+    process.stderr.write(`bundle: loading ${what} failed:\n${probe.stderr}\n`);
+    process.exit(1);
+  }
+  return JSON.parse(probe.stdout.trim().split('\n').pop()!) as Renamed[];
+}
+
+/** Fails the build when the final bundle still exposes a function under another name than the sources. */
+function checkNamedBack(script: string, what: string): void {
+  const left = probeNames(script, what);
+  if (left.length > 0) {
+    process.stderr.write(`bundle: ${what} still renames ${left.map((path) => path.join('.')).join(', ')}\n`);
+    process.exit(1);
+  }
+}
+
+const runtimeSource = (renamed: readonly Renamed[]) =>
   [
     ...ENTRIES.map(([name, source]) => `import * as ${name} from ${JSON.stringify(join(root, source))};`),
     `export { serveThisWorker } from ${JSON.stringify(join(root, 'core/workers/agent_serve.ts'))};`,
-    `for (const [ns, key] of ${JSON.stringify(renamed)}) {`,
-    '  Object.defineProperty({ ' + ENTRIES.map(([name]) => name).join(', ') + " }[ns][key], 'name', { value: key });",
-    '}',
+    nameBack(renamed, (entry) => entry),
     `export { ${ENTRIES.map(([name]) => name).join(', ')} };`,
   ].join('\n');
-let renamed: (readonly [string, string])[] = [];
-// Lists [namespace, export] for each exported function of the bundle named otherwise.
-const PROBE = `const rt = require(process.argv[1]); const out = [];
-for (const ns of ${JSON.stringify(ENTRIES.map(([name]) => name))}) {
-  for (const [key, value] of Object.entries(rt[ns])) if (typeof value === 'function' && value.name !== key) out.push([ns, key]);
-}
-console.log(JSON.stringify(out));`;
+let renamed: Renamed[] = [];
 
 // Project sources see the URL of the bundle file that holds them (CommonJS: its __filename).
 const MODULE_URL = 'require("node:url").pathToFileURL(__filename).href';
@@ -124,14 +179,11 @@ async function build(entrypoint: string, naming: string, dir: string, bytecode =
 
 rmSync(outDir, { recursive: true, force: true });
 mkdirSync(outDir, { recursive: true });
-await build(RUNTIME_ENTRY, 'runtime.cjs', outDir, false); // probed for renamed exports, then built again
-const probe = spawnSync(process.execPath, ['-e', PROBE, join(outDir, 'runtime.cjs')], { encoding: 'utf8' });
-if (probe.status !== 0) {
-  process.stderr.write(`bundle: loading the first build failed:\n${probe.stderr}\n`);
-  process.exit(1);
-}
-renamed = JSON.parse(probe.stdout);
+const runtimeProbe = nameProbe((entry) => `require(${JSON.stringify(join(outDir, 'runtime.cjs'))}).${entry}`);
+await build(RUNTIME_ENTRY, 'runtime.cjs', outDir, false); // probed for renamed functions, then built again
+renamed = probeNames(runtimeProbe, 'the first Bun bundle');
 await build(RUNTIME_ENTRY, 'runtime.cjs', outDir);
+checkNamedBack(runtimeProbe, 'the Bun bundle');
 await build(join(root, 'core/workers/pool_worker.ts'), 'pool_worker.cjs', outDir);
 const shim = (expression: string) => `'use strict';\n// Built by scripts/bundle.ts: see runtime.cjs.\n${expression}\n`;
 for (const [name] of ENTRIES) {
@@ -139,47 +191,27 @@ for (const [name] of ENTRIES) {
 }
 writeFileSync(join(outDir, 'agent_entry.cjs'), shim("require('./runtime.cjs').serveThisWorker();"));
 process.stderr.write(
-  `bundle: wrote ${outDir} (runtime.cjs with bytecode, ${ENTRIES.length} entry points, 2 worker entries)\n`,
+  `bundle: wrote ${outDir} (runtime.cjs with bytecode, ${ENTRIES.length} entry points, 2 worker entries, ` +
+    `${renamed.length} functions named back)\n`,
 );
 
 // Deno's bundle: one entry chunk per public entry point and per worker, over shared chunks, all in DIR/deno.
 const denoDir = join(distDir, 'deno');
 const WORKER_ENTRIES = ['agent_entry', 'pool_worker'] as const;
-/** An export path inside an entry (`['mod', 'add']`, `['mod', 'nn', 'Linear']`): its function is named otherwise. */
-type Renamed = readonly string[];
-// Lists the renamed functions among each entry's exports and the exports of the namespaces it exports (`nn`, `func`).
-const ESM_PROBE = `const dir = process.argv[1]; const out = [];
-const isNamespace = (v) => Object.prototype.toString.call(v) === '[object Module]';
-for (const entry of ${JSON.stringify(ENTRIES.map(([name]) => name))}) {
-  const ns = await import(dir + '/' + entry + '.js');
-  for (const [key, value] of Object.entries(ns)) {
-    if (typeof value === 'function' && value.name !== key) out.push([entry, key]);
-    if (isNamespace(value)) {
-      for (const [inner, v] of Object.entries(value)) if (typeof v === 'function' && v.name !== inner) out.push([entry, key, inner]);
-    }
-  }
-}
-console.log(JSON.stringify(out));`;
-
 /**
- * The source of one entry module: re-exports `source` and names its renamed functions back (see the Bun bundle). The
- * renamed ones are imported by name: `import * as` would make the bundler build a namespace object of every export.
+ * The source of one entry module: re-exports `source` and names its renamed functions back. The exports they are
+ * reached from are imported by name: `import * as` would make the bundler build a namespace object of every export.
  */
 function denoEntry(name: string, renamedHere: readonly Renamed[]): string {
   const source = JSON.stringify(join(root, ENTRIES.find(([entry]) => entry === name)![1]));
   if (renamedHere.length === 0) return `export * from ${source};\n`;
   const imported = [...new Set(renamedHere.map((path) => path[1]))];
   const local = (key: string) => `r${imported.indexOf(key)}`;
-  const value = (path: Renamed) => local(path[1]) + path.slice(2).map((key) => `[${JSON.stringify(key)}]`).join('');
   return [
     `export * from ${source};`,
     `import { ${imported.map((key) => `${key} as ${local(key)}`).join(', ')} } from ${source};`,
-    `for (const [f, name] of [${
-      renamedHere.map((path) => `[${value(path)}, '${path[path.length - 1]}']`).join(', ')
-    }]) {`,
-    "  Object.defineProperty(f, 'name', { value: name });",
-    '}',
-    '',
+    // Each path starts at an export of this entry: reached from its imported binding.
+    nameBack(renamedHere.map((path) => path.slice(1)), local),
   ].join('\n');
 }
 
@@ -221,14 +253,11 @@ async function buildDeno(renamed: readonly Renamed[]): Promise<void> {
   }
 }
 
-await buildDeno([]); // probed for renamed exports, then built again
-const esmProbe = spawnSync(process.execPath, ['-e', ESM_PROBE, denoDir], { encoding: 'utf8' });
-if (esmProbe.status !== 0) {
-  process.stderr.write(`bundle: loading the first Deno bundle failed:\n${esmProbe.stderr}\n`);
-  process.exit(1);
-}
-const renamedEsm = JSON.parse(esmProbe.stdout) as Renamed[];
+const denoProbe = nameProbe((entry) => `await import(${JSON.stringify(join(denoDir, `${entry}.js`))})`);
+await buildDeno([]); // probed for renamed functions, then built again
+const renamedEsm = probeNames(denoProbe, 'the first Deno bundle');
 await buildDeno(renamedEsm);
+checkNamedBack(denoProbe, 'the Deno bundle');
 process.stderr.write(
   `bundle: wrote ${denoDir} (code-split ES modules, ${ENTRIES.length} entry points, ${WORKER_ENTRIES.length} worker ` +
     `entries, ${renamedEsm.length} functions named back)\n`,
