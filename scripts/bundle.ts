@@ -64,7 +64,7 @@ const RUNTIME_ENTRY = 'switchyard-bundle:runtime';
 
 // Bundlers rename functions and classes: scope hoisting renames names that collide across modules (the exported `add`
 // can become `add2`), Bun's code splitting renames every one two chunks share, and Bun 1.4 ignores `keepNames`. So a
-// first build of each bundle is probed (NAME_PROBE) for the functions it exposes under another name than the sources
+// first build of each bundle is probed (nameProbe) for the functions it exposes under another name than the sources
 // do, and the final build names them back at load: a few hundred `defineProperty` calls, not a walk over every export.
 // A probe of the final build must then find none (tests/package/install.test.ts checks the installed bundles again).
 
