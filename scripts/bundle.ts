@@ -50,7 +50,7 @@ if (bun === undefined) {
 const root = resolve(new URL('..', import.meta.url).pathname);
 const outIndex = args.indexOf('--out');
 const distDir = outIndex >= 0 ? resolve(args[outIndex + 1]) : join(root, 'dist');
-const outDir = join(distDir, 'bun');
+const bunDir = join(distDir, 'bun');
 
 /** The public entry points: package.json subpath -> the source module and the namespace name in runtime.cjs. */
 const ENTRIES: readonly (readonly [file: string, source: string])[] = [
@@ -156,9 +156,19 @@ const plugin = {
   },
 };
 
+/** Runs Bun's bundler; a failed build stops this script with the bundler's messages. */
+async function bunBuild(config: Record<string, unknown>, what: string): Promise<void> {
+  const result = await bun!.build(config);
+  if (!result.success) {
+    process.stderr.write(`bundle: bun build failed for ${what}\n`);
+    for (const log of result.logs) process.stderr.write(`${log}\n`);
+    process.exit(1);
+  }
+}
+
 /** Builds one entry into `dir` as a CommonJS bundle, with bytecode beside it unless it is only probed. */
 async function build(entrypoint: string, naming: string, dir: string, bytecode = true): Promise<void> {
-  const result = await bun!.build({
+  await bunBuild({
     entrypoints: [entrypoint],
     outdir: dir,
     naming,
@@ -169,29 +179,24 @@ async function build(entrypoint: string, naming: string, dir: string, bytecode =
     // under `identifiers` even with `keepNames`).
     minify: { whitespace: true, syntax: true, identifiers: false, keepNames: true },
     plugins: [plugin],
-  });
-  if (!result.success) {
-    process.stderr.write(`bundle: bun build failed for ${entrypoint}\n`);
-    for (const log of result.logs) process.stderr.write(`${log}\n`);
-    process.exit(1);
-  }
+  }, entrypoint);
 }
 
-rmSync(outDir, { recursive: true, force: true });
-mkdirSync(outDir, { recursive: true });
-const runtimeProbe = nameProbe((entry) => `require(${JSON.stringify(join(outDir, 'runtime.cjs'))}).${entry}`);
-await build(RUNTIME_ENTRY, 'runtime.cjs', outDir, false); // probed for renamed functions, then built again
+rmSync(bunDir, { recursive: true, force: true });
+mkdirSync(bunDir, { recursive: true });
+const runtimeProbe = nameProbe((entry) => `require(${JSON.stringify(join(bunDir, 'runtime.cjs'))}).${entry}`);
+await build(RUNTIME_ENTRY, 'runtime.cjs', bunDir, false); // probed for renamed functions, then built again
 renamed = probeNames(runtimeProbe, 'the first Bun bundle');
-await build(RUNTIME_ENTRY, 'runtime.cjs', outDir);
+await build(RUNTIME_ENTRY, 'runtime.cjs', bunDir);
 checkNamedBack(runtimeProbe, 'the Bun bundle');
-await build(join(root, 'core/workers/pool_worker.ts'), 'pool_worker.cjs', outDir);
+await build(join(root, 'core/workers/pool_worker.ts'), 'pool_worker.cjs', bunDir);
 const shim = (expression: string) => `'use strict';\n// Built by scripts/bundle.ts: see runtime.cjs.\n${expression}\n`;
 for (const [name] of ENTRIES) {
-  writeFileSync(join(outDir, `${name}.cjs`), shim(`module.exports = require('./runtime.cjs').${name};`));
+  writeFileSync(join(bunDir, `${name}.cjs`), shim(`module.exports = require('./runtime.cjs').${name};`));
 }
-writeFileSync(join(outDir, 'agent_entry.cjs'), shim("require('./runtime.cjs').serveThisWorker();"));
+writeFileSync(join(bunDir, 'agent_entry.cjs'), shim("require('./runtime.cjs').serveThisWorker();"));
 process.stderr.write(
-  `bundle: wrote ${outDir} (runtime.cjs with bytecode, ${ENTRIES.length} entry points, 2 worker entries, ` +
+  `bundle: wrote ${bunDir} (runtime.cjs with bytecode, ${ENTRIES.length} entry points, 2 worker entries, ` +
     `${renamed.length} functions named back)\n`,
 );
 
@@ -234,7 +239,7 @@ async function buildDeno(renamed: readonly Renamed[]): Promise<void> {
       `import ${JSON.stringify(join(root, 'core/workers/pool_worker.ts'))};\n`,
     );
     rmSync(denoDir, { recursive: true, force: true });
-    const result = await bun!.build({
+    await bunBuild({
       entrypoints: [...ENTRIES.map(([name]) => name), ...WORKER_ENTRIES].map((name) => join(entryDir, `${name}.ts`)),
       outdir: denoDir,
       naming: { entry: '[name].js', chunk: 'chunk-[hash].js' },
@@ -242,12 +247,7 @@ async function buildDeno(renamed: readonly Renamed[]): Promise<void> {
       format: 'esm',
       splitting: true,
       minify: { whitespace: true, syntax: true, identifiers: false },
-    });
-    if (!result.success) {
-      process.stderr.write('bundle: bun build failed for the Deno bundle\n');
-      for (const log of result.logs) process.stderr.write(`${log}\n`);
-      process.exit(1);
-    }
+    }, 'the Deno bundle');
   } finally {
     rmSync(entryDir, { recursive: true, force: true });
   }
