@@ -10,7 +10,9 @@
 //   of our code runs, took ~47 ms of a ~78 ms start for dist/): DIR/deno is the runtime as a few ES module chunks
 //   (a code-split bundle), loaded in ~12 ms. Code splitting is what keeps it fast: a single-file bundle wraps each
 //   source module in a function (so that gpu/mod.ts's lazy `import()` can run it later), and V8 compiles those
-//   wrappers at run time instead of taking them from its code cache, which made it slower than dist/.
+//   wrappers at run time instead of taking them from its code cache, which made it slower than dist/. That cache holds
+//   only what V8 compiled before a module ran, so the build then rewrites the top-level functions a typical start calls
+//   to be compiled with their module (Note [Eager functions in Deno's code cache] in scripts/eager_compile.ts).
 // bench/startup.bench.ts measures both against an empty script.
 //
 // Bun layout: `runtime.cjs` holds the whole runtime once and exports each public entry point's namespace; `mod.cjs`,
@@ -23,10 +25,12 @@
 // `agent_entry` serves an attached agent on the same runtime, `pool_worker` is the intra-op pool worker (it imports
 // nothing of the runtime).
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import process from 'node:process';
+import { pathToFileURL } from 'node:url';
+import { type CompiledRange, hoistEagerly, lazilyCompiledFunctions } from './eager_compile.ts';
 
 type Bun = {
   build(config: Record<string, unknown>): Promise<{ success: boolean; logs: unknown[]; outputs: { path: string }[] }>;
@@ -253,12 +257,88 @@ async function buildDeno(renamed: readonly Renamed[]): Promise<void> {
   }
 }
 
+// A typical start, run under Deno to find the functions it compiles lazily (Note [Eager functions in Deno's code
+// cache] in scripts/eager_compile.ts): the start-up benchmark's first `add`, then the README's quick start (a model,
+// an optimizer, a few training steps, printing), so that what most programs run first is compiled eagerly.
+const WORKLOAD = (mod: string) =>
+  `import { add, crossEntropy, manualSeed, nn, noGrad, optim, randn, scope, tensor } from ${JSON.stringify(mod)};
+console.log(add(tensor([1]), tensor([2])).item());
+manualSeed(0);
+const model = new nn.Sequential(new nn.Linear(4, 16), new nn.ReLU(), new nn.Linear(16, 3));
+const opt = new optim.Adam(model.parameters(), { lr: 1e-2 });
+const x = randn([32, 4]), y = tensor(Array.from({ length: 32 }, (_, i) => i % 3));
+for (let step = 0; step < 2; step++) {
+  scope(() => {
+    const loss = crossEntropy(model.forward(x), y);
+    opt.zeroGrad();
+    loss.backward();
+    opt.step();
+  });
+}
+console.log(String(noGrad(() => model.forward(x).mul(2).sub(1).exp().sum())));
+`;
+
+/** Runs WORKLOAD under Deno with V8's function-event log; returns the functions it compiled lazily, by file URL. */
+function profileDenoStart(): Map<string, CompiledRange[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'switchyard-deno-profile-'));
+  try {
+    const script = join(dir, 'workload.mjs'), log = join(dir, 'functions.log');
+    writeFileSync(script, WORKLOAD(pathToFileURL(join(denoDir, 'mod.js')).href));
+    const deno = join(root, 'node_modules', '.bin', 'deno');
+    const flags = `--v8-flags=--log-function-events,--logfile=${log},--no-logfile-per-isolate`;
+    const run = spawnSync(deno, ['run', '-A', '--no-check', flags, script], {
+      encoding: 'utf8',
+      env: { ...process.env, DENO_DIR: join(dir, 'deno_dir'), DENO_NO_UPDATE_CHECK: '1' },
+    });
+    if (run.status !== 0 || !run.stdout.startsWith('3\n')) {
+      process.stderr.write(`bundle: the profiled start of the Deno bundle failed:\n${run.stdout}${run.stderr}\n`);
+      process.exit(1);
+    }
+    return lazilyCompiledFunctions(readFileSync(log, 'utf8'));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The lazily compiled top-level function declarations of each chunk in `profile`, hoisted or (`dryRun`) only listed. */
+function hoistChunks(profile: Map<string, CompiledRange[]>, dryRun: boolean): string[] {
+  const hoisted: string[] = [];
+  for (const file of readdirSync(denoDir).filter((f) => f.endsWith('.js'))) {
+    const path = join(denoDir, file);
+    const ranges = profile.get(pathToFileURL(path).href);
+    if (ranges === undefined) continue;
+    const result = hoistEagerly(readFileSync(path, 'utf8'), ranges);
+    if (!dryRun) writeFileSync(path, result.source);
+    hoisted.push(...result.hoisted.map((name) => `${file}: ${name}`));
+  }
+  return hoisted;
+}
+
+/**
+ * Compiles eagerly what a start runs (Note [Eager functions in Deno's code cache]): hoists the functions a profiled
+ * start compiled lazily, then profiles again, which must find none of them left. Returns how many were hoisted.
+ */
+function compileEagerly(): number {
+  const hoisted = hoistChunks(profileDenoStart(), false);
+  if (hoisted.length === 0) {
+    process.stderr.write("bundle: the profiled Deno start compiled no top-level function lazily: V8's log changed?\n");
+    process.exit(1);
+  }
+  const left = hoistChunks(profileDenoStart(), true);
+  if (left.length > 0) {
+    process.stderr.write(`bundle: still compiled lazily after hoisting: ${left.join(', ')}\n`);
+    process.exit(1);
+  }
+  return hoisted.length;
+}
+
 const denoProbe = nameProbe((entry) => `await import(${JSON.stringify(join(denoDir, `${entry}.js`))})`);
 await buildDeno([]); // probed for renamed functions, then built again
 const renamedEsm = probeNames(denoProbe, 'the first Deno bundle');
 await buildDeno(renamedEsm);
+const eager = compileEagerly();
 checkNamedBack(denoProbe, 'the Deno bundle');
 process.stderr.write(
   `bundle: wrote ${denoDir} (code-split ES modules, ${ENTRIES.length} entry points, ${WORKER_ENTRIES.length} worker ` +
-    `entries, ${renamedEsm.length} functions named back)\n`,
+    `entries, ${renamedEsm.length} functions named back, ${eager} compiled eagerly)\n`,
 );
