@@ -30,7 +30,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import process from 'node:process';
 import { pathToFileURL } from 'node:url';
-import { type CompiledRange, hoistEagerly, lazilyCompiledFunctions } from './eager_compile.ts';
+import { type CompiledRange, hoistEagerly, lazilyCompiledFunctions, staticImportCycle } from './eager_compile.ts';
 
 type Bun = {
   build(config: Record<string, unknown>): Promise<{ success: boolean; logs: unknown[]; outputs: { path: string }[] }>;
@@ -291,7 +291,8 @@ function profileDenoStart(): Map<string, CompiledRange[]> {
       env: { ...process.env, DENO_DIR: join(dir, 'deno_dir'), DENO_NO_UPDATE_CHECK: '1' },
     });
     if (run.status !== 0 || !run.stdout.startsWith('3\n')) {
-      process.stderr.write(`bundle: the profiled start of the Deno bundle failed:\n${run.stdout}${run.stderr}\n`);
+      const output = `${run.error ?? ''}${run.stdout ?? ''}${run.stderr ?? ''}`;
+      process.stderr.write(`bundle: the profiled start of the Deno bundle failed:\n${output}\n`);
       process.exit(1);
     }
     return lazilyCompiledFunctions(readFileSync(log, 'utf8'));
@@ -302,13 +303,20 @@ function profileDenoStart(): Map<string, CompiledRange[]> {
 
 /** The lazily compiled top-level function declarations of each chunk in `profile`, hoisted or (`dryRun`) only listed. */
 function hoistChunks(profile: Map<string, CompiledRange[]>, dryRun: boolean): string[] {
+  const chunks = new Map(
+    readdirSync(denoDir).filter((f) => f.endsWith('.js')).map((f) => [f, readFileSync(join(denoDir, f), 'utf8')]),
+  );
+  const cycle = staticImportCycle(chunks);
+  if (cycle !== undefined) {
+    process.stderr.write(`bundle: the Deno bundle's chunks import each other in a cycle: ${cycle.join(' -> ')}\n`);
+    process.exit(1);
+  }
   const hoisted: string[] = [];
-  for (const file of readdirSync(denoDir).filter((f) => f.endsWith('.js'))) {
-    const path = join(denoDir, file);
-    const ranges = profile.get(pathToFileURL(path).href);
+  for (const [file, source] of chunks) {
+    const ranges = profile.get(pathToFileURL(join(denoDir, file)).href);
     if (ranges === undefined) continue;
-    const result = hoistEagerly(readFileSync(path, 'utf8'), ranges);
-    if (!dryRun) writeFileSync(path, result.source);
+    const result = hoistEagerly(source, ranges);
+    if (!dryRun) writeFileSync(join(denoDir, file), result.source);
     hoisted.push(...result.hoisted.map((name) => `${file}: ${name}`));
   }
   return hoisted;

@@ -54,6 +54,43 @@ export function lazilyCompiledFunctions(log: string): Map<string, CompiledRange[
   return out;
 }
 
+/**
+ * A cycle among ES module chunks' static imports (`import ... from "./x.js"`, `import "./x.js"`, `export ... from`),
+ * as the file names along it, or undefined. Hoisting relies on there being none: a chunk's code then runs only after
+ * every chunk it imports has run. Dynamic `import()` is not followed (it runs later). Text that merely looks like an
+ * import can only add edges, so a misread reports a cycle rather than missing one.
+ *
+ * @example
+ * ```ts
+ * const chunks = new Map([['a.js', 'import{x}from"./b.js";'], ['b.js', 'export*from"./a.js";']]);
+ * staticImportCycle(chunks); // ['a.js', 'b.js', 'a.js']
+ * ```
+ */
+export function staticImportCycle(chunks: ReadonlyMap<string, string>): string[] | undefined {
+  const edges = new Map<string, string[]>();
+  for (const [file, source] of chunks) {
+    const targets = [...source.matchAll(/\b(?:from|import)\s*["']\.\/([^"']+)["']/g)].map((m) => m[1]);
+    edges.set(file, targets.filter((target) => chunks.has(target)));
+  }
+  const state = new Map<string, 'open' | 'done'>();
+  const visit = (file: string, path: string[]): string[] | undefined => {
+    if (state.get(file) === 'open') return [...path.slice(path.indexOf(file)), file];
+    if (state.get(file) === 'done') return undefined;
+    state.set(file, 'open');
+    for (const next of edges.get(file)!) {
+      const cycle = visit(next, [...path, file]);
+      if (cycle !== undefined) return cycle;
+    }
+    state.set(file, 'done');
+    return undefined;
+  };
+  for (const file of chunks.keys()) {
+    const cycle = visit(file, []);
+    if (cycle !== undefined) return cycle;
+  }
+  return undefined;
+}
+
 // Words after which `/` starts a regular expression; after any other word (an identifier) it divides.
 const REGEX_AFTER_WORD = new Set([
   'return',

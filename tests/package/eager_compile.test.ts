@@ -11,7 +11,13 @@ import { join } from 'node:path';
 import process from 'node:process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import fc from 'fast-check';
-import { braceDepths, type CompiledRange, hoistEagerly, lazilyCompiledFunctions } from '../../scripts/eager_compile.ts';
+import {
+  braceDepths,
+  type CompiledRange,
+  hoistEagerly,
+  lazilyCompiledFunctions,
+  staticImportCycle,
+} from '../../scripts/eager_compile.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -169,6 +175,20 @@ describe('hoistEagerly', () => {
     assert.equal(source, 'import{a as b}from"./x.js";import"./y.js";var f=(function f(){return 1});\nb(f());');
     const plain = 'x(function(){return 1});';
     assert.deepEqual(hoistEagerly(plain, [rangeOf(plain, 'function(')]), { source: plain, hoisted: [] });
+  });
+});
+
+describe('staticImportCycle', () => {
+  it('finds a cycle of static imports and re-exports, not one through a dynamic import', () => {
+    const chunks = new Map([
+      ['mod.js', 'import{a}from"./chunk-a.js";import"./chunk-b.js";export{a};'],
+      ['chunk-a.js', 'import{b as c}from "./chunk-b.js";var a=()=>import("./mod.js");export{a};'],
+      ['chunk-b.js', 'var b=1;export{b};'],
+    ]);
+    assert.equal(staticImportCycle(chunks), undefined);
+    chunks.set('chunk-b.js', 'export*from"./chunk-c.js";var b=1;export{b};');
+    chunks.set('chunk-c.js', "import{a}from'./chunk-a.js';");
+    assert.deepEqual(staticImportCycle(chunks), ['chunk-a.js', 'chunk-b.js', 'chunk-c.js', 'chunk-a.js']);
   });
 });
 
