@@ -11,10 +11,12 @@
 // it compiled lazily, and rewrites those that are top-level function declarations of a chunk as parenthesized
 // function expressions, hoisted to the top of the chunk: `var f = (function f(a) {...});` right after the imports.
 // Hoisting keeps what a declaration guarantees: the function exists before any of the chunk's code runs (the chunks
-// import each other without cycles, so no other chunk's code runs first either). Its name, length, body and
-// `toString()` stay the same. Class methods and nested functions stay lazy: V8 has no such heuristic for methods,
-// and a nested function would be compiled with its parent only when the parent first runs, not into the cache.
-// Functions the workload never calls stay lazy too, so a program pays only for what a start is likely to run.
+// import each other without cycles, so no other chunk's code runs first either; the build checks it). Its name,
+// length, body and `toString()` stay the same, and inside its body its name still means the function: TypeScript
+// rejects assigning to a function declaration, so the sources never rebind one. Class methods and nested functions
+// stay lazy: V8 has no such heuristic for methods, and a nested function would be compiled with its parent only when
+// the parent first runs, not into the cache. Functions the workload never calls stay lazy too, so a program pays only
+// for what a start is likely to run.
 
 /** A function V8 compiled lazily: its source offsets in one script, from `(` of its parameters to after its body. */
 export interface CompiledRange {
