@@ -4,7 +4,7 @@
 // Deno keeps a V8 code cache per module, but writes it right after compiling the module, before it runs. V8 compiles
 // a function's body only when the function is first called (lazily), unless the function is a parenthesized
 // expression (`(function f() {...})`, `(() => ...)`), which its heuristics compile with the code around it. So every
-// function a start calls is compiled again on every start, from source: about 430 for an import plus a first `add`,
+// function a start calls is compiled again on every start, from source: about 380 for an import plus a first `add`,
 // a third of the JavaScript time. 800 small top-level functions called once took 4.6 ms to evaluate as declarations
 // and 0.24 ms as parenthesized expressions (Deno 2.9.5, cache warm), for 0.6 ms more loading.
 // So the build runs a typical start (bundle.ts's workload) under Deno with V8's function-event log, takes the functions
