@@ -30,7 +30,13 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import process from 'node:process';
 import { pathToFileURL } from 'node:url';
-import { type CompiledRange, hoistEagerly, lazilyCompiledFunctions, staticImportCycle } from './eager_compile.ts';
+import {
+  type CompiledRange,
+  functionEventLogFlag,
+  hoistEagerly,
+  lazilyCompiledFunctions,
+  staticImportCycle,
+} from './eager_compile.ts';
 
 type Bun = {
   build(config: Record<string, unknown>): Promise<{ success: boolean; logs: unknown[]; outputs: { path: string }[] }>;
@@ -285,8 +291,7 @@ function profileDenoStart(): Map<string, CompiledRange[]> {
     const script = join(dir, 'workload.mjs'), log = join(dir, 'functions.log');
     writeFileSync(script, WORKLOAD(pathToFileURL(join(denoDir, 'mod.js')).href));
     const deno = join(root, 'node_modules', '.bin', 'deno');
-    const flags = `--v8-flags=--log-function-events,--logfile=${log},--no-logfile-per-isolate`;
-    const run = spawnSync(deno, ['run', '-A', '--no-check', flags, script], {
+    const run = spawnSync(deno, ['run', '-A', '--no-check', functionEventLogFlag(log), script], {
       encoding: 'utf8',
       env: { ...process.env, DENO_DIR: join(dir, 'deno_dir'), DENO_NO_UPDATE_CHECK: '1' },
     });
@@ -301,16 +306,16 @@ function profileDenoStart(): Map<string, CompiledRange[]> {
   }
 }
 
-/** The lazily compiled top-level function declarations of each chunk in `profile`, hoisted or (`dryRun`) only listed. */
-function hoistChunks(profile: Map<string, CompiledRange[]>, dryRun: boolean): string[] {
-  const chunks = new Map(
+/** The Deno bundle's files and their text, by file name. */
+function denoChunks(): Map<string, string> {
+  return new Map(
     readdirSync(denoDir).filter((f) => f.endsWith('.js')).map((f) => [f, readFileSync(join(denoDir, f), 'utf8')]),
   );
-  const cycle = staticImportCycle(chunks);
-  if (cycle !== undefined) {
-    process.stderr.write(`bundle: the Deno bundle's chunks import each other in a cycle: ${cycle.join(' -> ')}\n`);
-    process.exit(1);
-  }
+}
+
+/** The lazily compiled top-level function declarations of each chunk in `profile`, hoisted or (`dryRun`) only listed. */
+function hoistChunks(profile: Map<string, CompiledRange[]>, dryRun: boolean): string[] {
+  const chunks = denoChunks();
   const hoisted: string[] = [];
   for (const [file, source] of chunks) {
     const ranges = profile.get(pathToFileURL(join(denoDir, file)).href);
@@ -327,6 +332,12 @@ function hoistChunks(profile: Map<string, CompiledRange[]>, dryRun: boolean): st
  * start compiled lazily, then profiles again, which must find none of them left. Returns how many were hoisted.
  */
 function compileEagerly(): number {
+  // Hoisting relies on the chunks importing each other without a cycle (Note [Eager functions in Deno's code cache]).
+  const cycle = staticImportCycle(denoChunks());
+  if (cycle !== undefined) {
+    process.stderr.write(`bundle: the Deno bundle's chunks import each other in a cycle: ${cycle.join(' -> ')}\n`);
+    process.exit(1);
+  }
   const hoisted = hoistChunks(profileDenoStart(), false);
   if (hoisted.length === 0) {
     process.stderr.write("bundle: the profiled Deno start compiled no top-level function lazily: V8's log changed?\n");

@@ -25,6 +25,18 @@ export interface CompiledRange {
 }
 
 /**
+ * The Deno argument that makes V8 write the function-event log {@linkcode lazilyCompiledFunctions} reads to `logPath`.
+ *
+ * @example
+ * ```ts
+ * functionEventLogFlag('/tmp/v8.log'); // '--v8-flags=--log-function-events,--logfile=/tmp/v8.log,--no-logfile-per-isolate'
+ * ```
+ */
+export function functionEventLogFlag(logPath: string): string {
+  return `--v8-flags=--log-function-events,--logfile=${logPath},--no-logfile-per-isolate`;
+}
+
+/**
  * The functions V8 compiled lazily, by script URL, read from a log written with
  * `--log-function-events --logfile=FILE --no-logfile-per-isolate` (its `script-details` and `parse-function` lines).
  *

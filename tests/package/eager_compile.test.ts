@@ -14,6 +14,7 @@ import fc from 'fast-check';
 import {
   braceDepths,
   type CompiledRange,
+  functionEventLogFlag,
   hoistEagerly,
   lazilyCompiledFunctions,
   staticImportCycle,
@@ -219,7 +220,7 @@ describe('lazilyCompiledFunctions', () => {
         const run = spawnSync(join(ROOT, 'node_modules', '.bin', 'deno'), [
           'run',
           '--no-check',
-          `--v8-flags=--log-function-events,--logfile=${log},--no-logfile-per-isolate`,
+          functionEventLogFlag(log),
           main,
         ], { encoding: 'utf8', env: { ...process.env, DENO_DIR: join(dir, 'deno_dir'), NO_COLOR: '1' } });
         assert.equal(run.status, 0, run.stderr);
